@@ -1,0 +1,88 @@
+package main
+
+import (
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/docsapi/docsapi/rest"
+)
+
+// config is the server's configuration: every setting is a DOCSAPI_*
+// environment variable, mirrored by a flag that overrides it.
+type config struct {
+	Addr            string
+	DatabaseURL     string
+	DataDir         string
+	PublicURL       string
+	BootstrapToken  string
+	BootstrapEmail  string
+	AdminToken      string
+	Debug           bool
+	LogFormat       string
+	MaxBodyBytes    int64
+	MaxConns        int32
+	ShutdownTimeout time.Duration
+}
+
+func bindConfig(fs *flag.FlagSet) *config {
+	c := &config{}
+	str := func(p *string, name, env, def, usage string) {
+		fs.StringVar(p, name, envOr(env, def), usage+" ($"+env+")")
+	}
+	str(&c.Addr, "addr", "DOCSAPI_ADDR", "127.0.0.1:8080", "listen address")
+	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; empty starts an embedded server")
+	str(&c.DataDir, "data-dir", "DOCSAPI_DATA_DIR", defaultDataDir(), "data directory of the embedded PostgreSQL")
+	str(&c.PublicURL, "public-url", "DOCSAPI_PUBLIC_URL", "", "public base URL of every address returned (default http://<addr>)")
+	str(&c.BootstrapToken, "bootstrap-token", "DOCSAPI_BOOTSTRAP_TOKEN", "", "on an empty database, create an owner and an organization with this API token")
+	str(&c.BootstrapEmail, "bootstrap-email", "DOCSAPI_BOOTSTRAP_EMAIL", "owner@example.com", "email of the bootstrap owner")
+	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
+	str(&c.LogFormat, "log-format", "DOCSAPI_LOG_FORMAT", "text", "log format: text or json")
+	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
+	max, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_BODY_BYTES", "1048576"), 10, 64)
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
+	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
+	c.MaxConns = int32(conns)
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	return c
+}
+
+func (c *config) logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func (c *config) server(log *slog.Logger) rest.Config {
+	public := c.PublicURL
+	if public == "" {
+		public = "http://" + c.Addr
+	}
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
+		MaxBodyBytes: c.MaxBodyBytes, Log: log}
+}
+
+func envOr(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// defaultDataDir is where the embedded database lives unless configured:
+// a system directory for root (whose home the postgres user cannot enter),
+// the user's data directory otherwise.
+func defaultDataDir() string {
+	if os.Geteuid() == 0 {
+		return "/var/lib/docsapi"
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share", "docsapi")
+	}
+	return "docsapi-data"
+}

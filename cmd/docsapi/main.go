@@ -1,0 +1,112 @@
+// Command docsapi runs the documentation platform's management API.
+//
+//	docsapi [serve]                               start the server (the default)
+//	docsapi migrate                               apply database migrations and exit
+//	docsapi users create --email E --name N       create a user; prints {user, token}
+//	docsapi tokens create --user ID               issue an API token; prints {token}
+//	docsapi routes [--markdown]                   print the REST route table (docs/api-coverage.md)
+//
+// Configuration comes from DOCSAPI_* environment variables, each mirrored by
+// a flag (see config.go or `docsapi serve -h`).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "docsapi:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	cmd := "serve"
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	if cmd == "users" || cmd == "tokens" {
+		if len(args) == 0 || args[0] != "create" {
+			return fmt.Errorf("usage: docsapi %s create [flags]", cmd)
+		}
+		cmd, args = cmd+" create", args[1:]
+	}
+	fs := flag.NewFlagSet("docsapi "+cmd, flag.ContinueOnError)
+	cfg := bindConfig(fs)
+	var email, name, userID string
+	var markdown bool
+	switch cmd {
+	case "routes":
+		fs.BoolVar(&markdown, "markdown", false, "print docs/api-coverage.md")
+	case "serve", "migrate":
+	case "users create":
+		fs.StringVar(&email, "email", "", "email address of the new user")
+		fs.StringVar(&name, "name", "", "display name of the new user")
+	case "tokens create":
+		fs.StringVar(&userID, "user", "", "id of the user")
+	default:
+		return fmt.Errorf("unknown command %q (serve, migrate, users create, tokens create, routes)", cmd)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if cmd == "routes" {
+		return printRoutes(os.Stdout, markdown)
+	}
+	log := cfg.logger()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	db, closeDB, err := store.Connect(ctx, store.ConnectOptions{
+		DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.MaxConns, Log: log,
+	})
+	if err != nil {
+		return err
+	}
+	defer closeDB()
+	if err := db.Migrate(ctx, log); err != nil {
+		return err
+	}
+
+	switch cmd {
+	case "migrate":
+		log.Info("database is up to date")
+		return nil
+	case "serve":
+		return serve(ctx, stop, db, cfg, log)
+	}
+
+	srv, err := rest.NewServer(db, cfg.server(log))
+	if err != nil {
+		return err
+	}
+	var out any
+	switch cmd {
+	case "users create":
+		out, err = srv.Resolver.CreateUser(ctx, email, name)
+	case "tokens create":
+		var token string
+		token, err = srv.Resolver.CreateToken(ctx, userID)
+		out = map[string]string{"token": token}
+	}
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}

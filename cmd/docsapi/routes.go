@@ -1,0 +1,29 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/rest"
+)
+
+// printRoutes writes the REST route table: as the markdown of
+// docs/api-coverage.md with markdown, else one line per route.
+func printRoutes(w io.Writer, markdown bool) error {
+	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	rows, err := rest.Coverage(schema)
+	if err != nil {
+		return err
+	}
+	if markdown {
+		_, err := io.WriteString(w, rest.CoverageMarkdown(rows))
+		return err
+	}
+	for _, r := range rows {
+		if r.Implemented {
+			fmt.Fprintf(w, "%-6s %-90s %s\n", r.Method, r.Path, r.GraphQL)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
+)
+
+// serve runs the HTTP server until ctx ends (SIGINT or SIGTERM), then stops
+// accepting connections and lets in-flight requests finish.
+func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *config, log *slog.Logger) error {
+	srv, err := rest.NewServer(db, cfg.server(log))
+	if err != nil {
+		return err
+	}
+	if cfg.BootstrapToken != "" {
+		created, err := srv.Resolver.Bootstrap(ctx, cfg.BootstrapToken, cfg.BootstrapEmail, "My organization")
+		if err != nil {
+			return err
+		}
+		if created {
+			log.Info("bootstrapped an owner and an organization", "email", cfg.BootstrapEmail)
+		}
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return err
+	}
+	httpSrv := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- httpSrv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "graphql", cfg.server(log).PublicURL+"/graphql")
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	stop()
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := httpSrv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,125 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// Error is an error a client caused or should know about. Resolvers return it;
+// the error presenter turns it into a GraphQL error whose extensions carry
+// `code` and `status`, and the REST adapter into `{"error": {code, message}}`
+// with that status. Any other error is internal: logged, never shown.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// Field is the input field at fault, for bad requests.
+	Field string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// NotFound is answered for resources that do not exist and, identically, for
+// resources the caller may not see.
+func NotFound(what string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: what + " not found"}
+}
+
+// Invalid is a bad request naming the input field at fault.
+func Invalid(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Field: field,
+		Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+// BadRequest is a bad request not tied to one field.
+func BadRequest(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: fmt.Sprintf(format, args...)}
+}
+
+// Forbidden is answered when the caller can see a resource but may not do this to it.
+func Forbidden(format string, args ...any) *Error {
+	return &Error{Status: http.StatusForbidden, Code: "FORBIDDEN", Message: fmt.Sprintf(format, args...)}
+}
+
+// Conflict is answered when the request clashes with the current state.
+func Conflict(format string, args ...any) *Error {
+	return &Error{Status: http.StatusConflict, Code: "CONFLICT", Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrUnauthenticated is answered when the request carries no valid credential.
+var ErrUnauthenticated = &Error{Status: http.StatusUnauthorized, Code: "UNAUTHENTICATED",
+	Message: "authentication required: send Authorization: Bearer <API token>"}
+
+// Codes of errors raised by gqlgen itself, and the HTTP status each maps to.
+var protocolStatus = map[string]int{
+	errcode.ValidationFailed:    http.StatusBadRequest,
+	errcode.ParseFailed:         http.StatusBadRequest,
+	"COMPLEXITY_LIMIT_EXCEEDED": http.StatusBadRequest,
+	"DEPTH_LIMIT_EXCEEDED":      http.StatusBadRequest,
+	"PERSISTED_QUERY_NOT_FOUND": http.StatusBadRequest,
+}
+
+// ErrorStatus is the HTTP status of a presented GraphQL error.
+func ErrorStatus(e *gqlerror.Error) int {
+	if s, ok := e.Extensions["status"].(int); ok {
+		return s
+	}
+	if code, ok := e.Extensions["code"].(string); ok {
+		if s, ok := protocolStatus[code]; ok {
+			return s
+		}
+	}
+	return http.StatusInternalServerError
+}
+
+// PresentError is the one place that decides what a client sees of an error.
+func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		var gqlErr *gqlerror.Error
+		var e *Error
+		switch {
+		case errors.As(err, &e):
+		case errors.Is(err, store.ErrNotFound):
+			e = NotFound("resource")
+		case errors.As(err, &gqlErr) && gqlErr.Err == nil:
+			// Raised by gqlgen (validation, parsing, coercion, limits): safe to show.
+			return gqlErr
+		case errors.As(err, new(*store.InvalidValueError)):
+			// A literal argument that is not a valid value (an unknown enum
+			// value written inline, say): the client's mistake.
+			out := graphql.DefaultErrorPresenter(ctx, err)
+			setCode(out, "BAD_REQUEST", http.StatusBadRequest)
+			return out
+		}
+		if e == nil {
+			log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx))
+			out := graphql.DefaultErrorPresenter(ctx, errors.New("internal error"))
+			setCode(out, "INTERNAL", http.StatusInternalServerError)
+			return out
+		}
+		out := graphql.DefaultErrorPresenter(ctx, e)
+		out.Message = e.Message
+		setCode(out, e.Code, e.Status)
+		if e.Field != "" {
+			out.Extensions["field"] = e.Field
+		}
+		return out
+	}
+}
+
+func setCode(e *gqlerror.Error, code string, status int) {
+	if e.Extensions == nil {
+		e.Extensions = map[string]any{}
+	}
+	e.Extensions["code"] = code
+	e.Extensions["status"] = status
+}

@@ -1,0 +1,92 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Every authorization decision goes through this file. A resource the caller
+// cannot see answers 404 exactly like one that does not exist; one they can
+// see but may not change answers 403. Checks are marked "SECURITY:" so an
+// audit is a grep.
+//
+// The caller's effective role on content is, for now, their organization
+// role; grants by team, collection and space come with the people issue and
+// refine contentRole only.
+
+// orgRole returns the caller's role in orgID, or NotFound(what) when they are
+// not a member (so another tenant's resources are indistinguishable from
+// missing ones).
+func orgRole(ctx context.Context, orgID, what string) (role store.MemberRole, err error) {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	role, member := caller.Membership(orgID)
+	if !member {
+		return "", NotFound(what)
+	}
+	return role, nil
+}
+
+// requireOrgRole checks the caller holds at least min in orgID: 404 when they
+// are not a member, 403 when their role is too low.
+func requireOrgRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {
+	role, err := orgRole(ctx, orgID, what)
+	if err != nil {
+		return err
+	}
+	if !role.AtLeast(min) {
+		return Forbidden("this needs the %s role or higher in the organization", min)
+	}
+	return nil
+}
+
+// contentRole is the caller's role on a piece of content (a space, a site) of
+// orgID: 404 when they may not even read it.
+func contentRole(ctx context.Context, orgID, what string) (store.MemberRole, error) {
+	role, err := orgRole(ctx, orgID, what)
+	if err != nil {
+		return "", err
+	}
+	// SECURITY: guests see only content shared with them, and nothing can be
+	// shared with them yet.
+	if !role.AtLeast(store.RoleRead) {
+		return "", NotFound(what)
+	}
+	return role, nil
+}
+
+// requireContentRole checks the caller holds at least min on content of orgID.
+func requireContentRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {
+	role, err := contentRole(ctx, orgID, what)
+	if err != nil {
+		return err
+	}
+	if !role.AtLeast(min) {
+		return Forbidden("this needs the %s role or higher on this %s", min, what)
+	}
+	return nil
+}
+
+// organizationPermissions is what role may do in an organization.
+func organizationPermissions(role store.MemberRole, member bool) *model.OrganizationPermissions {
+	admin := role.AtLeast(store.RoleAdmin)
+	reader := role.AtLeast(store.RoleRead)
+	return &model.OrganizationPermissions{
+		View:                member,
+		Admin:               admin,
+		OwnTeam:             false, // teams arrive with the people issue; nobody owns one yet
+		CreateContent:       role.AtLeast(store.RoleCreate),
+		CreateOpenAPISpec:   role.AtLeast(store.RoleCreate),
+		IngestConversations: admin,
+		ViewBilling:         admin,
+		ListMembers:         reader,
+		ListTeams:           reader,
+		ListIntegrations:    reader,
+		ListInstallations:   admin,
+		InstallIntegration:  admin,
+	}
+}

@@ -1,0 +1,34 @@
+// Package graph is the one implementation of the API: the GraphQL resolvers,
+// one file per domain, holding every rule (input limits, permissions, state
+// transitions). The REST adapter runs these same resolvers.
+package graph
+
+//go:generate go tool gqlgen generate --config ../gqlgen.yml
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Resolver holds what resolvers depend on. It is built once at start-up;
+// per-request state (caller, loaders) travels in the context.
+type Resolver struct {
+	DB   *store.DB
+	URLs URLs
+	Log  *slog.Logger
+	// Clock is the current time; tests replace it to move through time.
+	Clock func() time.Time
+}
+
+func (r *Resolver) now() time.Time { return store.Now(r.Clock) }
+
+func (r *Resolver) Query() generated.QueryResolver               { return &queryResolver{r} }
+func (r *Resolver) Mutation() generated.MutationResolver         { return &mutationResolver{r} }
+func (r *Resolver) User() generated.UserResolver                 { return &userResolver{r} }
+func (r *Resolver) Organization() generated.OrganizationResolver { return &organizationResolver{r} }
+
+type queryResolver struct{ *Resolver }
+type mutationResolver struct{ *Resolver }

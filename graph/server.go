@@ -1,0 +1,110 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/store"
+)
+
+// NewExecutor builds the one executor that serves both /graphql and the REST
+// adapter, so both get the same limits, caches and error presentation. It
+// returns the schema too, against which REST documents are validated.
+func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema) {
+	cfg := generated.Config{Resolvers: r}
+	complexityOf(&cfg.Complexity)
+	es := generated.NewExecutableSchema(cfg)
+	ex := executor.New(es)
+	ex.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	ex.SetErrorPresenter(PresentError(r.Log))
+	ex.SetRecoverFunc(func(ctx context.Context, p any) error {
+		r.Log.ErrorContext(ctx, "panic in resolver", "panic", p, "stack", string(debug.Stack()))
+		return errors.New("internal error")
+	})
+	ex.Use(extension.Introspection{})
+	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	ex.Use(extension.FixedComplexityLimit(MaxComplexity))
+	ex.Use(depthLimit{max: MaxDepth})
+	if debugStats {
+		ex.Use(statsExtension{})
+	}
+	return ex, es.Schema()
+}
+
+// statsExtension adds extensions.stats {sqlQueries, durationMs} to every
+// response (DOCSAPI_DEBUG=1), so the cost of a request is visible from outside.
+type statsExtension struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.ResponseInterceptor
+} = statsExtension{}
+
+func (statsExtension) ExtensionName() string                   { return "Stats" }
+func (statsExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (statsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil {
+		return resp
+	}
+	var start time.Time
+	if graphql.HasOperationContext(ctx) {
+		start = graphql.GetOperationContext(ctx).Stats.OperationStart
+	}
+	stats := map[string]any{"durationMs": float64(time.Since(start).Microseconds()) / 1000}
+	if c := store.QueryCounterFrom(ctx); c != nil {
+		stats["sqlQueries"] = c.Count()
+	}
+	if resp.Extensions == nil {
+		resp.Extensions = map[string]any{}
+	}
+	resp.Extensions["stats"] = stats
+	return resp
+}
+
+// HTTPHandler serves GraphQL over HTTP (POST, and GET for queries) with ex.
+func HTTPHandler(ex *executor.Executor, log *slog.Logger) http.Handler {
+	transports := []graphql.Transport{
+		transport.GET{},
+		transport.POST{},
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(r.Context(), "panic serving graphql", "panic", p, "stack", string(debug.Stack()))
+				WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+			}
+		}()
+		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		for _, t := range transports {
+			if t.Supports(r) {
+				t.Do(w, r, ex)
+				return
+			}
+		}
+		WriteHTTPError(w, http.StatusBadRequest, "BAD_REQUEST",
+			"send the query as JSON in a POST body (Content-Type: application/json), or as ?query= in a GET")
+	})
+}
+
+// WriteHTTPError writes a GraphQL-shaped error response (for failures before execution).
+func WriteHTTPError(w http.ResponseWriter, status int, code, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	err := &gqlerror.Error{Message: message, Extensions: map[string]any{"code": code, "status": status}}
+	_ = json.NewEncoder(w).Encode(graphql.Response{Errors: gqlerror.List{err}})
+}

@@ -1,0 +1,285 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/executor"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/docsapi/docsapi/graph"
+)
+
+// adapter runs REST routes as GraphQL operations.
+type adapter struct {
+	exec   *executor.Executor
+	schema *ast.Schema
+	ops    map[string]*operation
+	log    *slog.Logger
+}
+
+// handler is the one handler behind every route.
+func (a *adapter) handler(route Route) http.Handler {
+	op := a.ops[route.Operation]
+	resultPath := strings.Split(route.Result, ".")
+	if route.Result == "" {
+		resultPath = []string{rootKey(op.Def)}
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vars, err := variables(r, a.schema, op)
+		if err != nil {
+			writeError(w, err.status, err.message)
+			return
+		}
+		resp := a.run(r.Context(), op, vars)
+		if len(resp.Errors) > 0 {
+			e := resp.Errors[0]
+			status := graph.ErrorStatus(e)
+			if status >= 500 {
+				writeError(w, status, "internal error")
+				return
+			}
+			writeError(w, status, restMessage(e))
+			return
+		}
+		if route.Status == http.StatusNoContent {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		body, err2 := extract(resp.Data, resultPath)
+		if err2 != nil {
+			a.log.ErrorContext(r.Context(), "rest: cannot extract result", "operation", op.Name, "err", err2)
+			writeError(w, http.StatusInternalServerError, "internal error")
+			return
+		}
+		if loc := locationOf(body); loc != "" && route.Status == http.StatusCreated {
+			w.Header().Set("Location", loc)
+		}
+		writeJSON(w, route.Status, body)
+	})
+}
+
+// run executes op in-process against the shared executor: no HTTP hop, and
+// the parsed document comes from the executor's cache.
+func (a *adapter) run(ctx context.Context, op *operation, vars map[string]any) (resp *graphql.Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.log.ErrorContext(ctx, "panic in rest operation", "operation", op.Name, "panic", p, "stack", string(debug.Stack()))
+			resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error",
+				Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}}}
+		}
+	}()
+	ctx = graphql.StartOperationTrace(ctx)
+	params := &graphql.RawParams{Query: op.Source, OperationName: op.Name, Variables: vars}
+	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return a.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+	}
+	h, ctx := a.exec.DispatchOperation(ctx, opCtx)
+	return h(ctx)
+}
+
+type requestError struct {
+	status  int
+	message string
+}
+
+// variables turns path parameters, query parameters and the JSON body into
+// the operation's variables, converting strings by the declared type (the
+// executor would reject "5" for an Int).
+func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]any, *requestError) {
+	vars := make(map[string]any, len(op.Variables))
+	query := r.URL.Query()
+	for name, def := range op.Variables {
+		if name == "input" {
+			continue
+		}
+		if v := r.PathValue(name); v != "" {
+			vars[name] = v
+			continue
+		}
+		values, ok := query[name]
+		if !ok {
+			continue
+		}
+		v, err := fromQuery(values, def.Type)
+		if err != nil {
+			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("query parameter %s: %v", name, err)}
+		}
+		vars[name] = v
+	}
+	if def, ok := op.Variables["input"]; ok {
+		input, err := decodeBody(r)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkBody(schema, def.Type, input, ""); err != nil {
+			return nil, &requestError{http.StatusBadRequest, err.Error()}
+		}
+		vars["input"] = input
+	}
+	return vars, nil
+}
+
+// decodeBody reads a JSON object. Numbers stay json.Number so the executor
+// can coerce them to Int or Float as declared; an empty body is {}.
+func decodeBody(r *http.Request) (map[string]any, *requestError) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, &requestError{http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit)}
+		}
+		return nil, &requestError{http.StatusBadRequest, "cannot read the request body"}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var body any
+	if err := dec.Decode(&body); err != nil {
+		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: " + err.Error()}
+	}
+	if dec.More() {
+		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the object"}
+	}
+	obj, ok := body.(map[string]any)
+	if !ok {
+		return nil, &requestError{http.StatusBadRequest, "request body must be a JSON object"}
+	}
+	return obj, nil
+}
+
+// fromQuery converts query string values to the variable's declared type.
+func fromQuery(values []string, t *ast.Type) (any, error) {
+	if t.Elem != nil {
+		var out []any
+		for _, v := range values {
+			for _, part := range strings.Split(v, ",") {
+				if part == "" {
+					continue
+				}
+				x, err := scalarFromString(part, t.Elem.NamedType)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, x)
+			}
+		}
+		return out, nil
+	}
+	return scalarFromString(values[len(values)-1], t.NamedType)
+}
+
+func scalarFromString(s, typeName string) (any, error) {
+	switch typeName {
+	case "Int":
+		n, err := strconv.ParseInt(s, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", s)
+		}
+		return int(n), nil
+	case "Float":
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", s)
+		}
+		return f, nil
+	case "Boolean":
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not true or false", s)
+		}
+		return b, nil
+	}
+	return s, nil
+}
+
+// rootKey is the response key of the operation's first root field.
+func rootKey(def *ast.OperationDefinition) string {
+	f := def.SelectionSet[0].(*ast.Field)
+	return f.Alias
+}
+
+// extract returns the value at path in data, with null members removed: a
+// REST client of the reference expects an optional member to be absent, not
+// null (except where the reference gives null a meaning, see keepNull).
+func extract(data json.RawMessage, path []string) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	for _, key := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("no %q in the result", key)
+		}
+		v = m[key]
+	}
+	return dropNulls(v), nil
+}
+
+// keepNull names the members whose null is meaningful in the reference:
+// a null role or default level means "guest".
+var keepNull = map[string]bool{"defaultRole": true, "defaultLevel": true}
+
+func dropNulls(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if e == nil && !keepNull[k] {
+				delete(x, k)
+				continue
+			}
+			x[k] = dropNulls(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = dropNulls(e)
+		}
+	}
+	return v
+}
+
+// locationOf is the urls.location of a created resource, for the Location header.
+func locationOf(body any) string {
+	m, _ := body.(map[string]any)
+	urls, _ := m["urls"].(map[string]any)
+	loc, _ := urls["location"].(string)
+	return loc
+}
+
+// writeJSON writes v with status. HTML escaping is off: the API returns data,
+// not markup, and escaped "<" would only confuse clients comparing strings.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// writeError writes the reference's error body: {"error": {"code", "message"}}.
+func writeError(w http.ResponseWriter, status int, message string) {
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": message}})
+}

@@ -1,0 +1,75 @@
+package rest_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+func TestAdminCreatesUsersAndTokens(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+
+	env.Do("POST", "/admin/users", "", `{"email":"a@example.com","displayName":"A"}`).Expect(http.StatusUnauthorized).ErrorMessage()
+	env.Do("POST", "/admin/users", "wrong", `{"email":"a@example.com","displayName":"A"}`).Expect(http.StatusUnauthorized)
+
+	created := env.Do("POST", "/admin/users", env.AdminToken, `{"email":"carol@example.com","displayName":"Carol"}`).
+		Expect(http.StatusCreated).JSON()
+	user := created["user"].(map[string]any)
+	token := created["token"].(string)
+	if user["email"] != "carol@example.com" || user["displayName"] != "Carol" || len(token) < 32 {
+		t.Fatalf("created = %v", created)
+	}
+	me := env.Do("GET", "/v1/user", token, nil).Expect(http.StatusOK).JSON()
+	if me["id"] != user["id"] {
+		t.Fatalf("the new token authenticates %v", me)
+	}
+	// A user with no organization creates one and becomes its admin.
+	org := env.Do("POST", "/v1/orgs", token, `{"title":"Carol's"}`).Expect(http.StatusCreated).JSON()
+	if org["permissions"].(map[string]any)["admin"] != true {
+		t.Fatalf("creator is not admin: %v", org["permissions"])
+	}
+
+	second := env.Do("POST", "/admin/users/"+user["id"].(string)+"/tokens", env.AdminToken, nil).Expect(http.StatusCreated).JSON()
+	env.Do("GET", "/v1/user", second["token"].(string), nil).Expect(http.StatusOK)
+	env.Do("POST", "/admin/users/nobody/tokens", env.AdminToken, nil).Expect(http.StatusNotFound).ErrorMessage()
+
+	for _, body := range []string{`{"email":"not-an-email","displayName":"X"}`, `{"email":"x@example.com","displayName":""}`, `{"email":"x@example.com"}`, `[]`} {
+		env.Do("POST", "/admin/users", env.AdminToken, body).Expect(http.StatusBadRequest).ErrorMessage()
+	}
+	msg := env.Do("POST", "/admin/users", env.AdminToken, `{"email":"CAROL@example.com","displayName":"Again"}`).
+		Expect(http.StatusConflict).ErrorMessage()
+	if !strings.Contains(msg, "exists") {
+		t.Errorf("duplicate email message = %q", msg)
+	}
+}
+
+func TestBootstrap(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	res := env.Server.Resolver
+	ctx := context.Background()
+	if _, err := res.Bootstrap(ctx, "short", "owner@example.com", "Org"); err == nil {
+		t.Fatal("a short bootstrap token was accepted")
+	}
+	token := "bootstrap-secret-0123456789"
+	created, err := res.Bootstrap(ctx, token, "owner@example.com", "First org")
+	if err != nil || !created {
+		t.Fatalf("Bootstrap = %v, %v", created, err)
+	}
+	list := env.Do("GET", "/v1/orgs", token, nil).Expect(http.StatusOK).JSON()
+	items := list["items"].([]any)
+	if len(items) != 1 || items[0].(map[string]any)["title"] != "First org" ||
+		items[0].(map[string]any)["permissions"].(map[string]any)["admin"] != true {
+		t.Fatalf("orgs of the bootstrap owner = %v", list)
+	}
+	// A second start, with users present, changes nothing.
+	created, err = res.Bootstrap(ctx, "another-secret-0123456789", "other@example.com", "Second")
+	if err != nil || created {
+		t.Fatalf("second Bootstrap = %v, %v", created, err)
+	}
+	env.Do("GET", "/v1/user", "another-secret-0123456789", nil).Expect(http.StatusUnauthorized)
+}

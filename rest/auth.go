@@ -1,0 +1,82 @@
+package rest
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
+)
+
+// authenticator resolves the bearer token of a request into the caller.
+type authenticator struct {
+	db  *store.DB
+	log *slog.Logger
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", false
+	}
+	return strings.TrimSpace(token), true
+}
+
+// resolve returns the caller of r, nil without a token, or an error for a
+// token that matches no one.
+func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
+	token, ok := bearer(r)
+	if !ok {
+		return nil, nil
+	}
+	user, memberships, err := store.CallerByToken(r.Context(), a.db, token)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, graph.ErrUnauthenticated
+	}
+	if err != nil {
+		return nil, err
+	}
+	return graph.NewCaller(user, memberships), nil
+}
+
+// require answers 401 unless the request carries a valid token.
+func (a authenticator) require(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller, err := a.resolve(r)
+		switch {
+		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
+			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
+			writeError(w, http.StatusInternalServerError, "internal error")
+		case caller == nil:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
+			writeError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
+		default:
+			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
+		}
+	})
+}
+
+// optional lets requests without a token through (GraphiQL introspects the
+// schema before the user pastes a token; every resolver still requires a
+// caller) but rejects an invalid token with 401.
+func (a authenticator) optional(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		caller, err := a.resolve(r)
+		switch {
+		case errors.Is(err, graph.ErrUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
+			graph.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
+		case err != nil:
+			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
+			graph.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+		case caller == nil:
+			next.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
+		}
+	})
+}

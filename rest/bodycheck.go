@@ -1,0 +1,122 @@
+package rest
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/docsapi/docsapi/graph/model"
+)
+
+// checkBody checks the JSON types of a request body against the GraphQL
+// input type it becomes, before execution. GraphQL's input coercion is
+// lenient where a REST client deserves a 400 (a single value where a list is
+// expected becomes a list of one, a number where a string is expected passes
+// as a json.Number), and its messages name GraphQL variables, not body members.
+func checkBody(schema *ast.Schema, t *ast.Type, v any, path string) error {
+	if v == nil {
+		if t.NonNull {
+			return fieldError(path, "is required and cannot be null")
+		}
+		return nil
+	}
+	if t.Elem != nil {
+		list, ok := v.([]any)
+		if !ok {
+			return fieldError(path, "expected an array, got %s", model.JSONType(v))
+		}
+		for i, e := range list {
+			if err := checkBody(schema, t.Elem, e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	def := schema.Types[t.NamedType]
+	if def == nil {
+		return nil
+	}
+	switch def.Kind {
+	case ast.InputObject:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fieldError(path, "expected an object, got %s", model.JSONType(v))
+		}
+		for name, value := range obj {
+			field := def.Fields.ForName(name)
+			if field == nil {
+				return fieldError(join(path, name), "is not a known field")
+			}
+			if err := checkBody(schema, field.Type, value, join(path, name)); err != nil {
+				return err
+			}
+		}
+		for _, field := range def.Fields {
+			if _, present := obj[field.Name]; !present && field.Type.NonNull && field.DefaultValue == nil {
+				return fieldError(join(path, field.Name), "is required")
+			}
+		}
+	case ast.Enum:
+		if _, ok := v.(string); !ok {
+			return fieldError(path, "expected a string, got %s", model.JSONType(v))
+		}
+	case ast.Scalar:
+		want := map[string]string{"Int": "a number", "Float": "a number", "Boolean": "a boolean",
+			"JSONObject": "an object", "Document": "an object"}[t.NamedType]
+		if want == "" {
+			want = "a string"
+		}
+		if t.NamedType == "ID" && model.JSONType(v) == "a number" {
+			want = "a number"
+		}
+		if got := model.JSONType(v); got != want {
+			return fieldError(path, "expected %s, got %s", want[2:], got)
+		}
+	}
+	return nil
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+func fieldError(path, format string, args ...any) error {
+	if path == "" {
+		return fmt.Errorf("body: "+format, args...)
+	}
+	return fmt.Errorf("%s: "+format, append([]any{path}, args...)...)
+}
+
+// restMessage is the message of a GraphQL error as a REST client should read
+// it: errors about variables name the body member or query parameter (the
+// variable path "variable.input.title" becomes "title").
+func restMessage(e *gqlerror.Error) string {
+	if len(e.Path) < 2 || e.Path[0] != ast.PathName("variable") {
+		return e.Message
+	}
+	var b strings.Builder
+	for i, p := range e.Path[1:] {
+		switch p := p.(type) {
+		case ast.PathName:
+			if i == 0 && p == "input" {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(p))
+		case ast.PathIndex:
+			fmt.Fprintf(&b, "[%d]", int(p))
+		}
+	}
+	if b.Len() == 0 {
+		return "body: " + e.Message
+	}
+	return b.String() + ": " + e.Message
+}

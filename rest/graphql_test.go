@@ -1,0 +1,57 @@
+package rest_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+func TestGraphQLEndpoint(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t, resttest.Options{Debug: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+
+	// Introspection works without a token (the playground loads the schema
+	// before the user pastes one); data does not.
+	res := env.Do("POST", "/graphql", "", `{"query":"{ __schema { queryType { name } } }"}`).Expect(http.StatusOK)
+	if !strings.Contains(string(res.Body), `"Query"`) {
+		t.Fatalf("introspection: %s", res.Body)
+	}
+	res = env.Do("POST", "/graphql", "", `{"query":"{ viewer { id } }"}`)
+	if !strings.Contains(string(res.Body), "UNAUTHENTICATED") {
+		t.Fatalf("anonymous data query: %s", res.Body)
+	}
+	env.Do("POST", "/graphql", "bad-token", `{"query":"{ viewer { id } }"}`).Expect(http.StatusUnauthorized)
+
+	out := alice.GraphQL(`query($id: ID!) { organization(id: $id) { id title permissions { admin } } viewer { id } }`, map[string]any{"id": org})
+	if len(out.Errors) > 0 || !strings.Contains(string(out.Data), `"title":"Acme"`) {
+		t.Fatalf("query: %+v %s", out.Errors, out.Data)
+	}
+	stats, ok := out.Extensions["stats"].(map[string]any)
+	if !ok || stats["sqlQueries"] == nil || stats["durationMs"] == nil {
+		t.Fatalf("debug stats missing: %v", out.Extensions)
+	}
+
+	// Errors carry a code; another tenant's organization is not found.
+	bob := env.NewUser("Bob")
+	out = bob.GraphQL(`query($id: ID!) { organization(id: $id) { id } }`, map[string]any{"id": org})
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "NOT_FOUND" {
+		t.Fatalf("cross-tenant read: %+v", out.Errors)
+	}
+
+	// Abusive queries are rejected before anything runs.
+	var q strings.Builder
+	q.WriteString("{")
+	for i := range 10 {
+		fmt.Fprintf(&q, ` o%d: organizations(limit: 1000) { items { id title permissions { admin view ownTeam createContent createOpenAPISpec ingestConversations viewBilling listMembers listTeams listIntegrations listInstallations installIntegration } mergeRules { type rules { rule users expression } } urls { app location logo } trial { status count } } }`, i)
+	}
+	q.WriteString(" }")
+	out = alice.GraphQL(q.String(), nil)
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Fatalf("complex query: %+v", out.Errors)
+	}
+}

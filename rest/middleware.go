@@ -1,0 +1,153 @@
+package rest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
+)
+
+type requestIDKey struct{}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// observe gives every request an id (the caller's X-Request-Id when it is
+// sane), logs it, records its metrics and turns a panic into a 500.
+func observe(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if !validRequestID.MatchString(id) {
+			b := make([]byte, 8)
+			_, _ = rand.Read(b)
+			id = hex.EncodeToString(b)
+		}
+		label := &routeLabel{name: "unmatched"}
+		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+		ctx = context.WithValue(ctx, routeLabelKey{}, label)
+		r = r.WithContext(ctx)
+		w.Header().Set("X-Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				log.ErrorContext(ctx, "panic serving request", "panic", p)
+				if !rec.wrote {
+					writeError(rec, http.StatusInternalServerError, "internal error")
+				}
+			}
+			elapsed := time.Since(start)
+			requestsTotal.WithLabelValues(r.Method, label.name, strconv.Itoa(rec.status)).Inc()
+			requestDuration.WithLabelValues(r.Method, label.name).Observe(elapsed.Seconds())
+			log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.Int("status", rec.status), slog.Duration("duration", elapsed))
+		}()
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// routeLabel is the route a request matched, for metrics: the pattern, not
+// the raw path, which would make one series per id.
+type routeLabel struct{ name string }
+
+type routeLabelKey struct{}
+
+// labelled records that requests reaching h matched route.
+func labelled(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if l, ok := r.Context().Value(routeLabelKey{}).(*routeLabel); ok {
+			l.name = route
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// requestIDHandler adds the request id to every log record made with a request's context.
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, rec slog.Record) error {
+	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
+		rec.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, rec)
+}
+
+func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(attrs)}
+}
+
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+// limitBody bounds request bodies; the REST adapter answers 413 past it.
+func limitBody(max int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, max)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// perRequest gives each request its loaders and its query counter; in debug
+// mode REST responses report the count in X-SQL-Queries.
+func perRequest(db *store.DB, debug bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, counter := store.WithQueryCounter(r.Context())
+		ctx = graph.WithLoaders(ctx, graph.NewLoaders(db))
+		if debug {
+			w = &queryCountHeader{ResponseWriter: w, counter: counter}
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// queryCountHeader sets X-SQL-Queries when the response starts.
+type queryCountHeader struct {
+	http.ResponseWriter
+	counter *store.QueryCounter
+	done    bool
+}
+
+func (q *queryCountHeader) WriteHeader(code int) {
+	if !q.done {
+		q.done = true
+		q.Header().Set("X-SQL-Queries", strconv.FormatInt(q.counter.Count(), 10))
+	}
+	q.ResponseWriter.WriteHeader(code)
+}
+
+func (q *queryCountHeader) Write(b []byte) (int, error) {
+	if !q.done {
+		q.WriteHeader(http.StatusOK)
+	}
+	return q.ResponseWriter.Write(b)
+}
+
+func (q *queryCountHeader) Unwrap() http.ResponseWriter { return q.ResponseWriter }

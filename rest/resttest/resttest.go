@@ -1,0 +1,257 @@
+// Package resttest runs the real server for tests: a fresh database, the
+// full HTTP stack on a loopback listener, and helpers to act as users.
+package resttest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+// Env is one running server with its own database.
+type Env struct {
+	T          testing.TB
+	URL        string
+	DB         *store.DB
+	Server     *rest.Server
+	Clock      *Clock
+	AdminToken string
+}
+
+// Options tune New.
+type Options struct {
+	// Debug turns on query counts in responses.
+	Debug bool
+}
+
+// New starts a server on a new database; it stops when the test ends.
+func New(t testing.TB, opts ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	db := pgtest.NewDB(t)
+	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret()}
+	// The public URL is known only once the listener exists; a handler
+	// indirection lets the server be built with it.
+	var handler http.Handler
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(ts.Close)
+	srv, err := rest.NewServer(db, rest.Config{
+		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler = srv
+	env.URL, env.Server = ts.URL, srv
+	return env
+}
+
+// Clock is a settable clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now is the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Advance moves the clock forward by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// User is a user of the instance with an API token.
+type User struct {
+	Env   *Env
+	ID    string
+	Email string
+	Token string
+}
+
+// NewUser creates a user named name.
+func (e *Env) NewUser(name string) *User {
+	e.T.Helper()
+	email := strings.ToLower(strings.ReplaceAll(name, " ", ".")) + "-" + strings.ToLower(store.NewID()[:6]) + "@example.com"
+	created, err := e.Server.Resolver.CreateUser(context.Background(), email, name)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return &User{Env: e, ID: created.User.ID, Email: email, Token: created.Token}
+}
+
+// NewOrg creates an organization administered by u and returns its id.
+func (u *User) NewOrg(title string) string {
+	u.Env.T.Helper()
+	res := u.Do("POST", "/v1/orgs", map[string]any{"title": title})
+	res.Expect(http.StatusCreated)
+	return res.String("id")
+}
+
+// Join adds u to orgID with role ("" for a guest).
+func (u *User) Join(orgID string, role store.MemberRole) {
+	u.Env.T.Helper()
+	var r *store.MemberRole
+	if role != "" {
+		r = &role
+	}
+	if err := store.AddMember(context.Background(), u.Env.DB, orgID, u.ID, r, u.Env.Clock.Now()); err != nil {
+		u.Env.T.Fatal(err)
+	}
+}
+
+// Response is an HTTP response, read whole.
+type Response struct {
+	t      testing.TB
+	Status int
+	Header http.Header
+	Body   []byte
+	req    string
+}
+
+// Do sends a request as u. body is marshalled to JSON unless it is a string
+// (sent as is) or nil.
+func (u *User) Do(method, path string, body any) *Response {
+	u.Env.T.Helper()
+	return u.Env.Do(method, path, u.Token, body)
+}
+
+// Do sends a request with token (none when empty).
+func (e *Env) Do(method, path, token string, body any) *Response {
+	e.T.Helper()
+	var r io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		r = strings.NewReader(b)
+	case []byte:
+		r = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			e.T.Fatal(err)
+		}
+		r = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequest(method, e.URL+path, r)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	return &Response{t: e.T, Status: resp.StatusCode, Header: resp.Header, Body: raw, req: method + " " + path}
+}
+
+// Expect fails the test unless the status is status.
+func (r *Response) Expect(status int) *Response {
+	r.t.Helper()
+	if r.Status != status {
+		r.t.Fatalf("%s: status %d, want %d; body: %s", r.req, r.Status, status, r.Body)
+	}
+	return r
+}
+
+// JSON decodes the body into a map.
+func (r *Response) JSON() map[string]any {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		r.t.Fatalf("%s: body is not a JSON object: %v: %s", r.req, err, r.Body)
+	}
+	return m
+}
+
+// Decode decodes the body into v.
+func (r *Response) Decode(v any) {
+	r.t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		r.t.Fatalf("%s: %v: %s", r.req, err, r.Body)
+	}
+}
+
+// String returns the string member key of the body.
+func (r *Response) String(key string) string {
+	r.t.Helper()
+	s, ok := r.JSON()[key].(string)
+	if !ok {
+		r.t.Fatalf("%s: no string %q in %s", r.req, key, r.Body)
+	}
+	return s
+}
+
+// ErrorMessage returns the message of an error body, failing if the body is
+// not the reference's error shape with the response's status as code.
+func (r *Response) ErrorMessage() string {
+	r.t.Helper()
+	var body struct {
+		Error *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	r.Decode(&body)
+	if body.Error == nil || body.Error.Code != r.Status || body.Error.Message == "" {
+		r.t.Fatalf("%s: not an error body for status %d: %s", r.req, r.Status, r.Body)
+	}
+	return body.Error.Message
+}
+
+// GraphQL runs a GraphQL operation as u and returns the response.
+func (u *User) GraphQL(query string, vars map[string]any) *GraphQLResponse {
+	u.Env.T.Helper()
+	res := u.Do("POST", "/graphql", map[string]any{"query": query, "variables": vars})
+	var out GraphQLResponse
+	res.Decode(&out)
+	out.Status = res.Status
+	return &out
+}
+
+// GraphQLResponse is a decoded GraphQL response.
+type GraphQLResponse struct {
+	Status     int             `json:"-"`
+	Data       json.RawMessage `json:"data"`
+	Errors     []GraphQLError  `json:"errors"`
+	Extensions map[string]any  `json:"extensions"`
+}
+
+// GraphQLError is one error of a GraphQL response.
+type GraphQLError struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Extensions map[string]any `json:"extensions"`
+}

@@ -1,0 +1,86 @@
+package rest
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Config configures the HTTP server.
+type Config struct {
+	// PublicURL is the base of every address the API returns.
+	PublicURL string
+	// AdminToken enables /admin when set.
+	AdminToken string
+	// Debug adds query counts and timings to responses.
+	Debug bool
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+	// Clock is the current time (default time.Now); tests move it.
+	Clock func() time.Time
+	Log   *slog.Logger
+}
+
+// Server is the HTTP surface: /graphql, /v1, /admin and the operational endpoints.
+type Server struct {
+	Resolver *graph.Resolver
+	handler  http.Handler
+}
+
+// NewServer builds the server over db.
+func NewServer(db *store.DB, cfg Config) (*Server, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if cfg.MaxBodyBytes == 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	log := slog.New(requestIDHandler{cfg.Log.Handler()})
+	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock}
+	ex, schema := graph.NewExecutor(res, cfg.Debug)
+	ops, err := loadOperations(schema)
+	if err != nil {
+		return nil, err
+	}
+	rest := &adapter{exec: ex, schema: schema, ops: ops, log: log}
+	v1, err := rest.mux(Routes)
+	if err != nil {
+		return nil, err
+	}
+	auth := authenticator{db: db, log: log}
+
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", auth.require(v1))
+	mux.Handle("/graphql", labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log))))
+	if cfg.AdminToken != "" {
+		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
+	}
+	mux.Handle("GET /healthz", labelled("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})))
+	mux.Handle("GET /readyz", labelled("GET /readyz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		if err := db.Pool.Ping(ctx); err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})))
+	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler()))
+
+	h := perRequest(db, cfg.Debug, mux)
+	h = limitBody(cfg.MaxBodyBytes, h)
+	h = observe(log, h)
+	return &Server{Resolver: res, handler: h}, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

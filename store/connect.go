@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docsapi/docsapi/store/pgserver"
+)
+
+// ConnectOptions say which database to use.
+type ConnectOptions struct {
+	// DatabaseURL selects an existing server. Empty starts an embedded one.
+	DatabaseURL string
+	// DataDir holds the embedded server's cluster.
+	DataDir string
+	// MaxConns bounds the pool (0: pgx's default).
+	MaxConns int32
+	Log      *slog.Logger
+}
+
+// Connect opens the database: the server at DatabaseURL, or an embedded
+// server in DataDir started (or joined, when another docsapi process runs
+// it) for the purpose. The returned stop function closes the pool and stops
+// an embedded server this call started.
+func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
+	if opts.DatabaseURL != "" {
+		db, err := Open(ctx, opts.DatabaseURL, opts.MaxConns)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, db.Close, nil
+	}
+	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
+		return nil, nil, err
+	}
+	logFile, err := os.OpenFile(filepath.Join(opts.DataDir, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: opts.DataDir, Durable: true, Log: logFile})
+	if err != nil {
+		logFile.Close()
+		return nil, nil, err
+	}
+	if opts.Log != nil {
+		opts.Log.Info("embedded postgres running", "dataDir", opts.DataDir, "port", srv.Port(),
+			"log", filepath.Join(opts.DataDir, "postgres.log"))
+	}
+	stopServer := func() { srv.Stop(); logFile.Close() }
+	if err := ensureDatabase(ctx, srv.URL("postgres"), "docsapi"); err != nil {
+		stopServer()
+		return nil, nil, err
+	}
+	db, err := Open(ctx, srv.URL("docsapi"), opts.MaxConns)
+	if err != nil {
+		stopServer()
+		return nil, nil, err
+	}
+	return db, func() { db.Close(); stopServer() }, nil
+}
+
+func ensureDatabase(ctx context.Context, adminURL, name string) error {
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)", name).Scan(&exists); err != nil {
+		return err
+	}
+	if exists {
+		return nil
+	}
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return fmt.Errorf("store: create database %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+// Package store is the only package that talks to PostgreSQL: bun models and
+// queries per domain (one file each), migrations, transactions, and the
+// translation of driver errors into the store's own errors.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// DB is the application's handle on the database: bun for our own queries and
+// the pgx pool under it, which River and LISTEN/NOTIFY share.
+type DB struct {
+	*bun.DB
+	Pool *pgxpool.Pool
+}
+
+// Open connects to url. bun formats its queries client-side, so the pool uses
+// the simple protocol: preparing statements whose text differs with every
+// value would only churn the statement cache.
+func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	sqldb := stdlib.OpenDBFromPool(pool)
+	db := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
+	db.AddQueryHook(queryCountHook{})
+	return &DB{DB: db, Pool: pool}, nil
+}
+
+// Close closes bun's handle and the pool.
+func (db *DB) Close() {
+	_ = db.DB.Close()
+	db.Pool.Close()
+}
+
+// Errors the store returns; everything above the store checks these, never a
+// driver error.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrConflict is a unique constraint violation: the thing already exists.
+	ErrConflict = errors.New("conflict")
+)
+
+// translate maps driver errors to the store's errors, once, for every query.
+func translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+	}
+	return err
+}
+
+// RunInTx runs fn in a transaction, committing when it returns nil. The
+// transaction is passed explicitly, never through the context, so loaders
+// (which read the context) cannot pick it up by accident.
+func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return translate(db.RunInTx(ctx, nil, fn))
+}

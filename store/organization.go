@@ -1,0 +1,122 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Organization is a tenant: it owns spaces and sites and has members.
+type Organization struct {
+	bun.BaseModel `bun:"table:organizations"`
+
+	ID            string                     `bun:"id,pk"`
+	Title         string                     `bun:"title"`
+	EmailDomains  []string                   `bun:"email_domains,array"`
+	Hostname      *string                    `bun:"hostname"`
+	Type          OrganizationType           `bun:"type"`
+	UseCase       *OrganizationUseCase       `bun:"use_case"`
+	CommunityType *OrganizationCommunityType `bun:"community_type"`
+	DefaultRole   *MemberRole                `bun:"default_role"`
+	DefaultSiteID *string                    `bun:"default_site_id"`
+	Logo          *string                    `bun:"logo"`
+	SSO           bool                       `bun:"sso"`
+	AI            bool                       `bun:"ai"`
+	InviteLinks   bool                       `bun:"invite_links"`
+	Plan          BillingProduct             `bun:"plan"`
+	MergeRules    MergeRules                 `bun:"merge_rules,type:jsonb"`
+
+	AgentInstructions          json.RawMessage `bun:"agent_instructions,type:jsonb"`
+	AgentInstructionsUpdatedAt time.Time       `bun:"agent_instructions_updated_at"`
+	AgentInstructionsUpdatedBy string          `bun:"agent_instructions_updated_by"`
+
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// EmptyDocument is a rich-text document with no content.
+var EmptyDocument = json.RawMessage(`{"object":"document","data":{},"nodes":[]}`)
+
+// MergeRules say what a change request needs before it can be merged.
+type MergeRules struct {
+	Type  MergeRulesType `json:"type"`
+	Rules []MergeRule    `json:"rules,omitempty"`
+}
+
+// MergeRule is one rule of a "rules" configuration.
+type MergeRule struct {
+	Rule       MergeRuleKind `json:"rule"`
+	Users      []string      `json:"users,omitempty"`
+	Expression *string       `json:"expression,omitempty"`
+}
+
+// CreateOrganization inserts org and makes ownerID its admin.
+func CreateOrganization(ctx context.Context, db bun.IDB, org *Organization, ownerID string) error {
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(org).Exec(ctx); err != nil {
+			return translate(err)
+		}
+		_, err := tx.NewInsert().Model(&Member{
+			OrganizationID: org.ID, UserID: ownerID, Role: ptr(RoleAdmin), JoinedAt: org.CreatedAt,
+		}).Exec(ctx)
+		return translate(err)
+	})
+}
+
+// GetOrganization returns the organization with id.
+func GetOrganization(ctx context.Context, db bun.IDB, id string) (*Organization, error) {
+	o := new(Organization)
+	err := db.NewSelect().Model(o).Where("id = ?", id).Scan(ctx)
+	return o, translate(err)
+}
+
+// OrganizationsByIDs returns the organizations with these ids, in no particular order.
+func OrganizationsByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Organization, error) {
+	var orgs []*Organization
+	err := db.NewSelect().Model(&orgs).Where("id IN (?)", bun.List(ids)).Scan(ctx)
+	return orgs, translate(err)
+}
+
+// ListOrganizationsOfUser pages through the organizations userID is a member of.
+func ListOrganizationsOfUser(ctx context.Context, db bun.IDB, userID string, p Page) ([]*Organization, error) {
+	var orgs []*Organization
+	q := db.NewSelect().Model(&orgs).
+		Where("EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = organization.id AND m.user_id = ? AND NOT m.disabled)", userID)
+	err := p.byCreation(q, "organization").Scan(ctx)
+	return orgs, translate(err)
+}
+
+// UpdateOrganization writes the given columns of org.
+func UpdateOrganization(ctx context.Context, db bun.IDB, org *Organization, columns ...string) error {
+	_, err := db.NewUpdate().Model(org).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// Member is a user's membership of an organization.
+type Member struct {
+	bun.BaseModel `bun:"table:organization_members"`
+
+	OrganizationID string      `bun:"organization_id,pk"`
+	UserID         string      `bun:"user_id,pk"`
+	Role           *MemberRole `bun:"role"`
+	JoinedAt       time.Time   `bun:"joined_at"`
+	LastSeenAt     *time.Time  `bun:"last_seen_at"`
+	Disabled       bool        `bun:"disabled"`
+	SSO            bool        `bun:"sso"`
+}
+
+// AddMember makes userID a member of orgID with role (nil: guest).
+func AddMember(ctx context.Context, db bun.IDB, orgID, userID string, role *MemberRole, now time.Time) error {
+	_, err := db.NewInsert().Model(&Member{OrganizationID: orgID, UserID: userID, Role: role, JoinedAt: now}).Exec(ctx)
+	return translate(err)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// Object is the REST type name of an organization.
+func (Organization) Object() string { return "organization" }
+
+// InternalIsOnNewTrial is a deprecated field of the reference, always true.
+func (Organization) InternalIsOnNewTrial() bool { return true }

@@ -1,0 +1,100 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// User is a person with an account on this instance.
+type User struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID          string    `bun:"id,pk"`
+	Email       string    `bun:"email"`
+	DisplayName string    `bun:"display_name"`
+	PhotoURL    *string   `bun:"photo_url"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// APIToken is a credential of a user; only its digest is stored.
+type APIToken struct {
+	bun.BaseModel `bun:"table:api_tokens"`
+
+	ID          string    `bun:"id,pk"`
+	UserID      string    `bun:"user_id"`
+	TokenSHA256 []byte    `bun:"token_sha256"`
+	Label       string    `bun:"label"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// Membership is a user's role in one organization; a nil Role is a guest.
+type Membership struct {
+	OrganizationID string      `bun:"organization_id" json:"organization_id"`
+	Role           *MemberRole `bun:"role" json:"role"`
+}
+
+// CreateUser inserts u. A second user with the same email (ignoring case) is ErrConflict.
+func CreateUser(ctx context.Context, db bun.IDB, u *User) error {
+	_, err := db.NewInsert().Model(u).Exec(ctx)
+	return translate(err)
+}
+
+// GetUser returns the user with id.
+func GetUser(ctx context.Context, db bun.IDB, id string) (*User, error) {
+	u := new(User)
+	err := db.NewSelect().Model(u).Where("id = ?", id).Scan(ctx)
+	return u, translate(err)
+}
+
+// UsersByIDs returns the users with these ids, in no particular order.
+func UsersByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*User, error) {
+	var users []*User
+	err := db.NewSelect().Model(&users).Where("id IN (?)", bun.List(ids)).Scan(ctx)
+	return users, translate(err)
+}
+
+// CountUsers is the number of users; the bootstrap acts only on an empty instance.
+func CountUsers(ctx context.Context, db bun.IDB) (int64, error) {
+	n, err := db.NewSelect().Model((*User)(nil)).Count(ctx)
+	return n, translate(err)
+}
+
+// AddToken registers secret as an API token of user userID.
+func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now time.Time) (*APIToken, error) {
+	t := &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now}
+	_, err := db.NewInsert().Model(t).Exec(ctx)
+	return t, translate(err)
+}
+
+// CallerByToken finds the user owning token, with all their memberships, in
+// one query: it runs on every request.
+func CallerByToken(ctx context.Context, db bun.IDB, token string) (*User, []Membership, error) {
+	var row struct {
+		User
+		Memberships []Membership `bun:"memberships,type:jsonb"`
+	}
+	err := db.NewSelect().
+		ColumnExpr("u.*").
+		ColumnExpr(`COALESCE((SELECT jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role))
+			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled), '[]') AS memberships`).
+		TableExpr("api_tokens AS t").
+		Join("JOIN users AS u ON u.id = t.user_id").
+		Where("t.token_sha256 = ?", TokenDigest(token)).
+		Scan(ctx, &row)
+	if err != nil {
+		return nil, nil, translate(err)
+	}
+	return &row.User, row.Memberships, nil
+}
+
+// Object is the REST type name of a user.
+func (User) Object() string { return "user" }
+
+// LockBootstrap serialises instance bootstrap across processes for the rest of tx.
+func LockBootstrap(ctx context.Context, tx bun.Tx) error {
+	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey+1)
+	return translate(err)
+}
