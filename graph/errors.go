@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/docsapi/docsapi/store"
@@ -94,9 +97,15 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			// Raised by gqlgen (validation, parsing, coercion, limits): safe to show.
 			return gqlErr
 		case errors.As(err, new(*store.InvalidValueError)):
-			// A literal argument that is not a valid value (an unknown enum
-			// value written inline, say): the client's mistake.
+			// An argument that is not a valid value of its type (an unknown
+			// language, say): the client's mistake. The message names the
+			// argument member, as REST clients know it ("language", not
+			// "updateSpace.input.language").
 			out := graphql.DefaultErrorPresenter(ctx, err)
+			if field := argumentPath(out.Path); field != "" {
+				out.Message = field + ": " + out.Message
+				out.Extensions = map[string]any{"field": field}
+			}
 			setCode(out, "BAD_REQUEST", http.StatusBadRequest)
 			return out
 		}
@@ -114,6 +123,31 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// argumentPath renders an argument's path below its root field, dropping the
+// "input" argument that stands for a REST body: [updateSpace input language]
+// is "language".
+func argumentPath(path ast.Path) string {
+	if len(path) < 2 {
+		return ""
+	}
+	var b strings.Builder
+	for i, p := range path[1:] {
+		switch p := p.(type) {
+		case ast.PathName:
+			if i == 0 && p == "input" && len(path) > 2 {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(string(p))
+		case ast.PathIndex:
+			b.WriteString("[" + strconv.Itoa(int(p)) + "]")
+		}
+	}
+	return b.String()
 }
 
 func setCode(e *gqlerror.Error, code string, status int) {

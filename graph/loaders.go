@@ -17,6 +17,8 @@ import (
 type Loaders struct {
 	Organization *dataloader.Loader[string, *store.Organization]
 	User         *dataloader.Loader[string, *store.User]
+	// Space loads live spaces; deleted ones are not found.
+	Space *dataloader.Loader[string, *store.Space]
 }
 
 // batchWindow is how long an id loader waits for sibling keys. The hot paths
@@ -35,6 +37,9 @@ func NewLoaders(db *store.DB) *Loaders {
 		User: newIDLoader(func(ctx context.Context, ids []string) ([]*store.User, error) {
 			return store.UsersByIDs(ctx, db, ids)
 		}, func(u *store.User) string { return u.ID }, "user"),
+		Space: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Space, error) {
+			return store.SpacesByIDs(ctx, db, ids)
+		}, func(s *store.Space) string { return s.ID }, "space"),
 	}
 }
 

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"github.com/99designs/gqlgen/graphql"
 	"regexp"
 	"slices"
 	"strings"
@@ -48,7 +49,7 @@ func (r *Resolver) organization(ctx context.Context, id string) (*store.Organiza
 	if _, err := orgRole(ctx, id, "organization"); err != nil {
 		return nil, err
 	}
-	return r.loaders(ctx).Organization.Load(ctx, id)()
+	return store.GetOrganization(ctx, r.DB, id)
 }
 
 func (r *mutationResolver) CreateOrganization(ctx context.Context, input model.CreateOrganizationInput) (*store.Organization, error) {
@@ -87,88 +88,48 @@ func (r *mutationResolver) UpdateOrganization(ctx context.Context, id string, in
 	if err != nil {
 		return nil, err
 	}
-	var columns []string
-	if title, set, err := notNull("title", input.Title); err != nil {
-		return nil, err
-	} else if set {
-		if err := checkLength("title", title, 2, 255); err != nil {
-			return nil, err
-		}
-		org.Title, columns = title, append(columns, "title")
+	p := &patch{}
+	setRequired(p, "title", "title", input.Title, &org.Title, length("title", 2, 255))
+	setRequired(p, "emailDomains", "email_domains", omittableSlice(input.EmailDomains), &org.EmailDomains, nil)
+	if p.err == nil && input.EmailDomains.IsSet() {
+		org.EmailDomains, p.err = emailDomains(org.EmailDomains)
 	}
-	if domains, set := input.EmailDomains.ValueOK(); set {
-		if domains == nil {
-			return nil, Invalid("emailDomains", "cannot be null; send [] to clear")
+	setOptional(p, "hostname", "hostname", input.Hostname, &org.Hostname, func(h string) error {
+		if err := checkLength("hostname", h, 3, 32); err != nil {
+			return err
 		}
-		if org.EmailDomains, err = emailDomains(domains); err != nil {
-			return nil, err
+		return checkPattern("hostname", h, hostnameLabel, "lowercase letters, digits and inner dashes")
+	})
+	setOptional(p, "defaultRole", "default_role", input.DefaultRole, &org.DefaultRole, nil)
+	var content *model.OrganizationDefaultContentInput
+	setOptional(p, "defaultContent", "default_site_id", input.DefaultContent, &content, func(c model.OrganizationDefaultContentInput) error {
+		if c.Type != "site" {
+			return Invalid("defaultContent.type", `must be "site"`)
 		}
-		columns = append(columns, "email_domains")
-	}
-	if hostname, set := input.Hostname.ValueOK(); set {
-		if hostname != nil {
-			if err := checkLength("hostname", *hostname, 3, 32); err != nil {
-				return nil, err
-			}
-			if err := checkPattern("hostname", *hostname, hostnameLabel, "lowercase letters, digits and inner dashes"); err != nil {
-				return nil, err
-			}
+		if _, err := store.GetSite(ctx, r.DB, id, c.Site); errors.Is(err, store.ErrNotFound) {
+			return Invalid("defaultContent.site", "no such site in this organization")
+		} else if err != nil {
+			return err
 		}
-		org.Hostname, columns = hostname, append(columns, "hostname")
-	}
-	if role, set := input.DefaultRole.ValueOK(); set {
-		org.DefaultRole, columns = role, append(columns, "default_role")
-	}
-	if content, set := input.DefaultContent.ValueOK(); set {
+		return nil
+	})
+	if input.DefaultContent.IsSet() {
 		org.DefaultSiteID = nil
 		if content != nil {
-			if content.Type != "site" {
-				return nil, Invalid("defaultContent.type", `must be "site"`)
-			}
-			if _, err := store.GetSite(ctx, r.DB, id, content.Site); errors.Is(err, store.ErrNotFound) {
-				return nil, Invalid("defaultContent.site", "no such site in this organization")
-			} else if err != nil {
-				return nil, err
-			}
 			org.DefaultSiteID = &content.Site
 		}
-		columns = append(columns, "default_site_id")
 	}
-	if logo, set := input.Logo.ValueOK(); set {
-		if logo != nil {
-			if err := checkURL("logo", *logo, 2048); err != nil {
-				return nil, err
-			}
-		}
-		org.Logo, columns = logo, append(columns, "logo")
+	setOptional(p, "logo", "logo", input.Logo, &org.Logo, func(u string) error { return checkURL("logo", u, 2048) })
+	setRequired(p, "sso", "sso", input.Sso, &org.SSO, nil)
+	setRequired(p, "ai", "ai", input.Ai, &org.AI, nil)
+	setRequired(p, "inviteLinks", "invite_links", input.InviteLinks, &org.InviteLinks, nil)
+	setRequired(p, "mergeRules", "merge_rules", input.MergeRules, &org.MergeRules, func(mr store.MergeRules) error {
+		return checkMergeRules("mergeRules", mr, false)
+	})
+	if p.err != nil {
+		return nil, p.err
 	}
-	for _, flag := range []struct {
-		field  string
-		column string
-		in     *bool
-		set    bool
-		dst    *bool
-	}{
-		{"sso", "sso", input.Sso.Value(), input.Sso.IsSet(), &org.SSO},
-		{"ai", "ai", input.Ai.Value(), input.Ai.IsSet(), &org.AI},
-		{"inviteLinks", "invite_links", input.InviteLinks.Value(), input.InviteLinks.IsSet(), &org.InviteLinks},
-	} {
-		if !flag.set {
-			continue
-		}
-		if flag.in == nil {
-			return nil, Invalid(flag.field, "cannot be null")
-		}
-		*flag.dst, columns = *flag.in, append(columns, flag.column)
-	}
-	if rules, set, err := notNull("mergeRules", input.MergeRules); err != nil {
-		return nil, err
-	} else if set {
-		if err := checkMergeRules("mergeRules", rules, false); err != nil {
-			return nil, err
-		}
-		org.MergeRules, columns = rules, append(columns, "merge_rules")
-	}
+	columns := p.columns
 	if len(columns) == 0 {
 		return org, nil
 	}
@@ -212,6 +173,19 @@ func newOrganization(title, creatorID string, now time.Time) *store.Organization
 		AgentInstructionsUpdatedAt: now, AgentInstructionsUpdatedBy: creatorID,
 		CreatedAt: now, UpdatedAt: now,
 	}
+}
+
+// omittableSlice presents a list member like the other members: a list
+// input is Omittable[[]T], not Omittable[*[]T].
+func omittableSlice[T any](o graphql.Omittable[[]T]) graphql.Omittable[*[]T] {
+	v, set := o.ValueOK()
+	if !set {
+		return graphql.Omittable[*[]T]{}
+	}
+	if v == nil {
+		return graphql.OmittableOf[*[]T](nil)
+	}
+	return graphql.OmittableOf(&v)
 }
 
 // emailDomains validates and normalises a list of email domains.

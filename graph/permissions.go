@@ -90,3 +90,21 @@ func organizationPermissions(role store.MemberRole, member bool) *model.Organiza
 		InstallIntegration:  admin,
 	}
 }
+
+// spacePermissions is what role may do with a space.
+func spacePermissions(role store.MemberRole) *model.SpacePermissions {
+	admin := role.AtLeast(store.RoleAdmin)
+	edit := role.AtLeast(store.RoleEdit)
+	return &model.SpacePermissions{
+		View:               role.AtLeast(store.RoleRead),
+		Access:             role.AtLeast(store.RoleRead),
+		Admin:              admin,
+		ViewInviteLinks:    admin,
+		Edit:               edit,
+		TriggerGitSync:     edit,
+		Comment:            role.AtLeast(store.RoleComment),
+		Merge:              edit,
+		Review:             role.AtLeast(store.RoleReview),
+		InstallIntegration: admin,
+	}
+}

@@ -49,4 +49,20 @@ var Routes = []Route{
 		Result: "organization.agentInstructions", Tag: "organizations", Summary: "Get the docs agent instructions of an organization"},
 	{Method: "PUT", Path: "/v1/orgs/{organizationId}/agent-instructions", Operation: "updateOrganizationAgentInstructions", Status: http.StatusOK,
 		Tag: "organizations", Summary: "Replace the docs agent instructions of an organization"},
+
+	// Spaces (spec 4.3, and creating and listing from the reference)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/spaces", Operation: "listSpacesInOrganizationById", Status: http.StatusOK,
+		Result: "organization.spaces", Tag: "spaces", Summary: "List the spaces of an organization"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/spaces", Operation: "createSpace", Status: http.StatusCreated, Tag: "spaces",
+		Summary: "Create a space"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}", Operation: "getSpaceById", Status: http.StatusOK, Tag: "spaces",
+		Summary: "Get a space"},
+	{Method: "PATCH", Path: "/v1/spaces/{spaceId}", Operation: "updateSpaceById", Status: http.StatusOK, Tag: "spaces",
+		Summary: "Update a space"},
+	{Method: "DELETE", Path: "/v1/spaces/{spaceId}", Operation: "deleteSpaceById", Status: http.StatusNoContent, Tag: "spaces",
+		Summary: "Delete a space (restorable for 7 days)"},
+	{Method: "POST", Path: "/v1/spaces/{spaceId}/duplicate", Operation: "duplicateSpace", Status: http.StatusCreated, Tag: "spaces",
+		Summary: "Duplicate a space"},
+	{Method: "POST", Path: "/v1/spaces/{spaceId}/restore", Operation: "restoreSpace", Status: http.StatusOK, Tag: "spaces",
+		Summary: "Restore a deleted space"},
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -28,6 +29,17 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 			log.Info("bootstrapped an owner and an organization", "email", cfg.BootstrapEmail)
 		}
 	}
+	runner, err := jobs.Start(ctx, jobs.Config{DB: db, Log: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		defer cancel()
+		if err := runner.Stop(stopCtx); err != nil {
+			log.Warn("stopping background jobs", "err", err)
+		}
+	}()
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return err

@@ -38,6 +38,20 @@ type CreateOrganizationInput struct {
 	UseCase      graphql.Omittable[*store.OrganizationUseCase] `json:"useCase,omitempty"`
 }
 
+// A new space.
+type CreateSpaceInput struct {
+	// At most 50 characters.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// At most 50 characters.
+	Emoji graphql.Omittable[*string] `json:"emoji,omitempty"`
+	// Id of a parent collection.
+	Parent   graphql.Omittable[*string]              `json:"parent,omitempty"`
+	Language graphql.Omittable[*store.Language]      `json:"language,omitempty"`
+	EditMode graphql.Omittable[*store.SpaceEditMode] `json:"editMode,omitempty"`
+	// Create the space without any page (spaces start empty in any case).
+	Empty graphql.Omittable[*bool] `json:"empty,omitempty"`
+}
+
 // The page following this one, when there is one.
 type ListNext struct {
 	// Pass as the `page` argument to fetch the next page.
@@ -115,6 +129,43 @@ type PageInfo struct {
 type Query struct {
 }
 
+// A page of spaces.
+type SpaceList struct {
+	Items []*store.Space `json:"items"`
+	// Number of items in this page.
+	Count    int       `json:"count"`
+	Next     *ListNext `json:"next,omitempty"`
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// What the caller may do with a space.
+type SpacePermissions struct {
+	View               bool `json:"view"`
+	Access             bool `json:"access"`
+	Admin              bool `json:"admin"`
+	ViewInviteLinks    bool `json:"viewInviteLinks"`
+	Edit               bool `json:"edit"`
+	TriggerGitSync     bool `json:"triggerGitSync"`
+	Comment            bool `json:"comment"`
+	Merge              bool `json:"merge"`
+	Review             bool `json:"review"`
+	InstallIntegration bool `json:"installIntegration"`
+}
+
+// Addresses of a space.
+type SpaceURLs struct {
+	// The space in the API.
+	Location string `json:"location"`
+	// The space in the application.
+	App string `json:"app"`
+	// The published space; only when its visibility is not `private`.
+	Published *string `json:"published,omitempty"`
+	// The public space; only when its visibility is `public`.
+	Public *string `json:"public,omitempty"`
+	// The space's icon, when set.
+	Icon *string `json:"icon,omitempty"`
+}
+
 // New agent instructions.
 type UpdateAgentInstructionsInput struct {
 	Instructions Document `json:"instructions"`
@@ -138,6 +189,22 @@ type UpdateOrganizationInput struct {
 	InviteLinks graphql.Omittable[*bool]   `json:"inviteLinks,omitempty"`
 	// `rules` or `none`.
 	MergeRules graphql.Omittable[*store.MergeRules] `json:"mergeRules,omitempty"`
+}
+
+// Changes to a space; absent fields are left as they are.
+type UpdateSpaceInput struct {
+	EditMode graphql.Omittable[*store.SpaceEditMode] `json:"editMode,omitempty"`
+	// At most 50 characters.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// A role, `inherit`, or null for guest.
+	DefaultLevel graphql.Omittable[*store.DefaultLevel] `json:"defaultLevel,omitempty"`
+	Language     graphql.Omittable[*store.Language]     `json:"language,omitempty"`
+	// `inherit`, `rules` or `none`.
+	MergeRules graphql.Omittable[*store.MergeRules] `json:"mergeRules,omitempty"`
+	// At most 50 characters; null removes the emoji.
+	Emoji graphql.Omittable[*string] `json:"emoji,omitempty"`
+	// An absolute http(s) URL of at most 2048 characters; null removes the icon.
+	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
 }
 
 // Addresses of a user.

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -28,12 +29,16 @@ type Env struct {
 	Server     *rest.Server
 	Clock      *Clock
 	AdminToken string
+	// Jobs is the background job runner, when Options.Jobs is set.
+	Jobs *jobs.Runner
 }
 
 // Options tune New.
 type Options struct {
 	// Debug turns on query counts in responses.
 	Debug bool
+	// Jobs starts the background job runner (Env.Jobs), on the test clock.
+	Jobs bool
 }
 
 // New starts a server on a new database; it stops when the test ends.
@@ -60,6 +65,19 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	handler = srv
 	env.URL, env.Server = ts.URL, srv
+	if o.Jobs {
+		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Clock: clock.Now,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = runner.Stop(ctx)
+		})
+		env.Jobs = runner
+	}
 	return env
 }
 

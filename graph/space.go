@@ -1,0 +1,236 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// SpaceRetention is how long a deleted space can be restored before it is
+// removed for good.
+const SpaceRetention = 7 * 24 * time.Hour
+
+func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) (*store.Space, error) {
+	return r.space(ctx, id)
+}
+
+// space loads a live space the caller can read. It reads directly rather
+// than through the loader: a single lookup gains nothing from waiting for a
+// batch.
+func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
+	s, err := store.GetSpace(ctx, r.DB, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && s.DeletedAt != nil) {
+		return nil, NotFound("space")
+	} else if err != nil {
+		return nil, err
+	}
+	// SECURITY: readers of the owning organization only.
+	if _, err := contentRole(ctx, s.OrganizationID, "space"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SpaceList, error) {
+	// SECURITY: the organization's content is listed to its readers.
+	if _, err := contentRole(ctx, o.ID, "organization"); err != nil {
+		return nil, err
+	}
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := store.ListSpaces(ctx, r.DB, o.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, func(s *store.Space) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
+	for _, s := range items {
+		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
+	}
+	return &model.SpaceList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID string, input model.CreateSpaceInput) (*store.Space, error) {
+	// SECURITY: creating content needs the create role.
+	if err := requireOrgRole(ctx, organizationID, store.RoleCreate, "organization"); err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	now := r.now()
+	inherit := store.DefaultLevelInherit
+	s := &store.Space{
+		ID: store.NewID(), OrganizationID: organizationID, Visibility: store.VisibilityPrivate, EditMode: "live",
+		MergeRules: store.MergeRules{Type: store.MergeRulesInherit}, DefaultLevel: &inherit,
+		RevisionID: store.NewID(), CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
+	}
+	p := &patch{}
+	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, 50))
+	setRequired(p, "emoji", "emoji", input.Emoji, &s.Emoji, length("emoji", 0, 50))
+	setOptional(p, "language", "language", input.Language, &s.Language, nil)
+	setRequired(p, "editMode", "edit_mode", input.EditMode, &s.EditMode, nil)
+	if p.err != nil {
+		return nil, p.err
+	}
+	if parent, ok := input.Parent.ValueOK(); ok && parent != nil {
+		// Collections arrive with the people issue; until then no id names one.
+		return nil, Invalid("parent", "no such collection")
+	}
+	if err := store.CreateSpace(ctx, r.DB, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input model.UpdateSpaceInput) (*store.Space, error) {
+	s, err := r.space(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: space settings are for space admins.
+	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+		return nil, err
+	}
+	s = copyOf(s) // the loaded one is shared with the rest of the request
+	p := &patch{}
+	setRequired(p, "editMode", "edit_mode", input.EditMode, &s.EditMode, nil)
+	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, 50))
+	setOptional(p, "defaultLevel", "default_level", input.DefaultLevel, &s.DefaultLevel, nil)
+	setOptional(p, "language", "language", input.Language, &s.Language, nil)
+	setRequired(p, "mergeRules", "merge_rules", input.MergeRules, &s.MergeRules, func(mr store.MergeRules) error {
+		return checkMergeRules("mergeRules", mr, true)
+	})
+	var emoji *string
+	setOptional(p, "emoji", "emoji", input.Emoji, &emoji, length("emoji", 0, 50))
+	if input.Emoji.IsSet() {
+		s.Emoji = "" // null removes the emoji
+		if emoji != nil {
+			s.Emoji = *emoji
+		}
+	}
+	setOptional(p, "icon", "icon", input.Icon, &s.Icon, func(u string) error { return checkURL("icon", u, 2048) })
+	if p.err != nil || !p.changed() {
+		return s, p.err
+	}
+	s.UpdatedAt = r.now()
+	if err := store.UpdateSpace(ctx, r.DB, s, p.columns...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *mutationResolver) DeleteSpace(ctx context.Context, id string) (bool, error) {
+	s, err := store.GetSpace(ctx, r.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	// SECURITY: deleting a space is for its admins; strangers get 404.
+	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+		return false, err
+	}
+	if s.DeletedAt != nil {
+		return false, nil
+	}
+	now := r.now()
+	s.DeletedAt = &now
+	s.UpdatedAt = now
+	return true, store.UpdateSpace(ctx, r.DB, s, "deleted_at")
+}
+
+func (r *mutationResolver) RestoreSpace(ctx context.Context, id string) (*store.Space, error) {
+	s, err := store.GetSpace(ctx, r.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("space")
+	} else if err != nil {
+		return nil, err
+	}
+	// SECURITY: restoring is for the space's admins.
+	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+		return nil, err
+	}
+	if s.DeletedAt == nil {
+		return s, nil
+	}
+	if r.now().Sub(*s.DeletedAt) > SpaceRetention {
+		// Past retention the space is as good as gone; the purge job removes it.
+		return nil, NotFound("space")
+	}
+	s.DeletedAt = nil
+	s.UpdatedAt = r.now()
+	if err := store.UpdateSpace(ctx, r.DB, s, "deleted_at"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*store.Space, error) {
+	src, err := r.space(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: a copy is new content: the create role is needed.
+	if err := requireOrgRole(ctx, src.OrganizationID, store.RoleCreate, "space"); err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	now := r.now()
+	dup := copyOf(src)
+	dup.ID, dup.RevisionID = store.NewID(), store.NewID()
+	dup.CreatedBy, dup.CreatedAt, dup.UpdatedAt = &caller.User.ID, now, now
+	// Settings are copied now; the content is copied once spaces have content.
+	if err := store.CreateSpace(ctx, r.DB, dup); err != nil {
+		return nil, err
+	}
+	return dup, nil
+}
+
+type spaceResolver struct{ *Resolver }
+
+var _ generated.SpaceResolver = (*spaceResolver)(nil)
+
+func (r *Resolver) Space() generated.SpaceResolver { return &spaceResolver{r} }
+
+func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceURLs, error) {
+	id := pathEscape(s.ID)
+	u := &model.SpaceURLs{
+		Location: r.URLs.API("/v1/spaces/" + id),
+		App:      r.URLs.App("/s/" + id),
+		Icon:     s.Icon,
+	}
+	if s.Visibility != store.VisibilityPrivate {
+		published := r.URLs.Published("/s/" + id)
+		u.Published = &published
+		if s.Visibility == "public" {
+			u.Public = &published
+		}
+	}
+	return u, nil
+}
+
+// The change request and comment counts are real counts of rows that do not
+// exist yet: comments and change requests arrive with their issues.
+func (r *spaceResolver) Comments(context.Context, *store.Space) (int, error)           { return 0, nil }
+func (r *spaceResolver) ChangeRequests(context.Context, *store.Space) (int, error)     { return 0, nil }
+func (r *spaceResolver) ChangeRequestsOpen(context.Context, *store.Space) (int, error) { return 0, nil }
+func (r *spaceResolver) ChangeRequestsDraft(context.Context, *store.Space) (int, error) {
+	return 0, nil
+}
+
+func (r *spaceResolver) Permissions(ctx context.Context, s *store.Space) (*model.SpacePermissions, error) {
+	role, err := contentRole(ctx, s.OrganizationID, "space")
+	if err != nil {
+		return nil, err
+	}
+	return spacePermissions(role), nil
+}
+
+func copyOf[T any](v *T) *T {
+	c := *v
+	return &c
+}

@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Space is a container of documentation content.
+type Space struct {
+	bun.BaseModel `bun:"table:spaces"`
+
+	ID             string            `bun:"id,pk"`
+	OrganizationID string            `bun:"organization_id"`
+	Title          string            `bun:"title"`
+	Emoji          string            `bun:"emoji"`
+	Icon           *string           `bun:"icon"`
+	Visibility     ContentVisibility `bun:"visibility"`
+	EditMode       SpaceEditMode     `bun:"edit_mode"`
+	MergeRules     MergeRules        `bun:"merge_rules,type:jsonb"`
+	Language       *Language         `bun:"language"`
+	// DefaultLevel is nil for "guest".
+	DefaultLevel *DefaultLevel `bun:"default_level"`
+	ParentID     *string       `bun:"parent_id"`
+	RevisionID   string        `bun:"revision_id"`
+	CreatedBy    *string       `bun:"created_by"`
+	CreatedAt    time.Time     `bun:"created_at"`
+	UpdatedAt    time.Time     `bun:"updated_at"`
+	DeletedAt    *time.Time    `bun:"deleted_at"`
+}
+
+// Object is the REST type name of a space.
+func (Space) Object() string { return "space" }
+
+// CreateSpace inserts s.
+func CreateSpace(ctx context.Context, db bun.IDB, s *Space) error {
+	_, err := db.NewInsert().Model(s).Exec(ctx)
+	return translate(err)
+}
+
+// GetSpace returns space id, deleted or not.
+func GetSpace(ctx context.Context, db bun.IDB, id string) (*Space, error) {
+	s := new(Space)
+	err := db.NewSelect().Model(s).Where("id = ?", id).Scan(ctx)
+	return s, translate(err)
+}
+
+// SpacesByIDs returns the spaces with these ids that are not deleted.
+func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error) {
+	var spaces []*Space
+	err := db.NewSelect().Model(&spaces).Where("id IN (?) AND deleted_at IS NULL", bun.List(ids)).Scan(ctx)
+	return spaces, translate(err)
+}
+
+// ListSpaces pages through the live spaces of an organization.
+func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Space, error) {
+	var spaces []*Space
+	q := db.NewSelect().Model(&spaces).Where("organization_id = ? AND deleted_at IS NULL", orgID)
+	err := p.byCreation(q, "space").Scan(ctx)
+	return spaces, translate(err)
+}
+
+// UpdateSpace writes the given columns of s.
+func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) error {
+	_, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// PurgeSpacesDeletedBefore removes for good the spaces deleted before t, with
+// everything that belongs to them (the foreign keys cascade).
+func PurgeSpacesDeletedBefore(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
+	res, err := db.NewDelete().Model((*Space)(nil)).Where("deleted_at < ?", t).Exec(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}
