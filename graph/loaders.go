@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -19,6 +20,24 @@ type Loaders struct {
 	User         *dataloader.Loader[string, *store.User]
 	// Space loads live spaces; deleted ones are not found.
 	Space *dataloader.Loader[string, *store.Space]
+	// Site is primed by the resolvers that read sites, for the rows below
+	// them (section and site space addresses need their site).
+	Site *dataloader.Loader[string, *store.Site]
+
+	// The site tree, keyed by site: every section of a site is one key, so
+	// all the groups (or sections) asking for their children share one
+	// pending result. Lists of sites prime them for all their sites at once.
+	SiteGroups     *dataloader.Loader[string, []*store.SiteSectionGroup]
+	SiteSections   *dataloader.Loader[string, []*store.SiteSection]
+	SiteSpaces     *dataloader.Loader[string, []*store.SiteSpace]
+	SiteSpaceCount *dataloader.Loader[string, int]
+	// SiteSpaceSpaces maps space id → space for the spaces a site publishes.
+	SiteSpaceSpaces *dataloader.Loader[string, map[string]*store.Space]
+
+	// shareKeys are the share keys presented in this request, by site id,
+	// so the published addresses of share-link sites resolve below the field
+	// that took the key.
+	shareKeys sync.Map
 }
 
 // batchWindow is how long an id loader waits for sibling keys. The hot paths
@@ -40,6 +59,35 @@ func NewLoaders(db *store.DB) *Loaders {
 		Space: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Space, error) {
 			return store.SpacesByIDs(ctx, db, ids)
 		}, func(s *store.Space) string { return s.ID }, "space"),
+		Site: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Site, error) {
+			return store.SitesByIDs(ctx, db, ids)
+		}, func(s *store.Site) string { return s.ID }, "site"),
+		SiteGroups: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSectionGroup, error) {
+			rows, err := store.GroupsOfSites(ctx, db, ids)
+			return bySite(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
+		}),
+		SiteSections: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSection, error) {
+			rows, err := store.SectionsOfSites(ctx, db, ids)
+			return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
+		}),
+		SiteSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSpace, error) {
+			rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
+			return bySite(rows, err, func(s *store.SiteSpace) string { return s.SiteID })
+		}),
+		SiteSpaceCount: newSiteLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
+			return store.CountSiteSpaces(ctx, db, ids)
+		}),
+		SiteSpaceSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
+			rows, err := store.SpacesOfSites(ctx, db, ids)
+			out := make(map[string]map[string]*store.Space, len(ids))
+			for _, row := range rows {
+				if out[row.SiteID] == nil {
+					out[row.SiteID] = map[string]*store.Space{}
+				}
+				out[row.SiteID][row.ID] = &row.Space
+			}
+			return out, err
+		}),
 	}
 }
 
@@ -71,6 +119,33 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 	return dataloader.NewBatchedLoader(batch,
 		dataloader.WithWait[string, T](batchWindow),
 		dataloader.WithBatchCapacity[string, T](maxBatch))
+}
+
+// newSiteLoader builds a loader keyed by site id over a query for several
+// sites. It does not wait for more keys: the keys of one site's tree are all
+// the same, so the first load serves every sibling, and lists of sites prime
+// it (primeSites) rather than relying on a batch window.
+func newSiteLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		bySite, err := fetch(ctx, keys)
+		results := make([]*dataloader.Result[V], len(keys))
+		for i, k := range keys {
+			results[i] = &dataloader.Result[V]{Data: bySite[k], Error: err}
+		}
+		return results
+	}
+	return dataloader.NewBatchedLoader(batch,
+		dataloader.WithWait[string, V](0),
+		dataloader.WithBatchCapacity[string, V](maxBatch))
+}
+
+// bySite groups rows by site, keeping their order.
+func bySite[T any](rows []T, err error, site func(T) string) (map[string][]T, error) {
+	out := map[string][]T{}
+	for _, row := range rows {
+		out[site(row)] = append(out[site(row)], row)
+	}
+	return out, err
 }
 
 type loadersKey struct{}

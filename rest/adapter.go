@@ -63,6 +63,12 @@ func (a *adapter) handler(route Route) http.Handler {
 			writeError(w, http.StatusInternalServerError, "internal error")
 			return
 		}
+		if body == nil {
+			// A null resource (a site's adaptive schema before one is set) is
+			// one that does not exist.
+			writeError(w, http.StatusNotFound, "not found")
+			return
+		}
 		if loc := locationOf(body); loc != "" && route.Status == http.StatusCreated {
 			w.Header().Set("Location", loc)
 		}

@@ -1,9 +1,12 @@
 package rest_test
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/docsapi/docsapi/store/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -39,4 +40,93 @@ func GetSite(ctx context.Context, db bun.IDB, orgID, siteID string) (*Site, erro
 	s := new(Site)
 	err := db.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).Scan(ctx)
 	return s, translate(err)
+}
+
+// CreateSite inserts s.
+func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
+	_, err := db.NewInsert().Model(s).Exec(ctx)
+	return translate(err)
+}
+
+// LockSite returns site siteID of orgID locked for the rest of tx: every
+// change to a site's structure takes this lock first, which serialises
+// concurrent writers and keeps positions unique.
+func LockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*Site, error) {
+	s := new(Site)
+	err := tx.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).For("UPDATE").Scan(ctx)
+	return s, translate(err)
+}
+
+// SiteFilter narrows a site list.
+type SiteFilter struct {
+	// SpaceID keeps sites that publish this space.
+	SpaceID *string
+	// Title keeps sites whose title contains this, ignoring case.
+	Title     *string
+	Published *bool
+	Types     []SiteType
+}
+
+// ListSites pages through the sites of an organization.
+func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Page) ([]*Site, error) {
+	var sites []*Site
+	q := db.NewSelect().Model(&sites).Where("site.organization_id = ?", orgID)
+	if f.SpaceID != nil {
+		q = q.Where("EXISTS (SELECT 1 FROM site_spaces ss WHERE ss.site_id = site.id AND ss.space_id = ?)", *f.SpaceID)
+	}
+	if f.Title != nil {
+		q = q.Where("site.title ILIKE ? ESCAPE '\\'", "%"+escapeLike(*f.Title)+"%")
+	}
+	if f.Published != nil {
+		q = q.Where("site.published = ?", *f.Published)
+	}
+	if len(f.Types) > 0 {
+		q = q.Where("site.type IN (?)", bun.List(f.Types))
+	}
+	err := p.byCreation(q, "site").Scan(ctx)
+	return sites, translate(err)
+}
+
+// UpdateSite writes the given columns of s.
+func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) error {
+	_, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// DeleteSite removes a site and its structure, reporting whether it existed.
+func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, error) {
+	res, err := db.NewDelete().Model((*Site)(nil)).Where("id = ? AND organization_id = ?", siteID, orgID).Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// CountSiteSpaces counts the site spaces of live spaces in each site.
+func CountSiteSpaces(ctx context.Context, db bun.IDB, siteIDs []string) (map[string]int, error) {
+	var rows []struct {
+		SiteID string `bun:"site_id"`
+		N      int    `bun:"n"`
+	}
+	err := db.NewSelect().TableExpr("site_spaces AS ss").
+		Join("JOIN spaces AS s ON s.id = ss.space_id AND s.deleted_at IS NULL").
+		ColumnExpr("ss.site_id, count(*) AS n").
+		Where("ss.site_id IN (?)", bun.List(siteIDs)).GroupExpr("ss.site_id").Scan(ctx, &rows)
+	counts := make(map[string]int, len(siteIDs))
+	for _, r := range rows {
+		counts[r.SiteID] = r.N
+	}
+	return counts, translate(err)
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// SitesByIDs returns the sites with these ids.
+func SitesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Site, error) {
+	var sites []*Site
+	err := db.NewSelect().Model(&sites).Where("id IN (?)", bun.List(ids)).Scan(ctx)
+	return sites, translate(err)
 }

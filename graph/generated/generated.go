@@ -33,6 +33,10 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Organization() OrganizationResolver
 	Query() QueryResolver
+	Site() SiteResolver
+	SiteSection() SiteSectionResolver
+	SiteSectionGroup() SiteSectionGroupResolver
+	SiteSpace() SiteSpaceResolver
 	Space() SpaceResolver
 	User() UserResolver
 }
@@ -69,13 +73,34 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		AddSectionToGroup                   func(childComplexity int, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
+		CreateSite                          func(childComplexity int, organizationID string, input model.CreateSiteInput) int
+		CreateSiteSection                   func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionInput) int
+		CreateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) int
+		CreateSiteSpace                     func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSpaceInput) int
 		CreateSpace                         func(childComplexity int, organizationID string, input model.CreateSpaceInput) int
+		DeleteSite                          func(childComplexity int, organizationID string, id string) int
+		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
+		DeleteSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string) int
+		DeleteSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSpace                         func(childComplexity int, id string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
+		MoveSiteSection                     func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionInput) int
+		MoveSiteSectionGroup                func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionGroupInput) int
+		MoveSiteSpace                       func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) int
+		PublishSite                         func(childComplexity int, organizationID string, id string) int
+		RemoveSectionFromGroup              func(childComplexity int, organizationID string, siteID string, groupID string, sectionID string) int
 		RestoreSpace                        func(childComplexity int, id string) int
+		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
+		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
+		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
+		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
+		UpdateSiteSection                   func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) int
+		UpdateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) int
+		UpdateSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSpaceInput) int
 		UpdateSpace                         func(childComplexity int, id string, input model.UpdateSpaceInput) int
 	}
 
@@ -96,6 +121,7 @@ type ComplexityRoot struct {
 		Permissions          func(childComplexity int) int
 		Plan                 func(childComplexity int) int
 		SSO                  func(childComplexity int) int
+		Sites                func(childComplexity int, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) int
 		Spaces               func(childComplexity int, page *string, limit *int) int
 		Title                func(childComplexity int) int
 		Trial                func(childComplexity int) int
@@ -147,11 +173,157 @@ type ComplexityRoot struct {
 		HasNextPage func(childComplexity int) int
 	}
 
+	PublishedContentSite struct {
+		Object    func(childComplexity int) int
+		Site      func(childComplexity int) int
+		Structure func(childComplexity int) int
+	}
+
 	Query struct {
-		Organization  func(childComplexity int, id string) int
-		Organizations func(childComplexity int, page *string, limit *int) int
-		Space         func(childComplexity int, id string, shareKey *string) int
-		Viewer        func(childComplexity int) int
+		Organization                   func(childComplexity int, id string) int
+		Organizations                  func(childComplexity int, page *string, limit *int) int
+		PublishedContentSite           func(childComplexity int, organizationID string, siteID string, shareKey *string) int
+		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
+		SiteAdaptiveTemplateConditions func(childComplexity int, organizationID string, siteID string) int
+		Space                          func(childComplexity int, id string, shareKey *string) int
+		Viewer                         func(childComplexity int) int
+	}
+
+	Site struct {
+		AdaptiveContent func(childComplexity int) int
+		AdaptiveSchema  func(childComplexity int) int
+		AgentsContext   func(childComplexity int) int
+		Basename        func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Features        func(childComplexity int) int
+		Hostname        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Object          func(childComplexity int) int
+		Proxy           func(childComplexity int) int
+		Published       func(childComplexity int) int
+		SectionGroups   func(childComplexity int, page *string, limit *int) int
+		Sections        func(childComplexity int, page *string, limit *int) int
+		ShareKey        func(childComplexity int) int
+		SiteSpaceList   func(childComplexity int, page *string, limit *int, defaultArg *bool) int
+		SiteSpaces      func(childComplexity int) int
+		Structure       func(childComplexity int) int
+		Title           func(childComplexity int) int
+		Type            func(childComplexity int) int
+		Urls            func(childComplexity int) int
+		Visibility      func(childComplexity int) int
+	}
+
+	SiteAdaptiveContent struct {
+		Enabled func(childComplexity int) int
+	}
+
+	SiteAdaptiveSchema struct {
+		JSONSchema func(childComplexity int) int
+		Object     func(childComplexity int) int
+		UpdatedAt  func(childComplexity int) int
+	}
+
+	SiteAdaptiveTemplateCondition struct {
+		Condition   func(childComplexity int) int
+		Description func(childComplexity int) int
+	}
+
+	SiteAdaptiveTemplateConditionList struct {
+		Items func(childComplexity int) int
+	}
+
+	SiteFeature struct {
+		Frozen func(childComplexity int) int
+		ID     func(childComplexity int) int
+		Plan   func(childComplexity int) int
+	}
+
+	SiteList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SiteProxy struct {
+		Origin func(childComplexity int) int
+		Target func(childComplexity int) int
+	}
+
+	SiteSection struct {
+		Condition   func(childComplexity int) int
+		Description func(childComplexity int) int
+		GroupID     func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Icon        func(childComplexity int) int
+		IsDefault   func(childComplexity int) int
+		Object      func(childComplexity int) int
+		Path        func(childComplexity int) int
+		SiteSpaces  func(childComplexity int) int
+		Title       func(childComplexity int) int
+		Urls        func(childComplexity int) int
+	}
+
+	SiteSectionGroup struct {
+		Children      func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Icon          func(childComplexity int) int
+		Object        func(childComplexity int) int
+		ParentGroupID func(childComplexity int) int
+		Sections      func(childComplexity int) int
+		Title         func(childComplexity int) int
+	}
+
+	SiteSectionGroupList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SiteSectionList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SiteSectionURLs struct {
+		Published func(childComplexity int) int
+	}
+
+	SiteSpace struct {
+		Condition func(childComplexity int) int
+		ID        func(childComplexity int) int
+		IsDefault func(childComplexity int) int
+		Object    func(childComplexity int) int
+		Path      func(childComplexity int) int
+		SectionID func(childComplexity int) int
+		Space     func(childComplexity int) int
+		Title     func(childComplexity int) int
+		Urls      func(childComplexity int) int
+	}
+
+	SiteSpaceList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SiteSpaceURLs struct {
+		Published func(childComplexity int) int
+	}
+
+	SiteStructure struct {
+		Structure func(childComplexity int) int
+		Type      func(childComplexity int) int
+	}
+
+	SiteURLs struct {
+		App       func(childComplexity int) int
+		Location  func(childComplexity int) int
+		Published func(childComplexity int) int
 	}
 
 	Space struct {
@@ -233,6 +405,27 @@ type MutationResolver interface {
 	DeleteSpace(ctx context.Context, id string) (bool, error)
 	DuplicateSpace(ctx context.Context, id string) (*store.Space, error)
 	RestoreSpace(ctx context.Context, id string) (*store.Space, error)
+	CreateSite(ctx context.Context, organizationID string, input model.CreateSiteInput) (*store.Site, error)
+	UpdateSite(ctx context.Context, organizationID string, id string, input model.UpdateSiteInput) (*store.Site, error)
+	DeleteSite(ctx context.Context, organizationID string, id string) (bool, error)
+	PublishSite(ctx context.Context, organizationID string, id string) (*store.Site, error)
+	UnpublishSite(ctx context.Context, organizationID string, id string) (*store.Site, error)
+	UpdateSiteAdaptiveSchema(ctx context.Context, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) (*model.SiteAdaptiveSchema, error)
+	CreateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
+	UpdateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
+	DeleteSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
+	MoveSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string, input model.MoveSiteSectionGroupInput) (*store.SiteSectionGroup, error)
+	AddSectionToGroup(ctx context.Context, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) (*store.SiteSectionGroup, error)
+	RemoveSectionFromGroup(ctx context.Context, organizationID string, siteID string, groupID string, sectionID string) (bool, error)
+	CreateSiteSection(ctx context.Context, organizationID string, siteID string, input model.CreateSiteSectionInput) (*store.SiteSection, error)
+	UpdateSiteSection(ctx context.Context, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) (*store.SiteSection, error)
+	DeleteSiteSection(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
+	MoveSiteSection(ctx context.Context, organizationID string, siteID string, id string, input model.MoveSiteSectionInput) (*store.SiteSection, error)
+	CreateSiteSpace(ctx context.Context, organizationID string, siteID string, input model.CreateSiteSpaceInput) (*store.SiteSpace, error)
+	UpdateSiteSpace(ctx context.Context, organizationID string, siteID string, id string, input model.UpdateSiteSpaceInput) (*store.SiteSpace, error)
+	DeleteSiteSpace(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
+	MoveSiteSpace(ctx context.Context, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) (*store.SiteSpace, error)
+	SortSiteStructure(ctx context.Context, organizationID string, siteID string, input model.SortSiteStructureInput) (store.StructureItem, error)
 }
 type OrganizationResolver interface {
 	DefaultContent(ctx context.Context, obj *store.Organization) (*model.OrganizationDefaultContent, error)
@@ -243,12 +436,46 @@ type OrganizationResolver interface {
 	Permissions(ctx context.Context, obj *store.Organization) (*model.OrganizationPermissions, error)
 	AgentInstructions(ctx context.Context, obj *store.Organization) (*model.AgentInstructions, error)
 	Spaces(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.SpaceList, error)
+	Sites(ctx context.Context, obj *store.Organization, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) (*model.SiteList, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
 	Organizations(ctx context.Context, page *string, limit *int) (*model.OrganizationList, error)
 	Organization(ctx context.Context, id string) (*store.Organization, error)
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
+	Site(ctx context.Context, organizationID string, id string, shareKey *string) (*store.Site, error)
+	PublishedContentSite(ctx context.Context, organizationID string, siteID string, shareKey *string) (*model.PublishedContentSite, error)
+	SiteAdaptiveTemplateConditions(ctx context.Context, organizationID string, siteID string) (*model.SiteAdaptiveTemplateConditionList, error)
+}
+type SiteResolver interface {
+	Proxy(ctx context.Context, obj *store.Site) (*model.SiteProxy, error)
+
+	SiteSpaces(ctx context.Context, obj *store.Site) (int, error)
+
+	AdaptiveContent(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveContent, error)
+
+	Features(ctx context.Context, obj *store.Site) ([]*model.SiteFeature, error)
+	Urls(ctx context.Context, obj *store.Site) (*model.SiteURLs, error)
+	ShareKey(ctx context.Context, obj *store.Site) (*string, error)
+	Structure(ctx context.Context, obj *store.Site) (*model.SiteStructure, error)
+	SectionGroups(ctx context.Context, obj *store.Site, page *string, limit *int) (*model.SiteSectionGroupList, error)
+	Sections(ctx context.Context, obj *store.Site, page *string, limit *int) (*model.SiteSectionList, error)
+	SiteSpaceList(ctx context.Context, obj *store.Site, page *string, limit *int, defaultArg *bool) (*model.SiteSpaceList, error)
+	AdaptiveSchema(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveSchema, error)
+}
+type SiteSectionResolver interface {
+	SiteSpaces(ctx context.Context, obj *store.SiteSection) ([]*store.SiteSpace, error)
+	Urls(ctx context.Context, obj *store.SiteSection) (*model.SiteSectionURLs, error)
+}
+type SiteSectionGroupResolver interface {
+	Children(ctx context.Context, obj *store.SiteSectionGroup) ([]store.StructureItem, error)
+	Sections(ctx context.Context, obj *store.SiteSectionGroup) ([]*store.SiteSection, error)
+}
+type SiteSpaceResolver interface {
+	Space(ctx context.Context, obj *store.SiteSpace) (*store.Space, error)
+	Title(ctx context.Context, obj *store.SiteSpace) (string, error)
+
+	Urls(ctx context.Context, obj *store.SiteSpace) (*model.SiteSpaceURLs, error)
 }
 type SpaceResolver interface {
 	Urls(ctx context.Context, obj *store.Space) (*model.SpaceURLs, error)
@@ -358,6 +585,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MergeRules.Type(childComplexity), true
 
+	case "Mutation.addSectionToGroup":
+		if e.ComplexityRoot.Mutation.AddSectionToGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addSectionToGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddSectionToGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["groupId"].(string), args["input"].(model.AddSectionToGroupInput)), true
 	case "Mutation.createOrganization":
 		if e.ComplexityRoot.Mutation.CreateOrganization == nil {
 			break
@@ -369,6 +607,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrganization(childComplexity, args["input"].(model.CreateOrganizationInput)), true
+	case "Mutation.createSite":
+		if e.ComplexityRoot.Mutation.CreateSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSite(childComplexity, args["organizationId"].(string), args["input"].(model.CreateSiteInput)), true
+	case "Mutation.createSiteSection":
+		if e.ComplexityRoot.Mutation.CreateSiteSection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSiteSection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSiteSection(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CreateSiteSectionInput)), true
+	case "Mutation.createSiteSectionGroup":
+		if e.ComplexityRoot.Mutation.CreateSiteSectionGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSiteSectionGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CreateSiteSectionGroupInput)), true
+	case "Mutation.createSiteSpace":
+		if e.ComplexityRoot.Mutation.CreateSiteSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSiteSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSiteSpace(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CreateSiteSpaceInput)), true
 	case "Mutation.createSpace":
 		if e.ComplexityRoot.Mutation.CreateSpace == nil {
 			break
@@ -380,6 +662,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSpace(childComplexity, args["organizationId"].(string), args["input"].(model.CreateSpaceInput)), true
+	case "Mutation.deleteSite":
+		if e.ComplexityRoot.Mutation.DeleteSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
+	case "Mutation.deleteSiteSection":
+		if e.ComplexityRoot.Mutation.DeleteSiteSection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSiteSection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSiteSection(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string)), true
+	case "Mutation.deleteSiteSectionGroup":
+		if e.ComplexityRoot.Mutation.DeleteSiteSectionGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSiteSectionGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string)), true
+	case "Mutation.deleteSiteSpace":
+		if e.ComplexityRoot.Mutation.DeleteSiteSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSiteSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSiteSpace(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string)), true
 	case "Mutation.deleteSpace":
 		if e.ComplexityRoot.Mutation.DeleteSpace == nil {
 			break
@@ -402,6 +728,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DuplicateSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.moveSiteSection":
+		if e.ComplexityRoot.Mutation.MoveSiteSection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_moveSiteSection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MoveSiteSection(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.MoveSiteSectionInput)), true
+	case "Mutation.moveSiteSectionGroup":
+		if e.ComplexityRoot.Mutation.MoveSiteSectionGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_moveSiteSectionGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MoveSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.MoveSiteSectionGroupInput)), true
+	case "Mutation.moveSiteSpace":
+		if e.ComplexityRoot.Mutation.MoveSiteSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_moveSiteSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MoveSiteSpace(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.MoveSiteSpaceInput)), true
+	case "Mutation.publishSite":
+		if e.ComplexityRoot.Mutation.PublishSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_publishSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PublishSite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
+	case "Mutation.removeSectionFromGroup":
+		if e.ComplexityRoot.Mutation.RemoveSectionFromGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSectionFromGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSectionFromGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["groupId"].(string), args["sectionId"].(string)), true
 	case "Mutation.restoreSpace":
 		if e.ComplexityRoot.Mutation.RestoreSpace == nil {
 			break
@@ -413,6 +794,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestoreSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.sortSiteStructure":
+		if e.ComplexityRoot.Mutation.SortSiteStructure == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_sortSiteStructure_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SortSiteStructure(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.SortSiteStructureInput)), true
+	case "Mutation.unpublishSite":
+		if e.ComplexityRoot.Mutation.UnpublishSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unpublishSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnpublishSite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
 	case "Mutation.updateOrganization":
 		if e.ComplexityRoot.Mutation.UpdateOrganization == nil {
 			break
@@ -435,6 +838,61 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateOrganizationAgentInstructions(childComplexity, args["organizationId"].(string), args["input"].(model.UpdateAgentInstructionsInput)), true
+	case "Mutation.updateSite":
+		if e.ComplexityRoot.Mutation.UpdateSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSite(childComplexity, args["organizationId"].(string), args["id"].(string), args["input"].(model.UpdateSiteInput)), true
+	case "Mutation.updateSiteAdaptiveSchema":
+		if e.ComplexityRoot.Mutation.UpdateSiteAdaptiveSchema == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteAdaptiveSchema_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteAdaptiveSchema(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.UpdateSiteAdaptiveSchemaInput)), true
+	case "Mutation.updateSiteSection":
+		if e.ComplexityRoot.Mutation.UpdateSiteSection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteSection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteSection(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.UpdateSiteSectionInput)), true
+	case "Mutation.updateSiteSectionGroup":
+		if e.ComplexityRoot.Mutation.UpdateSiteSectionGroup == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteSectionGroup_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.UpdateSiteSectionGroupInput)), true
+	case "Mutation.updateSiteSpace":
+		if e.ComplexityRoot.Mutation.UpdateSiteSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteSpace(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.UpdateSiteSpaceInput)), true
 	case "Mutation.updateSpace":
 		if e.ComplexityRoot.Mutation.UpdateSpace == nil {
 			break
@@ -543,6 +1001,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.SSO(childComplexity), true
+	case "Organization.sites":
+		if e.ComplexityRoot.Organization.Sites == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_sites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Sites(childComplexity, args["page"].(*string), args["limit"].(*int), args["space"].(*string), args["title"].(*string), args["published"].(*bool), args["type"].([]store.SiteType)), true
 	case "Organization.spaces":
 		if e.ComplexityRoot.Organization.Spaces == nil {
 			break
@@ -741,6 +1210,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
 
+	case "PublishedContentSite.object":
+		if e.ComplexityRoot.PublishedContentSite.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Object(childComplexity), true
+	case "PublishedContentSite.site":
+		if e.ComplexityRoot.PublishedContentSite.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Site(childComplexity), true
+	case "PublishedContentSite.structure":
+		if e.ComplexityRoot.PublishedContentSite.Structure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Structure(childComplexity), true
+
 	case "Query.organization":
 		if e.ComplexityRoot.Query.Organization == nil {
 			break
@@ -763,6 +1251,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Organizations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Query.publishedContentSite":
+		if e.ComplexityRoot.Query.PublishedContentSite == nil {
+			break
+		}
+
+		args, err := ec.field_Query_publishedContentSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PublishedContentSite(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["shareKey"].(*string)), true
+	case "Query.site":
+		if e.ComplexityRoot.Query.Site == nil {
+			break
+		}
+
+		args, err := ec.field_Query_site_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Site(childComplexity, args["organizationId"].(string), args["id"].(string), args["shareKey"].(*string)), true
+	case "Query.siteAdaptiveTemplateConditions":
+		if e.ComplexityRoot.Query.SiteAdaptiveTemplateConditions == nil {
+			break
+		}
+
+		args, err := ec.field_Query_siteAdaptiveTemplateConditions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.SiteAdaptiveTemplateConditions(childComplexity, args["organizationId"].(string), args["siteId"].(string)), true
 	case "Query.space":
 		if e.ComplexityRoot.Query.Space == nil {
 			break
@@ -780,6 +1301,537 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "Site.adaptiveContent":
+		if e.ComplexityRoot.Site.AdaptiveContent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.AdaptiveContent(childComplexity), true
+	case "Site.adaptiveSchema":
+		if e.ComplexityRoot.Site.AdaptiveSchema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.AdaptiveSchema(childComplexity), true
+	case "Site.agentsContext":
+		if e.ComplexityRoot.Site.AgentsContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.AgentsContext(childComplexity), true
+	case "Site.basename":
+		if e.ComplexityRoot.Site.Basename == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Basename(childComplexity), true
+	case "Site.createdAt":
+		if e.ComplexityRoot.Site.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.CreatedAt(childComplexity), true
+	case "Site.features":
+		if e.ComplexityRoot.Site.Features == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Features(childComplexity), true
+	case "Site.hostname":
+		if e.ComplexityRoot.Site.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Hostname(childComplexity), true
+	case "Site.id":
+		if e.ComplexityRoot.Site.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.ID(childComplexity), true
+	case "Site.object":
+		if e.ComplexityRoot.Site.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Object(childComplexity), true
+	case "Site.proxy":
+		if e.ComplexityRoot.Site.Proxy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Proxy(childComplexity), true
+	case "Site.published":
+		if e.ComplexityRoot.Site.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Published(childComplexity), true
+	case "Site.sectionGroups":
+		if e.ComplexityRoot.Site.SectionGroups == nil {
+			break
+		}
+
+		args, err := ec.field_Site_sectionGroups_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.SectionGroups(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Site.sections":
+		if e.ComplexityRoot.Site.Sections == nil {
+			break
+		}
+
+		args, err := ec.field_Site_sections_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.Sections(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Site.shareKey":
+		if e.ComplexityRoot.Site.ShareKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.ShareKey(childComplexity), true
+	case "Site.siteSpaceList":
+		if e.ComplexityRoot.Site.SiteSpaceList == nil {
+			break
+		}
+
+		args, err := ec.field_Site_siteSpaceList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.SiteSpaceList(childComplexity, args["page"].(*string), args["limit"].(*int), args["default"].(*bool)), true
+	case "Site.siteSpaces":
+		if e.ComplexityRoot.Site.SiteSpaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.SiteSpaces(childComplexity), true
+	case "Site.structure":
+		if e.ComplexityRoot.Site.Structure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Structure(childComplexity), true
+	case "Site.title":
+		if e.ComplexityRoot.Site.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Title(childComplexity), true
+	case "Site.type":
+		if e.ComplexityRoot.Site.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Type(childComplexity), true
+	case "Site.urls":
+		if e.ComplexityRoot.Site.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Urls(childComplexity), true
+	case "Site.visibility":
+		if e.ComplexityRoot.Site.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Visibility(childComplexity), true
+
+	case "SiteAdaptiveContent.enabled":
+		if e.ComplexityRoot.SiteAdaptiveContent.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveContent.Enabled(childComplexity), true
+
+	case "SiteAdaptiveSchema.jsonSchema":
+		if e.ComplexityRoot.SiteAdaptiveSchema.JSONSchema == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveSchema.JSONSchema(childComplexity), true
+	case "SiteAdaptiveSchema.object":
+		if e.ComplexityRoot.SiteAdaptiveSchema.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveSchema.Object(childComplexity), true
+	case "SiteAdaptiveSchema.updatedAt":
+		if e.ComplexityRoot.SiteAdaptiveSchema.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveSchema.UpdatedAt(childComplexity), true
+
+	case "SiteAdaptiveTemplateCondition.condition":
+		if e.ComplexityRoot.SiteAdaptiveTemplateCondition.Condition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveTemplateCondition.Condition(childComplexity), true
+	case "SiteAdaptiveTemplateCondition.description":
+		if e.ComplexityRoot.SiteAdaptiveTemplateCondition.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveTemplateCondition.Description(childComplexity), true
+
+	case "SiteAdaptiveTemplateConditionList.items":
+		if e.ComplexityRoot.SiteAdaptiveTemplateConditionList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteAdaptiveTemplateConditionList.Items(childComplexity), true
+
+	case "SiteFeature.frozen":
+		if e.ComplexityRoot.SiteFeature.Frozen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFeature.Frozen(childComplexity), true
+	case "SiteFeature.id":
+		if e.ComplexityRoot.SiteFeature.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFeature.ID(childComplexity), true
+	case "SiteFeature.plan":
+		if e.ComplexityRoot.SiteFeature.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteFeature.Plan(childComplexity), true
+
+	case "SiteList.count":
+		if e.ComplexityRoot.SiteList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteList.Count(childComplexity), true
+	case "SiteList.items":
+		if e.ComplexityRoot.SiteList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteList.Items(childComplexity), true
+	case "SiteList.next":
+		if e.ComplexityRoot.SiteList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteList.Next(childComplexity), true
+	case "SiteList.pageInfo":
+		if e.ComplexityRoot.SiteList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteList.PageInfo(childComplexity), true
+
+	case "SiteProxy.origin":
+		if e.ComplexityRoot.SiteProxy.Origin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteProxy.Origin(childComplexity), true
+	case "SiteProxy.target":
+		if e.ComplexityRoot.SiteProxy.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteProxy.Target(childComplexity), true
+
+	case "SiteSection.condition":
+		if e.ComplexityRoot.SiteSection.Condition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Condition(childComplexity), true
+	case "SiteSection.description":
+		if e.ComplexityRoot.SiteSection.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Description(childComplexity), true
+	case "SiteSection.sectionGroup":
+		if e.ComplexityRoot.SiteSection.GroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.GroupID(childComplexity), true
+	case "SiteSection.id":
+		if e.ComplexityRoot.SiteSection.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.ID(childComplexity), true
+	case "SiteSection.icon":
+		if e.ComplexityRoot.SiteSection.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Icon(childComplexity), true
+	case "SiteSection.default":
+		if e.ComplexityRoot.SiteSection.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.IsDefault(childComplexity), true
+	case "SiteSection.object":
+		if e.ComplexityRoot.SiteSection.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Object(childComplexity), true
+	case "SiteSection.path":
+		if e.ComplexityRoot.SiteSection.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Path(childComplexity), true
+	case "SiteSection.siteSpaces":
+		if e.ComplexityRoot.SiteSection.SiteSpaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.SiteSpaces(childComplexity), true
+	case "SiteSection.title":
+		if e.ComplexityRoot.SiteSection.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Title(childComplexity), true
+	case "SiteSection.urls":
+		if e.ComplexityRoot.SiteSection.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSection.Urls(childComplexity), true
+
+	case "SiteSectionGroup.children":
+		if e.ComplexityRoot.SiteSectionGroup.Children == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.Children(childComplexity), true
+	case "SiteSectionGroup.id":
+		if e.ComplexityRoot.SiteSectionGroup.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.ID(childComplexity), true
+	case "SiteSectionGroup.icon":
+		if e.ComplexityRoot.SiteSectionGroup.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.Icon(childComplexity), true
+	case "SiteSectionGroup.object":
+		if e.ComplexityRoot.SiteSectionGroup.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.Object(childComplexity), true
+	case "SiteSectionGroup.sectionGroup":
+		if e.ComplexityRoot.SiteSectionGroup.ParentGroupID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.ParentGroupID(childComplexity), true
+	case "SiteSectionGroup.sections":
+		if e.ComplexityRoot.SiteSectionGroup.Sections == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.Sections(childComplexity), true
+	case "SiteSectionGroup.title":
+		if e.ComplexityRoot.SiteSectionGroup.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroup.Title(childComplexity), true
+
+	case "SiteSectionGroupList.count":
+		if e.ComplexityRoot.SiteSectionGroupList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.Count(childComplexity), true
+	case "SiteSectionGroupList.items":
+		if e.ComplexityRoot.SiteSectionGroupList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.Items(childComplexity), true
+	case "SiteSectionGroupList.next":
+		if e.ComplexityRoot.SiteSectionGroupList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.Next(childComplexity), true
+	case "SiteSectionGroupList.pageInfo":
+		if e.ComplexityRoot.SiteSectionGroupList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.PageInfo(childComplexity), true
+
+	case "SiteSectionList.count":
+		if e.ComplexityRoot.SiteSectionList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.Count(childComplexity), true
+	case "SiteSectionList.items":
+		if e.ComplexityRoot.SiteSectionList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.Items(childComplexity), true
+	case "SiteSectionList.next":
+		if e.ComplexityRoot.SiteSectionList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.Next(childComplexity), true
+	case "SiteSectionList.pageInfo":
+		if e.ComplexityRoot.SiteSectionList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.PageInfo(childComplexity), true
+
+	case "SiteSectionURLs.published":
+		if e.ComplexityRoot.SiteSectionURLs.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionURLs.Published(childComplexity), true
+
+	case "SiteSpace.condition":
+		if e.ComplexityRoot.SiteSpace.Condition == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Condition(childComplexity), true
+	case "SiteSpace.id":
+		if e.ComplexityRoot.SiteSpace.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.ID(childComplexity), true
+	case "SiteSpace.default":
+		if e.ComplexityRoot.SiteSpace.IsDefault == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.IsDefault(childComplexity), true
+	case "SiteSpace.object":
+		if e.ComplexityRoot.SiteSpace.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Object(childComplexity), true
+	case "SiteSpace.path":
+		if e.ComplexityRoot.SiteSpace.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Path(childComplexity), true
+	case "SiteSpace.section":
+		if e.ComplexityRoot.SiteSpace.SectionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.SectionID(childComplexity), true
+	case "SiteSpace.space":
+		if e.ComplexityRoot.SiteSpace.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Space(childComplexity), true
+	case "SiteSpace.title":
+		if e.ComplexityRoot.SiteSpace.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Title(childComplexity), true
+	case "SiteSpace.urls":
+		if e.ComplexityRoot.SiteSpace.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Urls(childComplexity), true
+
+	case "SiteSpaceList.count":
+		if e.ComplexityRoot.SiteSpaceList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.Count(childComplexity), true
+	case "SiteSpaceList.items":
+		if e.ComplexityRoot.SiteSpaceList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.Items(childComplexity), true
+	case "SiteSpaceList.next":
+		if e.ComplexityRoot.SiteSpaceList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.Next(childComplexity), true
+	case "SiteSpaceList.pageInfo":
+		if e.ComplexityRoot.SiteSpaceList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.PageInfo(childComplexity), true
+
+	case "SiteSpaceURLs.published":
+		if e.ComplexityRoot.SiteSpaceURLs.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceURLs.Published(childComplexity), true
+
+	case "SiteStructure.structure":
+		if e.ComplexityRoot.SiteStructure.Structure == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteStructure.Structure(childComplexity), true
+	case "SiteStructure.type":
+		if e.ComplexityRoot.SiteStructure.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteStructure.Type(childComplexity), true
+
+	case "SiteURLs.app":
+		if e.ComplexityRoot.SiteURLs.App == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteURLs.App(childComplexity), true
+	case "SiteURLs.location":
+		if e.ComplexityRoot.SiteURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteURLs.Location(childComplexity), true
+	case "SiteURLs.published":
+		if e.ComplexityRoot.SiteURLs.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteURLs.Published(childComplexity), true
 
 	case "Space.changeRequests":
 		if e.ComplexityRoot.Space.ChangeRequests == nil {
@@ -1077,13 +2129,34 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputAddSectionToGroupInput,
 		ec.unmarshalInputCreateOrganizationInput,
+		ec.unmarshalInputCreateSiteInput,
+		ec.unmarshalInputCreateSiteSectionGroupInput,
+		ec.unmarshalInputCreateSiteSectionInput,
+		ec.unmarshalInputCreateSiteSpaceInput,
 		ec.unmarshalInputCreateSpaceInput,
 		ec.unmarshalInputMergeRuleInput,
 		ec.unmarshalInputMergeRulesInput,
+		ec.unmarshalInputMoveSiteSectionGroupInput,
+		ec.unmarshalInputMoveSiteSectionInput,
+		ec.unmarshalInputMoveSiteSpaceInput,
 		ec.unmarshalInputOrganizationDefaultContentInput,
+		ec.unmarshalInputSiteAdaptiveContentInput,
+		ec.unmarshalInputSiteSectionMovePosition,
+		ec.unmarshalInputSiteSectionPointer,
+		ec.unmarshalInputSiteSpaceMovePosition,
+		ec.unmarshalInputSiteSpacePointer,
+		ec.unmarshalInputSiteStructureItemPointer,
+		ec.unmarshalInputSiteStructureMovePosition,
+		ec.unmarshalInputSortSiteStructureInput,
 		ec.unmarshalInputUpdateAgentInstructionsInput,
 		ec.unmarshalInputUpdateOrganizationInput,
+		ec.unmarshalInputUpdateSiteAdaptiveSchemaInput,
+		ec.unmarshalInputUpdateSiteInput,
+		ec.unmarshalInputUpdateSiteSectionGroupInput,
+		ec.unmarshalInputUpdateSiteSectionInput,
+		ec.unmarshalInputUpdateSiteSpaceInput,
 		ec.unmarshalInputUpdateSpaceInput,
 	)
 	first := true
@@ -1370,6 +2443,8 @@ type Organization {
   agentInstructions: AgentInstructions!
   "The organization's spaces, oldest first (deleted ones are not listed)."
   spaces(page: String, limit: Int): SpaceList!
+  "The organization's sites, oldest first: those publishing ` + "`" + `space` + "`" + `, whose title contains ` + "`" + `title` + "`" + `, ` + "`" + `published` + "`" + ` or not, of these types."
+  sites(page: String, limit: Int, space: ID, title: String, published: Boolean, type: [SiteType!]): SiteList!
 }
 
 "The kind of organization."
@@ -1645,6 +2720,419 @@ input UpdateSpaceInput {
 }
 
 # ---------------------------------------------------------------------------
+# Sites and their structure
+# ---------------------------------------------------------------------------
+
+"Who can read a published site: ` + "`" + `public` + "`" + `, ` + "`" + `unlisted` + "`" + `, ` + "`" + `share-link` + "`" + ` or ` + "`" + `visitor-auth` + "`" + `."
+scalar SiteVisibility
+
+"A site's plan: ` + "`" + `basic` + "`" + `, ` + "`" + `premium` + "`" + `, ` + "`" + `ultimate` + "`" + `, ` + "`" + `sponsored` + "`" + `, ` + "`" + `legacy-basic` + "`" + ` or ` + "`" + `legacy-premium` + "`" + `."
+scalar SiteType
+
+"Whether the docs agent may read a site."
+enum SiteAgentsContext {
+  "The agent cannot access the site."
+  excluded
+  "The agent can access the site."
+  included
+}
+
+"A published docs site, built from sections, section groups and site spaces."
+type Site {
+  "Always ` + "`" + `site` + "`" + `."
+  object: String!
+  id: ID!
+  type: SiteType!
+  "2 to 128 characters."
+  title: String!
+  "Custom hostname, such as docs.example.com."
+  hostname: String
+  "The site's path under the organization's published address, 1 to 100 characters."
+  basename: String
+  "Where the site is served from another domain's path."
+  proxy: SiteProxy
+  visibility: SiteVisibility!
+  "Whether the site is live for the audience its visibility sets."
+  published: Boolean!
+  "Number of site spaces."
+  siteSpaces: Int!
+  createdAt: DateTime!
+  adaptiveContent: SiteAdaptiveContent!
+  agentsContext: SiteAgentsContext!
+  "Premium features enabled on the site (none on a self-hosted instance)."
+  features: [SiteFeature!]!
+  urls: SiteURLs!
+  "The secret of share-link access; visible to those who may manage the site."
+  shareKey: String
+  """
+  The structure at the root of the site, in order: section groups (with their
+  children) and the sections outside groups, or the site spaces of a site
+  without sections.
+  """
+  structure: SiteStructure!
+  "Every section group of the site, in structure order (depth first)."
+  sectionGroups(page: String, limit: Int): SiteSectionGroupList!
+  "Every section of the site, in structure order (depth first)."
+  sections(page: String, limit: Int): SiteSectionList!
+  """
+  Every site space of the site, in structure order. ` + "`" + `default` + "`" + `: true lists only
+  the default site space, false only the others.
+  """
+  siteSpaceList(page: String, limit: Int, default: Boolean): SiteSpaceList!
+  "The visitor schema of adaptive content; null until one is set."
+  adaptiveSchema: SiteAdaptiveSchema
+}
+
+"Where a site is served through a proxy."
+type SiteProxy {
+  "The address requests come to, such as example.com/docs."
+  origin: String!
+  "The address they are proxied to."
+  target: String!
+}
+
+"Adaptive content settings."
+type SiteAdaptiveContent {
+  enabled: Boolean!
+}
+
+"A premium feature of a site."
+type SiteFeature {
+  id: String!
+  plan: SiteType!
+  frozen: Boolean!
+}
+
+"Addresses of a site."
+type SiteURLs {
+  "The site in the API."
+  location: String!
+  "The site in the application."
+  app: String!
+  "The published site; only when it is published (and, for share-link sites, the share key was given)."
+  published: String
+}
+
+"The structure of a site: sections and groups, or site spaces when it has no sections."
+type SiteStructure {
+  "` + "`" + `sections` + "`" + ` or ` + "`" + `siteSpaces` + "`" + `."
+  type: String!
+  structure: [SiteStructureItem!]!
+}
+
+"An item of a site's structure."
+union SiteStructureItem = SiteSection | SiteSectionGroup | SiteSpace
+
+"A child of a section group."
+union SiteSectionGroupChild = SiteSection | SiteSectionGroup
+
+"A group of sections (and of other groups) in a site."
+type SiteSectionGroup {
+  "Always ` + "`" + `site-section-group` + "`" + `."
+  object: String!
+  id: ID!
+  "1 to 100 characters."
+  title: String!
+  "The parent group, when nested."
+  sectionGroup: ID
+  "An icon name, at most 50 characters."
+  icon: String
+  "The sections and groups in this group, in order."
+  children: [SiteSectionGroupChild!]!
+  "The sections directly in this group."
+  sections: [SiteSection!]! @deprecated(reason: "Use children.")
+}
+
+"A section of a site; its site spaces are its variants."
+type SiteSection {
+  "Always ` + "`" + `site-section` + "`" + `."
+  object: String!
+  id: ID!
+  "2 to 128 characters."
+  title: String!
+  "At most 256 characters."
+  description: String
+  "Whether this is the site's default section."
+  default: Boolean!
+  "Path of the section in the site, 1 to 100 characters."
+  path: String!
+  "An expression deciding whether a visitor sees the section; at most 1024 characters."
+  condition: String
+  "The group the section is in."
+  sectionGroup: ID
+  "The section's site spaces, in order."
+  siteSpaces: [SiteSpace!]!
+  urls: SiteSectionURLs!
+  "An icon name, at most 50 characters."
+  icon: String
+}
+
+"Addresses of a section."
+type SiteSectionURLs {
+  "The published section; only when the site is published."
+  published: String
+}
+
+"A space published in a site."
+type SiteSpace {
+  "Always ` + "`" + `site-space` + "`" + `."
+  object: String!
+  "Id of the site space (not of the space)."
+  id: ID!
+  "Path of the space in the site (or its section), 1 to 100 characters."
+  path: String!
+  "Id of the section, when the site has sections."
+  section: ID
+  space: Space!
+  "The space's title."
+  title: String!
+  "Whether this is the default site space of its section (or of the site)."
+  default: Boolean!
+  "An expression deciding whether a visitor sees the site space; at most 1024 characters."
+  condition: String
+  urls: SiteSpaceURLs!
+}
+
+"Addresses of a site space."
+type SiteSpaceURLs {
+  "The published site space; only when the site is published."
+  published: String
+}
+
+"The JSON Schema (draft-07) of the claims adaptive content receives about a visitor."
+type SiteAdaptiveSchema {
+  "Always ` + "`" + `site-adaptive-schema` + "`" + `."
+  object: String!
+  jsonSchema: JSONObject!
+  updatedAt: DateTime!
+}
+
+"A condition suggested by a site's visitor schema."
+type SiteAdaptiveTemplateCondition {
+  description: String!
+  condition: String!
+}
+
+"A list of template conditions."
+type SiteAdaptiveTemplateConditionList {
+  items: [SiteAdaptiveTemplateCondition!]!
+}
+
+"A site as its visitors get it."
+type PublishedContentSite {
+  "Always ` + "`" + `published-content-site` + "`" + `."
+  object: String!
+  site: Site!
+  structure: SiteStructure!
+}
+
+"A page of sites."
+type SiteList {
+  items: [Site!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A page of section groups."
+type SiteSectionGroupList {
+  items: [SiteSectionGroup!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A page of sections."
+type SiteSectionList {
+  items: [SiteSection!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A page of site spaces."
+type SiteSpaceList {
+  items: [SiteSpace!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A new site."
+input CreateSiteInput {
+  "Defaults to ` + "`" + `basic` + "`" + `."
+  type: SiteType
+  "2 to 128 characters; defaults to \"Untitled site\"."
+  title: String
+  "Defaults to ` + "`" + `public` + "`" + `."
+  visibility: SiteVisibility
+  "Ids of spaces to publish in the site."
+  spaces: [ID!]
+}
+
+"Changes to a site; absent fields are left as they are."
+input UpdateSiteInput {
+  "2 to 128 characters."
+  title: String
+  visibility: SiteVisibility
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
+  basename: String
+  "A custom hostname such as docs.example.com (at most 512 characters); null removes it."
+  hostname: String
+  adaptiveContent: SiteAdaptiveContentInput
+  agentsContext: SiteAgentsContext
+  "Site space to make the default at the root level (in the default section when there are sections)."
+  defaultSiteSpace: ID
+  "Section to make the default."
+  defaultSiteSection: ID
+  "Host the site under a path of another domain, such as example.com/docs (at most 512 characters); null removes the proxy."
+  proxy: String
+}
+
+"Adaptive content settings to set."
+input SiteAdaptiveContentInput {
+  enabled: Boolean!
+}
+
+"A new visitor schema."
+input UpdateSiteAdaptiveSchemaInput {
+  "A JSON Schema (draft-07) of an object whose properties are the visitor's claims."
+  jsonSchema: JSONObject!
+}
+
+"A new section group."
+input CreateSiteSectionGroupInput {
+  "1 to 100 characters."
+  title: String!
+  "An icon name (at most 50 characters), or null."
+  icon: String
+  "Ids of sections to move into the group, in order."
+  sections: [ID!]
+  "Id of the group to nest this one in (groups nest at most 3 deep); absent: the site root."
+  parent: ID
+}
+
+"Changes to a section group."
+input UpdateSiteSectionGroupInput {
+  "1 to 100 characters."
+  title: String
+  "An icon name (at most 50 characters); null removes it."
+  icon: String
+}
+
+"A section to add to a group."
+input AddSectionToGroupInput {
+  sectionId: ID!
+}
+
+"A new section."
+input CreateSiteSectionInput {
+  "The space published as the section's first site space."
+  spaceId: ID!
+  "2 to 128 characters; defaults to the space's title."
+  title: String
+  "An icon name (at most 50 characters), or null."
+  icon: String
+}
+
+"Changes to a section."
+input UpdateSiteSectionInput {
+  "2 to 128 characters."
+  title: String
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `; unique in the site."
+  path: String
+  "A site space of this section to make its default."
+  defaultSiteSpace: ID
+  "At most 1024 characters; null removes it, absent keeps it."
+  condition: String
+  "An icon name (at most 50 characters); null removes it."
+  icon: String
+  "At most 256 characters; null removes it."
+  description: String
+}
+
+"A space to publish in a site."
+input CreateSiteSpaceInput {
+  spaceId: ID!
+  "The section to add it to; absent: the default section, or the root when the site has no sections."
+  sectionId: ID
+}
+
+"Changes to a site space."
+input UpdateSiteSpaceInput {
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
+  path: String
+  "At most 1024 characters; null removes it, absent keeps it."
+  condition: String
+  "Point the site space to another space; absent keeps the space."
+  spaceId: ID
+}
+
+"Where to move a section."
+input MoveSiteSectionInput {
+  "Absent: move to the end of the site."
+  position: SiteSectionMovePosition
+}
+
+"A position relative to a section: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteSectionMovePosition {
+  before: SiteSectionPointer
+  after: SiteSectionPointer
+}
+
+"Points at a section."
+input SiteSectionPointer {
+  "Must be ` + "`" + `site-section` + "`" + `."
+  type: String!
+  siteSection: ID!
+}
+
+"Where to move a site space."
+input MoveSiteSpaceInput {
+  "Absent: move to the end of its section."
+  position: SiteSpaceMovePosition
+}
+
+"A position relative to a site space: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteSpaceMovePosition {
+  before: SiteSpacePointer
+  after: SiteSpacePointer
+}
+
+"Points at a site space."
+input SiteSpacePointer {
+  "Must be ` + "`" + `site-space` + "`" + `."
+  type: String!
+  siteSpace: ID!
+}
+
+"Where to move a section group."
+input MoveSiteSectionGroupInput {
+  "Absent: move to the end of the site."
+  position: SiteStructureMovePosition
+}
+
+"A position relative to an item of the structure: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteStructureMovePosition {
+  before: SiteStructureItemPointer
+  after: SiteStructureItemPointer
+}
+
+"Points at an item of a site's structure."
+input SiteStructureItemPointer {
+  "` + "`" + `site-space` + "`" + `, ` + "`" + `site-section` + "`" + ` or ` + "`" + `site-section-group` + "`" + `."
+  type: String!
+  id: ID!
+}
+
+"An item of the structure to move, and where."
+input SortSiteStructureInput {
+  item: SiteStructureItemPointer!
+  "Absent: the end of the item's container."
+  position: SiteStructureMovePosition
+}
+
+# ---------------------------------------------------------------------------
 # Root fields
 # ---------------------------------------------------------------------------
 
@@ -1657,6 +3145,12 @@ type Query {
   organization(id: ID!): Organization
   "A space. ` + "`" + `shareKey` + "`" + ` resolves published addresses of share-link content."
   space(id: ID!, shareKey: String): Space
+  "A site of an organization. ` + "`" + `shareKey` + "`" + ` resolves published addresses of share-link sites."
+  site(organizationId: ID!, id: ID!, shareKey: String): Site
+  "A published site as its visitors get it."
+  publishedContentSite(organizationId: ID!, siteId: ID!, shareKey: String): PublishedContentSite
+  "The template conditions a site's visitor schema suggests."
+  siteAdaptiveTemplateConditions(organizationId: ID!, siteId: ID!): SiteAdaptiveTemplateConditionList!
 }
 
 type Mutation {
@@ -1681,6 +3175,49 @@ type Mutation {
   duplicateSpace(id: ID!): Space!
   "Restores a space deleted less than 7 days ago."
   restoreSpace(id: ID!): Space!
+
+  "Creates a site."
+  createSite(organizationId: ID!, input: CreateSiteInput!): Site!
+  "Updates a site."
+  updateSite(organizationId: ID!, id: ID!, input: UpdateSiteInput!): Site!
+  "Deletes a site and its structure. True when a site was deleted."
+  deleteSite(organizationId: ID!, id: ID!): Boolean!
+  "Makes a site live for its audience."
+  publishSite(organizationId: ID!, id: ID!): Site!
+  "Takes a site offline."
+  unpublishSite(organizationId: ID!, id: ID!): Site!
+  "Sets the visitor schema of a site's adaptive content."
+  updateSiteAdaptiveSchema(organizationId: ID!, siteId: ID!, input: UpdateSiteAdaptiveSchemaInput!): SiteAdaptiveSchema!
+  "Adds a section group."
+  createSiteSectionGroup(organizationId: ID!, siteId: ID!, input: CreateSiteSectionGroupInput!): SiteSectionGroup!
+  "Updates a section group."
+  updateSiteSectionGroup(organizationId: ID!, siteId: ID!, id: ID!, input: UpdateSiteSectionGroupInput!): SiteSectionGroup!
+  "Deletes a section group; its children move to where it was. True when a group was deleted."
+  deleteSiteSectionGroup(organizationId: ID!, siteId: ID!, id: ID!): Boolean!
+  "Moves a section group before or after a section or group."
+  moveSiteSectionGroup(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSectionGroupInput!): SiteSectionGroup!
+  "Moves a section into a group (at its end)."
+  addSectionToGroup(organizationId: ID!, siteId: ID!, groupId: ID!, input: AddSectionToGroupInput!): SiteSectionGroup!
+  "Takes a section out of a group, placing it just after the group. True when it was in the group."
+  removeSectionFromGroup(organizationId: ID!, siteId: ID!, groupId: ID!, sectionId: ID!): Boolean!
+  "Adds a section with a first site space."
+  createSiteSection(organizationId: ID!, siteId: ID!, input: CreateSiteSectionInput!): SiteSection!
+  "Updates a section."
+  updateSiteSection(organizationId: ID!, siteId: ID!, id: ID!, input: UpdateSiteSectionInput!): SiteSection!
+  "Deletes a section and its site spaces. True when a section was deleted."
+  deleteSiteSection(organizationId: ID!, siteId: ID!, id: ID!): Boolean!
+  "Moves a section before or after another section."
+  moveSiteSection(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSectionInput!): SiteSection!
+  "Publishes a space in a site."
+  createSiteSpace(organizationId: ID!, siteId: ID!, input: CreateSiteSpaceInput!): SiteSpace!
+  "Updates a site space."
+  updateSiteSpace(organizationId: ID!, siteId: ID!, id: ID!, input: UpdateSiteSpaceInput!): SiteSpace!
+  "Removes a site space. True when one was removed."
+  deleteSiteSpace(organizationId: ID!, siteId: ID!, id: ID!): Boolean!
+  "Moves a site space before or after another site space."
+  moveSiteSpace(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSpaceInput!): SiteSpace!
+  "Moves any item of a site's structure before or after another."
+  sortSiteStructure(organizationId: ID!, siteId: ID!, input: SortSiteStructureInput!): SiteStructureItem!
 }
 `, BuiltIn: false},
 }
@@ -1790,6 +3327,8 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_agentInstructions(ctx, field)
 	case "spaces":
 		return ec.fieldContext_Organization_spaces(ctx, field)
+	case "sites":
+		return ec.fieldContext_Organization_sites(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
@@ -1878,6 +3417,292 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PublishedContentSite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_PublishedContentSite_object(ctx, field)
+	case "site":
+		return ec.fieldContext_PublishedContentSite_site(ctx, field)
+	case "structure":
+		return ec.fieldContext_PublishedContentSite_structure(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublishedContentSite", field.Name)
+}
+
+func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_Site_object(ctx, field)
+	case "id":
+		return ec.fieldContext_Site_id(ctx, field)
+	case "type":
+		return ec.fieldContext_Site_type(ctx, field)
+	case "title":
+		return ec.fieldContext_Site_title(ctx, field)
+	case "hostname":
+		return ec.fieldContext_Site_hostname(ctx, field)
+	case "basename":
+		return ec.fieldContext_Site_basename(ctx, field)
+	case "proxy":
+		return ec.fieldContext_Site_proxy(ctx, field)
+	case "visibility":
+		return ec.fieldContext_Site_visibility(ctx, field)
+	case "published":
+		return ec.fieldContext_Site_published(ctx, field)
+	case "siteSpaces":
+		return ec.fieldContext_Site_siteSpaces(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Site_createdAt(ctx, field)
+	case "adaptiveContent":
+		return ec.fieldContext_Site_adaptiveContent(ctx, field)
+	case "agentsContext":
+		return ec.fieldContext_Site_agentsContext(ctx, field)
+	case "features":
+		return ec.fieldContext_Site_features(ctx, field)
+	case "urls":
+		return ec.fieldContext_Site_urls(ctx, field)
+	case "shareKey":
+		return ec.fieldContext_Site_shareKey(ctx, field)
+	case "structure":
+		return ec.fieldContext_Site_structure(ctx, field)
+	case "sectionGroups":
+		return ec.fieldContext_Site_sectionGroups(ctx, field)
+	case "sections":
+		return ec.fieldContext_Site_sections(ctx, field)
+	case "siteSpaceList":
+		return ec.fieldContext_Site_siteSpaceList(ctx, field)
+	case "adaptiveSchema":
+		return ec.fieldContext_Site_adaptiveSchema(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteAdaptiveContent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_SiteAdaptiveContent_enabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteAdaptiveContent", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteAdaptiveSchema(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SiteAdaptiveSchema_object(ctx, field)
+	case "jsonSchema":
+		return ec.fieldContext_SiteAdaptiveSchema_jsonSchema(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_SiteAdaptiveSchema_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteAdaptiveSchema", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteAdaptiveTemplateCondition(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "description":
+		return ec.fieldContext_SiteAdaptiveTemplateCondition_description(ctx, field)
+	case "condition":
+		return ec.fieldContext_SiteAdaptiveTemplateCondition_condition(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteAdaptiveTemplateCondition", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteAdaptiveTemplateConditionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteAdaptiveTemplateConditionList_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteAdaptiveTemplateConditionList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteFeature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SiteFeature_id(ctx, field)
+	case "plan":
+		return ec.fieldContext_SiteFeature_plan(ctx, field)
+	case "frozen":
+		return ec.fieldContext_SiteFeature_frozen(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteFeature", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_SiteList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SiteList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SiteList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteProxy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "origin":
+		return ec.fieldContext_SiteProxy_origin(ctx, field)
+	case "target":
+		return ec.fieldContext_SiteProxy_target(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteProxy", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SiteSection_object(ctx, field)
+	case "id":
+		return ec.fieldContext_SiteSection_id(ctx, field)
+	case "title":
+		return ec.fieldContext_SiteSection_title(ctx, field)
+	case "description":
+		return ec.fieldContext_SiteSection_description(ctx, field)
+	case "default":
+		return ec.fieldContext_SiteSection_default(ctx, field)
+	case "path":
+		return ec.fieldContext_SiteSection_path(ctx, field)
+	case "condition":
+		return ec.fieldContext_SiteSection_condition(ctx, field)
+	case "sectionGroup":
+		return ec.fieldContext_SiteSection_sectionGroup(ctx, field)
+	case "siteSpaces":
+		return ec.fieldContext_SiteSection_siteSpaces(ctx, field)
+	case "urls":
+		return ec.fieldContext_SiteSection_urls(ctx, field)
+	case "icon":
+		return ec.fieldContext_SiteSection_icon(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSection", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSectionGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SiteSectionGroup_object(ctx, field)
+	case "id":
+		return ec.fieldContext_SiteSectionGroup_id(ctx, field)
+	case "title":
+		return ec.fieldContext_SiteSectionGroup_title(ctx, field)
+	case "sectionGroup":
+		return ec.fieldContext_SiteSectionGroup_sectionGroup(ctx, field)
+	case "icon":
+		return ec.fieldContext_SiteSectionGroup_icon(ctx, field)
+	case "children":
+		return ec.fieldContext_SiteSectionGroup_children(ctx, field)
+	case "sections":
+		return ec.fieldContext_SiteSectionGroup_sections(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionGroup", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSectionGroupList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteSectionGroupList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SiteSectionGroupList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SiteSectionGroupList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionGroupList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSectionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteSectionList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_SiteSectionList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SiteSectionList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SiteSectionList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSectionURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "published":
+		return ec.fieldContext_SiteSectionURLs_published(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSpace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SiteSpace_object(ctx, field)
+	case "id":
+		return ec.fieldContext_SiteSpace_id(ctx, field)
+	case "path":
+		return ec.fieldContext_SiteSpace_path(ctx, field)
+	case "section":
+		return ec.fieldContext_SiteSpace_section(ctx, field)
+	case "space":
+		return ec.fieldContext_SiteSpace_space(ctx, field)
+	case "title":
+		return ec.fieldContext_SiteSpace_title(ctx, field)
+	case "default":
+		return ec.fieldContext_SiteSpace_default(ctx, field)
+	case "condition":
+		return ec.fieldContext_SiteSpace_condition(ctx, field)
+	case "urls":
+		return ec.fieldContext_SiteSpace_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSpace", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSpaceList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteSpaceList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_SiteSpaceList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SiteSpaceList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SiteSpaceList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSpaceList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteSpaceURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "published":
+		return ec.fieldContext_SiteSpaceURLs_published(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSpaceURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteStructure(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_SiteStructure_type(ctx, field)
+	case "structure":
+		return ec.fieldContext_SiteStructure_structure(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteStructure", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_SiteURLs_location(ctx, field)
+	case "app":
+		return ec.fieldContext_SiteURLs_app(ctx, field)
+	case "published":
+		return ec.fieldContext_SiteURLs_published(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_Space(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2126,6 +3951,44 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Mutation_addSectionToGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "groupId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddSectionToGroupInput, error) {
+			return ec.unmarshalNAddSectionToGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAddSectionToGroupInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2137,6 +4000,118 @@ func (ec *executionContext) field_Mutation_createOrganization_args(ctx context.C
 		return nil, err
 	}
 	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSiteSectionGroupInput, error) {
+			return ec.unmarshalNCreateSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSectionGroupInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSiteSection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSiteSectionInput, error) {
+			return ec.unmarshalNCreateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSiteSpaceInput, error) {
+			return ec.unmarshalNCreateSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSpaceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSiteInput, error) {
+			return ec.unmarshalNCreateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -2159,6 +4134,118 @@ func (ec *executionContext) field_Mutation_createSpace_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSiteSection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
 	return args, nil
 }
 
@@ -2190,6 +4277,180 @@ func (ec *executionContext) field_Mutation_duplicateSpace_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_moveSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MoveSiteSectionGroupInput, error) {
+			return ec.unmarshalNMoveSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSectionGroupInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_moveSiteSection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MoveSiteSectionInput, error) {
+			return ec.unmarshalNMoveSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_moveSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MoveSiteSpaceInput, error) {
+			return ec.unmarshalNMoveSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSpaceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_publishSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeSectionFromGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "groupId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["groupId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "sectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["sectionId"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2201,6 +4462,58 @@ func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_sortSiteStructure_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SortSiteStructureInput, error) {
+			return ec.unmarshalNSortSiteStructureInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSortSiteStructureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unpublishSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
 	return args, nil
 }
 
@@ -2248,6 +4561,180 @@ func (ec *executionContext) field_Mutation_updateOrganization_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateSiteAdaptiveSchema_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteAdaptiveSchemaInput, error) {
+			return ec.unmarshalNUpdateSiteAdaptiveSchemaInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteAdaptiveSchemaInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteSectionGroupInput, error) {
+			return ec.unmarshalNUpdateSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionGroupInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteSection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteSectionInput, error) {
+			return ec.unmarshalNUpdateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteSpaceInput, error) {
+			return ec.unmarshalNUpdateSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSpaceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteInput, error) {
+			return ec.unmarshalNUpdateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2267,6 +4754,60 @@ func (ec *executionContext) field_Mutation_updateSpace_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_sites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "space",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["space"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["title"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "published",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["published"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) ([]store.SiteType, error) {
+			return ec.unmarshalOSiteType2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteTypeᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg5
 	return args, nil
 }
 
@@ -2342,6 +4883,88 @@ func (ec *executionContext) field_Query_organizations_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_publishedContentSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "shareKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["shareKey"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_siteAdaptiveTemplateConditions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_site_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "shareKey",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["shareKey"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_space_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2361,6 +4984,80 @@ func (ec *executionContext) field_Query_space_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["shareKey"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_sectionGroups_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_sections_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_siteSpaceList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "default",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["default"] = arg2
 	return args, nil
 }
 
@@ -3070,6 +5767,930 @@ func (ec *executionContext) fieldContext_Mutation_restoreSpace(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSite(ctx, fc.Args["organizationId"].(string), fc.Args["input"].(model.CreateSiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.UpdateSiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_publishSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_publishSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PublishSite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_publishSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_publishSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unpublishSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unpublishSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnpublishSite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unpublishSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unpublishSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSiteAdaptiveSchema(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteAdaptiveSchema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteAdaptiveSchema(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.UpdateSiteAdaptiveSchemaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteAdaptiveSchema) graphql.Marshaler {
+			return ec.marshalNSiteAdaptiveSchema2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveSchema(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteAdaptiveSchema(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteAdaptiveSchema(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteAdaptiveSchema_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSiteSectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSiteSectionGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.CreateSiteSectionGroupInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSiteSectionGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteSectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteSectionGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.UpdateSiteSectionGroupInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteSectionGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSiteSectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSiteSectionGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSiteSectionGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_moveSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_moveSiteSectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MoveSiteSectionGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.MoveSiteSectionGroupInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_moveSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_moveSiteSectionGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addSectionToGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addSectionToGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddSectionToGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["groupId"].(string), fc.Args["input"].(model.AddSectionToGroupInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addSectionToGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addSectionToGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSectionFromGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSectionFromGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSectionFromGroup(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["groupId"].(string), fc.Args["sectionId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSectionFromGroup(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSectionFromGroup_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSiteSection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSiteSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSiteSection(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.CreateSiteSectionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSiteSection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSiteSection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSiteSection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteSection(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.UpdateSiteSectionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteSection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteSection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSiteSection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSiteSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSiteSection(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSiteSection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSiteSection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_moveSiteSection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_moveSiteSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MoveSiteSection(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.MoveSiteSectionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_moveSiteSection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_moveSiteSection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSiteSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSiteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSiteSpace(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.CreateSiteSpaceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSiteSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSiteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSiteSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteSpace(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.UpdateSiteSpaceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSiteSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSiteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSiteSpace(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSiteSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSiteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_moveSiteSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_moveSiteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MoveSiteSpace(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.MoveSiteSpaceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_moveSiteSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_moveSiteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_sortSiteStructure(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_sortSiteStructure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SortSiteStructure(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.SortSiteStructureInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.StructureItem) graphql.Marshaler {
+			return ec.marshalNSiteStructureItem2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_sortSiteStructure(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type SiteStructureItem does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_sortSiteStructure_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Organization_object(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3645,6 +7266,50 @@ func (ec *executionContext) fieldContext_Organization_spaces(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Organization_spaces_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_sites(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_sites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Sites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["space"].(*string), fc.Args["title"].(*string), fc.Args["published"].(*bool), fc.Args["type"].([]store.SiteType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteList) graphql.Marshaler {
+			return ec.marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_sites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_sites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4253,6 +7918,93 @@ func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, f
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PublishedContentSite_object(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedContentSite", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedContentSite_site(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublishedContentSite_structure(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_structure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Structure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteStructure) graphql.Marshaler {
+			return ec.marshalNSiteStructure2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_structure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteStructure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4417,6 +8169,138 @@ func (ec *executionContext) fieldContext_Query_space(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_site(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Site(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string), fc.Args["shareKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalOSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_site(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_site_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_publishedContentSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_publishedContentSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PublishedContentSite(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["shareKey"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishedContentSite) graphql.Marshaler {
+			return ec.marshalOPublishedContentSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentSite(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_publishedContentSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublishedContentSite(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_publishedContentSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_siteAdaptiveTemplateConditions(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_siteAdaptiveTemplateConditions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().SiteAdaptiveTemplateConditions(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteAdaptiveTemplateConditionList) graphql.Marshaler {
+			return ec.marshalNSiteAdaptiveTemplateConditionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateConditionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_siteAdaptiveTemplateConditions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteAdaptiveTemplateConditionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_siteAdaptiveTemplateConditions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4491,6 +8375,2194 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Site_object(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_id(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Site_type(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.SiteType) graphql.Marshaler {
+			return ec.marshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type SiteType does not have child fields"))
+}
+
+func (ec *executionContext) _Site_title(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_hostname(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_basename(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_basename(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Basename, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_basename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_proxy(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_proxy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Proxy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteProxy) graphql.Marshaler {
+			return ec.marshalOSiteProxy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteProxy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_proxy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteProxy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_visibility(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visibility, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.SiteVisibility) graphql.Marshaler {
+			return ec.marshalNSiteVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type SiteVisibility does not have child fields"))
+}
+
+func (ec *executionContext) _Site_published(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Site_siteSpaces(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_siteSpaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().SiteSpaces(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_siteSpaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Site_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Site_adaptiveContent(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_adaptiveContent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().AdaptiveContent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteAdaptiveContent) graphql.Marshaler {
+			return ec.marshalNSiteAdaptiveContent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveContent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_adaptiveContent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteAdaptiveContent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_agentsContext(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_agentsContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AgentsContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.SiteAgentsContext) graphql.Marshaler {
+			return ec.marshalNSiteAgentsContext2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_agentsContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type SiteAgentsContext does not have child fields"))
+}
+
+func (ec *executionContext) _Site_features(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_features(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Features(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SiteFeature) graphql.Marshaler {
+			return ec.marshalNSiteFeature2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteFeatureᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_features(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteFeature(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_urls(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteURLs) graphql.Marshaler {
+			return ec.marshalNSiteURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_shareKey(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_shareKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().ShareKey(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_shareKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_structure(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_structure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Structure(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteStructure) graphql.Marshaler {
+			return ec.marshalNSiteStructure2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructure(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_structure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteStructure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_sectionGroups(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_sectionGroups(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().SectionGroups(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSectionGroupList) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionGroupList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_sectionGroups(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroupList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_sectionGroups_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_sections(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_sections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().Sections(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSectionList) graphql.Marshaler {
+			return ec.marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_sections(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_sections_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_siteSpaceList(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_siteSpaceList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().SiteSpaceList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["default"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSpaceList) graphql.Marshaler {
+			return ec.marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_siteSpaceList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpaceList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_siteSpaceList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_adaptiveSchema(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_adaptiveSchema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().AdaptiveSchema(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteAdaptiveSchema) graphql.Marshaler {
+			return ec.marshalOSiteAdaptiveSchema2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveSchema(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_adaptiveSchema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteAdaptiveSchema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteAdaptiveContent_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveContent_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveContent_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveContent", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveSchema_object(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveSchema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveSchema_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveSchema_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveSchema", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveSchema_jsonSchema(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveSchema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveSchema_jsonSchema(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSONSchema, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveSchema_jsonSchema(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveSchema", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveSchema_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveSchema) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveSchema_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveSchema_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveSchema", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveTemplateCondition_description(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveTemplateCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveTemplateCondition_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveTemplateCondition_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveTemplateCondition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveTemplateCondition_condition(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveTemplateCondition) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveTemplateCondition_condition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Condition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveTemplateCondition_condition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteAdaptiveTemplateCondition", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteAdaptiveTemplateConditionList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveTemplateConditionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteAdaptiveTemplateConditionList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SiteAdaptiveTemplateCondition) graphql.Marshaler {
+			return ec.marshalNSiteAdaptiveTemplateCondition2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateConditionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteAdaptiveTemplateConditionList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteAdaptiveTemplateConditionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteAdaptiveTemplateCondition(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteFeature_id(ctx context.Context, field graphql.CollectedField, obj *model.SiteFeature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFeature_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFeature_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFeature", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFeature_plan(ctx context.Context, field graphql.CollectedField, obj *model.SiteFeature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFeature_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.SiteType) graphql.Marshaler {
+			return ec.marshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFeature_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFeature", field, false, false, errors.New("field of type SiteType does not have child fields"))
+}
+
+func (ec *executionContext) _SiteFeature_frozen(ctx context.Context, field graphql.CollectedField, obj *model.SiteFeature) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteFeature_frozen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Frozen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteFeature_frozen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteFeature", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteProxy_origin(ctx context.Context, field graphql.CollectedField, obj *model.SiteProxy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteProxy_origin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Origin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteProxy_origin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteProxy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteProxy_target(ctx context.Context, field graphql.CollectedField, obj *model.SiteProxy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteProxy_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteProxy_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteProxy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_id(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_title(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_description(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_default(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_path(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_condition(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_condition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Condition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_condition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_sectionGroup(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_sectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.GroupID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_sectionGroup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSection_siteSpaces(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_siteSpaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSection().SiteSpaces(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpaceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_siteSpaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSection_urls(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSection().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSectionURLs) graphql.Marshaler {
+			return ec.marshalNSiteSectionURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSection_icon(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSection_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSection_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_id(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_title(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_sectionGroup(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_sectionGroup(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ParentGroupID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_sectionGroup(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_icon(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_children(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_children(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSectionGroup().Children(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.StructureItem) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroupChild2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_children(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroup", field, true, true, errors.New("field of type SiteSectionGroupChild does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroup_sections(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroup_sections(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSectionGroup().Sections(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroup_sections(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroup",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionGroupList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroupᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroupList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroupList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroupList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionGroupList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroupList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionURLs_published(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionURLs_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_id(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_path(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_section(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_section(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SectionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_section(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_space(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSpace().Space(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Space) graphql.Marshaler {
+			return ec.marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpace",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Space(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpace_title(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSpace().Title(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_default(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_default(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsDefault, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_default(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_condition(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_condition(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Condition, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_condition(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_urls(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSpace().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSpaceURLs) graphql.Marshaler {
+			return ec.marshalNSiteSpaceURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpace",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpaceURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpaceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpaceList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpaceList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpaceList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpaceList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpaceList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceURLs_published(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceURLs_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpaceURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteStructure_type(ctx context.Context, field graphql.CollectedField, obj *model.SiteStructure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteStructure_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteStructure_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteStructure", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteStructure_structure(ctx context.Context, field graphql.CollectedField, obj *model.SiteStructure) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteStructure_structure(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Structure, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.StructureItem) graphql.Marshaler {
+			return ec.marshalNSiteStructureItem2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteStructure_structure(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteStructure", field, false, false, errors.New("field of type SiteStructureItem does not have child fields"))
+}
+
+func (ec *executionContext) _SiteURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.SiteURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.SiteURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteURLs_app(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.App, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteURLs_app(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteURLs_published(ctx context.Context, field graphql.CollectedField, obj *model.SiteURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteURLs_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Space_object(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
@@ -6696,6 +12768,36 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputAddSectionToGroupInput(ctx context.Context, obj any) (model.AddSectionToGroupInput, error) {
+	var it model.AddSectionToGroupInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"sectionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "sectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sectionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SectionID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateOrganizationInput(ctx context.Context, obj any) (model.CreateOrganizationInput, error) {
 	var it model.CreateOrganizationInput
 	if obj == nil {
@@ -6742,6 +12844,189 @@ func (ec *executionContext) unmarshalInputCreateOrganizationInput(ctx context.Co
 				return it, err
 			}
 			it.UseCase = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateSiteInput(ctx context.Context, obj any) (model.CreateSiteInput, error) {
+	var it model.CreateSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "title", "visibility", "spaces"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalOSiteType2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = graphql.OmittableOf(data)
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = graphql.OmittableOf(data)
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOSiteVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = graphql.OmittableOf(data)
+		case "spaces":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spaces"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Spaces = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateSiteSectionGroupInput(ctx context.Context, obj any) (model.CreateSiteSectionGroupInput, error) {
+	var it model.CreateSiteSectionGroupInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "icon", "sections", "parent"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = graphql.OmittableOf(data)
+		case "sections":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sections"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Sections = graphql.OmittableOf(data)
+		case "parent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parent"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parent = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateSiteSectionInput(ctx context.Context, obj any) (model.CreateSiteSectionInput, error) {
+	var it model.CreateSiteSectionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"spaceId", "title", "icon"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "spaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpaceID = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = graphql.OmittableOf(data)
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreateSiteSpaceInput(ctx context.Context, obj any) (model.CreateSiteSpaceInput, error) {
+	var it model.CreateSiteSpaceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"spaceId", "sectionId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "spaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spaceId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpaceID = data
+		case "sectionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sectionId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SectionID = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -6893,6 +13178,96 @@ func (ec *executionContext) unmarshalInputMergeRulesInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMoveSiteSectionGroupInput(ctx context.Context, obj any) (model.MoveSiteSectionGroupInput, error) {
+	var it model.MoveSiteSectionGroupInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"position"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOSiteStructureMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureMovePosition(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMoveSiteSectionInput(ctx context.Context, obj any) (model.MoveSiteSectionInput, error) {
+	var it model.MoveSiteSectionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"position"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOSiteSectionMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionMovePosition(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMoveSiteSpaceInput(ctx context.Context, obj any) (model.MoveSiteSpaceInput, error) {
+	var it model.MoveSiteSpaceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"position"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOSiteSpaceMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceMovePosition(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOrganizationDefaultContentInput(ctx context.Context, obj any) (model.OrganizationDefaultContentInput, error) {
 	var it model.OrganizationDefaultContentInput
 	if obj == nil {
@@ -6925,6 +13300,295 @@ func (ec *executionContext) unmarshalInputOrganizationDefaultContentInput(ctx co
 				return it, err
 			}
 			it.Site = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteAdaptiveContentInput(ctx context.Context, obj any) (model.SiteAdaptiveContentInput, error) {
+	var it model.SiteAdaptiveContentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSectionMovePosition(ctx context.Context, obj any) (model.SiteSectionMovePosition, error) {
+	var it model.SiteSectionMovePosition
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"before", "after"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "before":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("before"))
+			data, err := ec.unmarshalOSiteSectionPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionPointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Before = graphql.OmittableOf(data)
+		case "after":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("after"))
+			data, err := ec.unmarshalOSiteSectionPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionPointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.After = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSectionPointer(ctx context.Context, obj any) (model.SiteSectionPointer, error) {
+	var it model.SiteSectionPointer
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "siteSection"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "siteSection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("siteSection"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSection = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSpaceMovePosition(ctx context.Context, obj any) (model.SiteSpaceMovePosition, error) {
+	var it model.SiteSpaceMovePosition
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"before", "after"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "before":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("before"))
+			data, err := ec.unmarshalOSiteSpacePointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpacePointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Before = graphql.OmittableOf(data)
+		case "after":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("after"))
+			data, err := ec.unmarshalOSiteSpacePointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpacePointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.After = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSpacePointer(ctx context.Context, obj any) (model.SiteSpacePointer, error) {
+	var it model.SiteSpacePointer
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "siteSpace"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "siteSpace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("siteSpace"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSpace = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteStructureItemPointer(ctx context.Context, obj any) (model.SiteStructureItemPointer, error) {
+	var it model.SiteStructureItemPointer
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteStructureMovePosition(ctx context.Context, obj any) (model.SiteStructureMovePosition, error) {
+	var it model.SiteStructureMovePosition
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"before", "after"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "before":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("before"))
+			data, err := ec.unmarshalOSiteStructureItemPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureItemPointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Before = graphql.OmittableOf(data)
+		case "after":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("after"))
+			data, err := ec.unmarshalOSiteStructureItemPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureItemPointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.After = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSortSiteStructureInput(ctx context.Context, obj any) (model.SortSiteStructureInput, error) {
+	var it model.SortSiteStructureInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"item", "position"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "item":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("item"))
+			data, err := ec.unmarshalNSiteStructureItemPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureItemPointer(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Item = data
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOSiteStructureMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureMovePosition(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -7053,6 +13717,268 @@ func (ec *executionContext) unmarshalInputUpdateOrganizationInput(ctx context.Co
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateSiteAdaptiveSchemaInput(ctx context.Context, obj any) (model.UpdateSiteAdaptiveSchemaInput, error) {
+	var it model.UpdateSiteAdaptiveSchemaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"jsonSchema"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "jsonSchema":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("jsonSchema"))
+			data, err := ec.unmarshalNJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.JSONSchema = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, obj any) (model.UpdateSiteInput, error) {
+	var it model.UpdateSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "visibility", "basename", "hostname", "adaptiveContent", "agentsContext", "defaultSiteSpace", "defaultSiteSection", "proxy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = graphql.OmittableOf(data)
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOSiteVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = graphql.OmittableOf(data)
+		case "basename":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("basename"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Basename = graphql.OmittableOf(data)
+		case "hostname":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hostname"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hostname = graphql.OmittableOf(data)
+		case "adaptiveContent":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("adaptiveContent"))
+			data, err := ec.unmarshalOSiteAdaptiveContentInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveContentInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AdaptiveContent = graphql.OmittableOf(data)
+		case "agentsContext":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("agentsContext"))
+			data, err := ec.unmarshalOSiteAgentsContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AgentsContext = graphql.OmittableOf(data)
+		case "defaultSiteSpace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultSiteSpace"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultSiteSpace = graphql.OmittableOf(data)
+		case "defaultSiteSection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultSiteSection"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultSiteSection = graphql.OmittableOf(data)
+		case "proxy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("proxy"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Proxy = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSiteSectionGroupInput(ctx context.Context, obj any) (model.UpdateSiteSectionGroupInput, error) {
+	var it model.UpdateSiteSectionGroupInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "icon"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = graphql.OmittableOf(data)
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSiteSectionInput(ctx context.Context, obj any) (model.UpdateSiteSectionInput, error) {
+	var it model.UpdateSiteSectionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "path", "defaultSiteSpace", "condition", "icon", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = graphql.OmittableOf(data)
+		case "path":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("path"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Path = graphql.OmittableOf(data)
+		case "defaultSiteSpace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultSiteSpace"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultSiteSpace = graphql.OmittableOf(data)
+		case "condition":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("condition"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Condition = graphql.OmittableOf(data)
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = graphql.OmittableOf(data)
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSiteSpaceInput(ctx context.Context, obj any) (model.UpdateSiteSpaceInput, error) {
+	var it model.UpdateSiteSpaceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"path", "condition", "spaceId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "path":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("path"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Path = graphql.OmittableOf(data)
+		case "condition":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("condition"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Condition = graphql.OmittableOf(data)
+		case "spaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("spaceId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpaceID = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateSpaceInput(ctx context.Context, obj any) (model.UpdateSpaceInput, error) {
 	var it model.UpdateSpaceInput
 	if obj == nil {
@@ -7128,6 +14054,67 @@ func (ec *executionContext) unmarshalInputUpdateSpaceInput(ctx context.Context, 
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
+
+func (ec *executionContext) _SiteSectionGroupChild(ctx context.Context, sel ast.SelectionSet, obj store.StructureItem) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case store.SiteSectionGroup:
+		return ec._SiteSectionGroup(ctx, sel, &obj)
+	case *store.SiteSectionGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSectionGroup(ctx, sel, obj)
+	case store.SiteSection:
+		return ec._SiteSection(ctx, sel, &obj)
+	case *store.SiteSection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSection(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of SiteSectionGroupChild must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _SiteStructureItem(ctx context.Context, sel ast.SelectionSet, obj store.StructureItem) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case store.SiteSpace:
+		return ec._SiteSpace(ctx, sel, &obj)
+	case *store.SiteSpace:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSpace(ctx, sel, obj)
+	case store.SiteSectionGroup:
+		return ec._SiteSectionGroup(ctx, sel, &obj)
+	case *store.SiteSectionGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSectionGroup(ctx, sel, obj)
+	case store.SiteSection:
+		return ec._SiteSection(ctx, sel, &obj)
+	case *store.SiteSection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSection(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of SiteStructureItem must implement graphql.Marshaler", obj))
+		}
+	}
+}
 
 // endregion ************************** interface.gotpl ***************************
 
@@ -7430,6 +14417,153 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "restoreSpace":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_restoreSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_publishSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpublishSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unpublishSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSiteAdaptiveSchema":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteAdaptiveSchema(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSiteSectionGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSiteSectionGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSiteSectionGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteSectionGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSiteSectionGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSiteSectionGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moveSiteSectionGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_moveSiteSectionGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addSectionToGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addSectionToGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSectionFromGroup":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSectionFromGroup(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSiteSection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSiteSection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSiteSection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteSection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSiteSection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSiteSection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moveSiteSection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_moveSiteSection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSiteSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSiteSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSiteSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSiteSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSiteSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moveSiteSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_moveSiteSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sortSiteStructure":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_sortSiteStructure(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -7747,6 +14881,44 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Organization_spaces(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_sites(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -8119,6 +15291,54 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var publishedContentSiteImplementors = []string{"PublishedContentSite"}
+
+func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedContentSite) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishedContentSiteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishedContentSite")
+		case "object":
+			out.Values[i] = ec._PublishedContentSite_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "site":
+			out.Values[i] = ec._PublishedContentSite_site(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "structure":
+			out.Values[i] = ec._PublishedContentSite_structure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -8227,6 +15447,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "site":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_site(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "publishedContentSite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_publishedContentSite(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "siteAdaptiveTemplateConditions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_siteAdaptiveTemplateConditions(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -8240,6 +15526,1609 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteImplementors = []string{"Site"}
+
+func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj *store.Site) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Site")
+		case "object":
+			out.Values[i] = ec._Site_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._Site_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._Site_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Site_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hostname":
+			out.Values[i] = ec._Site_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "basename":
+			out.Values[i] = ec._Site_basename(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "proxy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_proxy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "visibility":
+			out.Values[i] = ec._Site_visibility(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "published":
+			out.Values[i] = ec._Site_published(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "siteSpaces":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_siteSpaces(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Site_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "adaptiveContent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_adaptiveContent(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "agentsContext":
+			out.Values[i] = ec._Site_agentsContext(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "features":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_features(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "shareKey":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_shareKey(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "structure":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_structure(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sectionGroups":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_sectionGroups(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sections":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_sections(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteSpaceList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_siteSpaceList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "adaptiveSchema":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_adaptiveSchema(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteAdaptiveContentImplementors = []string{"SiteAdaptiveContent"}
+
+func (ec *executionContext) _SiteAdaptiveContent(ctx context.Context, sel ast.SelectionSet, obj *model.SiteAdaptiveContent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteAdaptiveContentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteAdaptiveContent")
+		case "enabled":
+			out.Values[i] = ec._SiteAdaptiveContent_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteAdaptiveSchemaImplementors = []string{"SiteAdaptiveSchema"}
+
+func (ec *executionContext) _SiteAdaptiveSchema(ctx context.Context, sel ast.SelectionSet, obj *model.SiteAdaptiveSchema) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteAdaptiveSchemaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteAdaptiveSchema")
+		case "object":
+			out.Values[i] = ec._SiteAdaptiveSchema_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jsonSchema":
+			out.Values[i] = ec._SiteAdaptiveSchema_jsonSchema(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._SiteAdaptiveSchema_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteAdaptiveTemplateConditionImplementors = []string{"SiteAdaptiveTemplateCondition"}
+
+func (ec *executionContext) _SiteAdaptiveTemplateCondition(ctx context.Context, sel ast.SelectionSet, obj *model.SiteAdaptiveTemplateCondition) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteAdaptiveTemplateConditionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteAdaptiveTemplateCondition")
+		case "description":
+			out.Values[i] = ec._SiteAdaptiveTemplateCondition_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "condition":
+			out.Values[i] = ec._SiteAdaptiveTemplateCondition_condition(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteAdaptiveTemplateConditionListImplementors = []string{"SiteAdaptiveTemplateConditionList"}
+
+func (ec *executionContext) _SiteAdaptiveTemplateConditionList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteAdaptiveTemplateConditionList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteAdaptiveTemplateConditionListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteAdaptiveTemplateConditionList")
+		case "items":
+			out.Values[i] = ec._SiteAdaptiveTemplateConditionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteFeatureImplementors = []string{"SiteFeature"}
+
+func (ec *executionContext) _SiteFeature(ctx context.Context, sel ast.SelectionSet, obj *model.SiteFeature) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteFeatureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteFeature")
+		case "id":
+			out.Values[i] = ec._SiteFeature_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "plan":
+			out.Values[i] = ec._SiteFeature_plan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "frozen":
+			out.Values[i] = ec._SiteFeature_frozen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteListImplementors = []string{"SiteList"}
+
+func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteList")
+		case "items":
+			out.Values[i] = ec._SiteList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SiteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SiteList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SiteList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteProxyImplementors = []string{"SiteProxy"}
+
+func (ec *executionContext) _SiteProxy(ctx context.Context, sel ast.SelectionSet, obj *model.SiteProxy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteProxyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteProxy")
+		case "origin":
+			out.Values[i] = ec._SiteProxy_origin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "target":
+			out.Values[i] = ec._SiteProxy_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionImplementors = []string{"SiteSection", "SiteStructureItem", "SiteSectionGroupChild"}
+
+func (ec *executionContext) _SiteSection(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSection")
+		case "object":
+			out.Values[i] = ec._SiteSection_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._SiteSection_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._SiteSection_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._SiteSection_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "default":
+			out.Values[i] = ec._SiteSection_default(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "path":
+			out.Values[i] = ec._SiteSection_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "condition":
+			out.Values[i] = ec._SiteSection_condition(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sectionGroup":
+			out.Values[i] = ec._SiteSection_sectionGroup(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "siteSpaces":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSection_siteSpaces(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSection_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "icon":
+			out.Values[i] = ec._SiteSection_icon(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionGroupImplementors = []string{"SiteSectionGroup", "SiteStructureItem", "SiteSectionGroupChild"}
+
+func (ec *executionContext) _SiteSectionGroup(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSectionGroup) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionGroupImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionGroup")
+		case "object":
+			out.Values[i] = ec._SiteSectionGroup_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._SiteSectionGroup_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._SiteSectionGroup_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sectionGroup":
+			out.Values[i] = ec._SiteSectionGroup_sectionGroup(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "icon":
+			out.Values[i] = ec._SiteSectionGroup_icon(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "children":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSectionGroup_children(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sections":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSectionGroup_sections(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionGroupListImplementors = []string{"SiteSectionGroupList"}
+
+func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSectionGroupList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionGroupListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionGroupList")
+		case "items":
+			out.Values[i] = ec._SiteSectionGroupList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SiteSectionGroupList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SiteSectionGroupList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SiteSectionGroupList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionListImplementors = []string{"SiteSectionList"}
+
+func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSectionList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionList")
+		case "items":
+			out.Values[i] = ec._SiteSectionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SiteSectionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SiteSectionList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SiteSectionList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionURLsImplementors = []string{"SiteSectionURLs"}
+
+func (ec *executionContext) _SiteSectionURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSectionURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionURLs")
+		case "published":
+			out.Values[i] = ec._SiteSectionURLs_published(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSpaceImplementors = []string{"SiteSpace", "SiteStructureItem"}
+
+func (ec *executionContext) _SiteSpace(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSpace) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSpace")
+		case "object":
+			out.Values[i] = ec._SiteSpace_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._SiteSpace_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "path":
+			out.Values[i] = ec._SiteSpace_path(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "section":
+			out.Values[i] = ec._SiteSpace_section(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "space":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpace_space(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "title":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpace_title(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "default":
+			out.Values[i] = ec._SiteSpace_default(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "condition":
+			out.Values[i] = ec._SiteSpace_condition(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpace_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSpaceListImplementors = []string{"SiteSpaceList"}
+
+func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSpaceList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSpaceList")
+		case "items":
+			out.Values[i] = ec._SiteSpaceList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SiteSpaceList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SiteSpaceList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SiteSpaceList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSpaceURLsImplementors = []string{"SiteSpaceURLs"}
+
+func (ec *executionContext) _SiteSpaceURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSpaceURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSpaceURLs")
+		case "published":
+			out.Values[i] = ec._SiteSpaceURLs_published(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteStructureImplementors = []string{"SiteStructure"}
+
+func (ec *executionContext) _SiteStructure(ctx context.Context, sel ast.SelectionSet, obj *model.SiteStructure) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteStructureImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteStructure")
+		case "type":
+			out.Values[i] = ec._SiteStructure_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "structure":
+			out.Values[i] = ec._SiteStructure_structure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteURLsImplementors = []string{"SiteURLs"}
+
+func (ec *executionContext) _SiteURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SiteURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteURLs")
+		case "location":
+			out.Values[i] = ec._SiteURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "app":
+			out.Values[i] = ec._SiteURLs_app(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "published":
+			out.Values[i] = ec._SiteURLs_published(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -9318,6 +18207,11 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) unmarshalNAddSectionToGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAddSectionToGroupInput(ctx context.Context, v any) (model.AddSectionToGroupInput, error) {
+	res, err := ec.unmarshalInputAddSectionToGroupInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNAgentInstructions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAgentInstructions(ctx context.Context, sel ast.SelectionSet, v *model.AgentInstructions) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9386,6 +18280,26 @@ func (ec *executionContext) marshalNContentVisibility2githubᚗcomᚋdocsapiᚋd
 
 func (ec *executionContext) unmarshalNCreateOrganizationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOrganizationInput(ctx context.Context, v any) (model.CreateOrganizationInput, error) {
 	res, err := ec.unmarshalInputCreateOrganizationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteInput(ctx context.Context, v any) (model.CreateSiteInput, error) {
+	res, err := ec.unmarshalInputCreateSiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSectionGroupInput(ctx context.Context, v any) (model.CreateSiteSectionGroupInput, error) {
+	res, err := ec.unmarshalInputCreateSiteSectionGroupInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSectionInput(ctx context.Context, v any) (model.CreateSiteSectionInput, error) {
+	res, err := ec.unmarshalInputCreateSiteSectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNCreateSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSpaceInput(ctx context.Context, v any) (model.CreateSiteSpaceInput, error) {
+	res, err := ec.unmarshalInputCreateSiteSpaceInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -9458,6 +18372,28 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) unmarshalNJSONObject2map(ctx context.Context, v any) (map[string]any, error) {
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNJSONObject2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalMap(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNMergeRule2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMergeRule(ctx context.Context, sel ast.SelectionSet, v store.MergeRule) graphql.Marshaler {
 	return ec._MergeRule(ctx, sel, &v)
 }
@@ -9489,6 +18425,21 @@ func (ec *executionContext) unmarshalNMergeRulesType2githubᚗcomᚋdocsapiᚋdo
 
 func (ec *executionContext) marshalNMergeRulesType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMergeRulesType(ctx context.Context, sel ast.SelectionSet, v store.MergeRulesType) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNMoveSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSectionGroupInput(ctx context.Context, v any) (model.MoveSiteSectionGroupInput, error) {
+	res, err := ec.unmarshalInputMoveSiteSectionGroupInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMoveSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSectionInput(ctx context.Context, v any) (model.MoveSiteSectionInput, error) {
+	res, err := ec.unmarshalInputMoveSiteSectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMoveSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMoveSiteSpaceInput(ctx context.Context, v any) (model.MoveSiteSpaceInput, error) {
+	res, err := ec.unmarshalInputMoveSiteSpaceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNOrganization2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Organization) graphql.Marshaler {
@@ -9575,6 +18526,364 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapi
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSite2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Site) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx context.Context, sel ast.SelectionSet, v *store.Site) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Site(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteAdaptiveContent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveContent(ctx context.Context, sel ast.SelectionSet, v *model.SiteAdaptiveContent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteAdaptiveContent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteAdaptiveSchema2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveSchema(ctx context.Context, sel ast.SelectionSet, v *model.SiteAdaptiveSchema) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteAdaptiveSchema(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteAdaptiveTemplateCondition2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateConditionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SiteAdaptiveTemplateCondition) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteAdaptiveTemplateCondition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateCondition(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteAdaptiveTemplateCondition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateCondition(ctx context.Context, sel ast.SelectionSet, v *model.SiteAdaptiveTemplateCondition) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteAdaptiveTemplateCondition(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteAdaptiveTemplateConditionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveTemplateConditionList(ctx context.Context, sel ast.SelectionSet, v *model.SiteAdaptiveTemplateConditionList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteAdaptiveTemplateConditionList(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSiteAgentsContext2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx context.Context, v any) (store.SiteAgentsContext, error) {
+	var res store.SiteAgentsContext
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSiteAgentsContext2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx context.Context, sel ast.SelectionSet, v store.SiteAgentsContext) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSiteFeature2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteFeatureᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SiteFeature) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteFeature2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteFeature(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteFeature2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteFeature(ctx context.Context, sel ast.SelectionSet, v *model.SiteFeature) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteFeature(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx context.Context, sel ast.SelectionSet, v *model.SiteList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSection2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSection) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx context.Context, sel ast.SelectionSet, v *store.SiteSection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionGroup2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSectionGroup) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx context.Context, sel ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionGroup(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionGroupChild2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItem(ctx context.Context, sel ast.SelectionSet, v store.StructureItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionGroupChild(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionGroupChild2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItemᚄ(ctx context.Context, sel ast.SelectionSet, v []store.StructureItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSectionGroupChild2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionGroupList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSectionGroupList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionGroupList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSectionList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionURLs(ctx context.Context, sel ast.SelectionSet, v *model.SiteSectionURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSpace2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSpace) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx context.Context, sel ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSpace(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSpaceList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSpaceList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSpaceURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceURLs(ctx context.Context, sel ast.SelectionSet, v *model.SiteSpaceURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSpaceURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteStructure2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructure(ctx context.Context, sel ast.SelectionSet, v *model.SiteStructure) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteStructure(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteStructureItem2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItem(ctx context.Context, sel ast.SelectionSet, v store.StructureItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteStructureItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteStructureItem2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItemᚄ(ctx context.Context, sel ast.SelectionSet, v []store.StructureItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteStructureItem2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐStructureItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNSiteStructureItemPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureItemPointer(ctx context.Context, v any) (*model.SiteStructureItemPointer, error) {
+	res, err := ec.unmarshalInputSiteStructureItemPointer(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx context.Context, v any) (store.SiteType, error) {
+	var res store.SiteType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx context.Context, sel ast.SelectionSet, v store.SiteType) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSiteURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteURLs(ctx context.Context, sel ast.SelectionSet, v *model.SiteURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSiteVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx context.Context, v any) (store.SiteVisibility, error) {
+	var res store.SiteVisibility
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSiteVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx context.Context, sel ast.SelectionSet, v store.SiteVisibility) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNSortSiteStructureInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSortSiteStructureInput(ctx context.Context, v any) (model.SortSiteStructureInput, error) {
+	res, err := ec.unmarshalInputSortSiteStructureInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNSpace2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Space) graphql.Marshaler {
@@ -9685,6 +18994,31 @@ func (ec *executionContext) unmarshalNUpdateAgentInstructionsInput2githubᚗcom�
 
 func (ec *executionContext) unmarshalNUpdateOrganizationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOrganizationInput(ctx context.Context, v any) (model.UpdateOrganizationInput, error) {
 	res, err := ec.unmarshalInputUpdateOrganizationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteAdaptiveSchemaInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteAdaptiveSchemaInput(ctx context.Context, v any) (model.UpdateSiteAdaptiveSchemaInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteAdaptiveSchemaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteInput(ctx context.Context, v any) (model.UpdateSiteInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionGroupInput(ctx context.Context, v any) (model.UpdateSiteSectionGroupInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteSectionGroupInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionInput(ctx context.Context, v any) (model.UpdateSiteSectionInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteSectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSpaceInput(ctx context.Context, v any) (model.UpdateSiteSpaceInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteSpaceInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -10135,6 +19469,173 @@ func (ec *executionContext) unmarshalOOrganizationUseCase2ᚖgithubᚗcomᚋdocs
 }
 
 func (ec *executionContext) marshalOOrganizationUseCase2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationUseCase(ctx context.Context, sel ast.SelectionSet, v *store.OrganizationUseCase) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOPublishedContentSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentSite(ctx context.Context, sel ast.SelectionSet, v *model.PublishedContentSite) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PublishedContentSite(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx context.Context, sel ast.SelectionSet, v *store.Site) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Site(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSiteAdaptiveContentInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveContentInput(ctx context.Context, v any) (*model.SiteAdaptiveContentInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteAdaptiveContentInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteAdaptiveSchema2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteAdaptiveSchema(ctx context.Context, sel ast.SelectionSet, v *model.SiteAdaptiveSchema) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SiteAdaptiveSchema(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSiteAgentsContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx context.Context, v any) (*store.SiteAgentsContext, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.SiteAgentsContext)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteAgentsContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteAgentsContext(ctx context.Context, sel ast.SelectionSet, v *store.SiteAgentsContext) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOSiteProxy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteProxy(ctx context.Context, sel ast.SelectionSet, v *model.SiteProxy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SiteProxy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSiteSectionMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionMovePosition(ctx context.Context, v any) (*model.SiteSectionMovePosition, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteSectionMovePosition(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteSectionPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionPointer(ctx context.Context, v any) (*model.SiteSectionPointer, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteSectionPointer(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteSpaceMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceMovePosition(ctx context.Context, v any) (*model.SiteSpaceMovePosition, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteSpaceMovePosition(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteSpacePointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpacePointer(ctx context.Context, v any) (*model.SiteSpacePointer, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteSpacePointer(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteStructureItemPointer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureItemPointer(ctx context.Context, v any) (*model.SiteStructureItemPointer, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteStructureItemPointer(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteStructureMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteStructureMovePosition(ctx context.Context, v any) (*model.SiteStructureMovePosition, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteStructureMovePosition(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSiteType2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteTypeᚄ(ctx context.Context, v any) ([]store.SiteType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]store.SiteType, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSiteType2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []store.SiteType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNSiteType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOSiteType2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx context.Context, v any) (*store.SiteType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.SiteType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteType2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteType(ctx context.Context, sel ast.SelectionSet, v *store.SiteType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSiteVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx context.Context, v any) (*store.SiteVisibility, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.SiteVisibility)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteVisibility(ctx context.Context, sel ast.SelectionSet, v *store.SiteVisibility) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

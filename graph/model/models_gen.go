@@ -13,6 +13,11 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
+// A section to add to a group.
+type AddSectionToGroupInput struct {
+	SectionID string `json:"sectionId"`
+}
+
 // Instructions for the docs agent of an organization.
 type AgentInstructions struct {
 	// Always `agent-instructions`.
@@ -38,6 +43,47 @@ type CreateOrganizationInput struct {
 	UseCase      graphql.Omittable[*store.OrganizationUseCase] `json:"useCase,omitempty"`
 }
 
+// A new site.
+type CreateSiteInput struct {
+	// Defaults to `basic`.
+	Type graphql.Omittable[*store.SiteType] `json:"type,omitempty"`
+	// 2 to 128 characters; defaults to "Untitled site".
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// Defaults to `public`.
+	Visibility graphql.Omittable[*store.SiteVisibility] `json:"visibility,omitempty"`
+	// Ids of spaces to publish in the site.
+	Spaces graphql.Omittable[[]string] `json:"spaces,omitempty"`
+}
+
+// A new section group.
+type CreateSiteSectionGroupInput struct {
+	// 1 to 100 characters.
+	Title string `json:"title"`
+	// An icon name (at most 50 characters), or null.
+	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
+	// Ids of sections to move into the group, in order.
+	Sections graphql.Omittable[[]string] `json:"sections,omitempty"`
+	// Id of the group to nest this one in (groups nest at most 3 deep); absent: the site root.
+	Parent graphql.Omittable[*string] `json:"parent,omitempty"`
+}
+
+// A new section.
+type CreateSiteSectionInput struct {
+	// The space published as the section's first site space.
+	SpaceID string `json:"spaceId"`
+	// 2 to 128 characters; defaults to the space's title.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// An icon name (at most 50 characters), or null.
+	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
+}
+
+// A space to publish in a site.
+type CreateSiteSpaceInput struct {
+	SpaceID string `json:"spaceId"`
+	// The section to add it to; absent: the default section, or the root when the site has no sections.
+	SectionID graphql.Omittable[*string] `json:"sectionId,omitempty"`
+}
+
 // A new space.
 type CreateSpaceInput struct {
 	// At most 50 characters.
@@ -56,6 +102,24 @@ type CreateSpaceInput struct {
 type ListNext struct {
 	// Pass as the `page` argument to fetch the next page.
 	Page string `json:"page"`
+}
+
+// Where to move a section group.
+type MoveSiteSectionGroupInput struct {
+	// Absent: move to the end of the site.
+	Position graphql.Omittable[*SiteStructureMovePosition] `json:"position,omitempty"`
+}
+
+// Where to move a section.
+type MoveSiteSectionInput struct {
+	// Absent: move to the end of the site.
+	Position graphql.Omittable[*SiteSectionMovePosition] `json:"position,omitempty"`
+}
+
+// Where to move a site space.
+type MoveSiteSpaceInput struct {
+	// Absent: move to the end of its section.
+	Position graphql.Omittable[*SiteSpaceMovePosition] `json:"position,omitempty"`
 }
 
 type Mutation struct {
@@ -126,7 +190,166 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// A site as its visitors get it.
+type PublishedContentSite struct {
+	// Always `published-content-site`.
+	Object    string         `json:"object"`
+	Site      *store.Site    `json:"site"`
+	Structure *SiteStructure `json:"structure"`
+}
+
 type Query struct {
+}
+
+// Adaptive content settings.
+type SiteAdaptiveContent struct {
+	Enabled bool `json:"enabled"`
+}
+
+// Adaptive content settings to set.
+type SiteAdaptiveContentInput struct {
+	Enabled bool `json:"enabled"`
+}
+
+// The JSON Schema (draft-07) of the claims adaptive content receives about a visitor.
+type SiteAdaptiveSchema struct {
+	// Always `site-adaptive-schema`.
+	Object     string         `json:"object"`
+	JSONSchema map[string]any `json:"jsonSchema"`
+	UpdatedAt  time.Time      `json:"updatedAt"`
+}
+
+// A condition suggested by a site's visitor schema.
+type SiteAdaptiveTemplateCondition struct {
+	Description string `json:"description"`
+	Condition   string `json:"condition"`
+}
+
+// A list of template conditions.
+type SiteAdaptiveTemplateConditionList struct {
+	Items []*SiteAdaptiveTemplateCondition `json:"items"`
+}
+
+// A premium feature of a site.
+type SiteFeature struct {
+	ID     string         `json:"id"`
+	Plan   store.SiteType `json:"plan"`
+	Frozen bool           `json:"frozen"`
+}
+
+// A page of sites.
+type SiteList struct {
+	Items    []*store.Site `json:"items"`
+	Count    int           `json:"count"`
+	Next     *ListNext     `json:"next,omitempty"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+// Where a site is served through a proxy.
+type SiteProxy struct {
+	// The address requests come to, such as example.com/docs.
+	Origin string `json:"origin"`
+	// The address they are proxied to.
+	Target string `json:"target"`
+}
+
+// A page of section groups.
+type SiteSectionGroupList struct {
+	Items    []*store.SiteSectionGroup `json:"items"`
+	Count    int                       `json:"count"`
+	Next     *ListNext                 `json:"next,omitempty"`
+	PageInfo *PageInfo                 `json:"pageInfo"`
+}
+
+// A page of sections.
+type SiteSectionList struct {
+	Items    []*store.SiteSection `json:"items"`
+	Count    int                  `json:"count"`
+	Next     *ListNext            `json:"next,omitempty"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+// A position relative to a section: give `before` or `after`.
+type SiteSectionMovePosition struct {
+	Before graphql.Omittable[*SiteSectionPointer] `json:"before,omitempty"`
+	After  graphql.Omittable[*SiteSectionPointer] `json:"after,omitempty"`
+}
+
+// Points at a section.
+type SiteSectionPointer struct {
+	// Must be `site-section`.
+	Type        string `json:"type"`
+	SiteSection string `json:"siteSection"`
+}
+
+// Addresses of a section.
+type SiteSectionURLs struct {
+	// The published section; only when the site is published.
+	Published *string `json:"published,omitempty"`
+}
+
+// A page of site spaces.
+type SiteSpaceList struct {
+	Items    []*store.SiteSpace `json:"items"`
+	Count    int                `json:"count"`
+	Next     *ListNext          `json:"next,omitempty"`
+	PageInfo *PageInfo          `json:"pageInfo"`
+}
+
+// A position relative to a site space: give `before` or `after`.
+type SiteSpaceMovePosition struct {
+	Before graphql.Omittable[*SiteSpacePointer] `json:"before,omitempty"`
+	After  graphql.Omittable[*SiteSpacePointer] `json:"after,omitempty"`
+}
+
+// Points at a site space.
+type SiteSpacePointer struct {
+	// Must be `site-space`.
+	Type      string `json:"type"`
+	SiteSpace string `json:"siteSpace"`
+}
+
+// Addresses of a site space.
+type SiteSpaceURLs struct {
+	// The published site space; only when the site is published.
+	Published *string `json:"published,omitempty"`
+}
+
+// The structure of a site: sections and groups, or site spaces when it has no sections.
+type SiteStructure struct {
+	// `sections` or `siteSpaces`.
+	Type      string                `json:"type"`
+	Structure []store.StructureItem `json:"structure"`
+}
+
+// Points at an item of a site's structure.
+type SiteStructureItemPointer struct {
+	// `site-space`, `site-section` or `site-section-group`.
+	Type string `json:"type"`
+	ID   string `json:"id"`
+}
+
+// A position relative to an item of the structure: give `before` or `after`.
+type SiteStructureMovePosition struct {
+	Before graphql.Omittable[*SiteStructureItemPointer] `json:"before,omitempty"`
+	After  graphql.Omittable[*SiteStructureItemPointer] `json:"after,omitempty"`
+}
+
+// Addresses of a site.
+type SiteURLs struct {
+	// The site in the API.
+	Location string `json:"location"`
+	// The site in the application.
+	App string `json:"app"`
+	// The published site; only when it is published (and, for share-link sites, the share key was given).
+	Published *string `json:"published,omitempty"`
+}
+
+// An item of the structure to move, and where.
+type SortSiteStructureInput struct {
+	Item *SiteStructureItemPointer `json:"item"`
+	// Absent: the end of the item's container.
+	Position graphql.Omittable[*SiteStructureMovePosition] `json:"position,omitempty"`
 }
 
 // A page of spaces.
@@ -189,6 +412,65 @@ type UpdateOrganizationInput struct {
 	InviteLinks graphql.Omittable[*bool]   `json:"inviteLinks,omitempty"`
 	// `rules` or `none`.
 	MergeRules graphql.Omittable[*store.MergeRules] `json:"mergeRules,omitempty"`
+}
+
+// A new visitor schema.
+type UpdateSiteAdaptiveSchemaInput struct {
+	// A JSON Schema (draft-07) of an object whose properties are the visitor's claims.
+	JSONSchema map[string]any `json:"jsonSchema"`
+}
+
+// Changes to a site; absent fields are left as they are.
+type UpdateSiteInput struct {
+	// 2 to 128 characters.
+	Title      graphql.Omittable[*string]               `json:"title,omitempty"`
+	Visibility graphql.Omittable[*store.SiteVisibility] `json:"visibility,omitempty"`
+	// 1 to 100 characters: letters, digits, `.`, `_`, `~` and `-`.
+	Basename graphql.Omittable[*string] `json:"basename,omitempty"`
+	// A custom hostname such as docs.example.com (at most 512 characters); null removes it.
+	Hostname        graphql.Omittable[*string]                   `json:"hostname,omitempty"`
+	AdaptiveContent graphql.Omittable[*SiteAdaptiveContentInput] `json:"adaptiveContent,omitempty"`
+	AgentsContext   graphql.Omittable[*store.SiteAgentsContext]  `json:"agentsContext,omitempty"`
+	// Site space to make the default at the root level (in the default section when there are sections).
+	DefaultSiteSpace graphql.Omittable[*string] `json:"defaultSiteSpace,omitempty"`
+	// Section to make the default.
+	DefaultSiteSection graphql.Omittable[*string] `json:"defaultSiteSection,omitempty"`
+	// Host the site under a path of another domain, such as example.com/docs (at most 512 characters); null removes the proxy.
+	Proxy graphql.Omittable[*string] `json:"proxy,omitempty"`
+}
+
+// Changes to a section group.
+type UpdateSiteSectionGroupInput struct {
+	// 1 to 100 characters.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// An icon name (at most 50 characters); null removes it.
+	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
+}
+
+// Changes to a section.
+type UpdateSiteSectionInput struct {
+	// 2 to 128 characters.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// 1 to 100 characters: letters, digits, `.`, `_`, `~` and `-`; unique in the site.
+	Path graphql.Omittable[*string] `json:"path,omitempty"`
+	// A site space of this section to make its default.
+	DefaultSiteSpace graphql.Omittable[*string] `json:"defaultSiteSpace,omitempty"`
+	// At most 1024 characters; null removes it, absent keeps it.
+	Condition graphql.Omittable[*string] `json:"condition,omitempty"`
+	// An icon name (at most 50 characters); null removes it.
+	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
+	// At most 256 characters; null removes it.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+}
+
+// Changes to a site space.
+type UpdateSiteSpaceInput struct {
+	// 1 to 100 characters: letters, digits, `.`, `_`, `~` and `-`.
+	Path graphql.Omittable[*string] `json:"path,omitempty"`
+	// At most 1024 characters; null removes it, absent keeps it.
+	Condition graphql.Omittable[*string] `json:"condition,omitempty"`
+	// Point the site space to another space; absent keeps the space.
+	SpaceID graphql.Omittable[*string] `json:"spaceId,omitempty"`
 }
 
 // Changes to a space; absent fields are left as they are.

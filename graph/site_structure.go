@@ -1,0 +1,281 @@
+package graph
+
+import (
+	"context"
+	"errors"
+
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Reading a site's structure: every level comes from a loader keyed by the
+// site, so a whole tree costs one query per level whatever its fan-out.
+
+// treeOf assembles the site's structure from the request's loaders. The
+// loads are started together, so their queries run concurrently.
+func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces bool) (*siteTree, error) {
+	l := r.loaders(ctx)
+	groups, sections := l.SiteGroups.Load(ctx, siteID), l.SiteSections.Load(ctx, siteID)
+	t := &siteTree{}
+	if withSiteSpaces {
+		var err error
+		if t.siteSpaces, err = l.SiteSpaces.Load(ctx, siteID)(); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if t.groups, err = groups(); err != nil {
+		return nil, err
+	}
+	if t.sections, err = sections(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (r *siteResolver) Structure(ctx context.Context, s *store.Site) (*model.SiteStructure, error) {
+	t, err := r.treeOf(ctx, s.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.SiteStructure{Type: "sections", Structure: []store.StructureItem{}}
+	if len(t.sections) == 0 && len(t.groups) == 0 {
+		out.Type = "siteSpaces"
+		for _, ss := range t.siteSpacesIn(nil) {
+			out.Structure = append(out.Structure, ss)
+		}
+		return out, nil
+	}
+	for _, e := range t.children(nil) {
+		out.Structure = append(out.Structure, e.item())
+	}
+	return out, nil
+}
+
+func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *string, limit *int) (*model.SiteSectionGroupList, error) {
+	t, err := r.treeOf(ctx, s.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info, err := pageOfOrdered(t.orderedGroups(), page, limit, func(g *store.SiteSectionGroup) string { return g.ID })
+	if err != nil {
+		return nil, err
+	}
+	return &model.SiteSectionGroupList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int) (*model.SiteSectionList, error) {
+	t, err := r.treeOf(ctx, s.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info, err := pageOfOrdered(t.orderedSections(), page, limit, func(s *store.SiteSection) string { return s.ID })
+	if err != nil {
+		return nil, err
+	}
+	return &model.SiteSectionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, isDefault *bool) (*model.SiteSpaceList, error) {
+	t, err := r.treeOf(ctx, s.ID, true)
+	if err != nil {
+		return nil, err
+	}
+	all := t.orderedSiteSpaces()
+	if isDefault != nil {
+		// The default site space of the site is the default one at the root,
+		// or in the default section.
+		var container *string
+		if d := t.defaultSection(); d != nil {
+			container = &d.ID
+		}
+		var kept []*store.SiteSpace
+		for _, ss := range all {
+			isSiteDefault := ss.IsDefault && sameContainer(ss.SectionID, container)
+			if isSiteDefault == *isDefault {
+				kept = append(kept, ss)
+			}
+		}
+		all = kept
+	}
+	items, next, info, err := pageOfOrdered(all, page, limit, func(s *store.SiteSpace) string { return s.ID })
+	if err != nil {
+		return nil, err
+	}
+	return &model.SiteSpaceList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+// pageOfOrdered pages through a list ordered in memory (a site's structure,
+// bounded by the site's size). The cursor names the last item and its
+// index: a page continues after that item, or from its index if it was
+// removed meanwhile, so no item is repeated or skipped by the move of another.
+func pageOfOrdered[T any](all []T, page *string, limit *int, id func(T) string) ([]T, *model.ListNext, *model.PageInfo, error) {
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	index := make(map[string]int, len(all))
+	for i, x := range all {
+		index[id(x)] = i
+	}
+	start := 0
+	if p.After != nil {
+		if i, ok := index[p.After.ID]; ok {
+			start = i + 1
+		} else {
+			start = p.After.Pos + 1
+		}
+	}
+	start = min(start, len(all))
+	rows := all[start:min(len(all), start+p.Limit+1)]
+	items, next, info := pageOf(rows, p, func(x T) store.Keyset { return store.Keyset{Pos: index[id(x)], ID: id(x)} })
+	return items, next, info, nil
+}
+
+type siteSectionGroupResolver struct{ *Resolver }
+
+var _ generated.SiteSectionGroupResolver = (*siteSectionGroupResolver)(nil)
+
+func (r *Resolver) SiteSectionGroup() generated.SiteSectionGroupResolver {
+	return &siteSectionGroupResolver{r}
+}
+
+func (r *siteSectionGroupResolver) Children(ctx context.Context, g *store.SiteSectionGroup) ([]store.StructureItem, error) {
+	t, err := r.treeOf(ctx, g.SiteID, false)
+	if err != nil {
+		return nil, err
+	}
+	out := []store.StructureItem{}
+	for _, e := range t.children(&g.ID) {
+		out = append(out, e.item())
+	}
+	return out, nil
+}
+
+func (r *siteSectionGroupResolver) Sections(ctx context.Context, g *store.SiteSectionGroup) ([]*store.SiteSection, error) {
+	t, err := r.treeOf(ctx, g.SiteID, false)
+	if err != nil {
+		return nil, err
+	}
+	out := []*store.SiteSection{}
+	for _, e := range t.children(&g.ID) {
+		if e.section != nil {
+			out = append(out, e.section)
+		}
+	}
+	return out, nil
+}
+
+type siteSectionResolver struct{ *Resolver }
+
+var _ generated.SiteSectionResolver = (*siteSectionResolver)(nil)
+
+func (r *Resolver) SiteSection() generated.SiteSectionResolver { return &siteSectionResolver{r} }
+
+func (r *siteSectionResolver) SiteSpaces(ctx context.Context, s *store.SiteSection) ([]*store.SiteSpace, error) {
+	all, err := r.loaders(ctx).SiteSpaces.Load(ctx, s.SiteID)()
+	if err != nil {
+		return nil, err
+	}
+	t := &siteTree{siteSpaces: all}
+	out := t.siteSpacesIn(&s.ID)
+	if out == nil {
+		out = []*store.SiteSpace{}
+	}
+	return out, nil
+}
+
+func (r *siteSectionResolver) Urls(ctx context.Context, s *store.SiteSection) (*model.SiteSectionURLs, error) {
+	site, err := r.siteOf(ctx, s.OrganizationID, s.SiteID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SiteSectionURLs{Published: r.publishedURL(ctx, site, "/"+pathEscape(s.Path))}, nil
+}
+
+type siteSpaceResolver struct{ *Resolver }
+
+var _ generated.SiteSpaceResolver = (*siteSpaceResolver)(nil)
+
+func (r *Resolver) SiteSpace() generated.SiteSpaceResolver { return &siteSpaceResolver{r} }
+
+func (r *siteSpaceResolver) Space(ctx context.Context, ss *store.SiteSpace) (*store.Space, error) {
+	spaces, err := r.loaders(ctx).SiteSpaceSpaces.Load(ctx, ss.SiteID)()
+	if err != nil {
+		return nil, err
+	}
+	if s, ok := spaces[ss.SpaceID]; ok {
+		return s, nil
+	}
+	// Written in this request, after the site's spaces were loaded.
+	return r.loaders(ctx).Space.Load(ctx, ss.SpaceID)()
+}
+
+func (r *siteSpaceResolver) Title(ctx context.Context, ss *store.SiteSpace) (string, error) {
+	s, err := r.Space(ctx, ss)
+	if err != nil {
+		return "", err
+	}
+	return s.Title, nil
+}
+
+func (r *siteSpaceResolver) Urls(ctx context.Context, ss *store.SiteSpace) (*model.SiteSpaceURLs, error) {
+	site, err := r.siteOf(ctx, ss.OrganizationID, ss.SiteID)
+	if err != nil {
+		return nil, err
+	}
+	path := "/" + pathEscape(ss.Path)
+	if ss.SectionID != nil {
+		t, err := r.treeOf(ctx, ss.SiteID, false)
+		if err != nil {
+			return nil, err
+		}
+		if section := t.section(*ss.SectionID); section != nil {
+			path = "/" + pathEscape(section.Path) + path
+		}
+	}
+	return &model.SiteSpaceURLs{Published: r.publishedURL(ctx, site, path)}, nil
+}
+
+// siteOf returns the site a structure row belongs to, through the site loader.
+func (r *Resolver) siteOf(ctx context.Context, orgID, siteID string) (*store.Site, error) {
+	return r.loaders(ctx).Site.Load(ctx, siteID)()
+}
+
+// errSiteMissing is the not-found of a site that does not exist, told apart
+// from the identical answer to a caller who may not see it: a delete below a
+// missing site deleted nothing and answers so, a stranger's delete is a 404.
+var errSiteMissing = NotFound("site")
+
+// changeSite runs fn in a transaction holding the site's lock, with the
+// site's whole structure loaded, then forgets what the request's loaders
+// knew of the site. The caller has checked the caller's rights.
+func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx, s *store.Site, t *siteTree) error) error {
+	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		s, err := store.LockSite(ctx, tx, orgID, siteID)
+		if errors.Is(err, store.ErrNotFound) {
+			return errSiteMissing
+		} else if err != nil {
+			return err
+		}
+		t, err := loadSiteTree(ctx, tx, siteID)
+		if err != nil {
+			return err
+		}
+		if err := fn(ctx, tx, s, t); err != nil {
+			return err
+		}
+		return ensureDefaults(ctx, tx, t)
+	})
+	l := r.loaders(ctx)
+	l.Site.Clear(ctx, siteID)
+	l.SiteGroups.Clear(ctx, siteID)
+	l.SiteSections.Clear(ctx, siteID)
+	l.SiteSpaces.Clear(ctx, siteID)
+	l.SiteSpaceCount.Clear(ctx, siteID)
+	l.SiteSpaceSpaces.Clear(ctx, siteID)
+	return err
+}

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// The structure of a site: section groups and sections share one ordering
+// per container (the site root or a group); site spaces are ordered within
+// their section, or at the site root when the site has no sections. The
+// ordering rules live in graph; this file reads and writes rows.
+
+// SiteSectionGroup groups sections (and other groups) of a site.
+type SiteSectionGroup struct {
+	bun.BaseModel `bun:"table:site_section_groups"`
+
+	ID             string    `bun:"id,pk"`
+	OrganizationID string    `bun:"organization_id"`
+	SiteID         string    `bun:"site_id"`
+	ParentGroupID  *string   `bun:"parent_group_id"`
+	Title          string    `bun:"title"`
+	Icon           *string   `bun:"icon"`
+	Position       int       `bun:"position"`
+	CreatedAt      time.Time `bun:"created_at"`
+}
+
+// Object is the REST type name of a section group.
+func (SiteSectionGroup) Object() string { return "site-section-group" }
+
+// SiteSection is a section of a site, holding site spaces (its variants).
+type SiteSection struct {
+	bun.BaseModel `bun:"table:site_sections"`
+
+	ID             string    `bun:"id,pk"`
+	OrganizationID string    `bun:"organization_id"`
+	SiteID         string    `bun:"site_id"`
+	GroupID        *string   `bun:"group_id"`
+	Title          string    `bun:"title"`
+	Description    *string   `bun:"description"`
+	Path           string    `bun:"path"`
+	Icon           *string   `bun:"icon"`
+	Condition      *string   `bun:"condition"`
+	IsDefault      bool      `bun:"is_default"`
+	Position       int       `bun:"position"`
+	CreatedAt      time.Time `bun:"created_at"`
+}
+
+// Object is the REST type name of a section.
+func (SiteSection) Object() string { return "site-section" }
+
+// SiteSpace publishes a space in a site.
+type SiteSpace struct {
+	bun.BaseModel `bun:"table:site_spaces"`
+
+	ID             string    `bun:"id,pk"`
+	OrganizationID string    `bun:"organization_id"`
+	SiteID         string    `bun:"site_id"`
+	SectionID      *string   `bun:"section_id"`
+	SpaceID        string    `bun:"space_id"`
+	Path           string    `bun:"path"`
+	Condition      *string   `bun:"condition"`
+	IsDefault      bool      `bun:"is_default"`
+	Position       int       `bun:"position"`
+	CreatedAt      time.Time `bun:"created_at"`
+}
+
+// Object is the REST type name of a site space.
+func (SiteSpace) Object() string { return "site-space" }
+
+// GroupsOfSites returns the section groups of these sites, by position.
+func GroupsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSectionGroup, error) {
+	var rows []*SiteSectionGroup
+	err := db.NewSelect().Model(&rows).Where("site_id IN (?)", bun.List(siteIDs)).Order("site_id", "position", "id").Scan(ctx)
+	return rows, translate(err)
+}
+
+// SectionsOfSites returns the sections of these sites, by position.
+func SectionsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSection, error) {
+	var rows []*SiteSection
+	err := db.NewSelect().Model(&rows).Where("site_id IN (?)", bun.List(siteIDs)).Order("site_id", "position", "id").Scan(ctx)
+	return rows, translate(err)
+}
+
+// SiteSpacesOfSites returns the site spaces of these sites, by position.
+// With live set, site spaces of deleted spaces are left out: they are hidden
+// while the space can be restored.
+func SiteSpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string, live bool) ([]*SiteSpace, error) {
+	var rows []*SiteSpace
+	q := db.NewSelect().Model(&rows).Where("site_space.site_id IN (?)", bun.List(siteIDs))
+	if live {
+		q = q.Where("EXISTS (SELECT 1 FROM spaces s WHERE s.id = site_space.space_id AND s.deleted_at IS NULL)")
+	}
+	err := q.Order("site_space.site_id", "site_space.position", "site_space.id").Scan(ctx)
+	return rows, translate(err)
+}
+
+// SiteSpaceSpace is a live space published by a site.
+type SiteSpaceSpace struct {
+	SiteID string `bun:"site_id"`
+	Space  `bun:",extend"`
+}
+
+// SpacesOfSites returns the live spaces the site spaces of these sites
+// point to, in one query filtered by site (indexed) rather than by a list of
+// space ids.
+func SpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSpaceSpace, error) {
+	var rows []*SiteSpaceSpace
+	err := db.NewSelect().Model(&rows).
+		ColumnExpr("DISTINCT ss.site_id").ColumnExpr("space.*").
+		Join("JOIN site_spaces AS ss ON ss.space_id = space.id").
+		Where("ss.site_id IN (?) AND space.deleted_at IS NULL", bun.List(siteIDs)).
+		Scan(ctx)
+	return rows, translate(err)
+}
+
+// Insert adds rows (groups, sections or site spaces).
+func Insert[T any](ctx context.Context, db bun.IDB, rows ...*T) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	return translate(err)
+}
+
+// Update writes the given columns of row.
+func Update[T any](ctx context.Context, db bun.IDB, row *T, columns ...string) error {
+	_, err := db.NewUpdate().Model(row).Column(columns...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// Delete removes row by primary key.
+func Delete[T any](ctx context.Context, db bun.IDB, row *T) error {
+	_, err := db.NewDelete().Model(row).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// StructureItem is what a site's structure holds: a section group, a section
+// or a site space.
+type StructureItem interface{ isStructureItem() }
+
+func (SiteSectionGroup) isStructureItem() {}
+func (SiteSection) isStructureItem()      {}
+func (SiteSpace) isStructureItem()        {}
