@@ -25,7 +25,7 @@ func TestCheckCondition(t *testing.T) {
 		`a); (b`:                        "single expression",
 		`visitor.claims.x = true`:       "assignment",
 		`(() => true)()`:                "function",
-		`function f() {}`:               "expression",
+		`function f() {}`:               "function",
 		`x++`:                           "increment",
 		`delete visitor.claims`:         "delete",
 		strings.Repeat("a", 1025):       "1024",
