@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -10,3 +11,5 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }

@@ -1,0 +1,200 @@
+package rest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+const siteTreeQuery = `query Tree($o: ID!, $s: ID!) {
+  site(organizationId: $o, id: $s) {
+    id title
+    structure { type structure {
+      __typename
+      ... on SiteSectionGroup { id title children { __typename ... on SiteSection { id title siteSpaces { id path space { id title } } } } }
+      ... on SiteSection { id title siteSpaces { id path space { id title } } }
+    } }
+  }
+}`
+
+// buildSiteTree creates a site of groups × sections × site spaces, plus
+// `outside` sections outside any group, through the API.
+func buildSiteTree(t *testing.T, env *resttest.Env, u *resttest.User, org string, groups, sections, siteSpaces, outside int) string {
+	t.Helper()
+	space := func(title string) string {
+		return u.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")
+	}
+	site := u.Do("POST", "/v1/orgs/"+org+"/sites", `{"title":"Tree"}`).Expect(http.StatusCreated).String("id")
+	base := "/v1/orgs/" + org + "/sites/" + site
+	addSection := func(name string) string {
+		id := u.Do("POST", base+"/sections", map[string]any{"spaceId": space(name + " 0"), "title": name}).Expect(http.StatusCreated).String("id")
+		for k := 1; k < siteSpaces; k++ {
+			u.Do("POST", base+"/site-spaces", map[string]any{"spaceId": space(fmt.Sprintf("%s %d", name, k)), "sectionId": id}).Expect(http.StatusCreated)
+		}
+		return id
+	}
+	for g := range groups {
+		var ids []string
+		for s := range sections {
+			ids = append(ids, addSection(fmt.Sprintf("G%d S%d", g, s)))
+		}
+		u.Do("POST", base+"/section-groups", map[string]any{"title": fmt.Sprintf("Group %d", g), "sections": ids}).Expect(http.StatusCreated)
+	}
+	for s := range outside {
+		addSection(fmt.Sprintf("Outside %d", s))
+	}
+	return site
+}
+
+// The nested read of a site's whole structure costs one SQL query per level,
+// whatever the fan-out: the same count for a small and a larger tree.
+func TestSiteTreeQueryCount(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t, resttest.Options{Debug: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	small := buildSiteTree(t, env, alice, org, 1, 1, 1, 1)
+	large := buildSiteTree(t, env, alice, org, 3, 3, 3, 2)
+
+	counts := map[string]float64{}
+	for name, site := range map[string]string{"small": small, "large": large} {
+		out := alice.GraphQL(siteTreeQuery, map[string]any{"o": org, "s": site})
+		if len(out.Errors) > 0 {
+			t.Fatalf("%s: %+v", name, out.Errors)
+		}
+		var data struct {
+			Site struct {
+				Structure struct {
+					Structure []struct {
+						Typename string `json:"__typename"`
+						Children []struct {
+							SiteSpaces []struct {
+								Space struct{ Title string }
+							}
+						}
+						SiteSpaces []struct{ Space struct{ Title string } }
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(out.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		spaces := 0
+		for _, item := range data.Site.Structure.Structure {
+			spaces += len(item.SiteSpaces)
+			for _, c := range item.Children {
+				spaces += len(c.SiteSpaces)
+			}
+		}
+		want := map[string]int{"small": 1 + 1, "large": 3*3*3 + 2*3}[name]
+		if spaces != want {
+			t.Fatalf("%s tree holds %d site spaces, want %d: %s", name, spaces, want, out.Data)
+		}
+		counts[name] = out.Extensions["stats"].(map[string]any)["sqlQueries"].(float64)
+
+		// The REST read of the published structure is as flat.
+		alice.Do("POST", "/v1/orgs/"+org+"/sites/"+site+"/publish", nil).Expect(http.StatusOK)
+		res := alice.Do("GET", "/v1/orgs/"+org+"/sites/"+site+"/published", nil).Expect(http.StatusOK)
+		counts[name+" REST"] = float64(atoi(t, res.Header.Get("X-SQL-Queries")))
+	}
+	// Authentication, the site, its groups, sections, site spaces and spaces.
+	if counts["small"] != counts["large"] || counts["small"] != 6 {
+		t.Errorf("GraphQL tree: %v queries for the small tree, %v for the large one (want 6 each)", counts["small"], counts["large"])
+	}
+	// The same plus the site's site space count.
+	if counts["small REST"] != counts["large REST"] || counts["small REST"] != 7 {
+		t.Errorf("REST published site: %v and %v queries (want 7 each)", counts["small REST"], counts["large REST"])
+	}
+}
+
+// Many concurrent writers of one site's structure leave a consistent order:
+// every create succeeds and no two items share a position.
+func TestConcurrentStructureWrites(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	const n = 12
+	var spaces []string
+	for i := range 2 * n {
+		spaces = append(spaces, alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": fmt.Sprintf("S%d", i)}).
+			Expect(http.StatusCreated).String("id"))
+	}
+	site := alice.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Busy", "spaces": spaces[:1]}).Expect(http.StatusCreated).String("id")
+	base := "/v1/orgs/" + org + "/sites/" + site
+	first := alice.Do("POST", base+"/sections", map[string]any{"spaceId": spaces[1], "title": "First"}).Expect(http.StatusCreated).String("id")
+
+	var wg sync.WaitGroup
+	statuses := make(chan int, 2*n)
+	for i := 2; i < 2*n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var res *resttest.Response
+			if i%2 == 0 {
+				res = alice.Do("POST", base+"/sections", map[string]any{"spaceId": spaces[i], "title": fmt.Sprintf("Section %d", i)})
+			} else {
+				res = alice.Do("POST", base+"/site-spaces", map[string]any{"spaceId": spaces[i], "sectionId": first})
+			}
+			statuses <- res.Status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for s := range statuses {
+		if s != http.StatusCreated {
+			t.Fatalf("a concurrent create answered %d", s)
+		}
+	}
+
+	// Positions are unique per container, across sections and groups.
+	var dups int
+	err := env.DB.QueryRowContext(context.Background(), `
+		SELECT count(*) FROM (
+			SELECT 1 FROM (
+				SELECT site_id, group_id, position FROM site_sections
+				UNION ALL SELECT site_id, parent_group_id, position FROM site_section_groups
+			) p GROUP BY site_id, group_id, position HAVING count(*) > 1
+		) d`).Scan(&dups)
+	if err != nil || dups > 0 {
+		t.Fatalf("%d duplicate section positions (%v)", dups, err)
+	}
+	err = env.DB.QueryRowContext(context.Background(),
+		`SELECT count(*) FROM (SELECT 1 FROM site_spaces GROUP BY site_id, section_id, position HAVING count(*) > 1) d`).Scan(&dups)
+	if err != nil || dups > 0 {
+		t.Fatalf("%d duplicate site space positions (%v)", dups, err)
+	}
+	sections := alice.Do("GET", base+"/sections", nil).Expect(http.StatusOK).JSON()
+	if sections["count"] != float64(2+(2*n-2)/2) {
+		t.Fatalf("%v sections", sections["count"])
+	}
+	var firstSection map[string]any
+	defaults := 0
+	for _, it := range sections["items"].([]any) {
+		s := it.(map[string]any)
+		if s["id"] == first {
+			firstSection = s
+		}
+		if s["default"] == true {
+			defaults++
+		}
+	}
+	if defaults != 1 || len(firstSection["siteSpaces"].([]any)) != 1+(2*n-2)/2 {
+		t.Fatalf("%d default sections; first section has %d site spaces", defaults, len(firstSection["siteSpaces"].([]any)))
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return n
+}

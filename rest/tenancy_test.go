@@ -1,0 +1,118 @@
+package rest_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+// Every route of the table, called by a member of another organization with
+// the ids of the victim's resources: reads answer 404, writes 404 or 403, and
+// the victim's data is unchanged afterwards. A route added to the table
+// without an entry here fails the test.
+func TestCrossTenantAccess(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	victim, eve := env.NewUser("Victim"), env.NewUser("Eve")
+	org := victim.NewOrg("Victim Inc")
+	eve.NewOrg("Eve Corp")
+	space := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Secret"}`).Expect(http.StatusCreated).String("id")
+	space2 := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Other"}`).Expect(http.StatusCreated).String("id")
+	siteBody := victim.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Private docs", "spaces": []string{space}}).Expect(http.StatusCreated)
+	site := siteBody.String("id")
+	sitePath := "/v1/orgs/" + org + "/sites/" + site
+	section := victim.Do("POST", sitePath+"/sections", map[string]any{"spaceId": space2, "title": "Guides"}).Expect(http.StatusCreated)
+	sectionID := section.String("id")
+	siteSpaceID := section.JSON()["siteSpaces"].([]any)[0].(map[string]any)["id"].(string)
+	group := victim.Do("POST", sitePath+"/section-groups", map[string]any{"title": "Group", "sections": []string{sectionID}}).Expect(http.StatusCreated).String("id")
+	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
+		Expect(http.StatusOK)
+	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+
+	ids := map[string]string{
+		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
+		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID,
+	}
+	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
+	bodies := map[string]string{
+		"updateOrganizationById":              `{"title":"Pwned"}`,
+		"updateOrganizationAgentInstructions": `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
+		"createSpace":                         `{"title":"Planted"}`,
+		"updateSpaceById":                     `{"title":"Pwned"}`,
+		"createSite":                          `{"title":"Planted"}`,
+		"updateSiteById":                      `{"title":"Pwned"}`,
+		"updateSiteAdaptiveSchema":            `{"jsonSchema":{"type":"object","properties":{},"additionalProperties":false}}`,
+		"sortSiteStructure":                   `{"item":{"type":"site-section","id":"` + sectionID + `"}}`,
+		"addSectionGroupToSite":               `{"title":"Planted"}`,
+		"updateSiteSectionGroupById":          `{"title":"Pwned"}`,
+		"moveSiteSectionGroup":                `{}`,
+		"addSectionToGroup":                   `{"sectionId":"` + sectionID + `"}`,
+		"addSectionToSite":                    `{"spaceId":"` + space + `","title":"Planted"}`,
+		"updateSiteSectionById":               `{"title":"Pwned"}`,
+		"moveSiteSection":                     `{}`,
+		"addSpaceToSite":                      `{"spaceId":"` + space + `"}`,
+		"updateSiteSpaceById":                 `{"path":"pwned"}`,
+		"moveSiteSpace":                       `{}`,
+	}
+	// Routes that act on the caller's own data, not on a resource named by id.
+	ownData := map[string]bool{
+		"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
+	}
+
+	snapshot := func() string {
+		var b strings.Builder
+		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
+			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
+			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces"} {
+			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
+		}
+		return b.String()
+	}
+	before := snapshot()
+
+	for _, route := range rest.Routes {
+		t.Run(route.Operation, func(t *testing.T) {
+			if ownData[route.Operation] {
+				return
+			}
+			path := route.Path
+			for name, id := range ids {
+				path = strings.ReplaceAll(path, "{"+name+"}", id)
+			}
+			if strings.Contains(path, "{") {
+				t.Fatalf("no id for a parameter of %s", route.Path)
+			}
+			var body any
+			if route.Method != "GET" && route.Method != "DELETE" {
+				b, ok := bodies[route.Operation]
+				if !ok && strings.Contains(operationSource(t, route.Operation), "$input") {
+					t.Fatalf("no body for %s: add one to the table of this test", route.Operation)
+				}
+				body = b
+			}
+			res := eve.Do(route.Method, path, body)
+			switch {
+			case route.Method == "GET" && res.Status == http.StatusNotFound:
+			case route.Method != "GET" && (res.Status == http.StatusNotFound || res.Status == http.StatusForbidden):
+			default:
+				t.Fatalf("%s %s by another tenant: %d %s", route.Method, path, res.Status, res.Body)
+			}
+			res.ErrorMessage()
+		})
+	}
+	if after := snapshot(); after != before {
+		t.Fatal("another tenant's requests changed the victim's data")
+	}
+}
+
+func operationSource(t *testing.T, name string) string {
+	t.Helper()
+	b, err := readFile("operations/" + name + ".graphql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
