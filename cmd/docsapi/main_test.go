@@ -1,0 +1,136 @@
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The server binary, as an operator runs it: it migrates, bootstraps an owner
+// from DOCSAPI_BOOTSTRAP_TOKEN, serves, and on SIGTERM finishes the requests
+// in flight before it exits.
+func TestServeBootstrapAndDrain(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "docsapi")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	addr := freeAddr(t)
+	token := "bootstrap-token-for-tests-0123456789"
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+pgtest.NewDatabase(t), "DOCSAPI_ADDR="+addr,
+		"DOCSAPI_BOOTSTRAP_TOKEN="+token, "DOCSAPI_LOG_FORMAT=json")
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	logs := make(chan string, 1000)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs <- sc.Text()
+		}
+		close(logs)
+	}()
+	base := "http://" + addr
+	waitFor(t, base+"/readyz")
+
+	get := func(path string) (int, string) {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	status, body := get("/v1/orgs")
+	if status != 200 || !strings.Contains(body, `"My organization"`) {
+		t.Fatalf("GET /v1/orgs with the bootstrap token: %d %s", status, body)
+	}
+	orgID := body[strings.Index(body, `"id":"`)+6:]
+	orgID = orgID[:strings.Index(orgID, `"`)]
+	if status, _ := get("/healthz"); status != 200 {
+		t.Fatalf("healthz: %d", status)
+	}
+	if _, metrics := get("/metrics"); !strings.Contains(metrics, `docsapi_http_requests_total{method="GET",route="GET /v1/orgs",status="200"} 1`) {
+		t.Fatalf("metrics do not count the request:\n%s", metrics)
+	}
+
+	// A request whose body is still arriving when SIGTERM comes completes.
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("PATCH", base+"/v1/orgs/"+orgID, pr)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Request-Id", "drain-test-1")
+	done := make(chan *http.Response, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	_, _ = pw.Write([]byte(`{"title": "Drained`))
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	_, _ = pw.Write([]byte(` org"}`))
+	_ = pw.Close()
+	res := <-done
+	if res == nil || res.StatusCode != 200 {
+		t.Fatalf("the in-flight request did not complete: %v", res)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	var sawRequest, sawStopped bool
+	for line := range logs {
+		sawRequest = sawRequest || (strings.Contains(line, `"request_id":"drain-test-1"`) && strings.Contains(line, `"status":200`))
+		sawStopped = sawStopped || strings.Contains(line, `"msg":"stopped"`)
+	}
+	if !sawRequest || !sawStopped {
+		t.Fatalf("logs lack the drained request (%v) or the stop (%v)", sawRequest, sawStopped)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitFor(t *testing.T, url string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if res, err := http.Get(url); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal(fmt.Sprintf("%s never answered", url))
+}
