@@ -59,6 +59,17 @@ func contentRole(ctx context.Context, orgID, what string) (store.MemberRole, err
 	return role, nil
 }
 
+// canListContent reports whether the caller may list the content of orgID:
+// its readers may; its guests see nothing (nothing can be shared with them
+// yet); anyone else gets NotFound for the organization.
+func canListContent(ctx context.Context, orgID string) (bool, error) {
+	role, err := orgRole(ctx, orgID, "organization")
+	if err != nil {
+		return false, err
+	}
+	return role.AtLeast(store.RoleRead), nil
+}
+
 // requireContentRole checks the caller holds at least min on content of orgID.
 func requireContentRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {
 	role, err := contentRole(ctx, orgID, what)

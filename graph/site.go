@@ -91,8 +91,8 @@ func (r *queryResolver) SiteAdaptiveTemplateConditions(ctx context.Context, orga
 
 func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization, page *string, limit *int, space *string, title *string, published *bool, types []store.SiteType) (*model.SiteList, error) {
 	// SECURITY: the organization's sites are listed to its readers.
-	if _, err := contentRole(ctx, o.ID, "organization"); err != nil {
-		return nil, err
+	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
+		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}}, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {

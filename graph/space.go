@@ -37,8 +37,8 @@ func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 
 func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SpaceList, error) {
 	// SECURITY: the organization's content is listed to its readers.
-	if _, err := contentRole(ctx, o.ID, "organization"); err != nil {
-		return nil, err
+	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
+		return &model.SpaceList{Items: []*store.Space{}, PageInfo: &model.PageInfo{}}, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {
