@@ -57,7 +57,7 @@ func (a *adapter) handler(route Route) http.Handler {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		body, err2 := extract(resp.Data, resultPath)
+		body, err2 := restBody(resp.Data, resultPath)
 		if err2 != nil {
 			a.log.ErrorContext(r.Context(), "rest: cannot extract result", "operation", op.Name, "err", err2)
 			writeError(w, http.StatusInternalServerError, "internal error")
@@ -72,7 +72,9 @@ func (a *adapter) handler(route Route) http.Handler {
 		if loc := locationOf(body); loc != "" && route.Status == http.StatusCreated {
 			w.Header().Set("Location", loc)
 		}
-		writeJSON(w, route.Status, body)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(route.Status)
+		_, _ = w.Write(append(body, '\n'))
 	})
 }
 
@@ -220,53 +222,16 @@ func rootKey(def *ast.OperationDefinition) string {
 	return f.Alias
 }
 
-// extract returns the value at path in data, with null members removed: a
-// REST client of the reference expects an optional member to be absent, not
-// null (except where the reference gives null a meaning, see keepNull).
-func extract(data json.RawMessage, path []string) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	for _, key := range path {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("no %q in the result", key)
-		}
-		v = m[key]
-	}
-	return dropNulls(v), nil
-}
-
-// keepNull names the members whose null is meaningful in the reference:
-// a null role or default level means "guest".
-var keepNull = map[string]bool{"defaultRole": true, "defaultLevel": true}
-
-func dropNulls(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		for k, e := range x {
-			if e == nil && !keepNull[k] {
-				delete(x, k)
-				continue
-			}
-			x[k] = dropNulls(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = dropNulls(e)
-		}
-	}
-	return v
-}
-
 // locationOf is the urls.location of a created resource, for the Location header.
-func locationOf(body any) string {
-	m, _ := body.(map[string]any)
-	urls, _ := m["urls"].(map[string]any)
-	loc, _ := urls["location"].(string)
+func locationOf(body []byte) string {
+	start, end, err := valueAt(body, []string{"urls", "location"})
+	if err != nil {
+		return ""
+	}
+	var loc string
+	if json.Unmarshal(body[start:end], &loc) != nil {
+		return ""
+	}
 	return loc
 }
 
