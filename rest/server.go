@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/playground"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -58,7 +59,21 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", auth.require(v1))
-	mux.Handle("/graphql", labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log))))
+	// Browsers get GraphiQL at /graphql (a GET preferring text/html with no
+	// ?query=); everything else is GraphQL. The page and its embedded assets
+	// need no token: they hold no data, and the user pastes the token into
+	// the playground's Headers editor.
+	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log)))
+	pg := playground.Handler("/graphql")
+	pgPage := labelled("GET /graphql (playground)", pg)
+	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if playground.WantsPlayground(r) {
+			pgPage.ServeHTTP(w, r)
+			return
+		}
+		gql.ServeHTTP(w, r)
+	}))
+	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
 	}
