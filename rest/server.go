@@ -50,6 +50,11 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The OpenAPI document is generated from the route table once, here.
+	openAPIDoc, err := openAPI(schema, ops, Routes, cfg.PublicURL)
+	if err != nil {
+		return nil, err
+	}
 	rest := &adapter{exec: ex, schema: schema, ops: ops, log: log}
 	v1, err := rest.mux(Routes)
 	if err != nil {
@@ -59,6 +64,9 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", auth.require(v1))
+	// Served without a token (see openAPIHandler); more specific than
+	// "/v1/", so it never reaches the authenticated /v1 mux.
+	mux.Handle(OpenAPIPath, labelled("GET "+OpenAPIPath, openAPIHandler(openAPIDoc)))
 	// Browsers get GraphiQL at /graphql (a GET preferring text/html with no
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into

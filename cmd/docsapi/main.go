@@ -5,6 +5,7 @@
 //	docsapi users create --email E --name N       create a user; prints {user, token}
 //	docsapi tokens create --user ID               issue an API token; prints {token}
 //	docsapi routes [--markdown]                   print the REST route table (docs/api-coverage.md)
+//	docsapi openapi                               print the OpenAPI document of /v1 (for DOCSAPI_PUBLIC_URL)
 //
 // Configuration comes from DOCSAPI_* environment variables, each mirrored by
 // a flag (see config.go or `docsapi serve -h`).
@@ -49,14 +50,14 @@ func run(args []string) error {
 	switch cmd {
 	case "routes":
 		fs.BoolVar(&markdown, "markdown", false, "print docs/api-coverage.md")
-	case "serve", "migrate":
+	case "serve", "migrate", "openapi":
 	case "users create":
 		fs.StringVar(&email, "email", "", "email address of the new user")
 		fs.StringVar(&name, "name", "", "display name of the new user")
 	case "tokens create":
 		fs.StringVar(&userID, "user", "", "id of the user")
 	default:
-		return fmt.Errorf("unknown command %q (serve, migrate, users create, tokens create, routes)", cmd)
+		return fmt.Errorf("unknown command %q (serve, migrate, users create, tokens create, routes, openapi)", cmd)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -66,6 +67,9 @@ func run(args []string) error {
 	}
 	if cmd == "routes" {
 		return printRoutes(os.Stdout, markdown)
+	}
+	if cmd == "openapi" {
+		return printOpenAPI(os.Stdout, cfg.server(nil).PublicURL)
 	}
 	log := cfg.logger()
 

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -28,6 +29,7 @@ func TestServeBootstrapAndDrain(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	checkOpenAPICommand(t, bin)
 	addr := freeAddr(t)
 	token := "bootstrap-token-for-tests-0123456789"
 	cmd := exec.Command(bin, "serve")
@@ -133,4 +135,30 @@ func waitFor(t *testing.T, url string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatal(fmt.Sprintf("%s never answered", url))
+}
+
+// checkOpenAPICommand runs `docsapi openapi`, which needs no database: the
+// document it prints is the one the server serves, for DOCSAPI_PUBLIC_URL.
+func checkOpenAPICommand(t *testing.T, bin string) {
+	t.Helper()
+	cmd := exec.Command(bin, "openapi")
+	cmd.Env = append(os.Environ(), "DOCSAPI_PUBLIC_URL=https://docs.example.com")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("docsapi openapi: %v", err)
+	}
+	var doc struct {
+		OpenAPI string `json:"openapi"`
+		Servers []struct {
+			URL string `json:"url"`
+		} `json:"servers"`
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("docsapi openapi printed no JSON document: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") || len(doc.Servers) != 1 || doc.Servers[0].URL != "https://docs.example.com" ||
+		doc.Paths["/v1/spaces/{spaceId}"] == nil {
+		t.Errorf("docsapi openapi: openapi %q, servers %+v, %d paths", doc.OpenAPI, doc.Servers, len(doc.Paths))
+	}
 }

@@ -27,3 +27,16 @@ func printRoutes(w io.Writer, markdown bool) error {
 	}
 	return nil
 }
+
+// printOpenAPI writes the OpenAPI document the server serves at
+// /v1/openapi.json, for publicURL, so it can be generated without a running
+// server (client generators, API gateways).
+func printOpenAPI(w io.Writer, publicURL string) error {
+	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	doc, err := rest.OpenAPI(schema, publicURL)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(doc)
+	return err
+}
