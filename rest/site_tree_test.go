@@ -24,7 +24,7 @@ const siteTreeQuery = `query Tree($o: ID!, $s: ID!) {
 
 // buildSiteTree creates a site of groups × sections × site spaces, plus
 // `outside` sections outside any group, through the API.
-func buildSiteTree(t *testing.T, env *resttest.Env, u *resttest.User, org string, groups, sections, siteSpaces, outside int) string {
+func buildSiteTree(t testing.TB, env *resttest.Env, u *resttest.User, org string, groups, sections, siteSpaces, outside int) string {
 	t.Helper()
 	space := func(title string) string {
 		return u.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")

@@ -1,0 +1,299 @@
+// Command docsbench measures two read paths of the docsapi server against
+// hand-written baselines, in one process, on one database, in one run.
+//
+//  1. The site tree: one GraphQL query reading a whole site — site →
+//     structure → section groups → their child sections → site spaces →
+//     space, and the sections outside groups. Reported: latency p50/p99 at
+//     concurrency 1, requests per second (and p99) at a fixed concurrency,
+//     and SQL queries per request (extensions.stats.sqlQueries, from a
+//     server with Debug on). The baseline is a plain net/http + pgx handler
+//     that loads the same tree with one query per level filtered by site_id
+//     (site; groups; sections; site spaces; spaces joined through
+//     site_spaces) and encodes exactly the JSON of the GraphQL response's
+//     "data"; the two responses are compared before anything is measured
+//     and the run stops if they differ.
+//  2. REST GET /v1/spaces/{id}: requests per second and p99 at the fixed
+//     concurrency, against a bare net/http + pgx handler that reads one row
+//     of spaces by id and encodes it as JSON.
+//
+// The baselines authenticate nothing; docsapi resolves the bearer token on
+// every request (one SQL query). Targets, printed as ratios with PASS/MISS:
+// tree p50 at most 1.5× the baseline's, REST single read at least 0.6× the
+// bare handler's throughput. It is a measurement: a completed run exits 0
+// whatever the figures.
+//
+// The site (20 groups × 10 sections × 5 site spaces by default, each site
+// space publishing its own space) is seeded through the real REST API.
+// Everything runs on 127.0.0.1 with real TCP listeners and keep-alive HTTP
+// clients; the database is an embedded PostgreSQL in a temporary directory
+// (removed at exit), or the server at DATABASE_URL when it is set (the run
+// then leaves its user, organization and site behind). Throughput and latency
+// are measured against a server without Debug; query counts against a second
+// server with Debug on, over the same database.
+//
+// Run it:
+//
+//	go run ./cmd/docsbench
+//	go run ./cmd/docsbench -groups 2 -sections 2 -site-spaces 2 -duration 2s
+//	go run ./cmd/docsbench -concurrency 16 -duration 10s -cpuprofile cpu.out
+//	go tool pprof -top cpu.out
+//
+// Flags: -groups, -sections, -site-spaces, -outside (sections outside any
+// group), -concurrency, -duration (per measurement), -warmup and
+// -warmup-requests (warm-up before each measurement: whichever limit comes
+// first), -seed-concurrency, -db-max-conns (pool size of the server and of
+// the baselines; 20 is the server's default), -cpuprofile.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
+)
+
+type options struct {
+	groups, sections, siteSpaces, outside int
+	concurrency                           int
+	duration, warmup                      time.Duration
+	warmupRequests                        int
+	seedConcurrency                       int
+	dbMaxConns                            int
+	cpuProfile                            string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.groups, "groups", 20, "section groups in the site")
+	flag.IntVar(&o.sections, "sections", 10, "sections per group")
+	flag.IntVar(&o.siteSpaces, "site-spaces", 5, "site spaces per section (each publishing its own space)")
+	flag.IntVar(&o.outside, "outside", 0, "sections outside any group (with -site-spaces site spaces each)")
+	flag.IntVar(&o.concurrency, "concurrency", 8, "concurrent clients of the throughput measurements")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each measurement")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "warm-up before each measurement (at most)")
+	flag.IntVar(&o.warmupRequests, "warmup-requests", 200, "warm-up requests before each measurement (at most)")
+	flag.IntVar(&o.seedConcurrency, "seed-concurrency", 8, "concurrent requests while seeding")
+	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
+	flag.Parse()
+	if o.groups < 0 || o.sections < 1 || o.siteSpaces < 1 || o.outside < 0 || o.groups*o.sections+o.outside == 0 ||
+		o.concurrency < 1 || o.duration <= 0 || o.seedConcurrency < 1 || o.dbMaxConns < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: sizes, concurrency and duration must be positive (the site needs at least one section)")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, o, os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "docsbench:", err)
+		os.Exit(1)
+	}
+}
+
+// run does the whole benchmark; every resource it starts is released before
+// it returns, error or not.
+func run(ctx context.Context, o options, out io.Writer) (err error) {
+	fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
+	if o.outside > 0 {
+		fmt.Fprintf(out, " + %d sections outside groups", o.outside)
+	}
+	fmt.Fprintf(out, "; concurrency %d; %s per measurement\n", o.concurrency, o.duration)
+
+	// The database.
+	connect := store.ConnectOptions{DatabaseURL: os.Getenv("DATABASE_URL"), MaxConns: int32(o.dbMaxConns)}
+	dbWhere := "DATABASE_URL"
+	if connect.DatabaseURL == "" {
+		dir, err := os.MkdirTemp("", "docsbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		connect.DataDir = dir
+		dbWhere = "embedded, data dir " + dir + " (removed at exit)"
+	}
+	db, closeDB, err := store.Connect(ctx, connect)
+	if err != nil {
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer closeDB()
+	if err := db.Migrate(ctx, nil); err != nil {
+		return err
+	}
+	var pgVersion string
+	if err := db.Pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion); err != nil {
+		return err
+	}
+
+	// The baselines' own pool: same database, same size, pgx's defaults.
+	poolCfg, err := pgxpool.ParseConfig(db.Pool.Config().ConnConfig.ConnString())
+	if err != nil {
+		return err
+	}
+	poolCfg.MaxConns = int32(o.dbMaxConns)
+	basePool, err := pgxpool.NewWithConfig(ctx, poolCfg)
+	if err != nil {
+		return err
+	}
+	defer basePool.Close()
+
+	// The servers: docsapi without Debug (timings), docsapi with Debug (query
+	// counts), the baselines. Request logs are formatted as in production
+	// (text) but written nowhere.
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var listeners servers
+	defer listeners.close()
+	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
+		return rest.NewServer(db, rest.Config{PublicURL: url, Log: logger})
+	})
+	if err != nil {
+		return err
+	}
+	var resolverSrv *rest.Server
+	debugURL, err := listeners.start(func(url string) (http.Handler, error) {
+		s, err := rest.NewServer(db, rest.Config{PublicURL: url, Debug: true, Log: logger})
+		resolverSrv = s
+		return s, err
+	})
+	if err != nil {
+		return err
+	}
+	baseURL, err := listeners.start(func(url string) (http.Handler, error) {
+		return newBaseline(basePool, url), nil
+	})
+	if err != nil {
+		return err
+	}
+
+	client := newClient(o.concurrency + o.seedConcurrency)
+	defer client.CloseIdleConnections()
+
+	// The user, the organization and the site.
+	seedStart := time.Now()
+	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
+	created, err := resolverSrv.Resolver.CreateUser(ctx, email, "Bench")
+	if err != nil {
+		return err
+	}
+	api := &apiClient{client: client, base: plainURL, token: created.Token}
+	site, err := seed(ctx, api, o)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	fmt.Fprintf(out, "seeded through the REST API in %s: %d spaces, %d sections, %d site spaces\n",
+		time.Since(seedStart).Round(time.Millisecond), len(site.spaces), o.groups*o.sections+o.outside, len(site.spaces))
+
+	b := &bench{o: o, client: client, site: site, token: created.Token,
+		plainURL: plainURL, debugURL: debugURL, baseURL: baseURL}
+	if err := b.prepare(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "site tree: GraphQL and baseline responses are %s (%d bytes of data; %d bytes with the GraphQL envelope)\n",
+		b.treeMatch, len(b.treeBaseBody), b.treeGraphQLBytes)
+	fmt.Fprintf(out, "GET /v1/spaces/{id}: %d bytes (docsapi), %d bytes (bare); %d spaces requested in turn\n",
+		b.spaceBytes, b.spaceBaseBytes, len(site.spaces))
+
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rows, err := b.measure(ctx)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "machine: %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s (%s)\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, dbWhere)
+	fmt.Fprintf(out, "docsapi: rest.Server without Debug for latency and throughput, a second one with Debug for query counts; pgx pool of %d (simple protocol, as the server configures it)\n", o.dbMaxConns)
+	fmt.Fprintf(out, "baselines: plain net/http + pgx, pgx pool of %d (pgx defaults: prepared statements); they authenticate nothing, docsapi checks the bearer token on every request\n", o.dbMaxConns)
+	fmt.Fprintf(out, "load: in-process HTTP/1.1 keep-alive clients on 127.0.0.1, sharing the CPUs with the servers and PostgreSQL; warm-up %s or %d requests before each measurement\n\n", o.warmup, o.warmupRequests)
+	printTable(out, rows)
+	return nil
+}
+
+// servers are the HTTP servers of a run, on loopback listeners.
+type servers struct{ list []*http.Server }
+
+// start listens on a free loopback port and serves the handler build makes
+// for the listener's URL.
+func (s *servers) start(build func(url string) (http.Handler, error)) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	url := "http://" + ln.Addr().String()
+	h, err := build(url)
+	if err != nil {
+		ln.Close()
+		return "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second}
+	s.list = append(s.list, srv)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			fmt.Fprintln(os.Stderr, "docsbench: serve:", err)
+		}
+	}()
+	return url, nil
+}
+
+func (s *servers) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, srv := range s.list {
+		_ = srv.Shutdown(ctx)
+	}
+}
+
+// newClient is a keep-alive HTTP client with room for conns idle
+// connections per host.
+func newClient(conns int) *http.Client {
+	return &http.Client{
+		Timeout: time.Minute,
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        0, // no overall limit
+			MaxIdleConnsPerHost: conns,
+			IdleConnTimeout:     90 * time.Second,
+			DisableCompression:  true,
+		},
+	}
+}
+
+// cpuModel is the CPU's model name from /proc/cpuinfo, when there is one.
+func cpuModel() string {
+	raw, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}

@@ -1,0 +1,73 @@
+package rest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+// The server's own cost of its two hottest reads, without the network:
+// requests go straight to the handler. cmd/docsbench measures the same reads
+// over HTTP against hand-written baselines.
+//
+//	go test ./rest -run '^$' -bench . -benchmem -cpuprofile cpu.out
+
+func BenchmarkGetSpace(b *testing.B) {
+	env := resttest.New(b)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
+	benchmarkRequest(b, env, func() *http.Request {
+		r := httptest.NewRequest("GET", "/v1/spaces/"+space, nil)
+		r.Header.Set("Authorization", "Bearer "+alice.Token)
+		return r
+	})
+}
+
+// BenchmarkSiteTree reads a whole site in one GraphQL query: 100 site spaces
+// (4 groups × 5 sections × 5) and 1000 (20 × 10 × 5, docsbench's default).
+func BenchmarkSiteTree(b *testing.B) {
+	for _, size := range []struct{ groups, sections, siteSpaces int }{{4, 5, 5}, {20, 10, 5}} {
+		b.Run(fmt.Sprintf("%dx%dx%d", size.groups, size.sections, size.siteSpaces), func(b *testing.B) {
+			env := resttest.New(b)
+			alice := env.NewUser("Alice")
+			org := alice.NewOrg("Acme")
+			site := buildSiteTree(b, env, alice, org, size.groups, size.sections, size.siteSpaces, 0)
+			body := `{"query":` + quoteJSON(siteTreeQuery) + `,"variables":{"o":"` + org + `","s":"` + site + `"}}`
+			benchmarkRequest(b, env, func() *http.Request {
+				r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
+				r.Header.Set("Authorization", "Bearer "+alice.Token)
+				r.Header.Set("Content-Type", "application/json")
+				return r
+			})
+		})
+	}
+}
+
+// benchmarkRequest serves newRequest's requests from 8 goroutines per CPU
+// (-cpu 1 for one at a time), so ns/op reads as the inverse of throughput.
+func benchmarkRequest(b *testing.B, env *resttest.Env, newRequest func() *http.Request) {
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			w := httptest.NewRecorder()
+			env.Server.ServeHTTP(w, newRequest())
+			if w.Code != http.StatusOK || strings.Contains(w.Body.String(), `"errors"`) {
+				b.Errorf("status %d: %s", w.Code, w.Body)
+				return
+			}
+		}
+	})
+}
+
+func quoteJSON(s string) string {
+	raw, _ := json.Marshal(s)
+	return string(raw)
+}
