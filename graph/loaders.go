@@ -29,7 +29,7 @@ type Loaders struct {
 	// pending result. Lists of sites prime them for all their sites at once.
 	SiteGroups     *dataloader.Loader[string, []*store.SiteSectionGroup]
 	SiteSections   *dataloader.Loader[string, []*store.SiteSection]
-	SiteSpaces     *dataloader.Loader[string, []*store.SiteSpace]
+	SiteSpaces     *dataloader.Loader[string, *siteSpaceSet]
 	SiteSpaceCount *dataloader.Loader[string, int]
 	// SiteSpaceSpaces maps space id → space for the spaces a site publishes.
 	SiteSpaceSpaces *dataloader.Loader[string, map[string]*store.Space]
@@ -70,21 +70,24 @@ func NewLoaders(db *store.DB) *Loaders {
 			rows, err := store.SectionsOfSites(ctx, db, ids)
 			return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
 		}),
-		SiteSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSpace, error) {
+		SiteSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]*siteSpaceSet, error) {
 			rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
-			return bySite(rows, err, func(s *store.SiteSpace) string { return s.SiteID })
+			return siteSpaceSets(rows), err
 		}),
 		SiteSpaceCount: newSiteLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
 			return store.CountSiteSpaces(ctx, db, ids)
 		}),
 		SiteSpaceSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
+			// One map for every site of the batch: a site space looks up its
+			// own space id, which is in the map whichever site published it.
 			rows, err := store.SpacesOfSites(ctx, db, ids)
+			byID := make(map[string]*store.Space, len(rows))
+			for _, s := range rows {
+				byID[s.ID] = s
+			}
 			out := make(map[string]map[string]*store.Space, len(ids))
-			for _, row := range rows {
-				if out[row.SiteID] == nil {
-					out[row.SiteID] = map[string]*store.Space{}
-				}
-				out[row.SiteID][row.ID] = &row.Space
+			for _, id := range ids {
+				out[id] = byID
 			}
 			return out, err
 		}),

@@ -148,7 +148,7 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 		}
 		g, _ := bySite(groups, nil, func(g *store.SiteSectionGroup) string { return g.SiteID })
 		s, _ := bySite(sections, nil, func(s *store.SiteSection) string { return s.SiteID })
-		ss, _ := bySite(siteSpaces, nil, func(s *store.SiteSpace) string { return s.SiteID })
+		ss := siteSpaceSets(siteSpaces)
 		for _, id := range ids {
 			l.SiteGroups.Prime(ctx, id, g[id])
 			l.SiteSections.Prime(ctx, id, s[id])

@@ -21,9 +21,12 @@ func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces boo
 	groups, sections := l.SiteGroups.Load(ctx, siteID), l.SiteSections.Load(ctx, siteID)
 	t := &siteTree{}
 	if withSiteSpaces {
-		var err error
-		if t.siteSpaces, err = l.SiteSpaces.Load(ctx, siteID)(); err != nil {
+		set, err := l.SiteSpaces.Load(ctx, siteID)()
+		if err != nil {
 			return nil, err
+		}
+		if set != nil {
+			t.siteSpaces, t.inSection = set.all, set.inSection
 		}
 	}
 	var err error
@@ -176,12 +179,14 @@ var _ generated.SiteSectionResolver = (*siteSectionResolver)(nil)
 func (r *Resolver) SiteSection() generated.SiteSectionResolver { return &siteSectionResolver{r} }
 
 func (r *siteSectionResolver) SiteSpaces(ctx context.Context, s *store.SiteSection) ([]*store.SiteSpace, error) {
-	all, err := r.loaders(ctx).SiteSpaces.Load(ctx, s.SiteID)()
+	set, err := r.loaders(ctx).SiteSpaces.Load(ctx, s.SiteID)()
 	if err != nil {
 		return nil, err
 	}
-	t := &siteTree{siteSpaces: all}
-	out := t.siteSpacesIn(&s.ID)
+	var out []*store.SiteSpace
+	if set != nil {
+		out = set.inSection[s.ID]
+	}
 	if out == nil {
 		out = []*store.SiteSpace{}
 	}

@@ -24,6 +24,45 @@ type siteTree struct {
 	groups     []*store.SiteSectionGroup
 	sections   []*store.SiteSection
 	siteSpaces []*store.SiteSpace
+	// inSection indexes siteSpaces by section in trees read for a request
+	// (never changed), so reading each section's site spaces is a lookup,
+	// not a scan of the whole site. Trees that mutations rearrange have none.
+	inSection map[string][]*store.SiteSpace
+}
+
+// siteSpaceSet is what the request's loader holds for a site: its site
+// spaces, and the index of siteTree.inSection built once from them.
+type siteSpaceSet struct {
+	all       []*store.SiteSpace
+	inSection map[string][]*store.SiteSpace
+}
+
+// rootKey is the key of the site root in siteTree.inSection.
+const rootKey = ""
+
+// siteSpaceSets groups the site spaces of several sites by site.
+func siteSpaceSets(rows []*store.SiteSpace) map[string]*siteSpaceSet {
+	bySiteID, _ := bySite(rows, nil, func(s *store.SiteSpace) string { return s.SiteID })
+	out := make(map[string]*siteSpaceSet, len(bySiteID))
+	for site, list := range bySiteID {
+		out[site] = newSiteSpaceSet(list)
+	}
+	return out
+}
+
+func newSiteSpaceSet(all []*store.SiteSpace) *siteSpaceSet {
+	set := &siteSpaceSet{all: all, inSection: map[string][]*store.SiteSpace{}}
+	t := &siteTree{siteSpaces: all}
+	for _, s := range all {
+		key := rootKey
+		if s.SectionID != nil {
+			key = *s.SectionID
+		}
+		if _, done := set.inSection[key]; !done {
+			set.inSection[key] = t.siteSpacesIn(s.SectionID)
+		}
+	}
+	return set
 }
 
 const maxGroupDepth = 3
@@ -87,6 +126,13 @@ func (t *siteTree) children(container *string) []entry {
 
 // siteSpacesIn are the site spaces of a section (nil: the site root), in order.
 func (t *siteTree) siteSpacesIn(section *string) []*store.SiteSpace {
+	if t.inSection != nil {
+		key := rootKey
+		if section != nil {
+			key = *section
+		}
+		return t.inSection[key]
+	}
 	var out []*store.SiteSpace
 	for _, s := range t.siteSpaces {
 		if sameContainer(s.SectionID, section) {

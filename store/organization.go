@@ -74,9 +74,7 @@ func GetOrganization(ctx context.Context, db bun.IDB, id string) (*Organization,
 
 // OrganizationsByIDs returns the organizations with these ids, in no particular order.
 func OrganizationsByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Organization, error) {
-	var orgs []*Organization
-	err := db.NewSelect().Model(&orgs).Where("id IN (?)", bun.List(ids)).Scan(ctx)
-	return orgs, translate(err)
+	return selectRows[Organization](ctx, db, "id = ANY(?)", "", ids)
 }
 
 // ListOrganizationsOfUser pages through the organizations userID is a member of.

@@ -126,7 +126,5 @@ func escapeLike(s string) string {
 
 // SitesByIDs returns the sites with these ids.
 func SitesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Site, error) {
-	var sites []*Site
-	err := db.NewSelect().Model(&sites).Where("id IN (?)", bun.List(ids)).Scan(ctx)
-	return sites, translate(err)
+	return selectRows[Site](ctx, db, "id = ANY(?)", "", ids)
 }

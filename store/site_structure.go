@@ -71,48 +71,31 @@ func (SiteSpace) Object() string { return "site-space" }
 
 // GroupsOfSites returns the section groups of these sites, by position.
 func GroupsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSectionGroup, error) {
-	var rows []*SiteSectionGroup
-	err := db.NewSelect().Model(&rows).Where("site_id IN (?)", bun.List(siteIDs)).Order("site_id", "position", "id").Scan(ctx)
-	return rows, translate(err)
+	return selectRows[SiteSectionGroup](ctx, db, "site_id = ANY(?)", "site_id, position, id", siteIDs)
 }
 
 // SectionsOfSites returns the sections of these sites, by position.
 func SectionsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSection, error) {
-	var rows []*SiteSection
-	err := db.NewSelect().Model(&rows).Where("site_id IN (?)", bun.List(siteIDs)).Order("site_id", "position", "id").Scan(ctx)
-	return rows, translate(err)
+	return selectRows[SiteSection](ctx, db, "site_id = ANY(?)", "site_id, position, id", siteIDs)
 }
 
 // SiteSpacesOfSites returns the site spaces of these sites, by position.
 // With live set, site spaces of deleted spaces are left out: they are hidden
 // while the space can be restored.
 func SiteSpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string, live bool) ([]*SiteSpace, error) {
-	var rows []*SiteSpace
-	q := db.NewSelect().Model(&rows).Where("site_space.site_id IN (?)", bun.List(siteIDs))
+	where := "site_space.site_id = ANY(?)"
 	if live {
-		q = q.Where("EXISTS (SELECT 1 FROM spaces s WHERE s.id = site_space.space_id AND s.deleted_at IS NULL)")
+		where += " AND EXISTS (SELECT 1 FROM spaces s WHERE s.id = site_space.space_id AND s.deleted_at IS NULL)"
 	}
-	err := q.Order("site_space.site_id", "site_space.position", "site_space.id").Scan(ctx)
-	return rows, translate(err)
+	return selectRows[SiteSpace](ctx, db, where, "site_space.site_id, site_space.position, site_space.id", siteIDs)
 }
 
-// SiteSpaceSpace is a live space published by a site.
-type SiteSpaceSpace struct {
-	SiteID string `bun:"site_id"`
-	Space  `bun:",extend"`
-}
-
-// SpacesOfSites returns the live spaces the site spaces of these sites
-// point to, in one query filtered by site (indexed) rather than by a list of
-// space ids.
-func SpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSpaceSpace, error) {
-	var rows []*SiteSpaceSpace
-	err := db.NewSelect().Model(&rows).
-		ColumnExpr("DISTINCT ss.site_id").ColumnExpr("space.*").
-		Join("JOIN site_spaces AS ss ON ss.space_id = space.id").
-		Where("ss.site_id IN (?) AND space.deleted_at IS NULL", bun.List(siteIDs)).
-		Scan(ctx)
-	return rows, translate(err)
+// SpacesOfSites returns the live spaces the site spaces of these sites point
+// to, in one query filtered by site (indexed) rather than by a list of space
+// ids.
+func SpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*Space, error) {
+	return selectRows[Space](ctx, db,
+		"space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY(?))", "", siteIDs)
 }
 
 // Insert adds rows (groups, sections or site spaces).

@@ -41,16 +41,12 @@ func CreateSpace(ctx context.Context, db bun.IDB, s *Space) error {
 
 // GetSpace returns space id, deleted or not.
 func GetSpace(ctx context.Context, db bun.IDB, id string) (*Space, error) {
-	s := new(Space)
-	err := db.NewSelect().Model(s).Where("id = ?", id).Scan(ctx)
-	return s, translate(err)
+	return selectRow[Space](ctx, db, "id = ?", id)
 }
 
 // SpacesByIDs returns the spaces with these ids that are not deleted.
 func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error) {
-	var spaces []*Space
-	err := db.NewSelect().Model(&spaces).Where("id IN (?) AND deleted_at IS NULL", bun.List(ids)).Scan(ctx)
-	return spaces, translate(err)
+	return selectRows[Space](ctx, db, "id = ANY(?) AND deleted_at IS NULL", "", ids)
 }
 
 // ListSpaces pages through the live spaces of an organization.

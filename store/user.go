@@ -51,9 +51,7 @@ func GetUser(ctx context.Context, db bun.IDB, id string) (*User, error) {
 
 // UsersByIDs returns the users with these ids, in no particular order.
 func UsersByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*User, error) {
-	var users []*User
-	err := db.NewSelect().Model(&users).Where("id IN (?)", bun.List(ids)).Scan(ctx)
-	return users, translate(err)
+	return selectRows[User](ctx, db, "id = ANY(?)", "", ids)
 }
 
 // CountUsers is the number of users; the bootstrap acts only on an empty instance.

@@ -1,0 +1,130 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// selectRows reads the rows of T's table that match where (SQL with ?
+// placeholders, after "WHERE"), ordered by orderBy, with the columns bun
+// maps for T.
+//
+// The hot reads (the site tree, a space by id, the caller of a token) go
+// through here. Outside a transaction they run on the pgx pool directly: a
+// prepared statement, binary results scanned straight into T's fields. That
+// is several times cheaper than bun's path through database/sql, which turns
+// every value into a driver.Value and converts it again by reflection, and it
+// is what a tree of a thousand rows per level spends its time on. Inside a
+// transaction (mutations reading what they lock) the same SQL runs through
+// bun. Arguments must mean the same to both: strings, numbers, and []string
+// for "= ANY(?)".
+func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, args ...any) ([]*T, error) {
+	m := readModelOf[T](db)
+	query := m.selectSQL + " WHERE " + where
+	if orderBy != "" {
+		query += " ORDER BY " + orderBy
+	}
+	d, ok := db.(*DB)
+	if !ok {
+		bunArgs := make([]any, len(args))
+		for i, a := range args {
+			if list, ok := a.([]string); ok {
+				a = pgdialect.Array(list) // bun writes a bare []string as JSON
+			}
+			bunArgs[i] = a
+		}
+		var rows []*T
+		err := db.NewRaw(query, bunArgs...).Scan(ctx, &rows)
+		return rows, translate(err)
+	}
+	if c := QueryCounterFrom(ctx); c != nil {
+		c.n.Add(1)
+	}
+	pgArgs := make([]any, 0, len(args)+1)
+	pgArgs = append(pgArgs, pgx.QueryExecModeCacheStatement)
+	pgArgs = append(pgArgs, args...)
+	rows, err := d.Pool.Query(ctx, dollarPlaceholders(query), pgArgs...)
+	if err != nil {
+		return nil, translate(err)
+	}
+	defer rows.Close()
+	var out []*T
+	targets := make([]any, len(m.fields))
+	for rows.Next() {
+		row := new(T)
+		v := reflect.ValueOf(row).Elem()
+		for i, f := range m.fields {
+			targets[i] = v.FieldByIndex(f).Addr().Interface()
+		}
+		if err := rows.Scan(targets...); err != nil {
+			return nil, fmt.Errorf("store: scan %s: %w", m.table, err)
+		}
+		out = append(out, row)
+	}
+	return out, translate(rows.Err())
+}
+
+// selectRow is selectRows for one row: ErrNotFound when there is none.
+func selectRow[T any](ctx context.Context, db bun.IDB, where string, args ...any) (*T, error) {
+	rows, err := selectRows[T](ctx, db, where+" LIMIT 1", "", args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
+	return rows[0], nil
+}
+
+// readModel is what selectRows needs of a model, worked out once per type
+// from bun's table metadata, so the column list and the scan targets always
+// agree with what bun itself reads and writes.
+type readModel struct {
+	table     string
+	selectSQL string
+	fields    [][]int // struct field index of each selected column
+}
+
+var readModels sync.Map // reflect.Type → *readModel
+
+func readModelOf[T any](db bun.IDB) *readModel {
+	typ := reflect.TypeFor[T]()
+	if m, ok := readModels.Load(typ); ok {
+		return m.(*readModel)
+	}
+	table := db.Dialect().Tables().Get(typ)
+	m := &readModel{table: table.Name}
+	cols := make([]string, 0, len(table.Fields))
+	for _, f := range table.Fields {
+		cols = append(cols, string(table.SQLAlias)+"."+string(f.SQLName))
+		m.fields = append(m.fields, f.Index)
+	}
+	m.selectSQL = "SELECT " + strings.Join(cols, ", ") + " FROM " + string(table.SQLName) + " AS " + string(table.SQLAlias)
+	readModels.Store(typ, m)
+	return m
+}
+
+// dollarPlaceholders numbers the ? placeholders of query for pgx ($1, $2...).
+// The queries given to selectRows have no other question marks.
+func dollarPlaceholders(query string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
