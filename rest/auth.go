@@ -33,7 +33,7 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 	if !ok {
 		return nil, nil
 	}
-	user, memberships, err := store.CallerByToken(r.Context(), a.db, token)
+	user, memberships, err := a.db.Callers.Caller(r.Context(), token)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, graph.ErrUnauthenticated
 	}

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,6 +24,11 @@ import (
 type DB struct {
 	*bun.DB
 	Pool *pgxpool.Pool
+	// Callers answers "whose token is this" from memory when it safely can.
+	Callers *CallerCache
+
+	stopListening context.CancelFunc
+	listening     chan struct{}
 }
 
 // Open connects to url. bun formats its queries client-side, so the pool uses
@@ -50,11 +56,22 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	sqldb := stdlib.OpenDBFromPool(pool)
 	db := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
 	db.AddQueryHook(queryCountHook{})
-	return &DB{DB: db, Pool: pool}, nil
+	d := &DB{DB: db, Pool: pool, listening: make(chan struct{})}
+	d.Callers = newCallerCache(d)
+	db.AddQueryHook(callerWatchHook{cache: d.Callers})
+	listenCtx, stop := context.WithCancel(context.Background())
+	d.stopListening = stop
+	go func() {
+		defer close(d.listening)
+		d.Callers.listen(listenCtx, slog.Default())
+	}()
+	return d, nil
 }
 
 // Close closes bun's handle and the pool.
 func (db *DB) Close() {
+	db.stopListening()
+	<-db.listening
 	_ = db.DB.Close()
 	db.Pool.Close()
 }
@@ -86,5 +103,13 @@ func translate(err error) error {
 // transaction is passed explicitly, never through the context, so loaders
 // (which read the context) cannot pick it up by accident.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	return translate(db.RunInTx(ctx, nil, fn))
+	if _, nested := ctx.Value(txWritesKey{}).(*txWrites); nested {
+		return translate(db.RunInTx(ctx, nil, fn))
+	}
+	writes := &txWrites{}
+	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, fn)
+	if cache := writes.callers.Load(); cache != nil && err == nil {
+		cache.Invalidate()
+	}
+	return translate(err)
 }

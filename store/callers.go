@@ -1,0 +1,165 @@
+package store
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/uptrace/bun"
+)
+
+// Every request resolves its bearer token to a user and their memberships.
+// CallerCache keeps those answers in memory so most requests skip that
+// query, without ever serving a stale one after a change is known:
+//
+//   - Writes to the tables a caller is made of (users, api_tokens,
+//     organization_members, organizations) through this process empty the
+//     cache as soon as they are committed (callerWatchHook below): a request
+//     that follows a write's response sees the write.
+//   - Other processes learn of them through PostgreSQL: statement triggers
+//     on those tables NOTIFY callersChannel at commit (migration 0003), and
+//     every process LISTENs on it.
+//   - The cache is used only while the LISTEN connection is up. When it
+//     drops, lookups go to the database until it is back (and the cache is
+//     emptied then, since notifications may have been missed).
+//   - A generation number, bumped by every invalidation, stops a lookup that
+//     raced with a change from storing what it read before the change.
+//   - Entries expire after callerTTL whatever happens: a last resort against
+//     a change made behind PostgreSQL's back (a restored backup).
+type CallerCache struct {
+	db      *DB
+	entries *expirable.LRU[string, cachedCaller]
+	gen     atomic.Uint64
+	live    atomic.Bool
+}
+
+type cachedCaller struct {
+	user        *User
+	memberships []Membership
+	gen         uint64
+}
+
+const (
+	callersChannel = "docsapi_callers"
+	callerTTL      = time.Minute
+	callerEntries  = 10_000
+)
+
+func newCallerCache(db *DB) *CallerCache {
+	return &CallerCache{db: db, entries: expirable.NewLRU[string, cachedCaller](callerEntries, nil, callerTTL)}
+}
+
+// Caller is CallerByToken, answered from memory when it safely can. The user
+// and memberships returned are shared: callers must not modify them.
+func (c *CallerCache) Caller(ctx context.Context, token string) (*User, []Membership, error) {
+	digest := string(TokenDigest(token))
+	gen := c.gen.Load()
+	if c.live.Load() {
+		if e, ok := c.entries.Get(digest); ok && e.gen == gen {
+			return e.user, e.memberships, nil
+		}
+	}
+	user, memberships, err := CallerByToken(ctx, c.db, token)
+	if err == nil && c.live.Load() && c.gen.Load() == gen {
+		c.entries.Add(digest, cachedCaller{user: user, memberships: memberships, gen: gen})
+	}
+	return user, memberships, err
+}
+
+// Invalidate forgets every cached caller.
+func (c *CallerCache) Invalidate() {
+	c.gen.Add(1)
+	c.entries.Purge()
+}
+
+// listen keeps a connection LISTENing on callersChannel until ctx ends,
+// reconnecting with a growing pause when it drops.
+func (c *CallerCache) listen(ctx context.Context, log *slog.Logger) {
+	pause := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		err := c.listenOnce(ctx)
+		c.live.Store(false)
+		c.Invalidate()
+		if ctx.Err() != nil {
+			return
+		}
+		log.Warn("caller cache: listening for changes failed; tokens are checked against the database until it is back", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 10*time.Second)
+	}
+}
+
+func (c *CallerCache) listenOnce(ctx context.Context) error {
+	pooled, err := c.db.Pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// Taken out of the pool for good: a connection that has LISTENed is
+	// closed, never handed to someone else.
+	conn := pooled.Hijack()
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "LISTEN "+callersChannel); err != nil {
+		return err
+	}
+	// Anything may have changed while nobody listened.
+	c.Invalidate()
+	c.live.Store(true)
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return err
+		}
+		c.Invalidate()
+	}
+}
+
+// callerTables are the tables a caller is read from.
+var callerTables = []string{"users", "api_tokens", "organization_members", "organizations"}
+
+// txWrites marks the context of a transaction run by RunInTx: writes to
+// callerTables inside it invalidate the cache once the transaction commits,
+// not before (a lookup in between would read, and cache, the old rows).
+type txWrites struct{ callers atomic.Pointer[CallerCache] }
+
+type txWritesKey struct{}
+
+// callerWatchHook invalidates the cache after a successful write to one of
+// callerTables: at once outside a transaction, at commit inside one.
+type callerWatchHook struct{ cache *CallerCache }
+
+func (callerWatchHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (h callerWatchHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if e.Err != nil || !writesCallerTable(e) {
+		return
+	}
+	if w, ok := ctx.Value(txWritesKey{}).(*txWrites); ok {
+		w.callers.Store(h.cache)
+		return
+	}
+	h.cache.Invalidate()
+}
+
+// writesCallerTable tells whether a query may have written one of
+// callerTables: anything but a SELECT that names one (quoted, as bun writes
+// them, or bare in hand-written SQL). A false positive costs an empty cache,
+// never a stale answer.
+func writesCallerTable(e *bun.QueryEvent) bool {
+	if strings.EqualFold(e.Operation(), "SELECT") {
+		return false
+	}
+	for _, t := range callerTables {
+		if strings.Contains(e.Query, `"`+t+`"`) || strings.Contains(e.Query, " "+t+" ") {
+			return true
+		}
+	}
+	return false
+}
