@@ -279,7 +279,7 @@ func printTable(w io.Writer, rows []row) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "ratio = docsapi / baseline; baselines authenticate nothing (docsapi resolves the bearer token on every request).")
+	fmt.Fprintln(w, "ratio = docsapi / baseline; baselines authenticate nothing (docsapi checks the bearer token on every request, from its caller cache).")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
