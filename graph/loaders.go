@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,12 @@ type Loaders struct {
 	SiteSpaceCount *dataloader.Loader[string, int]
 	// SiteSpaceSpaces maps space id → space for the spaces a site publishes.
 	SiteSpaceSpaces *dataloader.Loader[string, map[string]*store.Space]
+
+	// Counts shown on members and teams, and the caller's role in teams.
+	LiveSpaceCount  *dataloader.Loader[string, int] // by organization
+	MemberTeamCount *dataloader.Loader[string, int] // by memberKey
+	TeamMemberCount *dataloader.Loader[string, int] // by team
+	CallerTeamRole  *dataloader.Loader[string, store.TeamRole]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -76,6 +83,39 @@ func NewLoaders(db *store.DB) *Loaders {
 		}),
 		SiteSpaceCount: newSiteLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
 			return store.CountSiteSpaces(ctx, db, ids)
+		}),
+		LiveSpaceCount: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
+			return store.CountLiveSpaces(ctx, db, ids)
+		}),
+		MemberTeamCount: newMapLoader(func(ctx context.Context, keys []string) (map[string]int, error) {
+			// Keys are "org/user"; a request lists the members of one
+			// organization at a time, so group by it.
+			byOrg := map[string][]string{}
+			for _, k := range keys {
+				org, user, _ := strings.Cut(k, "/")
+				byOrg[org] = append(byOrg[org], user)
+			}
+			out := map[string]int{}
+			for org, users := range byOrg {
+				counts, err := store.CountTeamsOfMembers(ctx, db, org, users)
+				if err != nil {
+					return nil, err
+				}
+				for user, n := range counts {
+					out[org+"/"+user] = n
+				}
+			}
+			return out, nil
+		}),
+		TeamMemberCount: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
+			return store.CountTeamMembers(ctx, db, ids)
+		}),
+		CallerTeamRole: newMapLoader(func(ctx context.Context, ids []string) (map[string]store.TeamRole, error) {
+			caller, err := CallerFrom(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
 		}),
 		SiteSpaceSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
 			// One map for every site of the batch: a site space looks up its
@@ -129,16 +169,27 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 // the same, so the first load serves every sibling, and lists of sites prime
 // it (primeSites) rather than relying on a batch window.
 func newSiteLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+	return newMapLoaderWaiting(fetch, 0)
+}
+
+// newMapLoader builds a loader over a query answering several keys at once
+// with a map; a key it leaves out gets the zero value (a count of 0, no role).
+// Like the id loaders, it gathers the keys asked within batchWindow.
+func newMapLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+	return newMapLoaderWaiting(fetch, batchWindow)
+}
+
+func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[string]V, error), wait time.Duration) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
-		bySite, err := fetch(ctx, keys)
+		values, err := fetch(ctx, keys)
 		results := make([]*dataloader.Result[V], len(keys))
 		for i, k := range keys {
-			results[i] = &dataloader.Result[V]{Data: bySite[k], Error: err}
+			results[i] = &dataloader.Result[V]{Data: values[k], Error: err}
 		}
 		return results
 	}
 	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithWait[string, V](0),
+		dataloader.WithWait[string, V](wait),
 		dataloader.WithBatchCapacity[string, V](maxBatch))
 }
 

@@ -89,7 +89,7 @@ func organizationPermissions(role store.MemberRole, member bool) *model.Organiza
 	return &model.OrganizationPermissions{
 		View:                member,
 		Admin:               admin,
-		OwnTeam:             false, // teams arrive with the people issue; nobody owns one yet
+		OwnTeam:             admin, // admins create teams, and own those they create
 		CreateContent:       role.AtLeast(store.RoleCreate),
 		CreateOpenAPISpec:   role.AtLeast(store.RoleCreate),
 		IngestConversations: admin,

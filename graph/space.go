@@ -44,7 +44,7 @@ func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSpaces(ctx, r.DB, o.ID, p)
+	rows, err := store.ListSpaces(ctx, r.DB, o.ID, p, false)
 	if err != nil {
 		return nil, err
 	}

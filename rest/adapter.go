@@ -53,11 +53,17 @@ func (a *adapter) handler(route Route) http.Handler {
 			writeError(w, status, restMessage(e))
 			return
 		}
-		if route.Status == http.StatusNoContent {
-			w.WriteHeader(http.StatusNoContent)
+		body, err2 := restBody(resp.Data, resultPath)
+		if route.Status == http.StatusNoContent || route.Status == http.StatusResetContent {
+			// 205 says "deleted" where the reference tells it from "there was
+			// nothing to delete" (204); the mutation answers true or false.
+			status := route.Status
+			if status == http.StatusResetContent && string(body) != "true" {
+				status = http.StatusNoContent
+			}
+			w.WriteHeader(status)
 			return
 		}
-		body, err2 := restBody(resp.Data, resultPath)
 		if err2 != nil {
 			a.log.ErrorContext(r.Context(), "rest: cannot extract result", "operation", op.Name, "err", err2)
 			writeError(w, http.StatusInternalServerError, "internal error")

@@ -14,7 +14,7 @@ import (
 
 // keepNull names the members whose null is meaningful in the reference: a
 // null role or default level means "guest".
-var keepNull = [][]byte{[]byte(`"defaultRole"`), []byte(`"defaultLevel"`)}
+var keepNull = [][]byte{[]byte(`"defaultRole"`), []byte(`"defaultLevel"`), []byte(`"role"`)}
 
 var errMalformed = errors.New("malformed JSON in the response data")
 

@@ -314,9 +314,13 @@ func (g *openAPIGen) operation(route Route, op *operation) (obj, error) {
 
 	responses := o["responses"].(obj)
 	status := fmt.Sprint(route.Status)
-	if route.Status == http.StatusNoContent {
+	switch route.Status {
+	case http.StatusNoContent:
 		responses[status] = obj{"description": "Done; no content."}
-	} else {
+	case http.StatusResetContent:
+		responses[status] = obj{"description": "Deleted; no content."}
+		responses["204"] = obj{"description": "There was nothing to delete; no content."}
+	default:
 		// A null result is a 404, so the body is never null.
 		t := *result.def.Type
 		t.NonNull = true

@@ -31,10 +31,11 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
-		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID,
+		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -56,6 +57,9 @@ func TestCrossTenantAccess(t *testing.T) {
 		"addSpaceToSite":                      `{"spaceId":"` + space + `"}`,
 		"updateSiteSpaceById":                 `{"path":"pwned"}`,
 		"moveSiteSpace":                       `{}`,
+		"updateMemberInOrganizationById":      `{"role":"read"}`,
+		"createOrganizationTeam":              `{"title":"Planted"}`,
+		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
@@ -66,7 +70,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		var b strings.Builder
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
-			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces"} {
+			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
+			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

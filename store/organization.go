@@ -92,25 +92,6 @@ func UpdateOrganization(ctx context.Context, db bun.IDB, org *Organization, colu
 	return translate(err)
 }
 
-// Member is a user's membership of an organization.
-type Member struct {
-	bun.BaseModel `bun:"table:organization_members"`
-
-	OrganizationID string      `bun:"organization_id,pk"`
-	UserID         string      `bun:"user_id,pk"`
-	Role           *MemberRole `bun:"role"`
-	JoinedAt       time.Time   `bun:"joined_at"`
-	LastSeenAt     *time.Time  `bun:"last_seen_at"`
-	Disabled       bool        `bun:"disabled"`
-	SSO            bool        `bun:"sso"`
-}
-
-// AddMember makes userID a member of orgID with role (nil: guest).
-func AddMember(ctx context.Context, db bun.IDB, orgID, userID string, role *MemberRole, now time.Time) error {
-	_, err := db.NewInsert().Model(&Member{OrganizationID: orgID, UserID: userID, Role: role, JoinedAt: now}).Exec(ctx)
-	return translate(err)
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // Object is the REST type name of an organization.

@@ -37,3 +37,17 @@ func (p Page) byPosition(q *bun.SelectQuery, t string) *bun.SelectQuery {
 	}
 	return q.OrderExpr("?.position, ?.id", bun.Ident(t), bun.Ident(t)).Limit(int64(p.Limit) + 1)
 }
+
+// byTime orders q by (col, idCol) — ascending, or descending with desc — and
+// applies p, fetching one row more than asked. col must be non-null in every
+// row listed.
+func (p Page) byTime(q *bun.SelectQuery, col, idCol string, desc bool) *bun.SelectQuery {
+	cmp, dir := ">", "ASC"
+	if desc {
+		cmp, dir = "<", "DESC"
+	}
+	if p.After != nil {
+		q = q.Where("(?, ?) "+cmp+" (?, ?)", bun.Safe(col), bun.Safe(idCol), p.After.Time, p.After.ID)
+	}
+	return q.OrderExpr("? "+dir+", ? "+dir, bun.Safe(col), bun.Safe(idCol)).Limit(int64(p.Limit) + 1)
+}

@@ -34,15 +34,8 @@ func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, a
 	}
 	d, ok := db.(*DB)
 	if !ok {
-		bunArgs := make([]any, len(args))
-		for i, a := range args {
-			if list, ok := a.([]string); ok {
-				a = pgdialect.Array(list) // bun writes a bare []string as JSON
-			}
-			bunArgs[i] = a
-		}
 		var rows []*T
-		err := db.NewRaw(query, bunArgs...).Scan(ctx, &rows)
+		err := db.NewRaw(query, bunArgs(args)...).Scan(ctx, &rows)
 		return rows, translate(err)
 	}
 	if c := QueryCounterFrom(ctx); c != nil {
@@ -127,4 +120,40 @@ func dollarPlaceholders(query string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// execRows runs a statement that changes rows, the way selectRows reads them:
+// on the pgx pool outside a transaction (no bun query hooks), through bun
+// inside one. It returns the number of rows changed.
+func execRows(ctx context.Context, db bun.IDB, query string, args ...any) (int64, error) {
+	d, ok := db.(*DB)
+	if !ok {
+		res, err := db.NewRaw(query, bunArgs(args)...).Exec(ctx)
+		if err != nil {
+			return 0, translate(err)
+		}
+		n, _ := res.RowsAffected()
+		return n, nil
+	}
+	if c := QueryCounterFrom(ctx); c != nil {
+		c.n.Add(1)
+	}
+	tag, err := d.Pool.Exec(ctx, dollarPlaceholders(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// bunArgs adapts selectRows' arguments for bun: a bare []string would be
+// written as JSON, where PostgreSQL expects an array.
+func bunArgs(args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		if list, ok := a.([]string); ok {
+			a = pgdialect.Array(list)
+		}
+		out[i] = a
+	}
+	return out
 }

@@ -50,11 +50,17 @@ func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error
 }
 
 // ListSpaces pages through the live spaces of an organization.
-func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Space, error) {
+// Oldest first, or newest first with desc.
+func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page, desc bool) ([]*Space, error) {
 	var spaces []*Space
 	q := db.NewSelect().Model(&spaces).Where("organization_id = ? AND deleted_at IS NULL", orgID)
-	err := p.byCreation(q, "space").Scan(ctx)
+	err := p.byTime(q, "space.created_at", "space.id", desc).Scan(ctx)
 	return spaces, translate(err)
+}
+
+// CountLiveSpaces is the number of live spaces of each of these organizations.
+func CountLiveSpaces(ctx context.Context, db bun.IDB, orgIDs []string) (map[string]int, error) {
+	return countBy(ctx, db, "spaces", "organization_id", "organization_id IN (?) AND deleted_at IS NULL", bun.List(orgIDs))
 }
 
 // UpdateSpace writes the given columns of s.

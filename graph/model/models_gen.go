@@ -98,10 +98,54 @@ type CreateSpaceInput struct {
 	Empty graphql.Omittable[*bool] `json:"empty,omitempty"`
 }
 
+type CreateTeamInput struct {
+	// 1 to 64 characters.
+	Title string `json:"title"`
+	// User ids of members of the organization to put in the team.
+	Members graphql.Omittable[[]string] `json:"members,omitempty"`
+}
+
 // The page following this one, when there is one.
 type ListNext struct {
 	// Pass as the `page` argument to fetch the next page.
 	Page string `json:"page"`
+}
+
+// A space a member can access, and the role they hold there.
+type MemberContentPermission struct {
+	Permission store.MemberRole `json:"permission"`
+	Space      *store.Space     `json:"space"`
+}
+
+// A page of a member's spaces.
+type MemberContentPermissionList struct {
+	Items    []*MemberContentPermission `json:"items"`
+	Count    int                        `json:"count"`
+	Next     *ListNext                  `json:"next,omitempty"`
+	PageInfo *PageInfo                  `json:"pageInfo"`
+}
+
+// A page of members.
+type MemberList struct {
+	Items []*store.Member `json:"items"`
+	// Number of items in this page.
+	Count    int       `json:"count"`
+	Next     *ListNext `json:"next,omitempty"`
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A team of a member, with the member's role in it.
+type MemberTeam struct {
+	Team   *store.Team `json:"team"`
+	Member *TeamMember `json:"member"`
+}
+
+// A page of a member's teams.
+type MemberTeamList struct {
+	Items    []*MemberTeam `json:"items"`
+	Count    int           `json:"count"`
+	Next     *ListNext     `json:"next,omitempty"`
+	PageInfo *PageInfo     `json:"pageInfo"`
 }
 
 // Where to move a section group.
@@ -188,6 +232,12 @@ type PageInfo struct {
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last item; pass as `page` to continue.
 	EndCursor *string `json:"endCursor,omitempty"`
+}
+
+// What `ping` answers.
+type PingResult struct {
+	// A token of claims to attach to the user, when the organization issues one.
+	ServiceVisitorClaims *string `json:"serviceVisitorClaims,omitempty"`
 }
 
 // A site as its visitors get it.
@@ -389,9 +439,35 @@ type SpaceURLs struct {
 	Icon *string `json:"icon,omitempty"`
 }
 
+// A page of teams.
+type TeamList struct {
+	Items    []*store.Team `json:"items"`
+	Count    int           `json:"count"`
+	Next     *ListNext     `json:"next,omitempty"`
+	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+// A member's place in a team.
+type TeamMember struct {
+	Role store.TeamRole `json:"role"`
+}
+
+// What the caller may do with a team.
+type TeamPermissions struct {
+	// Rename or delete it (organization admins and the team's owners).
+	Admin bool `json:"admin"`
+	// See it and its members.
+	View bool `json:"view"`
+}
+
 // New agent instructions.
 type UpdateAgentInstructionsInput struct {
 	Instructions Document `json:"instructions"`
+}
+
+type UpdateMemberInput struct {
+	// The new role; null makes the member a guest.
+	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
 }
 
 // Changes to an organization; absent fields are left as they are.
@@ -489,6 +565,11 @@ type UpdateSpaceInput struct {
 	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
 }
 
+type UpdateTeamInput struct {
+	// 1 to 64 characters.
+	Title string `json:"title"`
+}
+
 // Addresses of a user.
 type UserURLs struct {
 	// The user in the API.
@@ -552,6 +633,186 @@ func (e *BillingTrialStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e BillingTrialStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The direction of a list ordered by date.
+type ListOrder string
+
+const (
+	ListOrderAsc  ListOrder = "asc"
+	ListOrderDesc ListOrder = "desc"
+)
+
+var AllListOrder = []ListOrder{
+	ListOrderAsc,
+	ListOrderDesc,
+}
+
+func (e ListOrder) IsValid() bool {
+	switch e {
+	case ListOrderAsc, ListOrderDesc:
+		return true
+	}
+	return false
+}
+
+func (e ListOrder) String() string {
+	return string(e)
+}
+
+func (e *ListOrder) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ListOrder(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ListOrder", str)
+	}
+	return nil
+}
+
+func (e ListOrder) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ListOrder) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ListOrder) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Filters members by role; `guest` keeps members without one.
+type MemberRoleFilter string
+
+const (
+	MemberRoleFilterAdmin   MemberRoleFilter = "admin"
+	MemberRoleFilterCreate  MemberRoleFilter = "create"
+	MemberRoleFilterReview  MemberRoleFilter = "review"
+	MemberRoleFilterEdit    MemberRoleFilter = "edit"
+	MemberRoleFilterComment MemberRoleFilter = "comment"
+	MemberRoleFilterRead    MemberRoleFilter = "read"
+	MemberRoleFilterGuest   MemberRoleFilter = "guest"
+)
+
+var AllMemberRoleFilter = []MemberRoleFilter{
+	MemberRoleFilterAdmin,
+	MemberRoleFilterCreate,
+	MemberRoleFilterReview,
+	MemberRoleFilterEdit,
+	MemberRoleFilterComment,
+	MemberRoleFilterRead,
+	MemberRoleFilterGuest,
+}
+
+func (e MemberRoleFilter) IsValid() bool {
+	switch e {
+	case MemberRoleFilterAdmin, MemberRoleFilterCreate, MemberRoleFilterReview, MemberRoleFilterEdit, MemberRoleFilterComment, MemberRoleFilterRead, MemberRoleFilterGuest:
+		return true
+	}
+	return false
+}
+
+func (e MemberRoleFilter) String() string {
+	return string(e)
+}
+
+func (e *MemberRoleFilter) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MemberRoleFilter(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MemberRoleFilter", str)
+	}
+	return nil
+}
+
+func (e MemberRoleFilter) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MemberRoleFilter) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MemberRoleFilter) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a member list is sorted.
+type MemberSort string
+
+const (
+	// By the date members joined.
+	MemberSortJoinedAt MemberSort = "joinedAt"
+	// By the date members were last active; members never seen are left out.
+	MemberSortLastSeenAt MemberSort = "lastSeenAt"
+)
+
+var AllMemberSort = []MemberSort{
+	MemberSortJoinedAt,
+	MemberSortLastSeenAt,
+}
+
+func (e MemberSort) IsValid() bool {
+	switch e {
+	case MemberSortJoinedAt, MemberSortLastSeenAt:
+		return true
+	}
+	return false
+}
+
+func (e MemberSort) String() string {
+	return string(e)
+}
+
+func (e *MemberSort) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MemberSort(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MemberSort", str)
+	}
+	return nil
+}
+
+func (e MemberSort) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MemberSort) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MemberSort) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

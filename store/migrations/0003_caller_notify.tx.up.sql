@@ -15,5 +15,7 @@ CREATE TRIGGER users_callers_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCAT
     FOR EACH STATEMENT EXECUTE FUNCTION docsapi_callers_changed();
 CREATE TRIGGER api_tokens_callers_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON api_tokens
     FOR EACH STATEMENT EXECUTE FUNCTION docsapi_callers_changed();
-CREATE TRIGGER organization_members_callers_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON organization_members
+-- A member's last activity is no part of a caller: pings do not notify.
+CREATE TRIGGER organization_members_callers_changed
+    AFTER INSERT OR UPDATE OF organization_id, user_id, role, disabled OR DELETE OR TRUNCATE ON organization_members
     FOR EACH STATEMENT EXECUTE FUNCTION docsapi_callers_changed();

@@ -1,0 +1,205 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Teams group members of an organization. Readers and above see them;
+// admins create them; admins and a team's owners rename and delete it.
+
+const maxTeamTitle = 64
+
+func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization, page *string, limit *int, owner *string, title *string) (*model.TeamList, error) {
+	// SECURITY: readers and above see the teams.
+	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
+		return nil, err
+	}
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	var f store.TeamFilter
+	if title != nil {
+		f.Title = *title
+	}
+	if owner != nil {
+		// The teams that member can manage: all of them for an admin, else
+		// those they own.
+		m, err := store.GetMember(ctx, r.DB, o.ID, *owner)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, Invalid("owner", "is not a member of the organization")
+		} else if err != nil {
+			return nil, err
+		}
+		if m.Role == nil || *m.Role != store.RoleAdmin || m.Disabled {
+			f.OwnedBy = owner
+		}
+	}
+	rows, err := store.ListTeams(ctx, r.DB, o.ID, f, p)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, teamKey)
+	return &model.TeamList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, id string) (*store.Team, error) {
+	// SECURITY: readers and above see the teams.
+	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
+		return nil, err
+	}
+	return r.team(ctx, o.ID, id)
+}
+
+func (r *Resolver) team(ctx context.Context, orgID, id string) (*store.Team, error) {
+	t, err := store.GetTeam(ctx, r.DB, orgID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("team")
+	}
+	return t, err
+}
+
+func teamKey(t *store.Team) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} }
+
+func teamIDs(teams []*store.Team) []string {
+	ids := make([]string, len(teams))
+	for i, t := range teams {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+func (r *mutationResolver) CreateTeam(ctx context.Context, orgID string, input model.CreateTeamInput) (*store.Team, error) {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: admins create teams.
+	if err := requireOrgRole(ctx, orgID, store.RoleAdmin, "organization"); err != nil {
+		return nil, err
+	}
+	if err := checkLength("title", input.Title, 1, maxTeamTitle); err != nil {
+		return nil, err
+	}
+	// The creator owns the team; the members named join it.
+	members, _ := input.Members.ValueOK()
+	ids := slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(members), caller.User.ID))))
+	t := &store.Team{ID: store.NewID(), OrganizationID: orgID, Title: input.Title, CreatedAt: r.now()}
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		// Under the memberships lock, so nobody named leaves meanwhile.
+		if err := store.LockMembers(ctx, tx, orgID); err != nil {
+			return err
+		}
+		known, err := store.MemberIDsIn(ctx, tx, orgID, ids)
+		if err != nil {
+			return err
+		}
+		rows := make([]*store.TeamMembership, 0, len(ids))
+		for _, id := range ids {
+			if !slices.Contains(known, id) {
+				return Invalid("members", "%q is not a member of the organization", id)
+			}
+			role := store.TeamRoleMember
+			if id == caller.User.ID {
+				role = store.TeamOwner
+			}
+			rows = append(rows, &store.TeamMembership{TeamID: t.ID, OrganizationID: orgID, UserID: id, Role: role})
+		}
+		return store.CreateTeam(ctx, tx, t, rows)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+func (r *mutationResolver) UpdateTeam(ctx context.Context, orgID, id string, input model.UpdateTeamInput) (*store.Team, error) {
+	if _, err := orgRole(ctx, orgID, "organization"); err != nil {
+		return nil, err
+	}
+	t, err := r.team(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.requireTeamAdmin(ctx, t); err != nil {
+		return nil, err
+	}
+	if err := checkLength("title", input.Title, 1, maxTeamTitle); err != nil {
+		return nil, err
+	}
+	t.Title = input.Title
+	return t, store.UpdateTeam(ctx, r.DB, t, "title")
+}
+
+func (r *mutationResolver) DeleteTeam(ctx context.Context, orgID, id string) (bool, error) {
+	if _, err := orgRole(ctx, orgID, "organization"); err != nil {
+		return false, err
+	}
+	t, err := store.GetTeam(ctx, r.DB, orgID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if err := r.requireTeamAdmin(ctx, t); err != nil {
+		return false, err
+	}
+	return store.DeleteTeam(ctx, r.DB, orgID, id)
+}
+
+// requireTeamAdmin answers 403 unless the caller manages t.
+func (r *Resolver) requireTeamAdmin(ctx context.Context, t *store.Team) error {
+	// SECURITY: organization admins and the team's owners manage it.
+	perms, err := r.teamPermissions(ctx, t)
+	if err != nil {
+		return err
+	}
+	if !perms.Admin {
+		return Forbidden("only the organization's admins and the team's owners can change this team")
+	}
+	return nil
+}
+
+type teamResolver struct{ *Resolver }
+
+var _ generated.TeamResolver = (*teamResolver)(nil)
+
+func (r *Resolver) Team() generated.TeamResolver { return &teamResolver{r} }
+
+func (r *teamResolver) Members(ctx context.Context, t *store.Team) (int, error) {
+	return r.loaders(ctx).TeamMemberCount.Load(ctx, t.ID)()
+}
+
+// Spaces is the number of spaces the team was given access to. Grants to
+// teams arrive with content permissions; until then no team has any.
+func (r *teamResolver) Spaces(context.Context, *store.Team) (int, error) { return 0, nil }
+
+func (r *teamResolver) Permissions(ctx context.Context, t *store.Team) (*model.TeamPermissions, error) {
+	return r.teamPermissions(ctx, t)
+}
+
+// teamPermissions is what the caller may do with t.
+func (r *Resolver) teamPermissions(ctx context.Context, t *store.Team) (*model.TeamPermissions, error) {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	role, _ := caller.Membership(t.OrganizationID)
+	perms := &model.TeamPermissions{View: role.AtLeast(store.RoleRead), Admin: role == store.RoleAdmin}
+	if !perms.Admin {
+		teamRole, err := r.loaders(ctx).CallerTeamRole.Load(ctx, t.ID)()
+		if err != nil {
+			return nil, err
+		}
+		perms.Admin = teamRole == store.TeamOwner
+	}
+	return perms, nil
+}
