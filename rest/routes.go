@@ -50,6 +50,24 @@ var Routes = []Route{
 	{Method: "PUT", Path: "/v1/orgs/{organizationId}/agent-instructions", Operation: "updateOrganizationAgentInstructions", Status: http.StatusOK,
 		Tag: "organizations", Summary: "Replace the docs agent instructions of an organization"},
 
+	// Joining: email domains and invite links (spec 4.11 and the reference)
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/join", Operation: "joinOrganization", Status: http.StatusNoContent,
+		Tag: "organizations", Summary: "Join an organization that admits the caller's email domain"},
+	{Method: "GET", Path: "/v1/email-domains/{emailDomain}/orgs", Operation: "getOrganizationsForEmailDomain", Status: http.StatusOK,
+		Result: "organizationsForEmailDomain", Tag: "organizations", Summary: "List the organizations the caller's email domain may join"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/link-invites", Operation: "listOrganizationInviteLinks", Status: http.StatusOK,
+		Result: "organization.invites", Tag: "invites", Summary: "List the invite links of an organization"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/link-invites", Operation: "createOrganizationInvite", Status: http.StatusCreated,
+		Tag: "invites", Summary: "Create an invite link"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/link-invites/{inviteId}", Operation: "getOrganizationInviteLink", Status: http.StatusOK,
+		Tag: "invites", Summary: "Get an invite link"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/link-invites/{inviteId}", Operation: "updateOrganizationInviteById", Status: http.StatusOK,
+		Tag: "invites", Summary: "Change the role an invite link gives"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/link-invites/{inviteId}", Operation: "deleteOrganizationInviteById", Status: http.StatusNoContent,
+		Tag: "invites", Summary: "Delete an invite link (204 also when there was none)"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/invites/{inviteId}", Operation: "joinOrganizationWithInvite", Status: http.StatusOK,
+		Tag: "invites", Summary: "Join an organization with an invite link"},
+
 	// Members and teams (spec 4.12)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/members", Operation: "listMembersInOrganizationById", Status: http.StatusOK,
 		Result: "organization.members", Tag: "members", Summary: "List the members of an organization"},

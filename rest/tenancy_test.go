@@ -32,10 +32,15 @@ func TestCrossTenantAccess(t *testing.T) {
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
+	// An invite link's id is its secret: whoever holds it may join while the
+	// organization accepts links. This one leaked, but links are off.
+	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":true}`).Expect(http.StatusOK)
+	invite := victim.Do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":false}`).Expect(http.StatusOK)
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
-		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team,
+		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -60,10 +65,13 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateMemberInOrganizationById":      `{"role":"read"}`,
 		"createOrganizationTeam":              `{"title":"Planted"}`,
 		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,
+		"createOrganizationInvite":            `{"role":"admin"}`,
+		"updateOrganizationInviteById":        `{"role":"admin"}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
 		"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
+		"getOrganizationsForEmailDomain": true,
 	}
 
 	snapshot := func() string {
@@ -71,7 +79,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
 			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
-			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams"} {
+			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

@@ -113,3 +113,14 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	}
 	return translate(err)
 }
+
+// deleteRows deletes the rows of model's table matching where; false when
+// there were none.
+func deleteRows(ctx context.Context, db bun.IDB, model any, where string, args ...any) (bool, error) {
+	res, err := db.NewDelete().Model(model).Where(where, args...).Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, translate(err)
+}

@@ -86,12 +86,7 @@ func UpdateMember(ctx context.Context, db bun.IDB, m *Member, columns ...string)
 // RemoveMember ends userID's membership of orgID (and of its teams); false
 // when there was none.
 func RemoveMember(ctx context.Context, db bun.IDB, orgID, userID string) (bool, error) {
-	res, err := db.NewDelete().Model((*Member)(nil)).Where("organization_id = ? AND user_id = ?", orgID, userID).Exec(ctx)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return deleteRows(ctx, db, (*Member)(nil), "organization_id = ? AND user_id = ?", orgID, userID)
 }
 
 // LockMembers serialises changes to orgID's memberships for the rest of tx,

@@ -95,12 +95,7 @@ func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) err
 
 // DeleteSite removes a site and its structure, reporting whether it existed.
 func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, error) {
-	res, err := db.NewDelete().Model((*Site)(nil)).Where("id = ? AND organization_id = ?", siteID, orgID).Exec(ctx)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n > 0, err
+	return deleteRows(ctx, db, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID)
 }
 
 // CountSiteSpaces counts the site spaces of live spaces in each site.

@@ -99,12 +99,7 @@ func UpdateTeam(ctx context.Context, db bun.IDB, t *Team, columns ...string) err
 
 // DeleteTeam removes team id of orgID; false when there was none.
 func DeleteTeam(ctx context.Context, db bun.IDB, orgID, id string) (bool, error) {
-	res, err := db.NewDelete().Model((*Team)(nil)).Where("id = ? AND organization_id = ?", id, orgID).Exec(ctx)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return deleteRows(ctx, db, (*Team)(nil), "id = ? AND organization_id = ?", id, orgID)
 }
 
 // TeamRolesOf returns userID's role in each of these teams (absent: not a member).

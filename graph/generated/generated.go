@@ -33,6 +33,7 @@ type ResolverRoot interface {
 	Member() MemberResolver
 	Mutation() MutationResolver
 	Organization() OrganizationResolver
+	OrganizationInvite() OrganizationInviteResolver
 	Query() QueryResolver
 	Site() SiteResolver
 	SiteSection() SiteSectionResolver
@@ -57,6 +58,14 @@ type ComplexityRoot struct {
 
 	AgentInstructionsURLs struct {
 		Location func(childComplexity int) int
+	}
+
+	EmailDomainOrganizations struct {
+		Organizations func(childComplexity int) int
+	}
+
+	JoinOrganizationResult struct {
+		Organization func(childComplexity int) int
 	}
 
 	ListNext struct {
@@ -123,12 +132,14 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddSectionToGroup                   func(childComplexity int, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
+		CreateOrganizationInvite            func(childComplexity int, organizationID string, input model.CreateOrganizationInviteInput) int
 		CreateSite                          func(childComplexity int, organizationID string, input model.CreateSiteInput) int
 		CreateSiteSection                   func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionInput) int
 		CreateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) int
 		CreateSiteSpace                     func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSpaceInput) int
 		CreateSpace                         func(childComplexity int, organizationID string, input model.CreateSpaceInput) int
 		CreateTeam                          func(childComplexity int, organizationID string, input model.CreateTeamInput) int
+		DeleteOrganizationInvite            func(childComplexity int, organizationID string, id string) int
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
 		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string) int
@@ -136,6 +147,8 @@ type ComplexityRoot struct {
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
+		JoinOrganization                    func(childComplexity int, organizationID string) int
+		JoinOrganizationWithInvite          func(childComplexity int, organizationID string, inviteID string) int
 		MoveSiteSection                     func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionInput) int
 		MoveSiteSectionGroup                func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionGroupInput) int
 		MoveSiteSpace                       func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) int
@@ -150,6 +163,7 @@ type ComplexityRoot struct {
 		UpdateMember                        func(childComplexity int, organizationID string, userID string, input model.UpdateMemberInput) int
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
+		UpdateOrganizationInvite            func(childComplexity int, organizationID string, id string, input model.UpdateOrganizationInviteInput) int
 		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
 		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
 		UpdateSiteSection                   func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) int
@@ -171,6 +185,7 @@ type ComplexityRoot struct {
 		ID                   func(childComplexity int) int
 		InternalIsOnNewTrial func(childComplexity int) int
 		InviteLinks          func(childComplexity int) int
+		Invites              func(childComplexity int, page *string, limit *int) int
 		Member               func(childComplexity int, userID string) int
 		Members              func(childComplexity int, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
 		MergeRules           func(childComplexity int) int
@@ -192,6 +207,20 @@ type ComplexityRoot struct {
 	OrganizationDefaultContent struct {
 		Site func(childComplexity int) int
 		Type func(childComplexity int) int
+	}
+
+	OrganizationInvite struct {
+		ID        func(childComplexity int) int
+		Object    func(childComplexity int) int
+		Redundant func(childComplexity int) int
+		Role      func(childComplexity int) int
+	}
+
+	OrganizationInviteList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
 	}
 
 	OrganizationList struct {
@@ -244,7 +273,9 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Organization                   func(childComplexity int, id string) int
+		OrganizationInvite             func(childComplexity int, organizationID string, id string) int
 		Organizations                  func(childComplexity int, page *string, limit *int) int
+		OrganizationsForEmailDomain    func(childComplexity int, emailDomain string) int
 		PublishedContentSite           func(childComplexity int, organizationID string, siteID string, shareKey *string) int
 		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
 		SiteAdaptiveTemplateConditions func(childComplexity int, organizationID string, siteID string) int
@@ -501,6 +532,11 @@ type MutationResolver interface {
 	RemoveMember(ctx context.Context, organizationID string, userID string) (bool, error)
 	SetMemberSso(ctx context.Context, organizationID string, userID string) (*store.Member, error)
 	PingOrganization(ctx context.Context, organizationID string) (*model.PingResult, error)
+	CreateOrganizationInvite(ctx context.Context, organizationID string, input model.CreateOrganizationInviteInput) (*store.Invite, error)
+	UpdateOrganizationInvite(ctx context.Context, organizationID string, id string, input model.UpdateOrganizationInviteInput) (*store.Invite, error)
+	DeleteOrganizationInvite(ctx context.Context, organizationID string, id string) (bool, error)
+	JoinOrganizationWithInvite(ctx context.Context, organizationID string, inviteID string) (*model.JoinOrganizationResult, error)
+	JoinOrganization(ctx context.Context, organizationID string) (*model.JoinOrganizationResult, error)
 	CreateTeam(ctx context.Context, organizationID string, input model.CreateTeamInput) (*store.Team, error)
 	UpdateTeam(ctx context.Context, organizationID string, id string, input model.UpdateTeamInput) (*store.Team, error)
 	DeleteTeam(ctx context.Context, organizationID string, id string) (bool, error)
@@ -545,6 +581,10 @@ type OrganizationResolver interface {
 	Member(ctx context.Context, obj *store.Organization, userID string) (*store.Member, error)
 	Teams(ctx context.Context, obj *store.Organization, page *string, limit *int, owner *string, title *string) (*model.TeamList, error)
 	Team(ctx context.Context, obj *store.Organization, id string) (*store.Team, error)
+	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error)
+}
+type OrganizationInviteResolver interface {
+	Redundant(ctx context.Context, obj *store.Invite) (bool, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
@@ -553,6 +593,8 @@ type QueryResolver interface {
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
 	Site(ctx context.Context, organizationID string, id string, shareKey *string) (*store.Site, error)
 	PublishedContentSite(ctx context.Context, organizationID string, siteID string, shareKey *string) (*model.PublishedContentSite, error)
+	OrganizationInvite(ctx context.Context, organizationID string, id string) (*store.Invite, error)
+	OrganizationsForEmailDomain(ctx context.Context, emailDomain string) (*model.EmailDomainOrganizations, error)
 	SiteAdaptiveTemplateConditions(ctx context.Context, organizationID string, siteID string) (*model.SiteAdaptiveTemplateConditionList, error)
 }
 type SiteResolver interface {
@@ -659,6 +701,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AgentInstructionsURLs.Location(childComplexity), true
+
+	case "EmailDomainOrganizations.organizations":
+		if e.ComplexityRoot.EmailDomainOrganizations.Organizations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.EmailDomainOrganizations.Organizations(childComplexity), true
+
+	case "JoinOrganizationResult.organization":
+		if e.ComplexityRoot.JoinOrganizationResult.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.JoinOrganizationResult.Organization(childComplexity), true
 
 	case "ListNext.page":
 		if e.ComplexityRoot.ListNext.Page == nil {
@@ -905,6 +961,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateOrganization(childComplexity, args["input"].(model.CreateOrganizationInput)), true
+	case "Mutation.createOrganizationInvite":
+		if e.ComplexityRoot.Mutation.CreateOrganizationInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createOrganizationInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateOrganizationInvite(childComplexity, args["organizationId"].(string), args["input"].(model.CreateOrganizationInviteInput)), true
 	case "Mutation.createSite":
 		if e.ComplexityRoot.Mutation.CreateSite == nil {
 			break
@@ -971,6 +1038,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateTeam(childComplexity, args["organizationId"].(string), args["input"].(model.CreateTeamInput)), true
+	case "Mutation.deleteOrganizationInvite":
+		if e.ComplexityRoot.Mutation.DeleteOrganizationInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteOrganizationInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteOrganizationInvite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
 	case "Mutation.deleteSite":
 		if e.ComplexityRoot.Mutation.DeleteSite == nil {
 			break
@@ -1048,6 +1126,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DuplicateSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.joinOrganization":
+		if e.ComplexityRoot.Mutation.JoinOrganization == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinOrganization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinOrganization(childComplexity, args["organizationId"].(string)), true
+	case "Mutation.joinOrganizationWithInvite":
+		if e.ComplexityRoot.Mutation.JoinOrganizationWithInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_joinOrganizationWithInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.JoinOrganizationWithInvite(childComplexity, args["organizationId"].(string), args["inviteId"].(string)), true
 	case "Mutation.moveSiteSection":
 		if e.ComplexityRoot.Mutation.MoveSiteSection == nil {
 			break
@@ -1202,6 +1302,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateOrganizationAgentInstructions(childComplexity, args["organizationId"].(string), args["input"].(model.UpdateAgentInstructionsInput)), true
+	case "Mutation.updateOrganizationInvite":
+		if e.ComplexityRoot.Mutation.UpdateOrganizationInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateOrganizationInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateOrganizationInvite(childComplexity, args["organizationId"].(string), args["id"].(string), args["input"].(model.UpdateOrganizationInviteInput)), true
 	case "Mutation.updateSite":
 		if e.ComplexityRoot.Mutation.UpdateSite == nil {
 			break
@@ -1346,6 +1457,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.InviteLinks(childComplexity), true
+	case "Organization.invites":
+		if e.ComplexityRoot.Organization.Invites == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_invites_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Invites(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Organization.member":
 		if e.ComplexityRoot.Organization.Member == nil {
 			break
@@ -1485,6 +1607,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationDefaultContent.Type(childComplexity), true
+
+	case "OrganizationInvite.id":
+		if e.ComplexityRoot.OrganizationInvite.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvite.ID(childComplexity), true
+	case "OrganizationInvite.object":
+		if e.ComplexityRoot.OrganizationInvite.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvite.Object(childComplexity), true
+	case "OrganizationInvite.redundant":
+		if e.ComplexityRoot.OrganizationInvite.Redundant == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvite.Redundant(childComplexity), true
+	case "OrganizationInvite.role":
+		if e.ComplexityRoot.OrganizationInvite.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInvite.Role(childComplexity), true
+
+	case "OrganizationInviteList.count":
+		if e.ComplexityRoot.OrganizationInviteList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteList.Count(childComplexity), true
+	case "OrganizationInviteList.items":
+		if e.ComplexityRoot.OrganizationInviteList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteList.Items(childComplexity), true
+	case "OrganizationInviteList.next":
+		if e.ComplexityRoot.OrganizationInviteList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteList.Next(childComplexity), true
+	case "OrganizationInviteList.pageInfo":
+		if e.ComplexityRoot.OrganizationInviteList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteList.PageInfo(childComplexity), true
 
 	case "OrganizationList.count":
 		if e.ComplexityRoot.OrganizationList.Count == nil {
@@ -1666,6 +1838,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Organization(childComplexity, args["id"].(string)), true
+	case "Query.organizationInvite":
+		if e.ComplexityRoot.Query.OrganizationInvite == nil {
+			break
+		}
+
+		args, err := ec.field_Query_organizationInvite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrganizationInvite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
 	case "Query.organizations":
 		if e.ComplexityRoot.Query.Organizations == nil {
 			break
@@ -1677,6 +1860,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Organizations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Query.organizationsForEmailDomain":
+		if e.ComplexityRoot.Query.OrganizationsForEmailDomain == nil {
+			break
+		}
+
+		args, err := ec.field_Query_organizationsForEmailDomain_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OrganizationsForEmailDomain(childComplexity, args["emailDomain"].(string)), true
 	case "Query.publishedContentSite":
 		if e.ComplexityRoot.Query.PublishedContentSite == nil {
 			break
@@ -2645,6 +2839,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddSectionToGroupInput,
 		ec.unmarshalInputCreateOrganizationInput,
+		ec.unmarshalInputCreateOrganizationInviteInput,
 		ec.unmarshalInputCreateSiteInput,
 		ec.unmarshalInputCreateSiteSectionGroupInput,
 		ec.unmarshalInputCreateSiteSectionInput,
@@ -2668,6 +2863,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateAgentInstructionsInput,
 		ec.unmarshalInputUpdateMemberInput,
 		ec.unmarshalInputUpdateOrganizationInput,
+		ec.unmarshalInputUpdateOrganizationInviteInput,
 		ec.unmarshalInputUpdateSiteAdaptiveSchemaInput,
 		ec.unmarshalInputUpdateSiteInput,
 		ec.unmarshalInputUpdateSiteSectionGroupInput,
@@ -2979,6 +3175,8 @@ type Organization {
   teams(page: String, limit: Int, owner: ID, title: String): TeamList!
   "A team."
   team(id: ID!): Team
+  "The organization's invite links, oldest first (admins only)."
+  invites(page: String, limit: Int): OrganizationInviteList!
 }
 
 "The kind of organization."
@@ -3802,6 +4000,50 @@ type TeamList {
   pageInfo: PageInfo!
 }
 
+"""
+An invite link to an organization: whoever holds its id may join with its
+role, while the organization allows invite links.
+"""
+type OrganizationInvite {
+  "Always ` + "`" + `invite` + "`" + `."
+  object: String!
+  "The invite's id, the secret of the link."
+  id: ID!
+  "The role the invite gives; null invites a guest."
+  role: MemberRole
+  "Whether the caller already holds all the invite would give."
+  redundant: Boolean!
+}
+
+"A page of invite links."
+type OrganizationInviteList {
+  items: [OrganizationInvite!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input CreateOrganizationInviteInput {
+  "The role the invite gives; null or absent invites a guest."
+  role: MemberRole
+}
+
+input UpdateOrganizationInviteInput {
+  "The role the invite gives; null invites a guest."
+  role: MemberRole
+}
+
+"What joining an organization answers."
+type JoinOrganizationResult {
+  "The organization joined."
+  organization: Organization!
+}
+
+"Organizations a user of an email domain may join."
+type EmailDomainOrganizations {
+  organizations: [Organization!]!
+}
+
 "What ` + "`" + `ping` + "`" + ` answers."
 type PingResult {
   "A token of claims to attach to the user, when the organization issues one."
@@ -3842,6 +4084,17 @@ type Query {
   site(organizationId: ID!, id: ID!, shareKey: String): Site
   "A published site as its visitors get it."
   publishedContentSite(organizationId: ID!, siteId: ID!, shareKey: String): PublishedContentSite
+  """
+  An invite link, by its id: to its organization's admins, and to anyone
+  holding the link while the organization allows invite links.
+  """
+  organizationInvite(organizationId: ID!, id: ID!): OrganizationInvite
+  """
+  The organizations a user of ` + "`" + `emailDomain` + "`" + ` may join (their ` + "`" + `emailDomains` + "`" + `
+  admit it). Answered for the caller's own email domain only; any other
+  domain lists none, so organizations cannot be enumerated.
+  """
+  organizationsForEmailDomain(emailDomain: String!): EmailDomainOrganizations!
   "The template conditions a site's visitor schema suggests."
   siteAdaptiveTemplateConditions(organizationId: ID!, siteId: ID!): SiteAdaptiveTemplateConditionList!
 }
@@ -3868,6 +4121,23 @@ type Mutation {
   setMemberSSO(organizationId: ID!, userId: ID!): Member!
   "Records the caller's activity in an organization."
   pingOrganization(organizationId: ID!): PingResult!
+  "Creates an invite link (admins only; the organization must allow invite links)."
+  createOrganizationInvite(organizationId: ID!, input: CreateOrganizationInviteInput!): OrganizationInvite!
+  "Changes the role an invite link gives (admins only)."
+  updateOrganizationInvite(organizationId: ID!, id: ID!, input: UpdateOrganizationInviteInput!): OrganizationInvite!
+  "Deletes an invite link (admins only). True when one was deleted."
+  deleteOrganizationInvite(organizationId: ID!, id: ID!): Boolean!
+  """
+  Joins an organization with an invite link, with its role. A member keeps
+  their membership (an invite never lowers a role).
+  """
+  joinOrganizationWithInvite(organizationId: ID!, inviteId: ID!): JoinOrganizationResult!
+  """
+  Joins an organization whose ` + "`" + `emailDomains` + "`" + ` admit the caller's email
+  domain, with the organization's default role. To anyone else the
+  organization stays invisible (not found).
+  """
+  joinOrganization(organizationId: ID!): JoinOrganizationResult!
   "Creates a team (admins only); the caller becomes its owner."
   createTeam(organizationId: ID!, input: CreateTeamInput!): Team!
   "Renames a team (admins and the team's owners)."
@@ -3963,6 +4233,22 @@ func (ec *executionContext) childFields_AgentInstructionsURLs(ctx context.Contex
 		return ec.fieldContext_AgentInstructionsURLs_location(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AgentInstructionsURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_EmailDomainOrganizations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organizations":
+		return ec.fieldContext_EmailDomainOrganizations_organizations(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type EmailDomainOrganizations", field.Name)
+}
+
+func (ec *executionContext) childFields_JoinOrganizationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organization":
+		return ec.fieldContext_JoinOrganizationResult_organization(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type JoinOrganizationResult", field.Name)
 }
 
 func (ec *executionContext) childFields_ListNext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4143,6 +4429,8 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_teams(ctx, field)
 	case "team":
 		return ec.fieldContext_Organization_team(ctx, field)
+	case "invites":
+		return ec.fieldContext_Organization_invites(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Organization", field.Name)
 }
@@ -4155,6 +4443,34 @@ func (ec *executionContext) childFields_OrganizationDefaultContent(ctx context.C
 		return ec.fieldContext_OrganizationDefaultContent_site(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationDefaultContent", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationInvite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_OrganizationInvite_object(ctx, field)
+	case "id":
+		return ec.fieldContext_OrganizationInvite_id(ctx, field)
+	case "role":
+		return ec.fieldContext_OrganizationInvite_role(ctx, field)
+	case "redundant":
+		return ec.fieldContext_OrganizationInvite_redundant(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationInvite", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationInviteList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OrganizationInviteList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_OrganizationInviteList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_OrganizationInviteList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OrganizationInviteList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationInviteList", field.Name)
 }
 
 func (ec *executionContext) childFields_OrganizationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4923,6 +5239,28 @@ func (ec *executionContext) field_Mutation_addSectionToGroup_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createOrganizationInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateOrganizationInviteInput, error) {
+			return ec.unmarshalNCreateOrganizationInviteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOrganizationInviteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5093,6 +5431,28 @@ func (ec *executionContext) field_Mutation_createTeam_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteOrganizationInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5252,6 +5612,42 @@ func (ec *executionContext) field_Mutation_duplicateSpace_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_joinOrganizationWithInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "inviteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["inviteId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_joinOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
 	return args, nil
 }
 
@@ -5605,6 +6001,36 @@ func (ec *executionContext) field_Mutation_updateOrganizationAgentInstructions_a
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateOrganizationInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateOrganizationInviteInput, error) {
+			return ec.unmarshalNUpdateOrganizationInviteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOrganizationInviteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateOrganization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5853,6 +6279,28 @@ func (ec *executionContext) field_Mutation_updateTeam_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Organization_invites_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Organization_member_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6063,6 +6511,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_organizationInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_organization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6074,6 +6544,20 @@ func (ec *executionContext) field_Query_organization_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_organizationsForEmailDomain_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "emailDomain",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["emailDomain"] = arg0
 	return args, nil
 }
 
@@ -6482,6 +6966,70 @@ func (ec *executionContext) _AgentInstructionsURLs_location(ctx context.Context,
 }
 func (ec *executionContext) fieldContext_AgentInstructionsURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AgentInstructionsURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _EmailDomainOrganizations_organizations(ctx context.Context, field graphql.CollectedField, obj *model.EmailDomainOrganizations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_EmailDomainOrganizations_organizations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organizations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_EmailDomainOrganizations_organizations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "EmailDomainOrganizations",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _JoinOrganizationResult_organization(ctx context.Context, field graphql.CollectedField, obj *model.JoinOrganizationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_JoinOrganizationResult_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_JoinOrganizationResult_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "JoinOrganizationResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _ListNext_page(ctx context.Context, field graphql.CollectedField, obj *model.ListNext) (ret graphql.Marshaler) {
@@ -7736,6 +8284,226 @@ func (ec *executionContext) fieldContext_Mutation_pingOrganization(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_pingOrganization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createOrganizationInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createOrganizationInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateOrganizationInvite(ctx, fc.Args["organizationId"].(string), fc.Args["input"].(model.CreateOrganizationInviteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+			return ec.marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createOrganizationInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvite(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createOrganizationInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateOrganizationInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateOrganizationInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateOrganizationInvite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string), fc.Args["input"].(model.UpdateOrganizationInviteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+			return ec.marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateOrganizationInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvite(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateOrganizationInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteOrganizationInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteOrganizationInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteOrganizationInvite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteOrganizationInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteOrganizationInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_joinOrganizationWithInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinOrganizationWithInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinOrganizationWithInvite(ctx, fc.Args["organizationId"].(string), fc.Args["inviteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JoinOrganizationResult) graphql.Marshaler {
+			return ec.marshalNJoinOrganizationResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐJoinOrganizationResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinOrganizationWithInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JoinOrganizationResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinOrganizationWithInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_joinOrganization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_joinOrganization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().JoinOrganization(ctx, fc.Args["organizationId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.JoinOrganizationResult) graphql.Marshaler {
+			return ec.marshalNJoinOrganizationResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐJoinOrganizationResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_joinOrganization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_JoinOrganizationResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_joinOrganization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9819,6 +10587,50 @@ func (ec *executionContext) fieldContext_Organization_team(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Organization_invites(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_invites(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Invites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationInviteList) graphql.Marshaler {
+			return ec.marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationInviteList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_invites(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInviteList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_invites_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OrganizationDefaultContent_type(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationDefaultContent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9863,6 +10675,217 @@ func (ec *executionContext) _OrganizationDefaultContent_site(ctx context.Context
 }
 func (ec *executionContext) fieldContext_OrganizationDefaultContent_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationDefaultContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInvite_object(ctx context.Context, field graphql.CollectedField, obj *store.Invite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInvite_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInvite_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInvite", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInvite_id(ctx context.Context, field graphql.CollectedField, obj *store.Invite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInvite_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInvite_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInvite", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInvite_role(ctx context.Context, field graphql.CollectedField, obj *store.Invite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInvite_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.MemberRole) graphql.Marshaler {
+			return ec.marshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInvite_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInvite", field, false, false, errors.New("field of type MemberRole does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInvite_redundant(ctx context.Context, field graphql.CollectedField, obj *store.Invite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInvite_redundant(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrganizationInvite().Redundant(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInvite_redundant(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInvite", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInviteList_items(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Invite) graphql.Marshaler {
+			return ec.marshalNOrganizationInvite2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInviteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationInviteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationInviteList_count(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInviteList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInviteList_next(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationInviteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationInviteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationInviteList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OrganizationList_items(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationList) (ret graphql.Marshaler) {
@@ -10777,6 +11800,94 @@ func (ec *executionContext) fieldContext_Query_publishedContentSite(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_publishedContentSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_organizationInvite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationInvite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationInvite(ctx, fc.Args["organizationId"].(string), fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+			return ec.marshalOOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationInvite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvite(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationInvite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_organizationsForEmailDomain(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_organizationsForEmailDomain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OrganizationsForEmailDomain(ctx, fc.Args["emailDomain"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.EmailDomainOrganizations) graphql.Marshaler {
+			return ec.marshalNEmailDomainOrganizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEmailDomainOrganizations(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_organizationsForEmailDomain(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_EmailDomainOrganizations(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_organizationsForEmailDomain_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -15733,6 +16844,36 @@ func (ec *executionContext) unmarshalInputCreateOrganizationInput(ctx context.Co
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateOrganizationInviteInput(ctx context.Context, obj any) (model.CreateOrganizationInviteInput, error) {
+	var it model.CreateOrganizationInviteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateSiteInput(ctx context.Context, obj any) (model.CreateSiteInput, error) {
 	var it model.CreateSiteInput
 	if obj == nil {
@@ -16668,6 +17809,36 @@ func (ec *executionContext) unmarshalInputUpdateOrganizationInput(ctx context.Co
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateOrganizationInviteInput(ctx context.Context, obj any) (model.UpdateOrganizationInviteInput, error) {
+	var it model.UpdateOrganizationInviteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateSiteAdaptiveSchemaInput(ctx context.Context, obj any) (model.UpdateSiteAdaptiveSchemaInput, error) {
 	var it model.UpdateSiteAdaptiveSchemaInput
 	if obj == nil {
@@ -17173,6 +18344,82 @@ func (ec *executionContext) _AgentInstructionsURLs(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("AgentInstructionsURLs")
 		case "location":
 			out.Values[i] = ec._AgentInstructionsURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var emailDomainOrganizationsImplementors = []string{"EmailDomainOrganizations"}
+
+func (ec *executionContext) _EmailDomainOrganizations(ctx context.Context, sel ast.SelectionSet, obj *model.EmailDomainOrganizations) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, emailDomainOrganizationsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("EmailDomainOrganizations")
+		case "organizations":
+			out.Values[i] = ec._EmailDomainOrganizations_organizations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var joinOrganizationResultImplementors = []string{"JoinOrganizationResult"}
+
+func (ec *executionContext) _JoinOrganizationResult(ctx context.Context, sel ast.SelectionSet, obj *model.JoinOrganizationResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, joinOrganizationResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("JoinOrganizationResult")
+		case "organization":
+			out.Values[i] = ec._JoinOrganizationResult_organization(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -17894,6 +19141,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "pingOrganization":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_pingOrganization(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createOrganizationInvite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createOrganizationInvite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateOrganizationInvite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateOrganizationInvite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteOrganizationInvite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteOrganizationInvite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinOrganizationWithInvite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinOrganizationWithInvite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "joinOrganization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_joinOrganization(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -18632,6 +19914,44 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "invites":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_invites(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -18672,6 +19992,145 @@ func (ec *executionContext) _OrganizationDefaultContent(ctx context.Context, sel
 			}
 		case "site":
 			out.Values[i] = ec._OrganizationDefaultContent_site(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var organizationInviteImplementors = []string{"OrganizationInvite"}
+
+func (ec *executionContext) _OrganizationInvite(ctx context.Context, sel ast.SelectionSet, obj *store.Invite) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationInviteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationInvite")
+		case "object":
+			out.Values[i] = ec._OrganizationInvite_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._OrganizationInvite_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "role":
+			out.Values[i] = ec._OrganizationInvite_role(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "redundant":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OrganizationInvite_redundant(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var organizationInviteListImplementors = []string{"OrganizationInviteList"}
+
+func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationInviteList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationInviteListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationInviteList")
+		case "items":
+			out.Values[i] = ec._OrganizationInviteList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._OrganizationInviteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._OrganizationInviteList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OrganizationInviteList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19203,6 +20662,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_publishedContentSite(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationInvite":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationInvite(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "organizationsForEmailDomain":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_organizationsForEmailDomain(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -22307,6 +23810,11 @@ func (ec *executionContext) unmarshalNCreateOrganizationInput2githubᚗcomᚋdoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateOrganizationInviteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOrganizationInviteInput(ctx context.Context, v any) (model.CreateOrganizationInviteInput, error) {
+	res, err := ec.unmarshalInputCreateOrganizationInviteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteInput(ctx context.Context, v any) (model.CreateSiteInput, error) {
 	res, err := ec.unmarshalInputCreateSiteInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22369,6 +23877,16 @@ func (ec *executionContext) marshalNDocument2githubᚗcomᚋdocsapiᚋdocsapiᚋ
 	return v
 }
 
+func (ec *executionContext) marshalNEmailDomainOrganizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEmailDomainOrganizations(ctx context.Context, sel ast.SelectionSet, v *model.EmailDomainOrganizations) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._EmailDomainOrganizations(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -22421,6 +23939,16 @@ func (ec *executionContext) marshalNJSONObject2map(ctx context.Context, sel ast.
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNJoinOrganizationResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐJoinOrganizationResult(ctx context.Context, sel ast.SelectionSet, v *model.JoinOrganizationResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._JoinOrganizationResult(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Member) graphql.Marshaler {
@@ -22613,6 +24141,42 @@ func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdoc
 		return graphql.Null
 	}
 	return ec._Organization(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationInvite2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInviteᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Invite) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx context.Context, sel ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationInvite(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationInviteList(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationInviteList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationInviteList(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOrganizationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationList(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationList) graphql.Marshaler {
@@ -23225,6 +24789,11 @@ func (ec *executionContext) unmarshalNUpdateOrganizationInput2githubᚗcomᚋdoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpdateOrganizationInviteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOrganizationInviteInput(ctx context.Context, v any) (model.UpdateOrganizationInviteInput, error) {
+	res, err := ec.unmarshalInputUpdateOrganizationInviteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateSiteAdaptiveSchemaInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteAdaptiveSchemaInput(ctx context.Context, v any) (model.UpdateSiteAdaptiveSchemaInput, error) {
 	res, err := ec.unmarshalInputUpdateSiteAdaptiveSchemaInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -23729,6 +25298,13 @@ func (ec *executionContext) unmarshalOOrganizationDefaultContentInput2ᚖgithub�
 	}
 	res, err := ec.unmarshalInputOrganizationDefaultContentInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx context.Context, sel ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OrganizationInvite(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOOrganizationType2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationType(ctx context.Context, v any) (*store.OrganizationType, error) {

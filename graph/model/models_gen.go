@@ -43,6 +43,11 @@ type CreateOrganizationInput struct {
 	UseCase      graphql.Omittable[*store.OrganizationUseCase] `json:"useCase,omitempty"`
 }
 
+type CreateOrganizationInviteInput struct {
+	// The role the invite gives; null or absent invites a guest.
+	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
+}
+
 // A new site.
 type CreateSiteInput struct {
 	// Defaults to `basic`.
@@ -103,6 +108,17 @@ type CreateTeamInput struct {
 	Title string `json:"title"`
 	// User ids of members of the organization to put in the team.
 	Members graphql.Omittable[[]string] `json:"members,omitempty"`
+}
+
+// Organizations a user of an email domain may join.
+type EmailDomainOrganizations struct {
+	Organizations []*store.Organization `json:"organizations"`
+}
+
+// What joining an organization answers.
+type JoinOrganizationResult struct {
+	// The organization joined.
+	Organization *store.Organization `json:"organization"`
 }
 
 // The page following this one, when there is one.
@@ -182,6 +198,14 @@ type OrganizationDefaultContentInput struct {
 	// Must be `site`.
 	Type string `json:"type"`
 	Site string `json:"site"`
+}
+
+// A page of invite links.
+type OrganizationInviteList struct {
+	Items    []*store.Invite `json:"items"`
+	Count    int             `json:"count"`
+	Next     *ListNext       `json:"next,omitempty"`
+	PageInfo *PageInfo       `json:"pageInfo"`
 }
 
 // A page of organizations.
@@ -488,6 +512,11 @@ type UpdateOrganizationInput struct {
 	InviteLinks graphql.Omittable[*bool]   `json:"inviteLinks,omitempty"`
 	// `rules` or `none`.
 	MergeRules graphql.Omittable[*store.MergeRules] `json:"mergeRules,omitempty"`
+}
+
+type UpdateOrganizationInviteInput struct {
+	// The role the invite gives; null invites a guest.
+	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
 }
 
 // A new visitor schema.
