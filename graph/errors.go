@@ -58,6 +58,12 @@ func Conflict(format string, args ...any) *Error {
 	return &Error{Status: http.StatusConflict, Code: "CONFLICT", Message: fmt.Sprintf(format, args...)}
 }
 
+// PreconditionFailed is answered when the resource is not in a state that
+// allows this (a space published by a site cannot change organization).
+func PreconditionFailed(format string, args ...any) *Error {
+	return &Error{Status: http.StatusPreconditionFailed, Code: "PRECONDITION_FAILED", Message: fmt.Sprintf(format, args...)}
+}
+
 // ErrUnauthenticated is answered when the request carries no valid credential.
 var ErrUnauthenticated = &Error{Status: http.StatusUnauthorized, Code: "UNAUTHENTICATED",
 	Message: "authentication required: send Authorization: Bearer <API token>"}

@@ -193,7 +193,7 @@ func (r *Resolver) join(ctx context.Context, org *store.Organization, role *stor
 	}
 	var final *store.MemberRole
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.LockMembers(ctx, tx, org.ID); err != nil {
+		if err := store.LockOrganization(ctx, tx, org.ID); err != nil {
 			return err
 		}
 		m, err := store.GetMember(ctx, tx, org.ID, caller.User.ID)

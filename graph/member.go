@@ -245,7 +245,7 @@ var errNoMember = NotFound("member")
 // lockedMember locks the organization's memberships for the rest of tx and
 // reads userID's.
 func (r *Resolver) lockedMember(ctx context.Context, tx bun.Tx, orgID, userID string) (*store.Member, error) {
-	if err := store.LockMembers(ctx, tx, orgID); err != nil {
+	if err := store.LockOrganization(ctx, tx, orgID); err != nil {
 		return nil, err
 	}
 	m, err := store.GetMember(ctx, tx, orgID, userID)

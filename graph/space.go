@@ -76,9 +76,10 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 	if p.err != nil {
 		return nil, p.err
 	}
-	if parent, ok := input.Parent.ValueOK(); ok && parent != nil {
-		// Collections arrive with the people issue; until then no id names one.
-		return nil, Invalid("parent", "no such collection")
+	parent, _ := input.Parent.ValueOK()
+	var err error
+	if s.ParentID, s.Position, err = r.newPlace(ctx, organizationID, parent); err != nil {
+		return nil, err
 	}
 	if err := store.CreateSpace(ctx, r.DB, s); err != nil {
 		return nil, err
@@ -184,6 +185,10 @@ func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*stor
 	dup.ID, dup.RevisionID = store.NewID(), store.NewID()
 	dup.CreatedBy, dup.CreatedAt, dup.UpdatedAt = &caller.User.ID, now, now
 	// Settings are copied now; the content is copied once spaces have content.
+	// The copy goes at the end of the original's collection.
+	if dup.Position, err = store.NextPosition(ctx, r.DB, dup.OrganizationID, dup.ParentID); err != nil {
+		return nil, err
+	}
 	if err := store.CreateSpace(ctx, r.DB, dup); err != nil {
 		return nil, err
 	}

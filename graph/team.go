@@ -95,7 +95,7 @@ func (r *mutationResolver) CreateTeam(ctx context.Context, orgID string, input m
 	t := &store.Team{ID: store.NewID(), OrganizationID: orgID, Title: input.Title, CreatedAt: r.now()}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		// Under the memberships lock, so nobody named leaves meanwhile.
-		if err := store.LockMembers(ctx, tx, orgID); err != nil {
+		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
 			return err
 		}
 		known, err := store.MemberIDsIn(ctx, tx, orgID, ids)

@@ -18,7 +18,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	env := resttest.New(t)
 	victim, eve := env.NewUser("Victim"), env.NewUser("Eve")
 	org := victim.NewOrg("Victim Inc")
-	eve.NewOrg("Eve Corp")
+	eveOrg := eve.NewOrg("Eve Corp")
 	space := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Secret"}`).Expect(http.StatusCreated).String("id")
 	space2 := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Other"}`).Expect(http.StatusCreated).String("id")
 	siteBody := victim.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Private docs", "spaces": []string{space}}).Expect(http.StatusCreated)
@@ -31,6 +31,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	// An invite link's id is its secret: whoever holds it may join while the
 	// organization accepts links. This one leaked, but links are off.
@@ -40,7 +41,7 @@ func TestCrossTenantAccess(t *testing.T) {
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
-		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite,
+		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -66,6 +67,12 @@ func TestCrossTenantAccess(t *testing.T) {
 		"createOrganizationTeam":              `{"title":"Planted"}`,
 		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,
 		"createOrganizationInvite":            `{"role":"admin"}`,
+		"createCollection":                    `{"title":"Planted"}`,
+		"updateCollectionById":                `{"title":"Pwned"}`,
+		"moveCollection":                      `{"parent":null,"position":{"before":{"type":"space","space":"` + space + `"}}}`,
+		"transferCollection":                  `{"organization":"` + eveOrg + `"}`,
+		"moveSpace":                           `{"parent":"` + collection + `"}`,
+		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
@@ -79,7 +86,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
 			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
-			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites"} {
+			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
+			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

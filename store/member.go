@@ -89,9 +89,10 @@ func RemoveMember(ctx context.Context, db bun.IDB, orgID, userID string) (bool, 
 	return deleteRows(ctx, db, (*Member)(nil), "organization_id = ? AND user_id = ?", orgID, userID)
 }
 
-// LockMembers serialises changes to orgID's memberships for the rest of tx,
-// so rules over all members (at least one admin) hold under concurrency.
-func LockMembers(ctx context.Context, tx bun.Tx, orgID string) error {
+// LockOrganization serialises changes to orgID's memberships — and to the
+// order of its content tree — for the rest of tx, so rules over all members (at
+// least one admin) and positions hold under concurrency.
+func LockOrganization(ctx context.Context, tx bun.Tx, orgID string) error {
 	var id string
 	err := tx.NewSelect().Table("organizations").Column("id").Where("id = ?", orgID).For("UPDATE").Scan(ctx, &id)
 	return translate(err)

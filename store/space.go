@@ -23,11 +23,14 @@ type Space struct {
 	// DefaultLevel is nil for "guest".
 	DefaultLevel *DefaultLevel `bun:"default_level"`
 	ParentID     *string       `bun:"parent_id"`
-	RevisionID   string        `bun:"revision_id"`
-	CreatedBy    *string       `bun:"created_by"`
-	CreatedAt    time.Time     `bun:"created_at"`
-	UpdatedAt    time.Time     `bun:"updated_at"`
-	DeletedAt    *time.Time    `bun:"deleted_at"`
+	// Position orders the space among the children of its parent collection
+	// (or of the organization's root).
+	Position   int        `bun:"position"`
+	RevisionID string     `bun:"revision_id"`
+	CreatedBy  *string    `bun:"created_by"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	UpdatedAt  time.Time  `bun:"updated_at"`
+	DeletedAt  *time.Time `bun:"deleted_at"`
 }
 
 // Object is the REST type name of a space.

@@ -34,6 +34,54 @@ type AgentInstructionsURLs struct {
 	Location string `json:"location"`
 }
 
+// A page of collections.
+type CollectionList struct {
+	Items    []*store.Collection `json:"items"`
+	Count    int                 `json:"count"`
+	Next     *ListNext           `json:"next,omitempty"`
+	PageInfo *PageInfo           `json:"pageInfo"`
+}
+
+// What the caller may do with a collection.
+type CollectionPermissions struct {
+	View bool `json:"view"`
+	// Change its title, description and default level; move, transfer, delete it.
+	Admin           bool `json:"admin"`
+	ViewInviteLinks bool `json:"viewInviteLinks"`
+	// Create spaces and collections in it.
+	Create bool `json:"create"`
+}
+
+// Addresses of a collection.
+type CollectionURLs struct {
+	// The collection in the API.
+	Location string `json:"location"`
+	// The collection in the application.
+	App string `json:"app"`
+}
+
+// Points at a space or a collection.
+type ContentPointer struct {
+	Type ContentPointerType `json:"type"`
+	// With type `space`.
+	Space graphql.Omittable[*string] `json:"space,omitempty"`
+	// With type `collection`.
+	Collection graphql.Omittable[*string] `json:"collection,omitempty"`
+}
+
+// Before or after a sibling (at most one); neither: at the end.
+type ContentPosition struct {
+	Before graphql.Omittable[*ContentPointer] `json:"before,omitempty"`
+	After  graphql.Omittable[*ContentPointer] `json:"after,omitempty"`
+}
+
+type CreateCollectionInput struct {
+	// At most 50 characters.
+	Title string `json:"title"`
+	// The id of the parent collection (default: the organization's root).
+	Parent graphql.Omittable[*string] `json:"parent,omitempty"`
+}
+
 // A new organization.
 type CreateOrganizationInput struct {
 	// 2 to 255 characters.
@@ -162,6 +210,14 @@ type MemberTeamList struct {
 	Count    int           `json:"count"`
 	Next     *ListNext     `json:"next,omitempty"`
 	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+// Where to move a space or collection: into `parent` (a collection id; null
+// for the organization's root; absent: the current parent), at `position`
+// among that parent's children (default: the end). At least one of the two.
+type MoveContentInput struct {
+	Parent   graphql.Omittable[*string]          `json:"parent,omitempty"`
+	Position graphql.Omittable[*ContentPosition] `json:"position,omitempty"`
 }
 
 // Where to move a section group.
@@ -484,9 +540,22 @@ type TeamPermissions struct {
 	View bool `json:"view"`
 }
 
+// Another organization to give content to; the caller must administer both.
+type TransferContentInput struct {
+	Organization string `json:"organization"`
+}
+
 // New agent instructions.
 type UpdateAgentInstructionsInput struct {
 	Instructions Document `json:"instructions"`
+}
+
+type UpdateCollectionInput struct {
+	// At most 50 characters.
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// At most 100 characters; null removes it.
+	Description  graphql.Omittable[*string]             `json:"description,omitempty"`
+	DefaultLevel graphql.Omittable[*store.DefaultLevel] `json:"defaultLevel,omitempty"`
 }
 
 type UpdateMemberInput struct {
@@ -662,6 +731,62 @@ func (e *BillingTrialStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e BillingTrialStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of item a content position points at.
+type ContentPointerType string
+
+const (
+	ContentPointerTypeSpace      ContentPointerType = "space"
+	ContentPointerTypeCollection ContentPointerType = "collection"
+)
+
+var AllContentPointerType = []ContentPointerType{
+	ContentPointerTypeSpace,
+	ContentPointerTypeCollection,
+}
+
+func (e ContentPointerType) IsValid() bool {
+	switch e {
+	case ContentPointerTypeSpace, ContentPointerTypeCollection:
+		return true
+	}
+	return false
+}
+
+func (e ContentPointerType) String() string {
+	return string(e)
+}
+
+func (e *ContentPointerType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ContentPointerType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ContentPointerType", str)
+	}
+	return nil
+}
+
+func (e ContentPointerType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ContentPointerType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ContentPointerType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Collection is a folder of spaces and collections in an organization.
+type Collection struct {
+	bun.BaseModel `bun:"table:collections,alias:collection"`
+
+	ID             string  `bun:"id,pk"`
+	OrganizationID string  `bun:"organization_id"`
+	ParentID       *string `bun:"parent_id"`
+	Title          string  `bun:"title"`
+	Description    *string `bun:"description"`
+	// DefaultLevel is nil for "guest".
+	DefaultLevel *DefaultLevel `bun:"default_level"`
+	Position     int           `bun:"position"`
+	CreatedBy    *string       `bun:"created_by"`
+	CreatedAt    time.Time     `bun:"created_at"`
+	UpdatedAt    time.Time     `bun:"updated_at"`
+}
+
+// Object is the REST type name of a collection.
+func (Collection) Object() string { return "collection" }
+
+// CreateCollection inserts c.
+func CreateCollection(ctx context.Context, db bun.IDB, c *Collection) error {
+	_, err := db.NewInsert().Model(c).Exec(ctx)
+	return translate(err)
+}
+
+// GetCollection returns collection id.
+func GetCollection(ctx context.Context, db bun.IDB, id string) (*Collection, error) {
+	return selectRow[Collection](ctx, db, "id = ?", id)
+}
+
+// ListCollections pages through the collections of orgID, oldest first;
+// with topLevel, only those at the organization's root.
+func ListCollections(ctx context.Context, db bun.IDB, orgID string, topLevel bool, p Page) ([]*Collection, error) {
+	var rows []*Collection
+	q := db.NewSelect().Model(&rows).Where("collection.organization_id = ?", orgID)
+	if topLevel {
+		q = q.Where("collection.parent_id IS NULL")
+	}
+	err := p.byTime(q, "collection.created_at", "collection.id", false).Scan(ctx)
+	return rows, translate(err)
+}
+
+// ListSpacesInCollection pages through the live spaces directly in a
+// collection, in their order.
+func ListSpacesInCollection(ctx context.Context, db bun.IDB, collectionID string, p Page) ([]*Space, error) {
+	var rows []*Space
+	q := db.NewSelect().Model(&rows).Where("space.parent_id = ? AND space.deleted_at IS NULL", collectionID)
+	err := p.byPosition(q, "space").Scan(ctx)
+	return rows, translate(err)
+}
+
+// UpdateCollection writes the given columns of c.
+func UpdateCollection(ctx context.Context, db bun.IDB, c *Collection, columns ...string) error {
+	_, err := db.NewUpdate().Model(c).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// DeleteCollection removes collection id; false when there was none. Its
+// children must have been moved out.
+func DeleteCollection(ctx context.Context, db bun.IDB, id string) (bool, error) {
+	return deleteRows(ctx, db, (*Collection)(nil), "id = ?", id)
+}
+
+// ContentTree is the collections and spaces (deleted ones included, so their
+// place is kept for a restore) of one organization, as mutations of the tree
+// read it under the organization's lock.
+type ContentTree struct {
+	Collections []*Collection
+	Spaces      []*Space
+}
+
+// LoadContentTree reads orgID's collections and spaces.
+func LoadContentTree(ctx context.Context, db bun.IDB, orgID string) (*ContentTree, error) {
+	t := &ContentTree{}
+	if err := db.NewSelect().Model(&t.Collections).Where("organization_id = ?", orgID).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	if err := db.NewSelect().Model(&t.Spaces).Where("organization_id = ?", orgID).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	return t, nil
+}
+
+// SetPlace writes the parent and position of a collection or space.
+func SetPlace(ctx context.Context, db bun.IDB, table string, id string, parentID *string, position int) error {
+	_, err := db.NewUpdate().Table(table).Set("parent_id = ?, position = ?", parentID, position).Where("id = ?", id).Exec(ctx)
+	return translate(err)
+}
+
+// MoveToOrganization gives these collections and spaces to orgID.
+func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectionIDs, spaceIDs []string) error {
+	if len(collectionIDs) > 0 {
+		if _, err := db.NewUpdate().Table("collections").Set("organization_id = ?", orgID).
+			Where("id IN (?)", bun.List(collectionIDs)).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	if len(spaceIDs) > 0 {
+		if _, err := db.NewUpdate().Table("spaces").Set("organization_id = ?", orgID).
+			Where("id IN (?)", bun.List(spaceIDs)).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// SpacesPublishedIn returns which of spaceIDs a site publishes.
+func SpacesPublishedIn(ctx context.Context, db bun.IDB, spaceIDs []string) ([]string, error) {
+	var ids []string
+	if len(spaceIDs) == 0 {
+		return nil, nil
+	}
+	err := db.NewSelect().Table("site_spaces").ColumnExpr("DISTINCT space_id").
+		Where("space_id IN (?)", bun.List(spaceIDs)).Scan(ctx, &ids)
+	return ids, translate(err)
+}
+
+// NextPosition is the position after the last child of parentID (nil: the
+// organization's root) in orgID. Two concurrent writers may get the same
+// one: ties are ordered by id, and the next move renumbers the container.
+func NextPosition(ctx context.Context, db bun.IDB, orgID string, parentID *string) (int, error) {
+	var next int
+	err := db.NewRaw(`SELECT COALESCE(max(position) + 1, 0) FROM (
+		SELECT position FROM spaces WHERE organization_id = ? AND parent_id IS NOT DISTINCT FROM ?
+		UNION ALL
+		SELECT position FROM collections WHERE organization_id = ? AND parent_id IS NOT DISTINCT FROM ?) AS children`,
+		orgID, parentID, orgID, parentID).Scan(ctx, &next)
+	return next, translate(err)
+}
