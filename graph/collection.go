@@ -37,27 +37,38 @@ func (r *Resolver) collection(ctx context.Context, id string) (*store.Collection
 	} else if err != nil {
 		return nil, err
 	}
-	// SECURITY: readers of the owning organization only.
-	if _, err := contentRole(ctx, c.OrganizationID, "collection"); err != nil {
+	// SECURITY: those with a role on the collection only (access.go).
+	if _, err := r.collectionRole(ctx, c); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 func (r *organizationResolver) Collections(ctx context.Context, o *store.Organization, page *string, limit *int, nested *bool) (*model.CollectionList, error) {
-	// SECURITY: the organization's content is listed to its readers.
-	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
-		return &model.CollectionList{Items: []*store.Collection{}, PageInfo: &model.PageInfo{}}, err
+	// SECURITY: members only; what each may see is decided per item below.
+	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
+		return nil, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListCollections(ctx, r.DB, o.ID, nested != nil && !*nested, p)
+	g, err := callerGrantee(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	items, next, info := pageOf(rows, p, func(c *store.Collection) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} })
+	key := func(c *store.Collection) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} }
+	// SECURITY: only the collections the caller has a role on.
+	rows, err := pageVisible(p, func(q store.Page) ([]*store.Collection, error) {
+		return store.ListCollections(ctx, r.DB, o.ID, nested != nil && !*nested, q)
+	}, func(c *store.Collection) (bool, error) {
+		role, err := r.collectionRoleOf(ctx, g, c)
+		return role != "", err
+	}, key)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, key)
 	return &model.CollectionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
@@ -73,11 +84,14 @@ func (r *collectionResolver) Urls(_ context.Context, c *store.Collection) (*mode
 }
 
 func (r *collectionResolver) Permissions(ctx context.Context, c *store.Collection) (*model.CollectionPermissions, error) {
-	caller, err := CallerFrom(ctx)
+	g, err := callerGrantee(ctx, c.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
-	role, _ := caller.Membership(c.OrganizationID)
+	role, err := r.collectionRoleOf(ctx, g, c)
+	if err != nil {
+		return nil, err
+	}
 	admin := role.AtLeast(store.RoleAdmin)
 	return &model.CollectionPermissions{View: role.AtLeast(store.RoleRead), Admin: admin, ViewInviteLinks: admin,
 		Create: role.AtLeast(store.RoleCreate)}, nil
@@ -88,11 +102,18 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSpacesInCollection(ctx, r.DB, c.ID, p)
+	g, err := callerGrantee(ctx, c.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
-	items, next, info := pageOf(rows, p, func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} })
+	key := func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} }
+	// SECURITY: only the spaces the caller has a role on.
+	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) { return store.ListSpacesInCollection(ctx, r.DB, c.ID, q) },
+		r.spaceVisibleTo(ctx, g), key)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, key)
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
@@ -132,6 +153,15 @@ func (r *Resolver) newPlace(ctx context.Context, orgID string, parent *string) (
 		} else if err != nil {
 			return nil, 0, err
 		}
+		// SECURITY: content is created in collections one may create in;
+		// one the caller cannot see does not exist for them.
+		role, err := r.collectionRole(ctx, c)
+		if err != nil {
+			return nil, 0, Invalid("parent", "no such collection in this organization")
+		}
+		if !role.AtLeast(store.RoleCreate) {
+			return nil, 0, Forbidden("creating content in this collection needs the create role on it")
+		}
 	}
 	pos, err := store.NextPosition(ctx, r.DB, orgID, parent)
 	return parent, pos, err
@@ -150,6 +180,7 @@ func (r *mutationResolver) UpdateCollection(ctx context.Context, id string, inpu
 		return c, p.err
 	}
 	c.UpdatedAt = r.now()
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, c.OrganizationID) // the default level may have changed
 	return c, store.UpdateCollection(ctx, r.DB, c, p.columns...)
 }
 
@@ -160,8 +191,8 @@ func (r *Resolver) adminCollection(ctx context.Context, id string) (*store.Colle
 	if err != nil {
 		return nil, err
 	}
-	// SECURITY: collections are changed by admins.
-	if err := requireContentRole(ctx, c.OrganizationID, store.RoleAdmin, "collection"); err != nil {
+	// SECURITY: collections are changed by their admins.
+	if err := r.requireCollectionRole(ctx, c, store.RoleAdmin); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -174,8 +205,8 @@ func (r *mutationResolver) DeleteCollection(ctx context.Context, id string) (boo
 	} else if err != nil {
 		return false, err
 	}
-	// SECURITY: deleting a collection is for admins; strangers get 404.
-	if err := requireContentRole(ctx, c.OrganizationID, store.RoleAdmin, "collection"); err != nil {
+	// SECURITY: deleting a collection is for its admins; strangers get 404.
+	if err := r.requireCollectionRole(ctx, c, store.RoleAdmin); err != nil {
 		return false, err
 	}
 	deleted := false
@@ -268,7 +299,7 @@ func (r *Resolver) adminSpace(ctx context.Context, id string) (*store.Space, err
 		return nil, err
 	}
 	// SECURITY: moving and transferring a space are for its admins.
-	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -286,6 +317,8 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 	if target == source {
 		return Conflict("the %s already belongs to this organization", what)
 	}
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, source)
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, target)
 	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		// Both organizations' trees change: lock them in a fixed order.
 		for _, org := range slices.Sorted(slices.Values([]string{source, target})) {
@@ -293,7 +326,7 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 				return err
 			}
 		}
-		src, err := loadContentTree(ctx, tx, source)
+		src, err := r.loadContentTree(ctx, tx, source)
 		if err != nil {
 			return err
 		}
@@ -309,8 +342,12 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 		if len(published) > 0 {
 			return PreconditionFailed("the %s cannot be transferred: space %s is published by a site; remove it from the site first", what, published[0])
 		}
-		dst, err := loadContentTree(ctx, tx, target)
+		dst, err := r.loadContentTree(ctx, tx, target)
 		if err != nil {
+			return err
+		}
+		// Grants name the old organization's members and teams: they stay behind.
+		if err := store.DeleteGrantsOn(ctx, tx, collections, spaces); err != nil {
 			return err
 		}
 		if err := store.MoveToOrganization(ctx, tx, target, collections, spaces); err != nil {
@@ -323,11 +360,12 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 
 // changeContent runs fn on orgID's content tree, under the organization's lock.
 func (r *Resolver) changeContent(ctx context.Context, orgID string, fn func(ctx context.Context, tx bun.Tx, t *contentTree) error) error {
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, orgID) // the tree changed under the request's snapshot
 	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
 			return err
 		}
-		t, err := loadContentTree(ctx, tx, orgID)
+		t, err := r.loadContentTree(ctx, tx, orgID)
 		if err != nil {
 			return err
 		}
@@ -336,14 +374,17 @@ func (r *Resolver) changeContent(ctx context.Context, orgID string, fn func(ctx 
 }
 
 // contentTree is an organization's collections and spaces in memory.
-type contentTree struct{ *store.ContentTree }
+type contentTree struct {
+	*store.ContentTree
+	r *Resolver // for permission checks on destinations
+}
 
-func loadContentTree(ctx context.Context, tx bun.IDB, orgID string) (*contentTree, error) {
+func (r *Resolver) loadContentTree(ctx context.Context, tx bun.IDB, orgID string) (*contentTree, error) {
 	t, err := store.LoadContentTree(ctx, tx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	return &contentTree{t}, nil
+	return &contentTree{ContentTree: t, r: r}, nil
 }
 
 // contentItem is a child of a container: a collection or a space.
@@ -503,6 +544,9 @@ func (t *contentTree) move(ctx context.Context, tx bun.IDB, item contentItem, in
 			if t.collection(*parent) == nil {
 				return Invalid("parent", "no such collection in this organization")
 			}
+			if err := t.checkDestination(ctx, *parent); err != nil {
+				return err
+			}
 			if item.collection != nil && t.within(*parent, item.collection.ID) {
 				return Invalid("parent", "a collection cannot move into itself or one of its descendants")
 			}
@@ -542,6 +586,19 @@ func (t *contentTree) move(ctx context.Context, tx bun.IDB, item contentItem, in
 		return Conflict("the %s is already there: the move would change nothing", item.kind())
 	}
 	return t.writeContainer(ctx, tx, parent, slices.Insert(list, at, item))
+}
+
+// checkDestination checks the caller may move content into collection id:
+// they administer it (and one they cannot see does not exist for them).
+func (t *contentTree) checkDestination(ctx context.Context, id string) error {
+	role, err := t.r.collectionRole(ctx, t.collection(id))
+	if err != nil {
+		return Invalid("parent", "no such collection in this organization")
+	}
+	if !role.AtLeast(store.RoleAdmin) {
+		return Forbidden("moving content into this collection needs the admin role on it")
+	}
+	return nil
 }
 
 // contentPointer reads one side of a ContentPosition.

@@ -40,6 +40,8 @@ type Loaders struct {
 	MemberTeamCount *dataloader.Loader[string, int] // by memberKey
 	TeamMemberCount *dataloader.Loader[string, int] // by team
 	CallerTeamRole  *dataloader.Loader[string, store.TeamRole]
+	// OrgAccess decides roles on an organization's content (access.go).
+	OrgAccess *dataloader.Loader[string, *orgAccess]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -69,19 +71,19 @@ func NewLoaders(db *store.DB) *Loaders {
 		Site: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Site, error) {
 			return store.SitesByIDs(ctx, db, ids)
 		}, func(s *store.Site) string { return s.ID }, "site"),
-		SiteGroups: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSectionGroup, error) {
+		SiteGroups: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSectionGroup, error) {
 			rows, err := store.GroupsOfSites(ctx, db, ids)
 			return bySite(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
 		}),
-		SiteSections: newSiteLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSection, error) {
+		SiteSections: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSection, error) {
 			rows, err := store.SectionsOfSites(ctx, db, ids)
 			return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
 		}),
-		SiteSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]*siteSpaceSet, error) {
+		SiteSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*siteSpaceSet, error) {
 			rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
 			return siteSpaceSets(rows), err
 		}),
-		SiteSpaceCount: newSiteLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
+		SiteSpaceCount: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
 			return store.CountSiteSpaces(ctx, db, ids)
 		}),
 		LiveSpaceCount: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
@@ -117,7 +119,18 @@ func NewLoaders(db *store.DB) *Loaders {
 			}
 			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
 		}),
-		SiteSpaceSpaces: newSiteLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
+		OrgAccess: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*orgAccess, error) {
+			out := make(map[string]*orgAccess, len(ids))
+			for _, id := range ids {
+				a, err := store.LoadOrgAccess(ctx, db, id)
+				if err != nil {
+					return nil, err
+				}
+				out[id] = newOrgAccess(a)
+			}
+			return out, nil
+		}),
+		SiteSpaceSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
 			// One map for every site of the batch: a site space looks up its
 			// own space id, which is in the map whichever site published it.
 			rows, err := store.SpacesOfSites(ctx, db, ids)
@@ -164,11 +177,12 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 		dataloader.WithBatchCapacity[string, T](maxBatch))
 }
 
-// newSiteLoader builds a loader keyed by site id over a query for several
-// sites. It does not wait for more keys: the keys of one site's tree are all
-// the same, so the first load serves every sibling, and lists of sites prime
-// it (primeSites) rather than relying on a batch window.
-func newSiteLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+// newAncestorLoader builds a loader keyed by a shared ancestor (a site, an
+// organization) over a query for several of them. It does not wait for more
+// keys: the keys of one site's tree (one organization's content) are all the
+// same, so the first load serves every sibling, and lists of sites prime it
+// (primeSites) rather than relying on a batch window.
+func newAncestorLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
 	return newMapLoaderWaiting(fetch, 0)
 }
 

@@ -86,21 +86,18 @@ func (r *memberResolver) User(ctx context.Context, m *store.Member) (*store.User
 	return r.loaders(ctx).User.Load(ctx, m.UserID)()
 }
 
-// contentRoleOf is the role a member holds on the organization's content:
-// with grants not yet modelled, their organization role, for readers and
-// above who are not disabled; none otherwise.
-func contentRoleOf(m *store.Member) (store.MemberRole, bool) {
-	if m.Disabled || m.Role == nil || !m.Role.AtLeast(store.RoleRead) {
-		return "", false
-	}
-	return *m.Role, true
-}
-
 func (r *memberResolver) Spaces(ctx context.Context, m *store.Member) (int, error) {
-	if _, ok := contentRoleOf(m); !ok {
-		return 0, nil
+	a, err := r.access(ctx, m.OrganizationID)
+	if err != nil {
+		return 0, err
 	}
-	return r.loaders(ctx).LiveSpaceCount.Load(ctx, m.OrganizationID)()
+	g, n := memberGrantee(m), 0
+	for _, s := range a.Spaces {
+		if s.Live && a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel) != "" {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func (r *memberResolver) Teams(ctx context.Context, m *store.Member) (int, error) {
@@ -112,16 +109,20 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 	if err != nil {
 		return nil, err
 	}
-	role, ok := contentRoleOf(m)
-	var rows []*store.Space
-	if ok {
-		if rows, err = store.ListSpaces(ctx, r.DB, m.OrganizationID, p, isDesc(order)); err != nil {
-			return nil, err
-		}
+	g := memberGrantee(m)
+	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) {
+		return store.ListSpaces(ctx, r.DB, m.OrganizationID, q, isDesc(order))
+	}, r.spaceVisibleTo(ctx, g), spaceKey)
+	if err != nil {
+		return nil, err
 	}
-	spaces, next, info := pageOf(rows, p, func(s *store.Space) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
+	spaces, next, info := pageOf(rows, p, spaceKey)
 	items := make([]*model.MemberContentPermission, len(spaces))
 	for i, s := range spaces {
+		role, err := r.spaceRoleOf(ctx, g, s)
+		if err != nil {
+			return nil, err
+		}
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 		items[i] = &model.MemberContentPermission{Permission: role, Space: s}
 	}

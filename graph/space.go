@@ -28,27 +28,33 @@ func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	} else if err != nil {
 		return nil, err
 	}
-	// SECURITY: readers of the owning organization only.
-	if _, err := contentRole(ctx, s.OrganizationID, "space"); err != nil {
+	// SECURITY: those with a role on the space only (access.go).
+	if _, err := r.spaceRole(ctx, s); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
 func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SpaceList, error) {
-	// SECURITY: the organization's content is listed to its readers.
-	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
-		return &model.SpaceList{Items: []*store.Space{}, PageInfo: &model.PageInfo{}}, err
+	// SECURITY: members only; what each may see is decided per item below.
+	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
+		return nil, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSpaces(ctx, r.DB, o.ID, p, false)
+	g, err := callerGrantee(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	items, next, info := pageOf(rows, p, func(s *store.Space) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
+	// SECURITY: only the spaces the caller has a role on.
+	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) { return store.ListSpaces(ctx, r.DB, o.ID, q, false) },
+		r.spaceVisibleTo(ctx, g), spaceKey)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, spaceKey)
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
@@ -93,7 +99,7 @@ func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input mod
 		return nil, err
 	}
 	// SECURITY: space settings are for space admins.
-	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
 		return nil, err
 	}
 	s = copyOf(s) // the loaded one is shared with the rest of the request
@@ -121,6 +127,7 @@ func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input mod
 	if err := store.UpdateSpace(ctx, r.DB, s, p.columns...); err != nil {
 		return nil, err
 	}
+	r.loaders(ctx).OrgAccess.Clear(ctx, s.OrganizationID) // the default level may have changed
 	return s, nil
 }
 
@@ -132,7 +139,7 @@ func (r *mutationResolver) DeleteSpace(ctx context.Context, id string) (bool, er
 		return false, err
 	}
 	// SECURITY: deleting a space is for its admins; strangers get 404.
-	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
 		return false, err
 	}
 	if s.DeletedAt != nil {
@@ -152,7 +159,7 @@ func (r *mutationResolver) RestoreSpace(ctx context.Context, id string) (*store.
 		return nil, err
 	}
 	// SECURITY: restoring is for the space's admins.
-	if err := requireContentRole(ctx, s.OrganizationID, store.RoleAdmin, "space"); err != nil {
+	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
 		return nil, err
 	}
 	if s.DeletedAt == nil {
@@ -228,11 +235,26 @@ func (r *spaceResolver) ChangeRequestsDraft(context.Context, *store.Space) (int,
 }
 
 func (r *spaceResolver) Permissions(ctx context.Context, s *store.Space) (*model.SpacePermissions, error) {
-	role, err := contentRole(ctx, s.OrganizationID, "space")
+	// A site may show a space its reader has no role on: all false then.
+	g, err := callerGrantee(ctx, s.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	role, err := r.spaceRoleOf(ctx, g, s)
 	if err != nil {
 		return nil, err
 	}
 	return spacePermissions(role), nil
+}
+
+func spaceKey(s *store.Space) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} }
+
+// spaceVisibleTo tells which spaces g has a role on.
+func (r *Resolver) spaceVisibleTo(ctx context.Context, g grantee) func(*store.Space) (bool, error) {
+	return func(s *store.Space) (bool, error) {
+		role, err := r.spaceRoleOf(ctx, g, s)
+		return role != "", err
+	}
 }
 
 func copyOf[T any](v *T) *T {

@@ -178,9 +178,21 @@ func (r *teamResolver) Members(ctx context.Context, t *store.Team) (int, error) 
 	return r.loaders(ctx).TeamMemberCount.Load(ctx, t.ID)()
 }
 
-// Spaces is the number of spaces the team was given access to. Grants to
-// teams arrive with content permissions; until then no team has any.
-func (r *teamResolver) Spaces(context.Context, *store.Team) (int, error) { return 0, nil }
+// Spaces is the number of live spaces a grant to the team reaches (on the
+// space, or on a collection enclosing it).
+func (r *teamResolver) Spaces(ctx context.Context, t *store.Team) (int, error) {
+	a, err := r.access(ctx, t.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, s := range a.Spaces {
+		if s.Live && a.teamReaches(t.ID, s.ID, s.ParentID) {
+			n++
+		}
+	}
+	return n, nil
+}
 
 func (r *teamResolver) Permissions(ctx context.Context, t *store.Team) (*model.TeamPermissions, error) {
 	return r.teamPermissions(ctx, t)

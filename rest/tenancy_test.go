@@ -33,6 +33,8 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
+	victim.Do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"edit","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
 	// An invite link's id is its secret: whoever holds it may join while the
 	// organization accepts links. This one leaked, but links are off.
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":true}`).Expect(http.StatusOK)
@@ -72,6 +74,12 @@ func TestCrossTenantAccess(t *testing.T) {
 		"moveCollection":                      `{"parent":null,"position":{"before":{"type":"space","space":"` + space + `"}}}`,
 		"transferCollection":                  `{"organization":"` + eveOrg + `"}`,
 		"moveSpace":                           `{"parent":"` + collection + `"}`,
+		"inviteToSpace":                       `{"role":"admin","users":["` + eve.ID + `"]}`,
+		"inviteToCollection":                  `{"role":"admin","users":["` + eve.ID + `"]}`,
+		"updateUserPermissionInSpace":         `{"role":"admin"}`,
+		"updateTeamPermissionInSpace":         `{"role":"admin"}`,
+		"updateUserPermissionInCollection":    `{"role":"admin"}`,
+		"updateTeamPermissionInCollection":    `{"role":"admin"}`,
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 	}
@@ -87,7 +95,9 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
 			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
-			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces"} {
+			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
+			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
+			"/v1/spaces/" + space + "/permissions/aggregate"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

@@ -121,3 +121,10 @@ func MemberIDsIn(ctx context.Context, db bun.IDB, orgID string, userIDs []string
 		Where("m.organization_id = ? AND m.user_id IN (?)", orgID, bun.List(userIDs)).Scan(ctx, &ids)
 	return ids, translate(err)
 }
+
+// AllMembers returns the enabled members of orgID.
+func AllMembers(ctx context.Context, db bun.IDB, orgID string) ([]*Member, error) {
+	var rows []*Member
+	err := db.NewSelect().Model(&rows).Where("m.organization_id = ? AND NOT m.disabled", orgID).Scan(ctx)
+	return rows, translate(err)
+}

@@ -62,16 +62,19 @@ type ComplexityRoot struct {
 	}
 
 	Collection struct {
-		DefaultLevel   func(childComplexity int) int
-		Description    func(childComplexity int) int
-		ID             func(childComplexity int) int
-		Object         func(childComplexity int) int
-		OrganizationID func(childComplexity int) int
-		ParentID       func(childComplexity int) int
-		Permissions    func(childComplexity int) int
-		Spaces         func(childComplexity int, page *string, limit *int) int
-		Title          func(childComplexity int) int
-		Urls           func(childComplexity int) int
+		DefaultLevel         func(childComplexity int) int
+		Description          func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Object               func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		ParentID             func(childComplexity int) int
+		Permissions          func(childComplexity int) int
+		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
+		Spaces               func(childComplexity int, page *string, limit *int) int
+		TeamPermissions      func(childComplexity int, page *string, limit *int) int
+		Title                func(childComplexity int) int
+		Urls                 func(childComplexity int) int
+		UserPermissions      func(childComplexity int, page *string, limit *int) int
 	}
 
 	CollectionList struct {
@@ -182,6 +185,8 @@ type ComplexityRoot struct {
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
+		InviteToCollection                  func(childComplexity int, collectionID string, input model.InviteToContentInput) int
+		InviteToSpace                       func(childComplexity int, spaceID string, input model.InviteToContentInput) int
 		JoinOrganization                    func(childComplexity int, organizationID string) int
 		JoinOrganizationWithInvite          func(childComplexity int, organizationID string, inviteID string) int
 		MoveCollection                      func(childComplexity int, id string, input model.MoveContentInput) int
@@ -191,8 +196,12 @@ type ComplexityRoot struct {
 		MoveSpace                           func(childComplexity int, id string, input model.MoveContentInput) int
 		PingOrganization                    func(childComplexity int, organizationID string) int
 		PublishSite                         func(childComplexity int, organizationID string, id string) int
+		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
+		RemoveCollectionUserPermission      func(childComplexity int, collectionID string, userID string) int
 		RemoveMember                        func(childComplexity int, organizationID string, userID string) int
 		RemoveSectionFromGroup              func(childComplexity int, organizationID string, siteID string, groupID string, sectionID string) int
+		RemoveSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string) int
+		RemoveSpaceUserPermission           func(childComplexity int, spaceID string, userID string) int
 		RestoreSpace                        func(childComplexity int, id string) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
@@ -200,6 +209,8 @@ type ComplexityRoot struct {
 		TransferSpace                       func(childComplexity int, id string, input model.TransferContentInput) int
 		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
 		UpdateCollection                    func(childComplexity int, id string, input model.UpdateCollectionInput) int
+		UpdateCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string, input model.UpdateContentPermissionInput) int
+		UpdateCollectionUserPermission      func(childComplexity int, collectionID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateMember                        func(childComplexity int, organizationID string, userID string, input model.UpdateMemberInput) int
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
@@ -210,6 +221,8 @@ type ComplexityRoot struct {
 		UpdateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) int
 		UpdateSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSpaceInput) int
 		UpdateSpace                         func(childComplexity int, id string, input model.UpdateSpaceInput) int
+		UpdateSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string, input model.UpdateContentPermissionInput) int
+		UpdateSpaceUserPermission           func(childComplexity int, spaceID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
 	}
 
@@ -463,27 +476,30 @@ type ComplexityRoot struct {
 	}
 
 	Space struct {
-		ChangeRequests      func(childComplexity int) int
-		ChangeRequestsDraft func(childComplexity int) int
-		ChangeRequestsOpen  func(childComplexity int) int
-		Comments            func(childComplexity int) int
-		CreatedAt           func(childComplexity int) int
-		DefaultLevel        func(childComplexity int) int
-		DeletedAt           func(childComplexity int) int
-		EditMode            func(childComplexity int) int
-		Emoji               func(childComplexity int) int
-		ID                  func(childComplexity int) int
-		Language            func(childComplexity int) int
-		MergeRules          func(childComplexity int) int
-		Object              func(childComplexity int) int
-		OrganizationID      func(childComplexity int) int
-		ParentID            func(childComplexity int) int
-		Permissions         func(childComplexity int) int
-		RevisionID          func(childComplexity int) int
-		Title               func(childComplexity int) int
-		UpdatedAt           func(childComplexity int) int
-		Urls                func(childComplexity int) int
-		Visibility          func(childComplexity int) int
+		ChangeRequests       func(childComplexity int) int
+		ChangeRequestsDraft  func(childComplexity int) int
+		ChangeRequestsOpen   func(childComplexity int) int
+		Comments             func(childComplexity int) int
+		CreatedAt            func(childComplexity int) int
+		DefaultLevel         func(childComplexity int) int
+		DeletedAt            func(childComplexity int) int
+		EditMode             func(childComplexity int) int
+		Emoji                func(childComplexity int) int
+		ID                   func(childComplexity int) int
+		Language             func(childComplexity int) int
+		MergeRules           func(childComplexity int) int
+		Object               func(childComplexity int) int
+		OrganizationID       func(childComplexity int) int
+		ParentID             func(childComplexity int) int
+		Permissions          func(childComplexity int) int
+		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
+		RevisionID           func(childComplexity int) int
+		TeamPermissions      func(childComplexity int, page *string, limit *int) int
+		Title                func(childComplexity int) int
+		UpdatedAt            func(childComplexity int) int
+		Urls                 func(childComplexity int) int
+		UserPermissions      func(childComplexity int, page *string, limit *int) int
+		Visibility           func(childComplexity int) int
 	}
 
 	SpaceList struct {
@@ -524,6 +540,18 @@ type ComplexityRoot struct {
 		Title       func(childComplexity int) int
 	}
 
+	TeamContentPermission struct {
+		Permission func(childComplexity int) int
+		Team       func(childComplexity int) int
+	}
+
+	TeamContentPermissionList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	TeamList struct {
 		Count    func(childComplexity int) int
 		Items    func(childComplexity int) int
@@ -549,6 +577,18 @@ type ComplexityRoot struct {
 		Urls        func(childComplexity int) int
 	}
 
+	UserContentPermission struct {
+		Permission func(childComplexity int) int
+		User       func(childComplexity int) int
+	}
+
+	UserContentPermissionList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	UserURLs struct {
 		Location func(childComplexity int) int
 	}
@@ -562,6 +602,9 @@ type CollectionResolver interface {
 	Urls(ctx context.Context, obj *store.Collection) (*model.CollectionURLs, error)
 	Permissions(ctx context.Context, obj *store.Collection) (*model.CollectionPermissions, error)
 	Spaces(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.SpaceList, error)
+	UserPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.UserContentPermissionList, error)
+	TeamPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.TeamContentPermissionList, error)
+	PermissionsAggregate(ctx context.Context, obj *store.Collection, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
 }
 type MemberResolver interface {
 	User(ctx context.Context, obj *store.Member) (*store.User, error)
@@ -594,6 +637,16 @@ type MutationResolver interface {
 	RestoreSpace(ctx context.Context, id string) (*store.Space, error)
 	MoveSpace(ctx context.Context, id string, input model.MoveContentInput) (*store.Space, error)
 	TransferSpace(ctx context.Context, id string, input model.TransferContentInput) (*store.Space, error)
+	InviteToSpace(ctx context.Context, spaceID string, input model.InviteToContentInput) (bool, error)
+	UpdateSpaceUserPermission(ctx context.Context, spaceID string, userID string, input model.UpdateContentPermissionInput) (bool, error)
+	RemoveSpaceUserPermission(ctx context.Context, spaceID string, userID string) (bool, error)
+	UpdateSpaceTeamPermission(ctx context.Context, spaceID string, teamID string, input model.UpdateContentPermissionInput) (bool, error)
+	RemoveSpaceTeamPermission(ctx context.Context, spaceID string, teamID string) (bool, error)
+	InviteToCollection(ctx context.Context, collectionID string, input model.InviteToContentInput) (bool, error)
+	UpdateCollectionUserPermission(ctx context.Context, collectionID string, userID string, input model.UpdateContentPermissionInput) (bool, error)
+	RemoveCollectionUserPermission(ctx context.Context, collectionID string, userID string) (bool, error)
+	UpdateCollectionTeamPermission(ctx context.Context, collectionID string, teamID string, input model.UpdateContentPermissionInput) (bool, error)
+	RemoveCollectionTeamPermission(ctx context.Context, collectionID string, teamID string) (bool, error)
 	CreateCollection(ctx context.Context, organizationID string, input model.CreateCollectionInput) (*store.Collection, error)
 	UpdateCollection(ctx context.Context, id string, input model.UpdateCollectionInput) (*store.Collection, error)
 	DeleteCollection(ctx context.Context, id string) (bool, error)
@@ -691,6 +744,9 @@ type SpaceResolver interface {
 	ChangeRequestsOpen(ctx context.Context, obj *store.Space) (int, error)
 	ChangeRequestsDraft(ctx context.Context, obj *store.Space) (int, error)
 	Permissions(ctx context.Context, obj *store.Space) (*model.SpacePermissions, error)
+	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error)
+	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error)
+	PermissionsAggregate(ctx context.Context, obj *store.Space, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
 }
 type TeamResolver interface {
 	Members(ctx context.Context, obj *store.Team) (int, error)
@@ -800,6 +856,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Collection.Permissions(childComplexity), true
+	case "Collection.permissionsAggregate":
+		if e.ComplexityRoot.Collection.PermissionsAggregate == nil {
+			break
+		}
+
+		args, err := ec.field_Collection_permissionsAggregate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Collection.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["role"].(*store.MemberRole)), true
 	case "Collection.spaces":
 		if e.ComplexityRoot.Collection.Spaces == nil {
 			break
@@ -811,6 +878,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Collection.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Collection.teamPermissions":
+		if e.ComplexityRoot.Collection.TeamPermissions == nil {
+			break
+		}
+
+		args, err := ec.field_Collection_teamPermissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Collection.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Collection.title":
 		if e.ComplexityRoot.Collection.Title == nil {
 			break
@@ -823,6 +901,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Collection.Urls(childComplexity), true
+	case "Collection.userPermissions":
+		if e.ComplexityRoot.Collection.UserPermissions == nil {
+			break
+		}
+
+		args, err := ec.field_Collection_userPermissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Collection.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 
 	case "CollectionList.count":
 		if e.ComplexityRoot.CollectionList.Count == nil {
@@ -1333,6 +1422,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DuplicateSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.inviteToCollection":
+		if e.ComplexityRoot.Mutation.InviteToCollection == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_inviteToCollection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InviteToCollection(childComplexity, args["collectionId"].(string), args["input"].(model.InviteToContentInput)), true
+	case "Mutation.inviteToSpace":
+		if e.ComplexityRoot.Mutation.InviteToSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_inviteToSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InviteToSpace(childComplexity, args["spaceId"].(string), args["input"].(model.InviteToContentInput)), true
 	case "Mutation.joinOrganization":
 		if e.ComplexityRoot.Mutation.JoinOrganization == nil {
 			break
@@ -1432,6 +1543,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishSite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
+	case "Mutation.removeCollectionTeamPermission":
+		if e.ComplexityRoot.Mutation.RemoveCollectionTeamPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeCollectionTeamPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveCollectionTeamPermission(childComplexity, args["collectionId"].(string), args["teamId"].(string)), true
+	case "Mutation.removeCollectionUserPermission":
+		if e.ComplexityRoot.Mutation.RemoveCollectionUserPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeCollectionUserPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveCollectionUserPermission(childComplexity, args["collectionId"].(string), args["userId"].(string)), true
 	case "Mutation.removeMember":
 		if e.ComplexityRoot.Mutation.RemoveMember == nil {
 			break
@@ -1454,6 +1587,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveSectionFromGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["groupId"].(string), args["sectionId"].(string)), true
+	case "Mutation.removeSpaceTeamPermission":
+		if e.ComplexityRoot.Mutation.RemoveSpaceTeamPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSpaceTeamPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSpaceTeamPermission(childComplexity, args["spaceId"].(string), args["teamId"].(string)), true
+	case "Mutation.removeSpaceUserPermission":
+		if e.ComplexityRoot.Mutation.RemoveSpaceUserPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeSpaceUserPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveSpaceUserPermission(childComplexity, args["spaceId"].(string), args["userId"].(string)), true
 	case "Mutation.restoreSpace":
 		if e.ComplexityRoot.Mutation.RestoreSpace == nil {
 			break
@@ -1531,6 +1686,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCollection(childComplexity, args["id"].(string), args["input"].(model.UpdateCollectionInput)), true
+	case "Mutation.updateCollectionTeamPermission":
+		if e.ComplexityRoot.Mutation.UpdateCollectionTeamPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCollectionTeamPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCollectionTeamPermission(childComplexity, args["collectionId"].(string), args["teamId"].(string), args["input"].(model.UpdateContentPermissionInput)), true
+	case "Mutation.updateCollectionUserPermission":
+		if e.ComplexityRoot.Mutation.UpdateCollectionUserPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateCollectionUserPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateCollectionUserPermission(childComplexity, args["collectionId"].(string), args["userId"].(string), args["input"].(model.UpdateContentPermissionInput)), true
 	case "Mutation.updateMember":
 		if e.ComplexityRoot.Mutation.UpdateMember == nil {
 			break
@@ -1641,6 +1818,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSpace(childComplexity, args["id"].(string), args["input"].(model.UpdateSpaceInput)), true
+	case "Mutation.updateSpaceTeamPermission":
+		if e.ComplexityRoot.Mutation.UpdateSpaceTeamPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSpaceTeamPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSpaceTeamPermission(childComplexity, args["spaceId"].(string), args["teamId"].(string), args["input"].(model.UpdateContentPermissionInput)), true
+	case "Mutation.updateSpaceUserPermission":
+		if e.ComplexityRoot.Mutation.UpdateSpaceUserPermission == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSpaceUserPermission_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSpaceUserPermission(childComplexity, args["spaceId"].(string), args["userId"].(string), args["input"].(model.UpdateContentPermissionInput)), true
 	case "Mutation.updateTeam":
 		if e.ComplexityRoot.Mutation.UpdateTeam == nil {
 			break
@@ -2834,12 +3033,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.Permissions(childComplexity), true
+	case "Space.permissionsAggregate":
+		if e.ComplexityRoot.Space.PermissionsAggregate == nil {
+			break
+		}
+
+		args, err := ec.field_Space_permissionsAggregate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["role"].(*store.MemberRole)), true
 	case "Space.revision":
 		if e.ComplexityRoot.Space.RevisionID == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Space.RevisionID(childComplexity), true
+	case "Space.teamPermissions":
+		if e.ComplexityRoot.Space.TeamPermissions == nil {
+			break
+		}
+
+		args, err := ec.field_Space_teamPermissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Space.title":
 		if e.ComplexityRoot.Space.Title == nil {
 			break
@@ -2858,6 +3079,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.Urls(childComplexity), true
+	case "Space.userPermissions":
+		if e.ComplexityRoot.Space.UserPermissions == nil {
+			break
+		}
+
+		args, err := ec.field_Space_userPermissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Space.visibility":
 		if e.ComplexityRoot.Space.Visibility == nil {
 			break
@@ -3025,6 +3257,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Team.Title(childComplexity), true
 
+	case "TeamContentPermission.permission":
+		if e.ComplexityRoot.TeamContentPermission.Permission == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermission.Permission(childComplexity), true
+	case "TeamContentPermission.team":
+		if e.ComplexityRoot.TeamContentPermission.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermission.Team(childComplexity), true
+
+	case "TeamContentPermissionList.count":
+		if e.ComplexityRoot.TeamContentPermissionList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionList.Count(childComplexity), true
+	case "TeamContentPermissionList.items":
+		if e.ComplexityRoot.TeamContentPermissionList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionList.Items(childComplexity), true
+	case "TeamContentPermissionList.next":
+		if e.ComplexityRoot.TeamContentPermissionList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionList.Next(childComplexity), true
+	case "TeamContentPermissionList.pageInfo":
+		if e.ComplexityRoot.TeamContentPermissionList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionList.PageInfo(childComplexity), true
+
 	case "TeamList.count":
 		if e.ComplexityRoot.TeamList.Count == nil {
 			break
@@ -3107,6 +3377,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.User.Urls(childComplexity), true
 
+	case "UserContentPermission.permission":
+		if e.ComplexityRoot.UserContentPermission.Permission == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermission.Permission(childComplexity), true
+	case "UserContentPermission.user":
+		if e.ComplexityRoot.UserContentPermission.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermission.User(childComplexity), true
+
+	case "UserContentPermissionList.count":
+		if e.ComplexityRoot.UserContentPermissionList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionList.Count(childComplexity), true
+	case "UserContentPermissionList.items":
+		if e.ComplexityRoot.UserContentPermissionList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionList.Items(childComplexity), true
+	case "UserContentPermissionList.next":
+		if e.ComplexityRoot.UserContentPermissionList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionList.Next(childComplexity), true
+	case "UserContentPermissionList.pageInfo":
+		if e.ComplexityRoot.UserContentPermissionList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionList.PageInfo(childComplexity), true
+
 	case "UserURLs.location":
 		if e.ComplexityRoot.UserURLs.Location == nil {
 			break
@@ -3134,6 +3442,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateSiteSpaceInput,
 		ec.unmarshalInputCreateSpaceInput,
 		ec.unmarshalInputCreateTeamInput,
+		ec.unmarshalInputInviteToContentInput,
 		ec.unmarshalInputMergeRuleInput,
 		ec.unmarshalInputMergeRulesInput,
 		ec.unmarshalInputMoveContentInput,
@@ -3152,6 +3461,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputTransferContentInput,
 		ec.unmarshalInputUpdateAgentInstructionsInput,
 		ec.unmarshalInputUpdateCollectionInput,
+		ec.unmarshalInputUpdateContentPermissionInput,
 		ec.unmarshalInputUpdateMemberInput,
 		ec.unmarshalInputUpdateOrganizationInput,
 		ec.unmarshalInputUpdateOrganizationInviteInput,
@@ -3675,6 +3985,12 @@ type Space {
   changeRequestsDraft: Int!
   "What the caller may do with the space."
   permissions: SpacePermissions!
+  "Roles granted to users on the space (its admins only), oldest first."
+  userPermissions(page: String, limit: Int): UserContentPermissionList!
+  "Roles granted to teams on the space (its admins only), oldest first."
+  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
+  "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
+  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
 }
 
 "Addresses of a space."
@@ -4384,6 +4700,12 @@ type Collection {
   permissions: CollectionPermissions!
   "The live spaces directly in the collection, in their order."
   spaces(page: String, limit: Int): SpaceList!
+  "Roles granted to users on the collection (its admins only), oldest first."
+  userPermissions(page: String, limit: Int): UserContentPermissionList!
+  "Roles granted to teams on the collection (its admins only), oldest first."
+  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
+  "Everyone with a role on the collection and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
+  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
 }
 
 "Addresses of a collection."
@@ -4456,6 +4778,53 @@ among that parent's children (default: the end). At least one of the two.
 input MoveContentInput {
   parent: ID
   position: ContentPosition
+}
+
+"A user's role on a space or a collection."
+type UserContentPermission {
+  permission: MemberRole!
+  user: User!
+}
+
+"A page of users' roles."
+type UserContentPermissionList {
+  items: [UserContentPermission!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A team's role on a space or a collection."
+type TeamContentPermission {
+  permission: MemberRole!
+  team: Team!
+}
+
+"A page of teams' roles."
+type TeamContentPermissionList {
+  items: [TeamContentPermission!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+Grants ` + "`" + `role` + "`" + ` to members (guests included) and teams of the organization on
+a space or a collection (and so on everything in it), replacing a grant they
+had there. A grant adds to what the default levels give; it never takes away.
+"""
+input InviteToContentInput {
+  "The role to grant; required (to take access away, remove the grant)."
+  role: MemberRole
+  "User ids of members of the organization."
+  users: [ID!]
+  "Team ids of the organization."
+  teams: [ID!]
+}
+
+input UpdateContentPermissionInput {
+  "The new role; required."
+  role: MemberRole
 }
 
 "Another organization to give content to; the caller must administer both."
@@ -4568,6 +4937,27 @@ type Mutation {
   A space published by a site cannot be transferred (412).
   """
   transferSpace(id: ID!, input: TransferContentInput!): Space!
+
+  "Grants a role on a space to users and teams (space admins)."
+  inviteToSpace(spaceId: ID!, input: InviteToContentInput!): Boolean!
+  "Changes a user's granted role on a space (space admins)."
+  updateSpaceUserPermission(spaceId: ID!, userId: ID!, input: UpdateContentPermissionInput!): Boolean!
+  "Removes a user's grant on a space (space admins). True when there was one."
+  removeSpaceUserPermission(spaceId: ID!, userId: ID!): Boolean!
+  "Changes a team's granted role on a space (space admins)."
+  updateSpaceTeamPermission(spaceId: ID!, teamId: ID!, input: UpdateContentPermissionInput!): Boolean!
+  "Removes a team's grant on a space (space admins). True when there was one."
+  removeSpaceTeamPermission(spaceId: ID!, teamId: ID!): Boolean!
+  "Grants a role on a collection, and everything in it, to users and teams (collection admins)."
+  inviteToCollection(collectionId: ID!, input: InviteToContentInput!): Boolean!
+  "Changes a user's granted role on a collection (collection admins)."
+  updateCollectionUserPermission(collectionId: ID!, userId: ID!, input: UpdateContentPermissionInput!): Boolean!
+  "Removes a user's grant on a collection (collection admins). True when there was one."
+  removeCollectionUserPermission(collectionId: ID!, userId: ID!): Boolean!
+  "Changes a team's granted role on a collection (collection admins)."
+  updateCollectionTeamPermission(collectionId: ID!, teamId: ID!, input: UpdateContentPermissionInput!): Boolean!
+  "Removes a team's grant on a collection (collection admins). True when there was one."
+  removeCollectionTeamPermission(collectionId: ID!, teamId: ID!): Boolean!
 
   "Creates a collection (the create role or higher)."
   createCollection(organizationId: ID!, input: CreateCollectionInput!): Collection!
@@ -4688,6 +5078,12 @@ func (ec *executionContext) childFields_Collection(ctx context.Context, field gr
 		return ec.fieldContext_Collection_permissions(ctx, field)
 	case "spaces":
 		return ec.fieldContext_Collection_spaces(ctx, field)
+	case "userPermissions":
+		return ec.fieldContext_Collection_userPermissions(ctx, field)
+	case "teamPermissions":
+		return ec.fieldContext_Collection_teamPermissions(ctx, field)
+	case "permissionsAggregate":
+		return ec.fieldContext_Collection_permissionsAggregate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Collection", field.Name)
 }
@@ -5384,6 +5780,12 @@ func (ec *executionContext) childFields_Space(ctx context.Context, field graphql
 		return ec.fieldContext_Space_changeRequestsDraft(ctx, field)
 	case "permissions":
 		return ec.fieldContext_Space_permissions(ctx, field)
+	case "userPermissions":
+		return ec.fieldContext_Space_userPermissions(ctx, field)
+	case "teamPermissions":
+		return ec.fieldContext_Space_teamPermissions(ctx, field)
+	case "permissionsAggregate":
+		return ec.fieldContext_Space_permissionsAggregate(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Space", field.Name)
 }
@@ -5464,6 +5866,30 @@ func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.
 	return nil, fmt.Errorf("no field named %q was found under type Team", field.Name)
 }
 
+func (ec *executionContext) childFields_TeamContentPermission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "permission":
+		return ec.fieldContext_TeamContentPermission_permission(ctx, field)
+	case "team":
+		return ec.fieldContext_TeamContentPermission_team(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamContentPermission", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamContentPermissionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TeamContentPermissionList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_TeamContentPermissionList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_TeamContentPermissionList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TeamContentPermissionList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamContentPermissionList", field.Name)
+}
+
 func (ec *executionContext) childFields_TeamList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
@@ -5512,6 +5938,30 @@ func (ec *executionContext) childFields_User(ctx context.Context, field graphql.
 		return ec.fieldContext_User_urls(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type User", field.Name)
+}
+
+func (ec *executionContext) childFields_UserContentPermission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "permission":
+		return ec.fieldContext_UserContentPermission_permission(ctx, field)
+	case "user":
+		return ec.fieldContext_UserContentPermission_user(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserContentPermission", field.Name)
+}
+
+func (ec *executionContext) childFields_UserContentPermissionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_UserContentPermissionList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_UserContentPermissionList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_UserContentPermissionList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_UserContentPermissionList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserContentPermissionList", field.Name)
 }
 
 func (ec *executionContext) childFields_UserURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5638,7 +6088,81 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_Collection_permissionsAggregate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*store.MemberRole, error) {
+			return ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Collection_spaces_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Collection_teamPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Collection_userPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
@@ -6170,6 +6694,50 @@ func (ec *executionContext) field_Mutation_duplicateSpace_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_inviteToCollection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "collectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collectionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InviteToContentInput, error) {
+			return ec.unmarshalNInviteToContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInviteToContentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_inviteToSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InviteToContentInput, error) {
+			return ec.unmarshalNInviteToContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInviteToContentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_joinOrganizationWithInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6400,6 +6968,50 @@ func (ec *executionContext) field_Mutation_publishSite_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeCollectionTeamPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "collectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collectionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeCollectionUserPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "collectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collectionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_removeMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6457,6 +7069,50 @@ func (ec *executionContext) field_Mutation_removeSectionFromGroup_args(ctx conte
 		return nil, err
 	}
 	args["sectionId"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeSpaceTeamPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removeSpaceUserPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
 	return args, nil
 }
 
@@ -6589,6 +7245,66 @@ func (ec *executionContext) field_Mutation_unpublishSite_args(ctx context.Contex
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCollectionTeamPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "collectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collectionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateContentPermissionInput, error) {
+			return ec.unmarshalNUpdateContentPermissionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateContentPermissionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateCollectionUserPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "collectionId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["collectionId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateContentPermissionInput, error) {
+			return ec.unmarshalNUpdateContentPermissionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateContentPermissionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
 	return args, nil
 }
 
@@ -6884,6 +7600,66 @@ func (ec *executionContext) field_Mutation_updateSite_args(ctx context.Context, 
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateSiteInput, error) {
 			return ec.unmarshalNUpdateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSpaceTeamPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateContentPermissionInput, error) {
+			return ec.unmarshalNUpdateContentPermissionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateContentPermissionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSpaceUserPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateContentPermissionInput, error) {
+			return ec.unmarshalNUpdateContentPermissionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateContentPermissionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7470,6 +8246,80 @@ func (ec *executionContext) field_Site_siteSpaceList_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Space_permissionsAggregate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*store.MemberRole, error) {
+			return ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Space_teamPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Space_userPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field___Directive_args_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7940,6 +8790,138 @@ func (ec *executionContext) fieldContext_Collection_spaces(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Collection_spaces_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Collection_userPermissions(ctx context.Context, field graphql.CollectedField, obj *store.Collection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Collection_userPermissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Collection().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Collection_userPermissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Collection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Collection_userPermissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Collection_teamPermissions(ctx context.Context, field graphql.CollectedField, obj *store.Collection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Collection_teamPermissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Collection().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
+			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Collection_teamPermissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Collection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Collection_teamPermissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Collection_permissionsAggregate(ctx context.Context, field graphql.CollectedField, obj *store.Collection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Collection_permissionsAggregate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Collection().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["role"].(*store.MemberRole))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Collection_permissionsAggregate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Collection",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Collection_permissionsAggregate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10179,6 +11161,446 @@ func (ec *executionContext) fieldContext_Mutation_transferSpace(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_transferSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_inviteToSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_inviteToSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InviteToSpace(ctx, fc.Args["spaceId"].(string), fc.Args["input"].(model.InviteToContentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_inviteToSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_inviteToSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSpaceUserPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSpaceUserPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSpaceUserPermission(ctx, fc.Args["spaceId"].(string), fc.Args["userId"].(string), fc.Args["input"].(model.UpdateContentPermissionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSpaceUserPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSpaceUserPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSpaceUserPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSpaceUserPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSpaceUserPermission(ctx, fc.Args["spaceId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSpaceUserPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSpaceUserPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSpaceTeamPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSpaceTeamPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSpaceTeamPermission(ctx, fc.Args["spaceId"].(string), fc.Args["teamId"].(string), fc.Args["input"].(model.UpdateContentPermissionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSpaceTeamPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSpaceTeamPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeSpaceTeamPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeSpaceTeamPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveSpaceTeamPermission(ctx, fc.Args["spaceId"].(string), fc.Args["teamId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeSpaceTeamPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeSpaceTeamPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_inviteToCollection(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_inviteToCollection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InviteToCollection(ctx, fc.Args["collectionId"].(string), fc.Args["input"].(model.InviteToContentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_inviteToCollection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_inviteToCollection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCollectionUserPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCollectionUserPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCollectionUserPermission(ctx, fc.Args["collectionId"].(string), fc.Args["userId"].(string), fc.Args["input"].(model.UpdateContentPermissionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCollectionUserPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCollectionUserPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeCollectionUserPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeCollectionUserPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveCollectionUserPermission(ctx, fc.Args["collectionId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeCollectionUserPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeCollectionUserPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateCollectionTeamPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateCollectionTeamPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateCollectionTeamPermission(ctx, fc.Args["collectionId"].(string), fc.Args["teamId"].(string), fc.Args["input"].(model.UpdateContentPermissionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateCollectionTeamPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateCollectionTeamPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeCollectionTeamPermission(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeCollectionTeamPermission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveCollectionTeamPermission(ctx, fc.Args["collectionId"].(string), fc.Args["teamId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeCollectionTeamPermission(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeCollectionTeamPermission_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16343,6 +17765,138 @@ func (ec *executionContext) fieldContext_Space_permissions(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Space_userPermissions(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Space_userPermissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Space_userPermissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Space",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_userPermissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Space_teamPermissions(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Space_teamPermissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
+			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Space_teamPermissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Space",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_teamPermissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Space_permissionsAggregate(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Space_permissionsAggregate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["role"].(*store.MemberRole))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Space_permissionsAggregate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Space",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermissionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_permissionsAggregate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16977,6 +18531,180 @@ func (ec *executionContext) fieldContext_Team_permissions(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _TeamContentPermission_permission(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermission_permission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permission, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.MemberRole) graphql.Marshaler {
+			return ec.marshalNMemberRole2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermission_permission(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamContentPermission", field, false, false, errors.New("field of type MemberRole does not have child fields"))
+}
+
+func (ec *executionContext) _TeamContentPermission_team(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermission_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Team) graphql.Marshaler {
+			return ec.marshalNTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeam(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermission_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TeamContentPermission) graphql.Marshaler {
+			return ec.marshalNTeamContentPermission2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamContentPermission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamContentPermissionList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TeamContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TeamList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17307,6 +19035,180 @@ func (ec *executionContext) fieldContext_User_urls(_ context.Context, field grap
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_UserURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermission_permission(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermission_permission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permission, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.MemberRole) graphql.Marshaler {
+			return ec.marshalNMemberRole2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermission_permission(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserContentPermission", field, false, false, errors.New("field of type MemberRole does not have child fields"))
+}
+
+func (ec *executionContext) _UserContentPermission_user(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermission_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.User, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermission_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermission",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.UserContentPermission) graphql.Marshaler {
+			return ec.marshalNUserContentPermission2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserContentPermissionList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _UserContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermissionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -18908,6 +20810,50 @@ func (ec *executionContext) unmarshalInputCreateTeamInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputInviteToContentInput(ctx context.Context, obj any) (model.InviteToContentInput, error) {
+	var it model.InviteToContentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role", "users", "teams"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = graphql.OmittableOf(data)
+		case "users":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("users"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Users = graphql.OmittableOf(data)
+		case "teams":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("teams"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Teams = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputMergeRuleInput(ctx context.Context, obj any) (store.MergeRule, error) {
 	var it store.MergeRule
 	if obj == nil {
@@ -19541,6 +21487,36 @@ func (ec *executionContext) unmarshalInputUpdateCollectionInput(ctx context.Cont
 				return it, err
 			}
 			it.DefaultLevel = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateContentPermissionInput(ctx context.Context, obj any) (model.UpdateContentPermissionInput, error) {
+	var it model.UpdateContentPermissionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -20361,6 +22337,120 @@ func (ec *executionContext) _Collection(ctx context.Context, sel ast.SelectionSe
 					}
 				}()
 				res = ec._Collection_spaces(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "userPermissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Collection_userPermissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "teamPermissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Collection_teamPermissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissionsAggregate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Collection_permissionsAggregate(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -21437,6 +23527,76 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "transferSpace":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_transferSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inviteToSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_inviteToSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSpaceUserPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSpaceUserPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSpaceUserPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSpaceUserPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSpaceTeamPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSpaceTeamPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeSpaceTeamPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeSpaceTeamPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "inviteToCollection":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_inviteToCollection(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCollectionUserPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCollectionUserPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeCollectionUserPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeCollectionUserPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateCollectionTeamPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateCollectionTeamPermission(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeCollectionTeamPermission":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeCollectionTeamPermission(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -24992,6 +27152,120 @@ func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "userPermissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Space_userPermissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "teamPermissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Space_teamPermissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissionsAggregate":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Space_permissionsAggregate(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25374,6 +27648,102 @@ func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj
 	return out
 }
 
+var teamContentPermissionImplementors = []string{"TeamContentPermission"}
+
+func (ec *executionContext) _TeamContentPermission(ctx context.Context, sel ast.SelectionSet, obj *model.TeamContentPermission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamContentPermissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamContentPermission")
+		case "permission":
+			out.Values[i] = ec._TeamContentPermission_permission(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._TeamContentPermission_team(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamContentPermissionListImplementors = []string{"TeamContentPermissionList"}
+
+func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamContentPermissionList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamContentPermissionListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamContentPermissionList")
+		case "items":
+			out.Values[i] = ec._TeamContentPermissionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TeamContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._TeamContentPermissionList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TeamContentPermissionList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var teamListImplementors = []string{"TeamList"}
 
 func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamList) graphql.Marshaler {
@@ -25583,6 +27953,102 @@ func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userContentPermissionImplementors = []string{"UserContentPermission"}
+
+func (ec *executionContext) _UserContentPermission(ctx context.Context, sel ast.SelectionSet, obj *model.UserContentPermission) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userContentPermissionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserContentPermission")
+		case "permission":
+			out.Values[i] = ec._UserContentPermission_permission(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "user":
+			out.Values[i] = ec._UserContentPermission_user(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var userContentPermissionListImplementors = []string{"UserContentPermissionList"}
+
+func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.UserContentPermissionList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userContentPermissionListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserContentPermissionList")
+		case "items":
+			out.Values[i] = ec._UserContentPermissionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._UserContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._UserContentPermissionList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._UserContentPermissionList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26288,6 +28754,11 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNInviteToContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInviteToContentInput(ctx context.Context, v any) (model.InviteToContentInput, error) {
+	res, err := ec.unmarshalInputInviteToContentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNJSONObject2map(ctx context.Context, v any) (map[string]any, error) {
@@ -27110,6 +29581,42 @@ func (ec *executionContext) marshalNTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋs
 	return ec._Team(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTeamContentPermission2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TeamContentPermission) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermission(ctx context.Context, sel ast.SelectionSet, v *model.TeamContentPermission) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamContentPermission(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx context.Context, sel ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamContentPermissionList(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamList(ctx context.Context, sel ast.SelectionSet, v *model.TeamList) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -27162,6 +29669,11 @@ func (ec *executionContext) unmarshalNUpdateAgentInstructionsInput2githubᚗcom�
 
 func (ec *executionContext) unmarshalNUpdateCollectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateCollectionInput(ctx context.Context, v any) (model.UpdateCollectionInput, error) {
 	res, err := ec.unmarshalInputUpdateCollectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateContentPermissionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateContentPermissionInput(ctx context.Context, v any) (model.UpdateContentPermissionInput, error) {
+	res, err := ec.unmarshalInputUpdateContentPermissionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -27223,6 +29735,42 @@ func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋs
 		return graphql.Null
 	}
 	return ec._User(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserContentPermission2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.UserContentPermission) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermission(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUserContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermission(ctx context.Context, sel ast.SelectionSet, v *model.UserContentPermission) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserContentPermission(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx context.Context, sel ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserContentPermissionList(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNUserURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserURLs(ctx context.Context, sel ast.SelectionSet, v *model.UserURLs) graphql.Marshaler {

@@ -163,6 +163,18 @@ type EmailDomainOrganizations struct {
 	Organizations []*store.Organization `json:"organizations"`
 }
 
+// Grants `role` to members (guests included) and teams of the organization on
+// a space or a collection (and so on everything in it), replacing a grant they
+// had there. A grant adds to what the default levels give; it never takes away.
+type InviteToContentInput struct {
+	// The role to grant; required (to take access away, remove the grant).
+	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
+	// User ids of members of the organization.
+	Users graphql.Omittable[[]string] `json:"users,omitempty"`
+	// Team ids of the organization.
+	Teams graphql.Omittable[[]string] `json:"teams,omitempty"`
+}
+
 // What joining an organization answers.
 type JoinOrganizationResult struct {
 	// The organization joined.
@@ -519,6 +531,20 @@ type SpaceURLs struct {
 	Icon *string `json:"icon,omitempty"`
 }
 
+// A team's role on a space or a collection.
+type TeamContentPermission struct {
+	Permission store.MemberRole `json:"permission"`
+	Team       *store.Team      `json:"team"`
+}
+
+// A page of teams' roles.
+type TeamContentPermissionList struct {
+	Items    []*TeamContentPermission `json:"items"`
+	Count    int                      `json:"count"`
+	Next     *ListNext                `json:"next,omitempty"`
+	PageInfo *PageInfo                `json:"pageInfo"`
+}
+
 // A page of teams.
 type TeamList struct {
 	Items    []*store.Team `json:"items"`
@@ -556,6 +582,11 @@ type UpdateCollectionInput struct {
 	// At most 100 characters; null removes it.
 	Description  graphql.Omittable[*string]             `json:"description,omitempty"`
 	DefaultLevel graphql.Omittable[*store.DefaultLevel] `json:"defaultLevel,omitempty"`
+}
+
+type UpdateContentPermissionInput struct {
+	// The new role; required.
+	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
 }
 
 type UpdateMemberInput struct {
@@ -666,6 +697,20 @@ type UpdateSpaceInput struct {
 type UpdateTeamInput struct {
 	// 1 to 64 characters.
 	Title string `json:"title"`
+}
+
+// A user's role on a space or a collection.
+type UserContentPermission struct {
+	Permission store.MemberRole `json:"permission"`
+	User       *store.User      `json:"user"`
+}
+
+// A page of users' roles.
+type UserContentPermissionList struct {
+	Items    []*UserContentPermission `json:"items"`
+	Count    int                      `json:"count"`
+	Next     *ListNext                `json:"next,omitempty"`
+	PageInfo *PageInfo                `json:"pageInfo"`
 }
 
 // Addresses of a user.

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Grant gives a user or a team a role on a space or a collection.
+type Grant struct {
+	bun.BaseModel `bun:"table:content_grants,alias:g"`
+
+	OrganizationID string     `bun:"organization_id"`
+	SpaceID        *string    `bun:"space_id"`
+	CollectionID   *string    `bun:"collection_id"`
+	UserID         *string    `bun:"user_id"`
+	TeamID         *string    `bun:"team_id"`
+	Role           MemberRole `bun:"role"`
+	CreatedAt      time.Time  `bun:"created_at"`
+}
+
+// GrantTarget names the content a grant is on: a space or a collection.
+type GrantTarget struct {
+	OrganizationID string
+	SpaceID        *string
+	CollectionID   *string
+}
+
+// where is the SQL condition selecting the target's grants.
+func (t GrantTarget) where() (string, any) {
+	if t.SpaceID != nil {
+		return "g.space_id = ?", *t.SpaceID
+	}
+	return "g.collection_id = ?", *t.CollectionID
+}
+
+// SetGrants gives each user and team role on the target, replacing their
+// grant there if they had one.
+func SetGrants(ctx context.Context, db bun.IDB, t GrantTarget, userIDs, teamIDs []string, role MemberRole, now time.Time) error {
+	var rows []*Grant
+	for _, u := range userIDs {
+		rows = append(rows, &Grant{OrganizationID: t.OrganizationID, SpaceID: t.SpaceID, CollectionID: t.CollectionID, UserID: &u, Role: role, CreatedAt: now})
+	}
+	for _, team := range teamIDs {
+		rows = append(rows, &Grant{OrganizationID: t.OrganizationID, SpaceID: t.SpaceID, CollectionID: t.CollectionID, TeamID: &team, Role: role, CreatedAt: now})
+	}
+	for _, g := range rows {
+		// Replace, grantee by grantee: the four partial unique indexes cannot
+		// be one ON CONFLICT target. Callers hold the organization's lock.
+		if _, err := RemoveGrant(ctx, db, t, g.UserID, g.TeamID); err != nil {
+			return err
+		}
+		if _, err := db.NewInsert().Model(g).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// UpdateGrant changes the role of a grantee's grant on the target; false when
+// they have none.
+func UpdateGrant(ctx context.Context, db bun.IDB, t GrantTarget, userID, teamID *string, role MemberRole) (bool, error) {
+	where, arg := t.where()
+	q := db.NewUpdate().Model((*Grant)(nil)).Set("role = ?", role).Where(where, arg)
+	q = granteeWhere(q, userID, teamID)
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, translate(err)
+}
+
+// RemoveGrant removes a grantee's grant on the target; false when there was none.
+func RemoveGrant(ctx context.Context, db bun.IDB, t GrantTarget, userID, teamID *string) (bool, error) {
+	where, arg := t.where()
+	if userID != nil {
+		return deleteRows(ctx, db, (*Grant)(nil), where+" AND g.user_id = ?", arg, *userID)
+	}
+	return deleteRows(ctx, db, (*Grant)(nil), where+" AND g.team_id = ?", arg, *teamID)
+}
+
+func granteeWhere(q *bun.UpdateQuery, userID, teamID *string) *bun.UpdateQuery {
+	if userID != nil {
+		return q.Where("g.user_id = ?", *userID)
+	}
+	return q.Where("g.team_id = ?", *teamID)
+}
+
+// ListGrants pages through the user grants (teams false) or team grants
+// (teams true) of the target, oldest first.
+func ListGrants(ctx context.Context, db bun.IDB, t GrantTarget, teams bool, p Page) ([]*Grant, error) {
+	where, arg := t.where()
+	var rows []*Grant
+	q := db.NewSelect().Model(&rows).Where(where, arg)
+	key := "g.user_id"
+	if teams {
+		key = "g.team_id"
+	}
+	q = q.Where(key + " IS NOT NULL")
+	err := p.byTime(q, "g.created_at", key, false).Scan(ctx)
+	return rows, translate(err)
+}
+
+// DeleteGrantsOn removes every grant on these spaces and collections (they
+// are leaving the organization whose members and teams the grants name).
+func DeleteGrantsOn(ctx context.Context, db bun.IDB, collectionIDs, spaceIDs []string) error {
+	if len(spaceIDs) > 0 {
+		if _, err := deleteRows(ctx, db, (*Grant)(nil), "space_id IN (?)", bun.List(spaceIDs)); err != nil {
+			return err
+		}
+	}
+	if len(collectionIDs) > 0 {
+		if _, err := deleteRows(ctx, db, (*Grant)(nil), "collection_id IN (?)", bun.List(collectionIDs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OrgAccess is what deciding anyone's role on an organization's content
+// needs, read at once (three queries): the shape of its content tree, its
+// grants, and its teams' members.
+type OrgAccess struct {
+	Collections []*AccessNode
+	Spaces      []*AccessNode // oldest first
+	Grants      []*Grant
+	// TeamsOf maps a user to the teams they belong to.
+	TeamsOf map[string][]string
+}
+
+// AccessNode is a collection or space as access decisions see it.
+type AccessNode struct {
+	Kind         string        `bun:"kind"` // "collection" or "space"
+	ID           string        `bun:"id"`
+	ParentID     *string       `bun:"parent_id"`
+	DefaultLevel *DefaultLevel `bun:"default_level"`
+	CreatedAt    time.Time     `bun:"created_at"`
+	// Live is false for a deleted space.
+	Live bool `bun:"live"`
+}
+
+// LoadOrgAccess reads orgID's OrgAccess.
+func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, error) {
+	a := &OrgAccess{TeamsOf: map[string][]string{}}
+	var nodes []*AccessNode
+	err := db.NewRaw(`SELECT 'collection' AS kind, id, parent_id, default_level, created_at, true AS live
+		FROM collections WHERE organization_id = ?
+		UNION ALL
+		SELECT 'space', id, parent_id, default_level, created_at, deleted_at IS NULL
+		FROM spaces WHERE organization_id = ?
+		ORDER BY created_at, id`, orgID, orgID).Scan(ctx, &nodes)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, n := range nodes {
+		if n.Kind == "collection" {
+			a.Collections = append(a.Collections, n)
+		} else {
+			a.Spaces = append(a.Spaces, n)
+		}
+	}
+	if err := db.NewSelect().Model(&a.Grants).Where("g.organization_id = ?", orgID).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	var teamRows []*TeamMembership
+	if err := db.NewSelect().Model(&teamRows).Where("tm.organization_id = ?", orgID).Scan(ctx); err != nil {
+		return nil, translate(err)
+	}
+	for _, r := range teamRows {
+		a.TeamsOf[r.UserID] = append(a.TeamsOf[r.UserID], r.TeamID)
+	}
+	return a, nil
+}
