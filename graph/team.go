@@ -3,7 +3,9 @@ package graph
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/uptrace/bun"
 
@@ -214,4 +216,149 @@ func (r *Resolver) teamPermissions(ctx context.Context, t *store.Team) (*model.T
 		perms.Admin = teamRole == store.TeamOwner
 	}
 	return perms, nil
+}
+
+func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *string, limit *int) (*model.TeamMemberList, error) {
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := store.ListTeamMembers(ctx, r.DB, t.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	members, next, info := pageOf(rows, p, func(m *store.TeamMemberRow) store.Keyset { return store.Keyset{Time: m.JoinedAt, ID: m.UserID} })
+	items := make([]*model.OrganizationTeamMember, len(members))
+	for i, m := range members {
+		items[i] = &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
+			Permissions: &model.TeamMemberPermissions{View: true}}
+	}
+	return &model.TeamMemberList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+// managedTeam reads a team the caller manages (admins and the team's owners).
+func (r *Resolver) managedTeam(ctx context.Context, orgID, id string) (*store.Team, error) {
+	if _, err := orgRole(ctx, orgID, "organization"); err != nil {
+		return nil, err
+	}
+	t, err := r.team(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return t, r.requireTeamAdmin(ctx, t)
+}
+
+func (r *mutationResolver) AddTeamMember(ctx context.Context, orgID, teamID, userID string, input model.AddTeamMemberInput) (bool, error) {
+	t, err := r.managedTeam(ctx, orgID, teamID)
+	if err != nil {
+		return false, err
+	}
+	role := store.TeamRoleMember
+	if v, _ := input.Role.ValueOK(); v != nil {
+		role = *v
+	}
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
+			return err
+		}
+		if _, err := store.GetMember(ctx, tx, orgID, userID); errors.Is(err, store.ErrNotFound) {
+			return NotFound("member")
+		} else if err != nil {
+			return err
+		}
+		return store.PutTeamMember(ctx, tx, t, userID, role)
+	})
+	r.loaders(ctx).OrgAccess.Clear(ctx, orgID)
+	return err == nil, err
+}
+
+func (r *mutationResolver) RemoveTeamMember(ctx context.Context, orgID, teamID, userID string) (bool, error) {
+	t, err := r.managedTeam(ctx, orgID, teamID)
+	if err != nil {
+		return false, err
+	}
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, orgID)
+	return store.RemoveTeamMember(ctx, r.DB, t.ID, userID)
+}
+
+func (r *mutationResolver) UpdateTeamMembers(ctx context.Context, orgID, teamID string, input model.UpdateTeamMembersInput) (bool, error) {
+	t, err := r.managedTeam(ctx, orgID, teamID)
+	if err != nil {
+		return false, err
+	}
+	add, _ := input.Add.ValueOK()
+	remove, _ := input.Remove.ValueOK()
+	memberships, _ := input.Memberships.ValueOK()
+	roles := map[string]store.TeamRole{}
+	for user, v := range memberships {
+		m, ok := v.(map[string]any)
+		role, _ := m["role"].(string)
+		if !ok || (role != string(store.TeamOwner) && role != string(store.TeamRoleMember)) {
+			return false, Invalid("memberships."+user, `must be {"role": "owner"} or {"role": "member"}`)
+		}
+		roles[user] = store.TeamRole(role)
+	}
+	defer r.loaders(ctx).OrgAccess.Clear(ctx, orgID)
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
+			return err
+		}
+		addIDs, err := r.resolveMembers(ctx, tx, orgID, "add", add)
+		if err != nil {
+			return err
+		}
+		removeIDs, err := r.resolveMembers(ctx, tx, orgID, "remove", remove)
+		if err != nil {
+			return err
+		}
+		roleIDs, err := r.resolveMembers(ctx, tx, orgID, "memberships", slices.Collect(maps.Keys(roles)))
+		if err != nil {
+			return err
+		}
+		for _, id := range addIDs {
+			if err := store.PutTeamMember(ctx, tx, t, id, store.TeamRoleMember); err != nil {
+				return err
+			}
+		}
+		for key, id := range roleIDs {
+			if err := store.PutTeamMember(ctx, tx, t, id, roles[key]); err != nil {
+				return err
+			}
+		}
+		for _, id := range removeIDs {
+			if _, err := store.RemoveTeamMember(ctx, tx, t.ID, id); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return err == nil, err
+}
+
+// resolveMembers maps user ids and emails to the ids of members of orgID:
+// 400 naming field for any that is not one.
+func (r *Resolver) resolveMembers(ctx context.Context, tx bun.IDB, orgID, field string, refs []string) (map[string]string, error) {
+	out := make(map[string]string, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	ids, err := store.MemberIDsIn(ctx, tx, orgID, refs)
+	if err != nil {
+		return nil, err
+	}
+	byEmail, err := store.MemberIDsByEmail(ctx, tx, orgID, refs)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		switch {
+		case slices.Contains(ids, ref):
+			out[ref] = ref
+		case byEmail[strings.ToLower(ref)] != "":
+			out[ref] = byEmail[strings.ToLower(ref)]
+		default:
+			return nil, Invalid(field, "%q is not a member of the organization", ref)
+		}
+	}
+	return out, nil
 }

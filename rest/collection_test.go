@@ -99,6 +99,15 @@ func TestCollectionsCreateReadUpdate(t *testing.T) {
 	if _, has := got["description"]; has || got["defaultLevel"] != nil {
 		t.Errorf("after clearing: %v", got)
 	}
+	// Cleared levels stay cleared (NULL is "guest", not the column default).
+	if got := c.alice.Do("GET", "/v1/collections/"+id, nil).Expect(http.StatusOK).JSON(); got["defaultLevel"] != nil {
+		t.Errorf("collection level after clearing, read again: %v", got["defaultLevel"])
+	}
+	space := c.space("Docs", "")
+	c.alice.Do("PATCH", "/v1/spaces/"+space, `{"defaultLevel":null}`).Expect(http.StatusOK)
+	if got := c.alice.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusOK).JSON(); got["defaultLevel"] != nil {
+		t.Errorf("space level after clearing, read again: %v", got["defaultLevel"])
+	}
 	c.alice.Do("GET", "/v1/collections/nothing", nil).Expect(http.StatusNotFound).ErrorMessage()
 }
 

@@ -80,6 +80,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateTeamPermissionInSpace":         `{"role":"admin"}`,
 		"updateUserPermissionInCollection":    `{"role":"admin"}`,
 		"updateTeamPermissionInCollection":    `{"role":"admin"}`,
+		"addMemberToOrganizationTeamById":     `{"role":"owner"}`,
+		"updateMembersInOrganizationTeam":     `{"add":["` + eve.ID + `"]}`,
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 	}
@@ -97,7 +99,7 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
-			"/v1/spaces/" + space + "/permissions/aggregate"} {
+			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

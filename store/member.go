@@ -128,3 +128,23 @@ func AllMembers(ctx context.Context, db bun.IDB, orgID string) ([]*Member, error
 	err := db.NewSelect().Model(&rows).Where("m.organization_id = ? AND NOT m.disabled", orgID).Scan(ctx)
 	return rows, translate(err)
 }
+
+// MemberIDsByEmail maps the emails (any case) of orgID's members to their user ids.
+func MemberIDsByEmail(ctx context.Context, db bun.IDB, orgID string, emails []string) (map[string]string, error) {
+	var rows []struct {
+		ID    string `bun:"id"`
+		Email string `bun:"email"`
+	}
+	lower := make([]string, len(emails))
+	for i, e := range emails {
+		lower[i] = strings.ToLower(e)
+	}
+	err := db.NewSelect().TableExpr("users AS u").ColumnExpr("u.id, lower(u.email) AS email").
+		Join("JOIN organization_members AS m ON m.user_id = u.id AND m.organization_id = ?", orgID).
+		Where("lower(u.email) IN (?)", bun.List(lower)).Scan(ctx, &rows)
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.Email] = r.ID
+	}
+	return out, translate(err)
+}

@@ -137,3 +137,32 @@ func countBy(ctx context.Context, db bun.IDB, table, key, where string, args ...
 	}
 	return out, translate(err)
 }
+
+// TeamMemberRow is a team member: their organization membership and team role.
+type TeamMemberRow struct {
+	Member   `bun:",extend"`
+	TeamRole TeamRole `bun:"team_role"`
+}
+
+// ListTeamMembers pages through the members of a team, by the date they
+// joined the organization.
+func ListTeamMembers(ctx context.Context, db bun.IDB, teamID string, p Page) ([]*TeamMemberRow, error) {
+	var rows []*TeamMemberRow
+	q := db.NewSelect().Model(&rows).ColumnExpr("m.*, tm.role AS team_role").
+		Join("JOIN team_members AS tm ON tm.organization_id = m.organization_id AND tm.user_id = m.user_id").
+		Where("tm.team_id = ?", teamID)
+	err := p.byTime(q, "m.joined_at", "m.user_id", false).Scan(ctx)
+	return rows, translate(err)
+}
+
+// PutTeamMember adds userID to the team with role, or sets their role.
+func PutTeamMember(ctx context.Context, db bun.IDB, t *Team, userID string, role TeamRole) error {
+	_, err := db.NewInsert().Model(&TeamMembership{TeamID: t.ID, OrganizationID: t.OrganizationID, UserID: userID, Role: role}).
+		On("CONFLICT (team_id, user_id) DO UPDATE").Set("role = EXCLUDED.role").Exec(ctx)
+	return translate(err)
+}
+
+// RemoveTeamMember takes userID out of a team; false when they were not in it.
+func RemoveTeamMember(ctx context.Context, db bun.IDB, teamID, userID string) (bool, error) {
+	return deleteRows(ctx, db, (*TeamMembership)(nil), "team_id = ? AND user_id = ?", teamID, userID)
+}

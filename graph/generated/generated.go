@@ -167,6 +167,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddSectionToGroup                   func(childComplexity int, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) int
+		AddTeamMember                       func(childComplexity int, organizationID string, teamID string, userID string, input model.AddTeamMemberInput) int
 		CreateCollection                    func(childComplexity int, organizationID string, input model.CreateCollectionInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
 		CreateOrganizationInvite            func(childComplexity int, organizationID string, input model.CreateOrganizationInviteInput) int
@@ -202,6 +203,7 @@ type ComplexityRoot struct {
 		RemoveSectionFromGroup              func(childComplexity int, organizationID string, siteID string, groupID string, sectionID string) int
 		RemoveSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string) int
 		RemoveSpaceUserPermission           func(childComplexity int, spaceID string, userID string) int
+		RemoveTeamMember                    func(childComplexity int, organizationID string, teamID string, userID string) int
 		RestoreSpace                        func(childComplexity int, id string) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
@@ -224,6 +226,7 @@ type ComplexityRoot struct {
 		UpdateSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string, input model.UpdateContentPermissionInput) int
 		UpdateSpaceUserPermission           func(childComplexity int, spaceID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
+		UpdateTeamMembers                   func(childComplexity int, organizationID string, teamID string, input model.UpdateTeamMembersInput) int
 	}
 
 	Organization struct {
@@ -297,6 +300,12 @@ type ComplexityRoot struct {
 		OwnTeam             func(childComplexity int) int
 		View                func(childComplexity int) int
 		ViewBilling         func(childComplexity int) int
+	}
+
+	OrganizationTeamMember struct {
+		Organization func(childComplexity int) int
+		Permissions  func(childComplexity int) int
+		Team         func(childComplexity int) int
 	}
 
 	OrganizationTrial struct {
@@ -537,6 +546,7 @@ type ComplexityRoot struct {
 		Object      func(childComplexity int) int
 		Permissions func(childComplexity int) int
 		Spaces      func(childComplexity int) int
+		TeamMembers func(childComplexity int, page *string, limit *int) int
 		Title       func(childComplexity int) int
 	}
 
@@ -561,6 +571,17 @@ type ComplexityRoot struct {
 
 	TeamMember struct {
 		Role func(childComplexity int) int
+	}
+
+	TeamMemberList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	TeamMemberPermissions struct {
+		View func(childComplexity int) int
 	}
 
 	TeamPermissions struct {
@@ -628,6 +649,9 @@ type MutationResolver interface {
 	JoinOrganizationWithInvite(ctx context.Context, organizationID string, inviteID string) (*model.JoinOrganizationResult, error)
 	JoinOrganization(ctx context.Context, organizationID string) (*model.JoinOrganizationResult, error)
 	CreateTeam(ctx context.Context, organizationID string, input model.CreateTeamInput) (*store.Team, error)
+	AddTeamMember(ctx context.Context, organizationID string, teamID string, userID string, input model.AddTeamMemberInput) (bool, error)
+	RemoveTeamMember(ctx context.Context, organizationID string, teamID string, userID string) (bool, error)
+	UpdateTeamMembers(ctx context.Context, organizationID string, teamID string, input model.UpdateTeamMembersInput) (bool, error)
 	UpdateTeam(ctx context.Context, organizationID string, id string, input model.UpdateTeamInput) (*store.Team, error)
 	DeleteTeam(ctx context.Context, organizationID string, id string) (bool, error)
 	CreateSpace(ctx context.Context, organizationID string, input model.CreateSpaceInput) (*store.Space, error)
@@ -753,6 +777,7 @@ type TeamResolver interface {
 	Spaces(ctx context.Context, obj *store.Team) (int, error)
 
 	Permissions(ctx context.Context, obj *store.Team) (*model.TeamPermissions, error)
+	TeamMembers(ctx context.Context, obj *store.Team, page *string, limit *int) (*model.TeamMemberList, error)
 }
 type UserResolver interface {
 	Urls(ctx context.Context, obj *store.User) (*model.UserURLs, error)
@@ -1224,6 +1249,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddSectionToGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["groupId"].(string), args["input"].(model.AddSectionToGroupInput)), true
+	case "Mutation.addTeamMember":
+		if e.ComplexityRoot.Mutation.AddTeamMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addTeamMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string), args["input"].(model.AddTeamMemberInput)), true
 	case "Mutation.createCollection":
 		if e.ComplexityRoot.Mutation.CreateCollection == nil {
 			break
@@ -1609,6 +1645,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveSpaceUserPermission(childComplexity, args["spaceId"].(string), args["userId"].(string)), true
+	case "Mutation.removeTeamMember":
+		if e.ComplexityRoot.Mutation.RemoveTeamMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeTeamMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string)), true
 	case "Mutation.restoreSpace":
 		if e.ComplexityRoot.Mutation.RestoreSpace == nil {
 			break
@@ -1851,6 +1898,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTeam(childComplexity, args["organizationId"].(string), args["id"].(string), args["input"].(model.UpdateTeamInput)), true
+	case "Mutation.updateTeamMembers":
+		if e.ComplexityRoot.Mutation.UpdateTeamMembers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTeamMembers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTeamMembers(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["input"].(model.UpdateTeamMembersInput)), true
 
 	case "Organization.ai":
 		if e.ComplexityRoot.Organization.AI == nil {
@@ -2227,6 +2285,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationPermissions.ViewBilling(childComplexity), true
+
+	case "OrganizationTeamMember.organization":
+		if e.ComplexityRoot.OrganizationTeamMember.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationTeamMember.Organization(childComplexity), true
+	case "OrganizationTeamMember.permissions":
+		if e.ComplexityRoot.OrganizationTeamMember.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationTeamMember.Permissions(childComplexity), true
+	case "OrganizationTeamMember.team":
+		if e.ComplexityRoot.OrganizationTeamMember.Team == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationTeamMember.Team(childComplexity), true
 
 	case "OrganizationTrial.count":
 		if e.ComplexityRoot.OrganizationTrial.Count == nil {
@@ -3250,6 +3327,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Team.Spaces(childComplexity), true
+	case "Team.teamMembers":
+		if e.ComplexityRoot.Team.TeamMembers == nil {
+			break
+		}
+
+		args, err := ec.field_Team_teamMembers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Team.TeamMembers(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Team.title":
 		if e.ComplexityRoot.Team.Title == nil {
 			break
@@ -3326,6 +3414,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.TeamMember.Role(childComplexity), true
+
+	case "TeamMemberList.count":
+		if e.ComplexityRoot.TeamMemberList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberList.Count(childComplexity), true
+	case "TeamMemberList.items":
+		if e.ComplexityRoot.TeamMemberList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberList.Items(childComplexity), true
+	case "TeamMemberList.next":
+		if e.ComplexityRoot.TeamMemberList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberList.Next(childComplexity), true
+	case "TeamMemberList.pageInfo":
+		if e.ComplexityRoot.TeamMemberList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberList.PageInfo(childComplexity), true
+
+	case "TeamMemberPermissions.view":
+		if e.ComplexityRoot.TeamMemberPermissions.View == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberPermissions.View(childComplexity), true
 
 	case "TeamPermissions.admin":
 		if e.ComplexityRoot.TeamPermissions.Admin == nil {
@@ -3431,6 +3551,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddSectionToGroupInput,
+		ec.unmarshalInputAddTeamMemberInput,
 		ec.unmarshalInputContentPointer,
 		ec.unmarshalInputContentPosition,
 		ec.unmarshalInputCreateCollectionInput,
@@ -3472,6 +3593,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateSiteSpaceInput,
 		ec.unmarshalInputUpdateSpaceInput,
 		ec.unmarshalInputUpdateTeamInput,
+		ec.unmarshalInputUpdateTeamMembersInput,
 	)
 	first := true
 
@@ -4591,6 +4713,43 @@ type Team {
   createdAt: DateTime!
   "What the caller may do with the team."
   permissions: TeamPermissions!
+  "The team's members, by the date they joined the organization."
+  teamMembers(page: String, limit: Int): TeamMemberList!
+}
+
+"A member of a team: the organization membership and the team role."
+type OrganizationTeamMember {
+  organization: Member!
+  team: TeamMember!
+  permissions: TeamMemberPermissions!
+}
+
+"What the caller may do with a team member."
+type TeamMemberPermissions {
+  view: Boolean!
+}
+
+"A page of a team's members."
+type TeamMemberList {
+  items: [OrganizationTeamMember!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input AddTeamMemberInput {
+  "Default: member."
+  role: TeamMemberRole
+}
+
+"""
+Changes a team's members at once: ` + "`" + `add` + "`" + ` and ` + "`" + `remove` + "`" + ` name users by id or
+email; ` + "`" + `memberships` + "`" + ` sets roles, ` + "`" + `{"<user id>": {"role": "owner"}}` + "`" + `.
+"""
+input UpdateTeamMembersInput {
+  add: [String!]
+  remove: [String!]
+  memberships: JSONObject
 }
 
 "What the caller may do with a team."
@@ -4907,6 +5066,12 @@ type Mutation {
   joinOrganization(organizationId: ID!): JoinOrganizationResult!
   "Creates a team (admins only); the caller becomes its owner."
   createTeam(organizationId: ID!, input: CreateTeamInput!): Team!
+  "Adds a member of the organization to a team, or changes their team role (admins and the team's owners)."
+  addTeamMember(organizationId: ID!, teamId: ID!, userId: ID!, input: AddTeamMemberInput!): Boolean!
+  "Takes a member out of a team (admins and the team's owners). True when they were in it."
+  removeTeamMember(organizationId: ID!, teamId: ID!, userId: ID!): Boolean!
+  "Adds, removes and sets the roles of a team's members in one change (admins and the team's owners)."
+  updateTeamMembers(organizationId: ID!, teamId: ID!, input: UpdateTeamMembersInput!): Boolean!
   "Renames a team (admins and the team's owners)."
   updateTeam(organizationId: ID!, id: ID!, input: UpdateTeamInput!): Team!
   "Deletes a team (admins and the team's owners). True when a team was deleted."
@@ -5410,6 +5575,18 @@ func (ec *executionContext) childFields_OrganizationPermissions(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationPermissions", field.Name)
 }
 
+func (ec *executionContext) childFields_OrganizationTeamMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organization":
+		return ec.fieldContext_OrganizationTeamMember_organization(ctx, field)
+	case "team":
+		return ec.fieldContext_OrganizationTeamMember_team(ctx, field)
+	case "permissions":
+		return ec.fieldContext_OrganizationTeamMember_permissions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationTeamMember", field.Name)
+}
+
 func (ec *executionContext) childFields_OrganizationTrial(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "status":
@@ -5862,6 +6039,8 @@ func (ec *executionContext) childFields_Team(ctx context.Context, field graphql.
 		return ec.fieldContext_Team_createdAt(ctx, field)
 	case "permissions":
 		return ec.fieldContext_Team_permissions(ctx, field)
+	case "teamMembers":
+		return ec.fieldContext_Team_teamMembers(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Team", field.Name)
 }
@@ -5910,6 +6089,28 @@ func (ec *executionContext) childFields_TeamMember(ctx context.Context, field gr
 		return ec.fieldContext_TeamMember_role(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TeamMember", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamMemberList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TeamMemberList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_TeamMemberList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_TeamMemberList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TeamMemberList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamMemberList", field.Name)
+}
+
+func (ec *executionContext) childFields_TeamMemberPermissions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "view":
+		return ec.fieldContext_TeamMemberPermissions_view(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamMemberPermissions", field.Name)
 }
 
 func (ec *executionContext) childFields_TeamPermissions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6274,6 +6475,44 @@ func (ec *executionContext) field_Mutation_addSectionToGroup_args(ctx context.Co
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.AddSectionToGroupInput, error) {
 			return ec.unmarshalNAddSectionToGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAddSectionToGroupInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_addTeamMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddTeamMemberInput, error) {
+			return ec.unmarshalNAddTeamMemberInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAddTeamMemberInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -7116,6 +7355,36 @@ func (ec *executionContext) field_Mutation_removeSpaceUserPermission_args(ctx co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeTeamMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7687,6 +7956,36 @@ func (ec *executionContext) field_Mutation_updateSpace_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateTeamMembers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "teamId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["teamId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateTeamMembersInput, error) {
+			return ec.unmarshalNUpdateTeamMembersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTeamMembersInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
 	return args, nil
 }
 
@@ -8299,6 +8598,28 @@ func (ec *executionContext) field_Space_teamPermissions_args(ctx context.Context
 }
 
 func (ec *executionContext) field_Space_userPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Team_teamMembers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
@@ -10765,6 +11086,138 @@ func (ec *executionContext) fieldContext_Mutation_createTeam(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createTeam_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addTeamMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addTeamMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddTeamMember(ctx, fc.Args["organizationId"].(string), fc.Args["teamId"].(string), fc.Args["userId"].(string), fc.Args["input"].(model.AddTeamMemberInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addTeamMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addTeamMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeTeamMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeTeamMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveTeamMember(ctx, fc.Args["organizationId"].(string), fc.Args["teamId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeTeamMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeTeamMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateTeamMembers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateTeamMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateTeamMembers(ctx, fc.Args["organizationId"].(string), fc.Args["teamId"].(string), fc.Args["input"].(model.UpdateTeamMembersInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateTeamMembers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateTeamMembers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -14290,6 +14743,102 @@ func (ec *executionContext) _OrganizationPermissions_installIntegration(ctx cont
 }
 func (ec *executionContext) fieldContext_OrganizationPermissions_installIntegration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationTeamMember_organization(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationTeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationTeamMember_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Member) graphql.Marshaler {
+			return ec.marshalNMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationTeamMember_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationTeamMember",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Member(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationTeamMember_team(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationTeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationTeamMember_team(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Team, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamMember) graphql.Marshaler {
+			return ec.marshalNTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationTeamMember_team(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationTeamMember",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationTeamMember_permissions(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationTeamMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationTeamMember_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Permissions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamMemberPermissions) graphql.Marshaler {
+			return ec.marshalNTeamMemberPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberPermissions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationTeamMember_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationTeamMember",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMemberPermissions(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OrganizationTrial_status(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationTrial) (ret graphql.Marshaler) {
@@ -18531,6 +19080,50 @@ func (ec *executionContext) fieldContext_Team_permissions(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Team_teamMembers(ctx context.Context, field graphql.CollectedField, obj *store.Team) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Team_teamMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Team().TeamMembers(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamMemberList) graphql.Marshaler {
+			return ec.marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Team_teamMembers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Team",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMemberList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Team_teamMembers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _TeamContentPermission_permission(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermission) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18845,6 +19438,148 @@ func (ec *executionContext) _TeamMember_role(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_TeamMember_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type TeamMemberRole does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMemberList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OrganizationTeamMember) graphql.Marshaler {
+			return ec.marshalNOrganizationTeamMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamMemberList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationTeamMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamMemberList_count(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMemberList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMemberList_next(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamMemberList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamMemberList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamMemberList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamMemberPermissions_view(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberPermissions_view(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.View, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberPermissions_view(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMemberPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _TeamPermissions_admin(ctx context.Context, field graphql.CollectedField, obj *model.TeamPermissions) (ret graphql.Marshaler) {
@@ -20321,6 +21056,36 @@ func (ec *executionContext) unmarshalInputAddSectionToGroupInput(ctx context.Con
 				return it, err
 			}
 			it.SectionID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputAddTeamMemberInput(ctx context.Context, obj any) (model.AddTeamMemberInput, error) {
+	var it model.AddTeamMemberInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalOTeamMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -22039,6 +22804,50 @@ func (ec *executionContext) unmarshalInputUpdateTeamInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateTeamMembersInput(ctx context.Context, obj any) (model.UpdateTeamMembersInput, error) {
+	var it model.UpdateTeamMembersInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"add", "remove", "memberships"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "add":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("add"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Add = graphql.OmittableOf(data)
+		case "remove":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("remove"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Remove = graphql.OmittableOf(data)
+		case "memberships":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("memberships"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Memberships = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -23468,6 +24277,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addTeamMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addTeamMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeTeamMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeTeamMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateTeamMembers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateTeamMembers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "updateTeam":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateTeam(ctx, field)
@@ -24715,6 +25545,54 @@ func (ec *executionContext) _OrganizationPermissions(ctx context.Context, sel as
 			}
 		case "installIntegration":
 			out.Values[i] = ec._OrganizationPermissions_installIntegration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var organizationTeamMemberImplementors = []string{"OrganizationTeamMember"}
+
+func (ec *executionContext) _OrganizationTeamMember(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationTeamMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationTeamMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationTeamMember")
+		case "organization":
+			out.Values[i] = ec._OrganizationTeamMember_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "team":
+			out.Values[i] = ec._OrganizationTeamMember_team(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "permissions":
+			out.Values[i] = ec._OrganizationTeamMember_permissions(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27627,6 +28505,44 @@ func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "teamMembers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Team_teamMembers(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27811,6 +28727,97 @@ func (ec *executionContext) _TeamMember(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("TeamMember")
 		case "role":
 			out.Values[i] = ec._TeamMember_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamMemberListImplementors = []string{"TeamMemberList"}
+
+func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamMemberList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamMemberList")
+		case "items":
+			out.Values[i] = ec._TeamMemberList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TeamMemberList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._TeamMemberList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TeamMemberList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var teamMemberPermissionsImplementors = []string{"TeamMemberPermissions"}
+
+func (ec *executionContext) _TeamMemberPermissions(ctx context.Context, sel ast.SelectionSet, obj *model.TeamMemberPermissions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberPermissionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamMemberPermissions")
+		case "view":
+			out.Values[i] = ec._TeamMemberPermissions_view(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28505,6 +29512,11 @@ func (ec *executionContext) unmarshalNAddSectionToGroupInput2githubᚗcomᚋdocs
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNAddTeamMemberInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAddTeamMemberInput(ctx context.Context, v any) (model.AddTeamMemberInput, error) {
+	res, err := ec.unmarshalInputAddTeamMemberInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNAgentInstructions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐAgentInstructions(ctx context.Context, sel ast.SelectionSet, v *model.AgentInstructions) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -29044,6 +30056,32 @@ func (ec *executionContext) marshalNOrganizationPermissions2ᚖgithubᚗcomᚋdo
 		return graphql.Null
 	}
 	return ec._OrganizationPermissions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationTeamMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrganizationTeamMember) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrganizationTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrganizationTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMember(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationTeamMember) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationTeamMember(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOrganizationTrial2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTrial(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationTrial) graphql.Marshaler {
@@ -29637,6 +30675,26 @@ func (ec *executionContext) marshalNTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsa
 	return ec._TeamMember(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberList(ctx context.Context, sel ast.SelectionSet, v *model.TeamMemberList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamMemberList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTeamMemberPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberPermissions(ctx context.Context, sel ast.SelectionSet, v *model.TeamMemberPermissions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamMemberPermissions(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNTeamMemberRole2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamRole(ctx context.Context, v any) (store.TeamRole, error) {
 	var res store.TeamRole
 	err := res.UnmarshalGQL(v)
@@ -29724,6 +30782,11 @@ func (ec *executionContext) unmarshalNUpdateSpaceInput2githubᚗcomᚋdocsapiᚋ
 
 func (ec *executionContext) unmarshalNUpdateTeamInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTeamInput(ctx context.Context, v any) (model.UpdateTeamInput, error) {
 	res, err := ec.unmarshalInputUpdateTeamInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateTeamMembersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTeamMembersInput(ctx context.Context, v any) (model.UpdateTeamMembersInput, error) {
+	res, err := ec.unmarshalInputUpdateTeamMembersInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -30078,6 +31141,24 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = sel
 	_ = ctx
 	res := model.MarshalInt(*v)
+	return res
+}
+
+func (ec *executionContext) unmarshalOJSONObject2map(ctx context.Context, v any) (map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalMap(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOJSONObject2map(ctx context.Context, sel ast.SelectionSet, v map[string]any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalMap(v)
 	return res
 }
 
@@ -30566,6 +31647,22 @@ func (ec *executionContext) marshalOTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋs
 		return graphql.Null
 	}
 	return ec._Team(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOTeamMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamRole(ctx context.Context, v any) (*store.TeamRole, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.TeamRole)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOTeamMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamRole(ctx context.Context, sel ast.SelectionSet, v *store.TeamRole) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

@@ -18,6 +18,11 @@ type AddSectionToGroupInput struct {
 	SectionID string `json:"sectionId"`
 }
 
+type AddTeamMemberInput struct {
+	// Default: member.
+	Role graphql.Omittable[*store.TeamRole] `json:"role,omitempty"`
+}
+
 // Instructions for the docs agent of an organization.
 type AgentInstructions struct {
 	// Always `agent-instructions`.
@@ -301,6 +306,13 @@ type OrganizationPermissions struct {
 	InstallIntegration  bool `json:"installIntegration"`
 }
 
+// A member of a team: the organization membership and the team role.
+type OrganizationTeamMember struct {
+	Organization *store.Member          `json:"organization"`
+	Team         *TeamMember            `json:"team"`
+	Permissions  *TeamMemberPermissions `json:"permissions"`
+}
+
 // An organization's trial. A self-hosted instance has no trials.
 type OrganizationTrial struct {
 	Status BillingTrialStatus `json:"status"`
@@ -558,6 +570,19 @@ type TeamMember struct {
 	Role store.TeamRole `json:"role"`
 }
 
+// A page of a team's members.
+type TeamMemberList struct {
+	Items    []*OrganizationTeamMember `json:"items"`
+	Count    int                       `json:"count"`
+	Next     *ListNext                 `json:"next,omitempty"`
+	PageInfo *PageInfo                 `json:"pageInfo"`
+}
+
+// What the caller may do with a team member.
+type TeamMemberPermissions struct {
+	View bool `json:"view"`
+}
+
 // What the caller may do with a team.
 type TeamPermissions struct {
 	// Rename or delete it (organization admins and the team's owners).
@@ -697,6 +722,14 @@ type UpdateSpaceInput struct {
 type UpdateTeamInput struct {
 	// 1 to 64 characters.
 	Title string `json:"title"`
+}
+
+// Changes a team's members at once: `add` and `remove` name users by id or
+// email; `memberships` sets roles, `{"<user id>": {"role": "owner"}}`.
+type UpdateTeamMembersInput struct {
+	Add         graphql.Omittable[[]string]       `json:"add,omitempty"`
+	Remove      graphql.Omittable[[]string]       `json:"remove,omitempty"`
+	Memberships graphql.Omittable[map[string]any] `json:"memberships,omitempty"`
 }
 
 // A user's role on a space or a collection.

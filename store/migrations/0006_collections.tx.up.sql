@@ -9,7 +9,9 @@ CREATE TABLE collections (
     title           text NOT NULL,
     description     text,
     -- A role name, 'inherit', or NULL for "guest" (no access by default).
-    default_level   text DEFAULT 'inherit',
+    -- No column default: NULL is a meaningful level (guest), and bun writes
+    -- DEFAULT for a nil value in an UPDATE. Inserts always give one.
+    default_level   text,
     position        integer NOT NULL DEFAULT 0,
     created_by      text REFERENCES users (id) ON DELETE SET NULL,
     created_at      timestamptz NOT NULL,

@@ -1,0 +1,317 @@
+package rest_test
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/store"
+)
+
+// personas, from least to most powerful in an organization.
+var personas = []string{"outsider", "other-org", "guest", "read", "comment", "edit", "review", "create", "admin"}
+
+// routeNeeds is the least persona each route allows, on content with the
+// default levels (inherit everywhere): "anyone" is any authenticated user,
+// "member" any member including guests, else an organization role. A route
+// without an entry fails TestPermissionMatrix.
+var routeNeeds = map[string]string{
+	"getAuthenticatedUser": "anyone", "listOrganizationsForAuthenticatedUser": "anyone", "createOrganization": "anyone",
+	"getOrganizationsForEmailDomain": "anyone", "getOrganizationInviteLink": "anyone", "joinOrganizationWithInvite": "anyone",
+
+	"getOrganizationById": "member", "joinOrganization": "member", "updateOrganizationMemberLastSeenAt": "member",
+	"getOrganizationAgentInstructions": "member", "listSpacesInOrganizationById": "member", "listSites": "member",
+	"listCollectionsInOrganizationById": "member",
+	"updateOrganizationById":            "admin", "updateOrganizationAgentInstructions": "admin",
+
+	"listMembersInOrganizationById": "read", "getMemberInOrganizationById": "read", "listSpacesForOrganizationMember": "read",
+	"listTeamsForOrganizationMember": "read", "updateMemberInOrganizationById": "admin", "removeMemberFromOrganizationById": "admin",
+	"setUserAsSSOMemberForOrganization": "admin",
+
+	"listTeamsInOrganizationById": "read", "getTeamInOrganizationById": "read", "listTeamMembersInOrganizationById": "read",
+	"createOrganizationTeam": "admin", "updateTeamInOrganizationById": "admin", "removeTeamFromOrganizationById": "admin",
+	"addMemberToOrganizationTeamById": "admin", "deleteMemberFromOrganizationTeamById": "admin", "updateMembersInOrganizationTeam": "admin",
+
+	"listOrganizationInviteLinks": "admin", "createOrganizationInvite": "admin", "updateOrganizationInviteById": "admin",
+	"deleteOrganizationInviteById": "admin",
+
+	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
+	"duplicateSpace": "create", "restoreSpace": "admin", "moveSpace": "admin", "transferSpace": "admin",
+
+	"createCollection": "create", "getCollectionById": "read", "listSpacesInCollectionById": "read",
+	"updateCollectionById": "admin", "deleteCollectionById": "admin", "moveCollection": "admin", "transferCollection": "admin",
+
+	"inviteToSpace": "admin", "listUserPermissionsInSpace": "admin", "updateUserPermissionInSpace": "admin",
+	"removeUserFromSpace": "admin", "listTeamPermissionsInSpace": "admin", "updateTeamPermissionInSpace": "admin",
+	"removeTeamFromSpace": "admin", "listPermissionsAggregateInSpace": "admin",
+	"inviteToCollection": "admin", "listUserPermissionsInCollection": "admin", "updateUserPermissionInCollection": "admin",
+	"removeUserFromCollection": "admin", "listTeamPermissionsInCollection": "admin", "updateTeamPermissionInCollection": "admin",
+	"removeTeamFromCollection": "admin", "listPermissionsAggregateInCollection": "admin",
+
+	"createSite": "create", "getSiteById": "read", "updateSiteById": "create", "deleteSiteById": "admin",
+	"publishSite": "create", "unpublishSite": "create", "getSiteAdaptiveSchema": "read", "updateSiteAdaptiveSchema": "create",
+	"listSiteAdaptiveTemplateConditions": "read", "getPublishedContentSite": "read", "getSiteStructure": "read",
+	"sortSiteStructure": "create", "listSiteSectionGroups": "read", "addSectionGroupToSite": "create",
+	"updateSiteSectionGroupById": "create", "deleteSiteSectionGroupById": "create", "moveSiteSectionGroup": "create",
+	"addSectionToGroup": "create", "removeSectionFromGroup": "create", "listSiteSections": "read", "addSectionToSite": "create",
+	"updateSiteSectionById": "create", "deleteSiteSectionById": "create", "moveSiteSection": "create",
+	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
+	"moveSiteSpace": "create",
+}
+
+// matrixFixture is an organization with content of every kind and a user of
+// every persona, made afresh for each route.
+type matrixFixture struct {
+	ids    map[string]string
+	bodies map[string]string
+	users  map[string]*resttest.User
+}
+
+func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
+	t.Helper()
+	users := map[string]*resttest.User{}
+	for _, p := range personas {
+		users[p] = env.NewUser(p)
+	}
+	owner := env.NewUser("Owner")
+	org := owner.NewOrg("Acme")
+	users["other-org"].NewOrg("Elsewhere")
+	for _, p := range personas[2:] {
+		role := store.MemberRole(p)
+		if p == "guest" {
+			role = ""
+		}
+		users[p].Join(org, role)
+	}
+	// Everyone administers a second organization, the destination of transfers.
+	dest := owner.NewOrg("Destination")
+	for _, p := range personas {
+		if p != "outsider" {
+			users[p].Join(dest, store.RoleAdmin)
+		}
+	}
+	target := env.NewUser("Target")
+	target.Join(org, store.RoleRead)
+
+	do := func(method, path, body string, status int) *resttest.Response {
+		t.Helper()
+		return owner.Do(method, path, body).Expect(status)
+	}
+	space := do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`, http.StatusCreated).String("id")
+	published := do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Published"}`, http.StatusCreated).String("id")
+	other := do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Other"}`, http.StatusCreated).String("id")
+	collection := do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`, http.StatusCreated).String("id")
+	sitePath := "/v1/orgs/" + org + "/sites/"
+	site := do("POST", "/v1/orgs/"+org+"/sites", `{"title":"Site","spaces":["`+published+`"]}`, http.StatusCreated).String("id")
+	sitePath += site
+	sec := do("POST", sitePath+"/sections", `{"spaceId":"`+other+`","title":"Guides"}`, http.StatusCreated)
+	section := sec.String("id")
+	siteSpace := sec.JSON()["siteSpaces"].([]any)[0].(map[string]any)["id"].(string)
+	sec2 := do("POST", sitePath+"/sections", `{"spaceId":"`+published+`","title":"More"}`, http.StatusCreated).String("id")
+	group := do("POST", sitePath+"/section-groups", `{"title":"Group","sections":["`+section+`"]}`, http.StatusCreated).String("id")
+	do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`, http.StatusOK)
+	do("POST", sitePath+"/publish", "", http.StatusOK)
+	team := do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core","members":["`+target.ID+`"]}`, http.StatusCreated).String("id")
+	do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
+	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
+	invite := do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`, http.StatusCreated).String("id")
+
+	return &matrixFixture{
+		users: users,
+		ids: map[string]string{
+			"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": section, "siteSectionGroupId": group,
+			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
+			"emailDomain": "example.com",
+		},
+		bodies: map[string]string{
+			"createOrganization":                  `{"title":"Mine"}`,
+			"updateOrganizationById":              `{"title":"Renamed"}`,
+			"updateOrganizationAgentInstructions": `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
+			"updateMemberInOrganizationById":      `{"role":"edit"}`,
+			"createOrganizationTeam":              `{"title":"New"}`,
+			"updateTeamInOrganizationById":        `{"title":"Renamed"}`,
+			"addMemberToOrganizationTeamById":     `{"role":"owner"}`,
+			"updateMembersInOrganizationTeam":     `{"memberships":{"` + target.ID + `":{"role":"owner"}}}`,
+			"createOrganizationInvite":            `{"role":"read"}`,
+			"updateOrganizationInviteById":        `{"role":"comment"}`,
+			"createSpace":                         `{"title":"New"}`,
+			"updateSpaceById":                     `{"title":"Renamed"}`,
+			"moveSpace":                           `{"parent":"` + collection + `"}`,
+			"transferSpace":                       `{"organization":"` + dest + `"}`,
+			"createCollection":                    `{"title":"New"}`,
+			"updateCollectionById":                `{"title":"Renamed"}`,
+			"moveCollection":                      `{"parent":null,"position":{"before":{"type":"space","space":"` + space + `"}}}`,
+			"transferCollection":                  `{"organization":"` + dest + `"}`,
+			"inviteToSpace":                       `{"role":"edit","users":["` + target.ID + `"]}`,
+			"updateUserPermissionInSpace":         `{"role":"edit"}`,
+			"updateTeamPermissionInSpace":         `{"role":"edit"}`,
+			"inviteToCollection":                  `{"role":"edit","users":["` + target.ID + `"]}`,
+			"updateUserPermissionInCollection":    `{"role":"edit"}`,
+			"updateTeamPermissionInCollection":    `{"role":"edit"}`,
+			"createSite":                          `{"title":"New"}`,
+			"updateSiteById":                      `{"title":"Renamed"}`,
+			"updateSiteAdaptiveSchema":            `{"jsonSchema":{"type":"object","properties":{},"additionalProperties":false}}`,
+			"sortSiteStructure":                   `{"item":{"type":"site-section","id":"` + sec2 + `"},"position":{"before":{"type":"site-section-group","id":"` + group + `"}}}`,
+			"addSectionGroupToSite":               `{"title":"New"}`,
+			"updateSiteSectionGroupById":          `{"title":"Renamed"}`,
+			"moveSiteSectionGroup":                `{"position":{"after":{"type":"site-section","id":"` + sec2 + `"}}}`,
+			"addSectionToGroup":                   `{"sectionId":"` + sec2 + `"}`,
+			"addSectionToSite":                    `{"spaceId":"` + space + `","title":"New"}`,
+			"updateSiteSectionById":               `{"title":"Renamed"}`,
+			"moveSiteSection":                     `{"position":{"after":{"type":"site-section","siteSection":"` + sec2 + `"}}}`,
+			"addSpaceToSite":                      `{"spaceId":"` + space + `","sectionId":"` + section + `"}`,
+			"updateSiteSpaceById":                 `{"path":"renamed"}`,
+			"moveSiteSpace":                       `{}`,
+		},
+	}
+}
+
+// For each route, the personas below its threshold are refused (404 for
+// those outside the organization, 403 or 404 for members), and the persona
+// at the threshold succeeds. Every route gets a fresh organization.
+func TestPermissionMatrix(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	for _, route := range rest.Routes {
+		t.Run(route.Operation, func(t *testing.T) {
+			t.Parallel()
+			need, ok := routeNeeds[route.Operation]
+			if !ok {
+				t.Fatalf("no permission matrix entry for %s: add one to routeNeeds", route.Operation)
+			}
+			threshold := slices.Index(personas, need)
+			switch need {
+			case "anyone":
+				threshold = 0
+			case "member":
+				threshold = slices.Index(personas, "guest")
+			}
+			f := newMatrixFixture(t, env)
+			path := route.Path
+			for name, id := range f.ids {
+				path = strings.ReplaceAll(path, "{"+name+"}", id)
+			}
+			var body any
+			if route.Method != "GET" && route.Method != "DELETE" {
+				if b, ok := f.bodies[route.Operation]; ok {
+					body = b
+				} else if strings.Contains(operationSource(t, route.Operation), "$input") {
+					t.Fatalf("no body for %s: add one to the fixture", route.Operation)
+				}
+			}
+			for i, p := range personas[:threshold+1] {
+				res := f.users[p].Do(route.Method, path, body)
+				switch {
+				case i == threshold:
+					if res.Status >= 300 {
+						t.Errorf("%s (needs %s) refused to %s: %d %s", route.Operation, need, p, res.Status, res.Body)
+					}
+				case i < 2: // outside the organization
+					if res.Status != http.StatusNotFound {
+						t.Errorf("%s (needs %s) to %s: %d, want 404: %s", route.Operation, need, p, res.Status, res.Body)
+					}
+				default:
+					if res.Status != http.StatusForbidden && res.Status != http.StatusNotFound {
+						t.Errorf("%s (needs %s) to %s: %d, want 403 or 404: %s", route.Operation, need, p, res.Status, res.Body)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Default levels and grants decide who may do what with content, and a
+// change to them is seen by the very next request.
+func TestInheritanceAndGrants(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	bob, gus, carol := env.NewUser("Bob"), env.NewUser("Gus"), env.NewUser("Carol")
+	bob.Join(org, store.RoleEdit)
+	gus.Join(org, "")
+	carol.Join(org, store.RoleRead)
+	coll := alice.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbook"}`).Expect(http.StatusCreated).String("id")
+	alice.Do("PATCH", "/v1/collections/"+coll, `{"defaultLevel":"read"}`).Expect(http.StatusOK)
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Policies","parent":"`+coll+`"}`).Expect(http.StatusCreated).String("id")
+	perms := func(u *resttest.User) map[string]any {
+		t.Helper()
+		return u.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusOK).JSON()["permissions"].(map[string]any)
+	}
+	// Readable by a guest; writable by nobody without a grant, not even an
+	// organization editor.
+	for _, u := range []*resttest.User{gus, bob, carol} {
+		if p := perms(u); p["view"] != true || p["edit"] != false {
+			t.Errorf("%s's permissions under a read default: %v", u.Email, p)
+		}
+	}
+	if p := perms(alice); p["admin"] != true {
+		t.Errorf("the admin's permissions: %v", p)
+	}
+
+	// A team grant of edit lets its members edit; leaving the team takes it
+	// away on the next request.
+	team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Writers","members":["`+carol.ID+`"]}`).Expect(http.StatusCreated).String("id")
+	alice.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"edit","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
+	if p := perms(carol); p["edit"] != true {
+		t.Errorf("a team member after an edit grant: %v", p)
+	}
+	alice.Do("DELETE", "/v1/orgs/"+org+"/teams/"+team+"/members/"+carol.ID, nil).Expect(http.StatusResetContent)
+	if p := perms(carol); p["edit"] != false {
+		t.Errorf("after leaving the team: %v", p)
+	}
+	alice.Do("DELETE", "/v1/orgs/"+org+"/teams/"+team+"/members/"+carol.ID, nil).Expect(http.StatusNoContent)
+
+	// A guest level hides the content from everyone but admins and grantees.
+	alice.Do("PATCH", "/v1/collections/"+coll, `{"defaultLevel":null}`).Expect(http.StatusOK)
+	for _, u := range []*resttest.User{gus, bob, carol} {
+		u.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+		u.Do("GET", "/v1/collections/"+coll, nil).Expect(http.StatusNotFound)
+		if n := u.Do("GET", "/v1/orgs/"+org+"/spaces", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
+			t.Errorf("%s lists %v hidden spaces", u.Email, n)
+		}
+	}
+	// A grant on the collection reaches the space in it.
+	alice.Do("POST", "/v1/collections/"+coll+"/permissions", `{"role":"comment","users":["`+gus.ID+`"]}`).Expect(http.StatusNoContent)
+	if p := perms(gus); p["comment"] != true || p["edit"] != false {
+		t.Errorf("a guest with a comment grant on the collection: %v", p)
+	}
+	var agg struct {
+		Items []struct {
+			Permission string
+			User       struct{ ID string }
+		}
+	}
+	alice.Do("GET", "/v1/spaces/"+space+"/permissions/aggregate", nil).Expect(http.StatusOK).Decode(&agg)
+	got := map[string]string{}
+	for _, it := range agg.Items {
+		got[it.User.ID] = it.Permission
+	}
+	if len(got) != 2 || got[alice.ID] != "admin" || got[gus.ID] != "comment" {
+		t.Errorf("everyone with a role: %v", got)
+	}
+
+	// Bad grants change nothing.
+	for _, body := range []string{`{"users":["` + bob.ID + `"]}`, `{"role":null,"users":["` + bob.ID + `"]}`, `{"role":"read"}`, `{"role":"owner","users":["` + bob.ID + `"]}`} {
+		alice.Do("POST", "/v1/spaces/"+space+"/permissions", body).Expect(http.StatusBadRequest).ErrorMessage()
+	}
+	alice.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["nobody"]}`).Expect(http.StatusNotFound).ErrorMessage()
+	alice.Do("PATCH", "/v1/spaces/"+space+"/permissions/users/"+bob.ID, `{"role":"read"}`).Expect(http.StatusNotFound).ErrorMessage()
+	bob.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+
+	// Grants are listed, changed and removed.
+	alice.Do("PATCH", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, `{"role":"edit"}`).Expect(http.StatusNoContent)
+	var users struct {
+		Items []struct{ Permission string }
+	}
+	alice.Do("GET", "/v1/collections/"+coll+"/permissions/users", nil).Expect(http.StatusOK).Decode(&users)
+	if len(users.Items) != 1 || users.Items[0].Permission != "edit" {
+		t.Errorf("user grants: %+v", users)
+	}
+	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusResetContent)
+	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusNoContent)
+	gus.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+}
