@@ -312,3 +312,99 @@ func TestTeams(t *testing.T) {
 		t.Errorf("after delete: %q", got)
 	}
 }
+
+// Team member counts and member space counts stay true under parallel
+// additions, removals, creations and deletions.
+func TestCountsUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	const n = 12
+	users := make([]*resttest.User, n)
+	for i := range users {
+		users[i] = env.NewUser(fmt.Sprintf("User %d", i))
+		users[i].Join(org, store.RoleRead)
+	}
+	team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Crowd"}`).Expect(http.StatusCreated).String("id")
+	teamPath := "/v1/orgs/" + org + "/teams/" + team
+	spaces := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			alice.Do("PUT", teamPath+"/members/"+users[i].ID, `{}`).Expect(http.StatusNoContent)
+			spaces[i] = alice.Do("POST", "/v1/orgs/"+org+"/spaces", fmt.Sprintf(`{"title":"S%d"}`, i)).Expect(http.StatusCreated).String("id")
+		})
+	}
+	wg.Wait()
+	for i := range n / 3 {
+		wg.Go(func() {
+			alice.Do("DELETE", teamPath+"/members/"+users[i].ID, nil).Expect(http.StatusResetContent)
+			alice.Do("DELETE", "/v1/spaces/"+spaces[i], nil).Expect(http.StatusNoContent)
+		})
+	}
+	wg.Wait()
+
+	// The creator (an owner) and the members left.
+	wantMembers := 1 + n - n/3
+	if got := alice.Do("GET", teamPath, nil).Expect(http.StatusOK).JSON()["members"]; got != float64(wantMembers) {
+		t.Errorf("team members: %v, want %d", got, wantMembers)
+	}
+	if got := alice.Do("GET", teamPath+"/members?limit=100", nil).Expect(http.StatusOK).JSON()["count"]; got != float64(wantMembers) {
+		t.Errorf("listed team members: %v, want %d", got, wantMembers)
+	}
+	member := alice.Do("GET", "/v1/orgs/"+org+"/members/"+users[n-1].ID, nil).Expect(http.StatusOK).JSON()
+	if member["spaces"] != float64(n-n/3) || member["teams"] != 1.0 {
+		t.Errorf("member counts: spaces %v (want %d), teams %v", member["spaces"], n-n/3, member["teams"])
+	}
+	if got := alice.Do("GET", "/v1/orgs/"+org+"/members/"+users[0].ID, nil).Expect(http.StatusOK).JSON()["teams"]; got != 0.0 {
+		t.Errorf("a removed member still counts %v teams", got)
+	}
+}
+
+func TestTeamMembersBulkUpdate(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	bob, carol := env.NewUser("Bob"), env.NewUser("Carol")
+	bob.Join(org, store.RoleEdit)
+	carol.Join(org, store.RoleEdit)
+	outsider := env.NewUser("Outsider")
+	teamPath := "/v1/orgs/" + org + "/teams/" + alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Crew"}`).Expect(http.StatusCreated).String("id")
+	roles := func() map[string]string {
+		var page struct {
+			Items []struct {
+				Organization struct{ ID string }
+				Team         struct{ Role string }
+			}
+		}
+		alice.Do("GET", teamPath+"/members", nil).Expect(http.StatusOK).Decode(&page)
+		out := map[string]string{}
+		for _, it := range page.Items {
+			out[it.Organization.ID] = it.Team.Role
+		}
+		return out
+	}
+
+	// Bad input changes nothing.
+	for _, body := range []string{`{"add":["` + outsider.ID + `"]}`, `{"add":["nobody@example.com"]}`,
+		`{"memberships":{"` + bob.ID + `":{"role":"boss"}}}`, `{"memberships":{"` + bob.ID + `":"owner"}}`, `{"add":"` + bob.ID + `"}`} {
+		alice.Do("PUT", teamPath+"/members", body).Expect(http.StatusBadRequest).ErrorMessage()
+	}
+	if got := roles(); len(got) != 1 {
+		t.Fatalf("after rejected updates: %v", got)
+	}
+	// Add by email and by id, and set a role, in one change.
+	alice.Do("PUT", teamPath+"/members", `{"add":["`+strings.ToUpper(bob.Email)+`"],"memberships":{"`+carol.ID+`":{"role":"owner"}}}`).Expect(http.StatusNoContent)
+	if got := roles(); got[bob.ID] != "member" || got[carol.ID] != "owner" {
+		t.Errorf("after adding: %v", got)
+	}
+	// Carol, now an owner, manages the team: she removes Bob.
+	carol.Do("PUT", teamPath+"/members", `{"remove":["`+bob.ID+`"]}`).Expect(http.StatusNoContent)
+	if got := roles(); len(got) != 2 || got[bob.ID] != "" {
+		t.Errorf("after removing: %v", got)
+	}
+	bob.Do("PUT", teamPath+"/members/"+bob.ID, `{"role":"owner"}`).Expect(http.StatusForbidden).ErrorMessage()
+	alice.Do("PUT", teamPath+"/members/"+outsider.ID, `{}`).Expect(http.StatusNotFound).ErrorMessage()
+}
