@@ -17,6 +17,7 @@ require (
 	github.com/uptrace/bun v1.3.0
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0
 	github.com/vektah/gqlparser/v2 v2.5.37
+	github.com/yuin/goldmark v1.8.7
 	golang.org/x/text v0.43.0
 )
 

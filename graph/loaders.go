@@ -40,6 +40,10 @@ type Loaders struct {
 	MemberTeamCount *dataloader.Loader[string, int] // by memberKey
 	TeamMemberCount *dataloader.Loader[string, int] // by team
 	CallerTeamRole  *dataloader.Loader[string, store.TeamRole]
+	// PageTree is a revision's indexed pages, by revision id; PageBody a
+	// page body's markdown, by digest.
+	PageTree *dataloader.Loader[string, *store.PageTree]
+	PageBody *dataloader.Loader[string, string]
 	// OrgAccess decides roles on an organization's content (access.go).
 	OrgAccess *dataloader.Loader[string, *orgAccess]
 
@@ -118,6 +122,20 @@ func NewLoaders(db *store.DB) *Loaders {
 				return nil, err
 			}
 			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
+		}),
+		PageTree: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
+			out := make(map[string]*store.PageTree, len(ids))
+			for _, id := range ids {
+				pages, err := store.RevisionPages(ctx, db, id)
+				if err != nil {
+					return nil, err
+				}
+				out[id] = store.NewPageTree(pages)
+			}
+			return out, nil
+		}),
+		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
+			return store.PageBodies(ctx, db, digests)
 		}),
 		OrgAccess: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*orgAccess, error) {
 			out := make(map[string]*orgAccess, len(ids))

@@ -87,7 +87,7 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 	if s.ParentID, s.Position, err = r.newPlace(ctx, organizationID, parent); err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, s); err != nil {
+	if err := store.CreateSpace(ctx, r.DB, s, nil); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -191,12 +191,17 @@ func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*stor
 	dup := copyOf(src)
 	dup.ID, dup.RevisionID = store.NewID(), store.NewID()
 	dup.CreatedBy, dup.CreatedAt, dup.UpdatedAt = &caller.User.ID, now, now
-	// Settings are copied now; the content is copied once spaces have content.
-	// The copy goes at the end of the original's collection.
+	// The copy goes at the end of the original's collection, with the
+	// original's settings and current pages (page bodies are shared: they
+	// are stored by content).
 	if dup.Position, err = store.NextPosition(ctx, r.DB, dup.OrganizationID, dup.ParentID); err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, dup); err != nil {
+	pages, err := store.RevisionPages(ctx, r.DB, src.RevisionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.CreateSpace(ctx, r.DB, dup, pages); err != nil {
 		return nil, err
 	}
 	return dup, nil

@@ -63,7 +63,9 @@ func openAPIHandler(doc []byte) http.Handler {
 // sorted, so the output is stable and diffs well.
 type obj = map[string]any
 
-var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
+// pathParam matches a path parameter; a trailing ... (a net/http wildcard
+// taking the rest of the path) is no part of its name.
+var pathParam = regexp.MustCompile(`\{([^}.]+)(?:\.\.\.)?\}`)
 
 type openAPIGen struct {
 	schema     *ast.Schema
@@ -100,10 +102,11 @@ func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serv
 		if err != nil {
 			return nil, fmt.Errorf("rest: openapi: route %s %s: %w", route.Method, route.Path, err)
 		}
-		item, _ := paths[route.Path].(obj)
+		path := route.DocumentedPath()
+		item, _ := paths[path].(obj)
 		if item == nil {
 			item = obj{}
-			paths[route.Path] = item
+			paths[path] = item
 		}
 		item[strings.ToLower(route.Method)] = operation
 		if route.Tag != "" && !seenTag[route.Tag] {

@@ -115,7 +115,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	paths := doc["paths"].(jsonObj)
 	opIDs := map[string]bool{}
 	for _, r := range rest.Routes {
-		item, ok := paths[r.Path].(jsonObj)
+		item, ok := paths[r.DocumentedPath()].(jsonObj)
 		if !ok {
 			t.Errorf("%s %s: path missing", r.Method, r.Path)
 			continue
@@ -158,7 +158,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			}
 		}
 		var inPath []string
-		for _, m := range pathParamRe.FindAllStringSubmatch(r.Path, -1) {
+		for _, m := range pathParamRe.FindAllStringSubmatch(r.DocumentedPath(), -1) {
 			inPath = append(inPath, m[1])
 			if !declared[m[1]] {
 				t.Errorf("%s: path parameter %s not declared", name, m[1])
@@ -197,7 +197,7 @@ func TestOpenAPIDocument(t *testing.T) {
 			if p == rest.OpenAPIPath {
 				continue
 			}
-			if !slices.ContainsFunc(rest.Routes, func(r rest.Route) bool { return r.Path == p && strings.ToLower(r.Method) == method }) {
+			if !slices.ContainsFunc(rest.Routes, func(r rest.Route) bool { return r.DocumentedPath() == p && strings.ToLower(r.Method) == method }) {
 				t.Errorf("%s %s is in the document but not a route", method, p)
 			}
 		}
@@ -387,7 +387,7 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 			t.Logf("body: %s", raw)
 		}
 		for _, r := range rest.Routes {
-			if r.Method == method && matchPath(r.Path, strings.SplitN(path, "?", 2)[0]) {
+			if r.Method == method && matchPath(r.DocumentedPath(), strings.SplitN(path, "?", 2)[0]) {
 				covered[r.Operation] = true
 			}
 		}

@@ -9,7 +9,10 @@
 // docs/api-coverage.md.
 package rest
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // Route is one REST operation.
 type Route struct {
@@ -29,6 +32,10 @@ type Route struct {
 	// Tag groups operations in the OpenAPI document.
 	Tag string
 }
+
+// DocumentedPath is Path as OpenAPI writes it: a net/http wildcard
+// ("{pagePath...}", the rest of the path) is a plain parameter there.
+func (r Route) DocumentedPath() string { return strings.ReplaceAll(r.Path, "...}", "}") }
 
 // Routes is the REST surface: every route the server answers under /v1.
 var Routes = []Route{
@@ -123,6 +130,24 @@ var Routes = []Route{
 		Summary: "Move a space to another collection and/or position"},
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/transfer", Operation: "transferSpace", Status: http.StatusOK, Tag: "spaces",
 		Summary: "Give a space to another organization"},
+
+	// Space content (spec 4.4) and revisions (the reference)
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content", Operation: "getCurrentRevision", Status: http.StatusOK,
+		Result: "space.content", Tag: "content", Summary: "Get the current revision of a space"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/pages", Operation: "listPages", Status: http.StatusOK,
+		Result: "space.content", Tag: "content", Summary: "List the pages of a space, nested"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/page/{pageId}", Operation: "getPageById", Status: http.StatusOK,
+		Result: "space.content.page", Tag: "content", Summary: "Get a page, with its body as a document or markdown"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/path/{pagePath...}", Operation: "getPageByPath", Status: http.StatusOK,
+		Result: "space.content.pageByPath", Tag: "content", Summary: "Get a page by its path"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}", Operation: "getRevisionById", Status: http.StatusOK,
+		Result: "space.revisionById", Tag: "content", Summary: "Get a revision of a space"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/pages", Operation: "listPagesInRevisionById", Status: http.StatusOK,
+		Result: "space.revisionById", Tag: "content", Summary: "List the pages of a revision, nested"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}", Operation: "getPageInRevisionById", Status: http.StatusOK,
+		Result: "space.revisionById.page", Tag: "content", Summary: "Get a page of a revision"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath...}", Operation: "getPageInRevisionByPath", Status: http.StatusOK,
+		Result: "space.revisionById.pageByPath", Tag: "content", Summary: "Get a page of a revision by its path"},
 
 	// Collections (spec 4.13)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/collections", Operation: "listCollectionsInOrganizationById", Status: http.StatusOK,

@@ -31,6 +31,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
@@ -44,6 +45,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
+		"pageId": page, "pagePath": pagePath, "revisionId": revision,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -99,7 +101,7 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
-			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()
@@ -111,7 +113,7 @@ func TestCrossTenantAccess(t *testing.T) {
 			if ownData[route.Operation] {
 				return
 			}
-			path := route.Path
+			path := strings.ReplaceAll(route.Path, "...}", "}") // wildcards take a value like any parameter
 			for name, id := range ids {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}

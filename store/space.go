@@ -36,10 +36,17 @@ type Space struct {
 // Object is the REST type name of a space.
 func (Space) Object() string { return "space" }
 
-// CreateSpace inserts s.
-func CreateSpace(ctx context.Context, db bun.IDB, s *Space) error {
-	_, err := db.NewInsert().Model(s).Exec(ctx)
-	return translate(err)
+// CreateSpace inserts s with its first revision, holding pages (none for a
+// new space; a copy's for a duplicate). s.RevisionID names the revision.
+func CreateSpace(ctx context.Context, db bun.IDB, s *Space, pages []*RevisionPage) error {
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+			return translate(err)
+		}
+		rev := NewEmptyRevision(s.ID, s.CreatedBy, s.CreatedAt)
+		rev.ID = s.RevisionID
+		return CreateRevision(ctx, tx, rev, pages)
+	})
 }
 
 // GetSpace returns space id, deleted or not.

@@ -101,6 +101,24 @@ type CreateOrganizationInviteInput struct {
 	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
 }
 
+type CreatePageInput struct {
+	// At least one and at most 255 characters.
+	Title string `json:"title"`
+	// Default: document.
+	Type graphql.Omittable[*PageType] `json:"type,omitempty"`
+	// The parent page (default: the top level).
+	Parent   graphql.Omittable[*string]       `json:"parent,omitempty"`
+	Position graphql.Omittable[*PagePosition] `json:"position,omitempty"`
+	// The body (documents only), at most 1 MB.
+	Markdown graphql.Omittable[*string] `json:"markdown,omitempty"`
+	// At most 1000 characters.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	Emoji       graphql.Omittable[*string] `json:"emoji,omitempty"`
+	Hidden      graphql.Omittable[*bool]   `json:"hidden,omitempty"`
+	// Default: derived from the title.
+	Slug graphql.Omittable[*string] `json:"slug,omitempty"`
+}
+
 // A new site.
 type CreateSiteInput struct {
 	// Defaults to `basic`.
@@ -237,6 +255,13 @@ type MoveContentInput struct {
 	Position graphql.Omittable[*ContentPosition] `json:"position,omitempty"`
 }
 
+// Where to move a page: under `parent` (null: the top level; absent: the
+// current parent) at `position` (default: the end).
+type MovePageInput struct {
+	Parent   graphql.Omittable[*string]       `json:"parent,omitempty"`
+	Position graphql.Omittable[*PagePosition] `json:"position,omitempty"`
+}
+
 // Where to move a section group.
 type MoveSiteSectionGroupInput struct {
 	// Absent: move to the end of the site.
@@ -338,6 +363,25 @@ type PageInfo struct {
 	EndCursor *string `json:"endCursor,omitempty"`
 }
 
+// How a page is laid out: the defaults, for now.
+type PageLayout struct {
+	Width           string `json:"width"`
+	Cover           bool   `json:"cover"`
+	CoverSize       string `json:"coverSize"`
+	Title           bool   `json:"title"`
+	Description     bool   `json:"description"`
+	TableOfContents bool   `json:"tableOfContents"`
+	Outline         bool   `json:"outline"`
+	Pagination      bool   `json:"pagination"`
+	Metadata        bool   `json:"metadata"`
+}
+
+// Where a page goes among its siblings: before or after one of them (at most one); neither: the end.
+type PagePosition struct {
+	Before graphql.Omittable[*string] `json:"before,omitempty"`
+	After  graphql.Omittable[*string] `json:"after,omitempty"`
+}
+
 // What `ping` answers.
 type PingResult struct {
 	// A token of claims to attach to the user, when the organization issues one.
@@ -353,6 +397,20 @@ type PublishedContentSite struct {
 }
 
 type Query struct {
+}
+
+// Addresses of a page.
+type RevisionPageURLs struct {
+	App string `json:"app"`
+}
+
+// Addresses of a revision.
+type RevisionURLs struct {
+	App string `json:"app"`
+	// When the space is not private.
+	Published *string `json:"published,omitempty"`
+	// When the space is public.
+	Public *string `json:"public,omitempty"`
 }
 
 // Adaptive content settings.
@@ -644,6 +702,18 @@ type UpdateOrganizationInviteInput struct {
 	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
 }
 
+type UpdatePageInput struct {
+	Title graphql.Omittable[*string] `json:"title,omitempty"`
+	// The body (documents only), at most 1 MB.
+	Markdown graphql.Omittable[*string] `json:"markdown,omitempty"`
+	// At most 1000 characters; null removes it.
+	Description graphql.Omittable[*string] `json:"description,omitempty"`
+	// Null removes it.
+	Emoji  graphql.Omittable[*string] `json:"emoji,omitempty"`
+	Hidden graphql.Omittable[*bool]   `json:"hidden,omitempty"`
+	Slug   graphql.Omittable[*string] `json:"slug,omitempty"`
+}
+
 // A new visitor schema.
 type UpdateSiteAdaptiveSchemaInput struct {
 	// A JSON Schema (draft-07) of an object whose properties are the visitor's claims.
@@ -870,6 +940,62 @@ func (e ContentPointerType) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The body formats of a page.
+type DocumentFormat string
+
+const (
+	DocumentFormatMarkdown DocumentFormat = "markdown"
+	DocumentFormatDocument DocumentFormat = "document"
+)
+
+var AllDocumentFormat = []DocumentFormat{
+	DocumentFormatMarkdown,
+	DocumentFormatDocument,
+}
+
+func (e DocumentFormat) IsValid() bool {
+	switch e {
+	case DocumentFormatMarkdown, DocumentFormatDocument:
+		return true
+	}
+	return false
+}
+
+func (e DocumentFormat) String() string {
+	return string(e)
+}
+
+func (e *DocumentFormat) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = DocumentFormat(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid DocumentFormat", str)
+	}
+	return nil
+}
+
+func (e DocumentFormat) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *DocumentFormat) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e DocumentFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // The direction of a list ordered by date.
 type ListOrder string
 
@@ -1045,6 +1171,64 @@ func (e *MemberSort) UnmarshalJSON(b []byte) error {
 }
 
 func (e MemberSort) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kinds of page.
+type PageType string
+
+const (
+	// A page with a body.
+	PageTypeDocument PageType = "document"
+	// A heading that holds pages.
+	PageTypeGroup PageType = "group"
+)
+
+var AllPageType = []PageType{
+	PageTypeDocument,
+	PageTypeGroup,
+}
+
+func (e PageType) IsValid() bool {
+	switch e {
+	case PageTypeDocument, PageTypeGroup:
+		return true
+	}
+	return false
+}
+
+func (e PageType) String() string {
+	return string(e)
+}
+
+func (e *PageType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PageType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PageType", str)
+	}
+	return nil
+}
+
+func (e PageType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PageType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PageType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

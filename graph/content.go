@@ -1,0 +1,466 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"slices"
+
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// A space's content: immutable revisions of a page tree. Reads resolve a
+// revision's tree once per request (a loader keyed by revision) and page
+// bodies in one batch. Edits (editors and above, on a live space) copy the
+// current revision's tree rows into a new revision with the change applied,
+// under the space's row lock, and make it the space's content: no revision
+// is ever changed.
+
+const (
+	maxPageTitle       = 255
+	maxPageDescription = 1000
+	maxPageMarkdown    = 1 << 20
+)
+
+var pageSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+func (r *spaceResolver) Content(ctx context.Context, s *store.Space) (*store.Revision, error) {
+	return store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
+}
+
+func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string) (*store.Revision, error) {
+	rev, err := store.GetRevision(ctx, r.DB, s.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("revision")
+	}
+	return rev, err
+}
+
+type revisionResolver struct{ *Resolver }
+
+var _ generated.RevisionResolver = (*revisionResolver)(nil)
+
+func (r *Resolver) Revision() generated.RevisionResolver { return &revisionResolver{r} }
+
+// tree is the request's indexed page tree of rev.
+func (r *Resolver) tree(ctx context.Context, rev *store.Revision) (*store.PageTree, error) {
+	return r.loaders(ctx).PageTree.Load(ctx, rev.ID)()
+}
+
+// nodes wraps pages of a tree for GraphQL.
+func nodes(rev *store.Revision, t *store.PageTree, pages []*store.RevisionPage, format *model.DocumentFormat) []*model.PageNode {
+	out := make([]*model.PageNode, len(pages))
+	for i, p := range pages {
+		out[i] = &model.PageNode{RevisionPage: p, Revision: rev, Tree: t, Format: format}
+	}
+	return out
+}
+
+func (r *revisionResolver) Pages(ctx context.Context, rev *store.Revision) ([]*model.PageNode, error) {
+	t, err := r.tree(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	return nodes(rev, t, t.Children(nil), nil), nil
+}
+
+func (r *revisionResolver) Files(context.Context, *store.Revision) ([]map[string]any, error) {
+	return []map[string]any{}, nil
+}
+
+func (r *revisionResolver) ReusableContents(context.Context, *store.Revision) ([]map[string]any, error) {
+	return []map[string]any{}, nil
+}
+
+func (r *revisionResolver) Variables(context.Context, *store.Revision) (map[string]any, error) {
+	return map[string]any{}, nil
+}
+
+func (r *revisionResolver) Urls(ctx context.Context, rev *store.Revision) (*model.RevisionURLs, error) {
+	u := &model.RevisionURLs{App: r.URLs.App("/s/" + pathEscape(rev.SpaceID) + "/~/revisions/" + pathEscape(rev.ID))}
+	s, err := store.GetSpace(ctx, r.DB, rev.SpaceID)
+	if err != nil {
+		return nil, err
+	}
+	if s.Visibility != store.VisibilityPrivate {
+		published := r.URLs.Published("/s/" + pathEscape(s.ID))
+		u.Published = &published
+		if s.Visibility == "public" {
+			u.Public = &published
+		}
+	}
+	return u, nil
+}
+
+func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id string, format *model.DocumentFormat) (*model.PageNode, error) {
+	t, err := r.tree(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	p := t.Page(id)
+	if p == nil {
+		return nil, NotFound("page")
+	}
+	return &model.PageNode{RevisionPage: p, Revision: rev, Tree: t, Format: format}, nil
+}
+
+func (r *revisionResolver) PageByPath(ctx context.Context, rev *store.Revision, path string, format *model.DocumentFormat) (*model.PageNode, error) {
+	t, err := r.tree(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	p := t.ByPath(path)
+	if p == nil {
+		return nil, NotFound("page")
+	}
+	return &model.PageNode{RevisionPage: p, Revision: rev, Tree: t, Format: format}, nil
+}
+
+type revisionPageResolver struct{ *Resolver }
+
+var _ generated.RevisionPageResolver = (*revisionPageResolver)(nil)
+
+func (r *Resolver) RevisionPage() generated.RevisionPageResolver { return &revisionPageResolver{r} }
+
+func (r *revisionPageResolver) Path(_ context.Context, p *model.PageNode) (string, error) {
+	return p.Tree.Path(p.ID), nil
+}
+
+func (r *revisionPageResolver) Urls(_ context.Context, p *model.PageNode) (*model.RevisionPageURLs, error) {
+	return &model.RevisionPageURLs{App: r.URLs.App("/s/" + pathEscape(p.Revision.SpaceID) + "/" + p.Tree.Path(p.ID))}, nil
+}
+
+func (r *revisionPageResolver) Pages(_ context.Context, p *model.PageNode) ([]*model.PageNode, error) {
+	return nodes(p.Revision, p.Tree, p.Tree.Children(&p.ID), nil), nil
+}
+
+func (r *revisionPageResolver) Markdown(ctx context.Context, p *model.PageNode) (*string, error) {
+	if p.RevisionPage.Type != store.PageDocument || !p.Wants(model.DocumentFormatMarkdown) {
+		return nil, nil
+	}
+	body, err := r.body(ctx, p.RevisionPage)
+	return &body, err
+}
+
+func (r *revisionPageResolver) Document(ctx context.Context, p *model.PageNode) (map[string]any, error) {
+	if p.RevisionPage.Type != store.PageDocument || !p.Wants(model.DocumentFormatDocument) {
+		return nil, nil
+	}
+	body, err := r.body(ctx, p.RevisionPage)
+	if err != nil {
+		return nil, err
+	}
+	return markdownToDocument(body), nil
+}
+
+// body is a page's markdown ("" for an empty page).
+func (r *Resolver) body(ctx context.Context, p *store.RevisionPage) (string, error) {
+	if p.BodySHA256 == nil {
+		return "", nil
+	}
+	return r.loaders(ctx).PageBody.Load(ctx, *p.BodySHA256)()
+}
+
+// Editing.
+
+// editContent makes a new revision of space spaceID from its current one,
+// with edit applied to a copy of its pages; it returns the new revision and
+// its tree. edit returns the pages of the new revision.
+func (r *Resolver) editContent(ctx context.Context, spaceID string, edit func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error)) (*store.Revision, *store.PageTree, error) {
+	s, err := r.space(ctx, spaceID)
+	if err != nil {
+		return nil, nil, err
+	}
+	// SECURITY: editing content needs the edit role on the space.
+	if err := r.requireSpaceRole(ctx, s, store.RoleEdit); err != nil {
+		return nil, nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	var rev *store.Revision
+	var tree *store.PageTree
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		s, err := store.LockSpace(ctx, tx, spaceID)
+		if err != nil {
+			return err
+		}
+		if s.DeletedAt != nil {
+			return NotFound("space")
+		}
+		if s.EditMode == "locked" {
+			return Conflict("the space is locked: its content cannot be edited (set editMode to live first)")
+		}
+		current, err := store.RevisionPages(ctx, tx, s.RevisionID)
+		if err != nil {
+			return err
+		}
+		pages := make([]*store.RevisionPage, len(current))
+		for i, p := range current {
+			c := *p
+			pages[i] = &c
+		}
+		if pages, err = edit(store.NewPageTree(pages), pages); err != nil {
+			return err
+		}
+		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{s.RevisionID}, Type: "edits",
+			CreatedBy: &caller.User.ID, CreatedAt: r.now()}
+		if err := store.CreateRevision(ctx, tx, rev, pages); err != nil {
+			return err
+		}
+		s.RevisionID, s.UpdatedAt = rev.ID, r.now()
+		tree = store.NewPageTree(pages)
+		return store.UpdateSpace(ctx, tx, s, "revision_id")
+	})
+	return rev, tree, err
+}
+
+// pageNode is page id of a freshly made revision, for a mutation's answer.
+func pageNode(rev *store.Revision, t *store.PageTree, id string) *model.PageNode {
+	return &model.PageNode{RevisionPage: t.Page(id), Revision: rev, Tree: t}
+}
+
+func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, input model.CreatePageInput) (*model.PageNode, error) {
+	if err := checkLength("title", input.Title, 1, maxPageTitle); err != nil {
+		return nil, err
+	}
+	typ := store.PageDocument
+	if t, _ := input.Type.ValueOK(); t != nil {
+		typ = string(*t)
+	}
+	markdown, err := pageMarkdown(typ, input.Markdown)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	page := &store.RevisionPage{ID: store.NewID(), Type: typ, Title: input.Title, CreatedAt: now, UpdatedAt: now}
+	p := &patch{}
+	setOptional(p, "description", "description", input.Description, &page.Description, length("description", 0, maxPageDescription))
+	setOptional(p, "emoji", "emoji", input.Emoji, &page.Emoji, length("emoji", 0, 50))
+	setRequired(p, "hidden", "hidden", input.Hidden, &page.Hidden, nil)
+	var slug *string
+	setOptional(p, "slug", "slug", input.Slug, &slug, checkSlug)
+	if p.err != nil {
+		return nil, p.err
+	}
+	parent, _ := input.Parent.ValueOK()
+	position, _ := input.Position.ValueOK()
+	if page.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
+		return nil, err
+	}
+	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+		if err := checkParent(t, parent, ""); err != nil {
+			return nil, err
+		}
+		page.ParentID = parent
+		if err := setSlug(t, page, slug); err != nil {
+			return nil, err
+		}
+		pages = append(pages, page)
+		return pages, placePage(store.NewPageTree(pages), page, position)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageNode(rev, t, page.ID), nil
+}
+
+func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID, pageID string, input model.UpdatePageInput) (*model.PageNode, error) {
+	var digest *string
+	markdown, markdownSet := input.Markdown.ValueOK()
+	if markdownSet {
+		if markdown == nil {
+			return nil, Invalid("markdown", "must not be null (send an empty string for an empty page)")
+		}
+		if len(*markdown) > maxPageMarkdown {
+			return nil, Invalid("markdown", "must be at most %d bytes", maxPageMarkdown)
+		}
+		var err error
+		if digest, err = store.SaveBody(ctx, r.DB, *markdown); err != nil {
+			return nil, err
+		}
+	}
+	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+		page := t.Page(pageID)
+		if page == nil {
+			return nil, NotFound("page")
+		}
+		p := &patch{}
+		setRequired(p, "title", "title", input.Title, &page.Title, length("title", 1, maxPageTitle))
+		setOptional(p, "description", "description", input.Description, &page.Description, length("description", 0, maxPageDescription))
+		setOptional(p, "emoji", "emoji", input.Emoji, &page.Emoji, length("emoji", 0, 50))
+		setRequired(p, "hidden", "hidden", input.Hidden, &page.Hidden, nil)
+		var slug *string
+		setOptional(p, "slug", "slug", input.Slug, &slug, checkSlug)
+		if p.err != nil {
+			return nil, p.err
+		}
+		if markdownSet {
+			if page.Type != store.PageDocument && *markdown != "" {
+				return nil, Invalid("markdown", "a group has no body")
+			}
+			page.BodySHA256 = digest
+		}
+		if slug != nil {
+			if err := setSlug(t, page, slug); err != nil {
+				return nil, err
+			}
+		}
+		page.UpdatedAt = r.now()
+		return pages, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageNode(rev, t, pageID), nil
+}
+
+func (r *mutationResolver) MovePage(ctx context.Context, spaceID, pageID string, input model.MovePageInput) (*model.PageNode, error) {
+	parent, parentSet := input.Parent.ValueOK()
+	position, _ := input.Position.ValueOK()
+	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+		page := t.Page(pageID)
+		if page == nil {
+			return nil, NotFound("page")
+		}
+		if parentSet {
+			if err := checkParent(t, parent, pageID); err != nil {
+				return nil, err
+			}
+			if !sameContainer(page.ParentID, parent) {
+				page.ParentID = parent
+				// Keep the slug unique among the new siblings.
+				if err := setSlug(t, page, nil); err != nil {
+					return nil, err
+				}
+			}
+		}
+		page.UpdatedAt = r.now()
+		return pages, placePage(store.NewPageTree(pages), page, position)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return pageNode(rev, t, pageID), nil
+}
+
+func (r *mutationResolver) DeletePage(ctx context.Context, spaceID, pageID string) (bool, error) {
+	found := false
+	_, _, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+		if t.Page(pageID) == nil {
+			return nil, errNoPage
+		}
+		found = true
+		return slices.DeleteFunc(pages, func(p *store.RevisionPage) bool { return t.Within(p.ID, pageID) }), nil
+	})
+	if errors.Is(err, errNoPage) {
+		return false, nil // nothing to delete: no new revision either
+	}
+	return found, err
+}
+
+var errNoPage = errors.New("no such page")
+
+// pageMarkdown checks the body given for a new page of type typ.
+func pageMarkdown(typ string, in interface{ ValueOK() (*string, bool) }) (string, error) {
+	v, _ := in.ValueOK()
+	if v == nil {
+		return "", nil
+	}
+	if typ != store.PageDocument && *v != "" {
+		return "", Invalid("markdown", "a group has no body")
+	}
+	if len(*v) > maxPageMarkdown {
+		return "", Invalid("markdown", "must be at most %d bytes", maxPageMarkdown)
+	}
+	return *v, nil
+}
+
+func checkSlug(s string) error {
+	if len(s) > 100 || !pageSlug.MatchString(s) {
+		return Invalid("slug", "must be lower-case letters, digits and single dashes, at most 100 characters")
+	}
+	return nil
+}
+
+// maxPageDepth bounds the nesting of pages, so one query (and the REST
+// documents) can read a whole tree.
+const maxPageDepth = 8
+
+// checkParent checks parent (nil: the top level) can hold page id ("" for a
+// new page): it exists, is not the page or below it, and the page's subtree
+// stays within maxPageDepth levels.
+func checkParent(t *store.PageTree, parent *string, id string) error {
+	if parent == nil {
+		return nil
+	}
+	if t.Page(*parent) == nil {
+		return Invalid("parent", "no such page in this space")
+	}
+	if id != "" && t.Within(*parent, id) {
+		return Invalid("parent", "a page cannot move under itself or one of its pages")
+	}
+	height := 1
+	if id != "" {
+		height = t.Height(id)
+	}
+	if t.Depth(*parent)+height > maxPageDepth {
+		return Invalid("parent", "pages nest at most %d levels deep", maxPageDepth)
+	}
+	return nil
+}
+
+// setSlug gives page the slug asked for (which siblings must not use), or
+// one derived from its title, made unique among its siblings.
+func setSlug(t *store.PageTree, page *store.RevisionPage, asked *string) error {
+	var taken []string
+	for _, sib := range t.Children(page.ParentID) {
+		if sib.ID != page.ID {
+			taken = append(taken, sib.Slug)
+		}
+	}
+	if asked != nil {
+		if slices.Contains(taken, *asked) {
+			return Invalid("slug", "%q is the slug of another page here", *asked)
+		}
+		page.Slug = *asked
+		return nil
+	}
+	page.Slug = uniquePath(slugify(page.Title, "page"), taken)
+	return nil
+}
+
+// placePage puts page among its siblings at position (default: last) and
+// renumbers them. t must include page.
+func placePage(t *store.PageTree, page *store.RevisionPage, position *model.PagePosition) error {
+	siblings := slices.DeleteFunc(slices.Clone(t.Children(page.ParentID)), func(p *store.RevisionPage) bool { return p.ID == page.ID })
+	at := len(siblings)
+	if position != nil {
+		before, after := position.Before.Value(), position.After.Value()
+		var target *string
+		switch {
+		case before != nil && after != nil:
+			return Invalid("position", "give either before or after, not both")
+		case before != nil:
+			target = before
+		case after != nil:
+			target = after
+		}
+		if target != nil {
+			i := slices.IndexFunc(siblings, func(p *store.RevisionPage) bool { return p.ID == *target })
+			if i < 0 {
+				return Invalid("position", "page %s is not a sibling at the destination", *target)
+			}
+			at = i
+			if after != nil {
+				at++
+			}
+		}
+	}
+	for i, p := range slices.Insert(siblings, at, page) {
+		p.Position = i
+	}
+	return nil
+}

@@ -1,0 +1,32 @@
+package model
+
+import "github.com/docsapi/docsapi/store"
+
+// PageNode is a page of a revision as GraphQL serves it: the stored row, the
+// indexed tree of its revision, and the body format it was asked in (nil:
+// any).
+type PageNode struct {
+	*store.RevisionPage
+	Revision *store.Revision
+	Tree     *store.PageTree
+	Format   *DocumentFormat
+}
+
+// Type is the page's type as the enum.
+func (p *PageNode) Type() PageType { return PageType(p.RevisionPage.Type) }
+
+// Kind is the deprecated copy of the type.
+func (p *PageNode) Kind() string { return p.RevisionPage.Type }
+
+// NoIndex and NoRobotsIndex: pages are indexed (no setting yet).
+func (p *PageNode) NoIndex() bool       { return false }
+func (p *PageNode) NoRobotsIndex() bool { return false }
+
+// Layout is the default layout: every part shown, default width.
+func (p *PageNode) Layout() *PageLayout {
+	return &PageLayout{Width: "default", Cover: false, CoverSize: "hero", Title: true, Description: true,
+		TableOfContents: true, Outline: true, Pagination: true, Metadata: true}
+}
+
+// Wants tells whether the page was asked for with format f (or with none).
+func (p *PageNode) Wants(f DocumentFormat) bool { return p.Format == nil || *p.Format == f }

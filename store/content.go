@@ -1,0 +1,214 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// Revision is one immutable state of a space's content.
+type Revision struct {
+	bun.BaseModel `bun:"table:revisions,alias:revision"`
+
+	ID        string    `bun:"id,pk"`
+	SpaceID   string    `bun:"space_id"`
+	Parents   []string  `bun:"parents,array"`
+	Type      string    `bun:"type"`
+	CreatedBy *string   `bun:"created_by"`
+	CreatedAt time.Time `bun:"created_at"`
+}
+
+// Object is the REST type name of a revision.
+func (Revision) Object() string { return "revision" }
+
+// RevisionPage is a page as one revision holds it.
+type RevisionPage struct {
+	bun.BaseModel `bun:"table:revision_pages,alias:rp"`
+
+	RevisionID  string    `bun:"revision_id,pk"`
+	ID          string    `bun:"page_id,pk"`
+	ParentID    *string   `bun:"parent_id"`
+	Position    int       `bun:"position"`
+	Type        string    `bun:"type"`
+	Title       string    `bun:"title"`
+	Slug        string    `bun:"slug"`
+	Emoji       *string   `bun:"emoji"`
+	Description *string   `bun:"description"`
+	Hidden      bool      `bun:"hidden"`
+	BodySHA256  *string   `bun:"body_sha256"`
+	CreatedAt   time.Time `bun:"created_at"`
+	UpdatedAt   time.Time `bun:"updated_at"`
+}
+
+// Page types.
+const (
+	PageDocument = "document"
+	PageGroup    = "group"
+)
+
+// NewEmptyRevision returns the first revision of a new space.
+func NewEmptyRevision(spaceID string, createdBy *string, now time.Time) *Revision {
+	return &Revision{ID: NewID(), SpaceID: spaceID, Parents: []string{}, Type: "edits", CreatedBy: createdBy, CreatedAt: now}
+}
+
+// GetRevision returns revision id of space spaceID.
+func GetRevision(ctx context.Context, db bun.IDB, spaceID, id string) (*Revision, error) {
+	return selectRow[Revision](ctx, db, "id = ? AND space_id = ?", id, spaceID)
+}
+
+// RevisionPages returns every page of a revision.
+func RevisionPages(ctx context.Context, db bun.IDB, revisionID string) ([]*RevisionPage, error) {
+	return selectRows[RevisionPage](ctx, db, "revision_id = ?", "", revisionID)
+}
+
+// PageBodies returns the markdown of these body digests.
+func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]string, error) {
+	var rows []struct {
+		SHA256   string `bun:"sha256"`
+		Markdown string `bun:"markdown"`
+	}
+	err := db.NewSelect().TableExpr("page_bodies").Column("sha256", "markdown").
+		Where("sha256 IN (?)", bun.List(digests)).Scan(ctx, &rows)
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.SHA256] = r.Markdown
+	}
+	return out, translate(err)
+}
+
+// SaveBody stores a page body and returns its digest (nil for an empty body).
+func SaveBody(ctx context.Context, db bun.IDB, markdown string) (*string, error) {
+	if markdown == "" {
+		return nil, nil
+	}
+	sum := sha256.Sum256([]byte(markdown))
+	digest := hex.EncodeToString(sum[:])
+	_, err := db.NewRaw("INSERT INTO page_bodies (sha256, markdown) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING", digest, markdown).Exec(ctx)
+	return &digest, translate(err)
+}
+
+// CreateRevision inserts rev with its pages.
+func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, pages []*RevisionPage) error {
+	if _, err := db.NewInsert().Model(rev).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	if len(pages) == 0 {
+		return nil
+	}
+	for _, p := range pages {
+		p.RevisionID = rev.ID
+	}
+	_, err := db.NewInsert().Model(&pages).Exec(ctx)
+	return translate(err)
+}
+
+// LockSpace reads space id for update, for the rest of tx.
+func LockSpace(ctx context.Context, tx bun.Tx, id string) (*Space, error) {
+	s := new(Space)
+	err := tx.NewSelect().Model(s).Where("id = ?", id).For("UPDATE").Scan(ctx)
+	return s, translate(err)
+}
+
+// PageTree is a revision's pages with the indexes reads need.
+type PageTree struct {
+	Pages    []*RevisionPage
+	byID     map[string]*RevisionPage
+	children map[string][]*RevisionPage // by parent id; "" is the root
+	paths    map[string]string
+}
+
+// NewPageTree indexes pages.
+func NewPageTree(pages []*RevisionPage) *PageTree {
+	t := &PageTree{Pages: pages, byID: make(map[string]*RevisionPage, len(pages)), children: map[string][]*RevisionPage{}, paths: map[string]string{}}
+	for _, p := range pages {
+		t.byID[p.ID] = p
+		t.children[parentKey(p.ParentID)] = append(t.children[parentKey(p.ParentID)], p)
+	}
+	for _, list := range t.children {
+		slices.SortFunc(list, func(a, b *RevisionPage) int {
+			return cmp.Or(cmp.Compare(a.Position, b.Position), cmp.Compare(a.ID, b.ID))
+		})
+	}
+	var walk func(parent string, prefix string)
+	walk = func(parent, prefix string) {
+		for _, p := range t.children[parent] {
+			path := p.Slug
+			if prefix != "" {
+				path = prefix + "/" + p.Slug
+			}
+			t.paths[p.ID] = path
+			walk(p.ID, path)
+		}
+	}
+	walk("", "")
+	return t
+}
+
+func parentKey(id *string) string {
+	if id == nil {
+		return ""
+	}
+	return *id
+}
+
+// Page returns page id, or nil.
+func (t *PageTree) Page(id string) *RevisionPage { return t.byID[id] }
+
+// Children are the pages under parent (nil: the top level), in order.
+func (t *PageTree) Children(parent *string) []*RevisionPage { return t.children[parentKey(parent)] }
+
+// Path is a page's path in the revision: its slug under its ancestors'.
+func (t *PageTree) Path(id string) string { return t.paths[id] }
+
+// ByPath returns the page at path (surrounding slashes ignored), or nil.
+func (t *PageTree) ByPath(path string) *RevisionPage {
+	path = strings.Trim(path, "/")
+	for id, p := range t.paths {
+		if p == path {
+			return t.byID[id]
+		}
+	}
+	return nil
+}
+
+// Within tells whether page id is ancestor or one of its descendants.
+func (t *PageTree) Within(id, ancestor string) bool {
+	for range len(t.Pages) + 1 {
+		if id == ancestor {
+			return true
+		}
+		p := t.byID[id]
+		if p == nil || p.ParentID == nil {
+			return false
+		}
+		id = *p.ParentID
+	}
+	return false
+}
+
+// Depth is the level of page id: 1 at the top.
+func (t *PageTree) Depth(id string) int {
+	d := 0
+	for p := t.byID[id]; p != nil && d <= len(t.Pages); d++ {
+		if p.ParentID == nil {
+			return d + 1
+		}
+		p = t.byID[*p.ParentID]
+	}
+	return d
+}
+
+// Height is the number of levels of page id's subtree: 1 without pages under it.
+func (t *PageTree) Height(id string) int {
+	h := 0
+	for _, c := range t.children[id] {
+		h = max(h, t.Height(c.ID))
+	}
+	return h + 1
+}
