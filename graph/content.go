@@ -167,10 +167,11 @@ func (r *Resolver) body(ctx context.Context, p *store.RevisionPage) (string, err
 
 // Editing.
 
-// editContent makes a new revision of space spaceID from its current one,
-// with edit applied to a copy of its pages; it returns the new revision and
-// its tree. edit returns the pages of the new revision.
-func (r *Resolver) editContent(ctx context.Context, spaceID string, edit func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error)) (*store.Revision, *store.PageTree, error) {
+// editContent makes a new revision from the current content of space
+// spaceID — or of its change request crID, when not nil — with edit applied
+// to a copy of its pages, and makes it that content; it returns the new
+// revision and its tree. edit returns the pages of the new revision.
+func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string, edit func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error)) (*store.Revision, *store.PageTree, error) {
 	s, err := r.space(ctx, spaceID)
 	if err != nil {
 		return nil, nil, err
@@ -193,7 +194,18 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, edit func(t 
 		if s.EditMode == "locked" {
 			return Conflict("the space is locked: its content cannot be edited (set editMode to live first)")
 		}
-		current, err := store.RevisionPages(ctx, tx, s.RevisionID)
+		from := s.RevisionID
+		var cr *store.ChangeRequest
+		if crID != nil {
+			if cr, err = r.lockedChangeRequest(ctx, tx, s.ID, *crID); err != nil {
+				return err
+			}
+			if cr.Status == store.CRMerged || cr.Status == store.CRArchived {
+				return Conflict("change request #%d is %s: its content cannot change", cr.Number, cr.Status)
+			}
+			from = cr.Revision
+		}
+		current, err := store.RevisionPages(ctx, tx, from)
 		if err != nil {
 			return err
 		}
@@ -205,13 +217,20 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, edit func(t 
 		if pages, err = edit(store.NewPageTree(pages), pages); err != nil {
 			return err
 		}
-		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{s.RevisionID}, Type: "edits",
+		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{from}, Type: "edits",
 			CreatedBy: &caller.User.ID, CreatedAt: r.now()}
 		if err := store.CreateRevision(ctx, tx, rev, pages); err != nil {
 			return err
 		}
-		s.RevisionID, s.UpdatedAt = rev.ID, r.now()
 		tree = store.NewPageTree(pages)
+		if cr != nil {
+			cr.Revision, cr.UpdatedAt = rev.ID, r.now()
+			if err := store.UpdateChangeRequest(ctx, tx, cr, "revision"); err != nil {
+				return err
+			}
+			return store.AddContributor(ctx, tx, cr.ID, caller.User.ID)
+		}
+		s.RevisionID, s.UpdatedAt = rev.ID, r.now()
 		return store.UpdateSpace(ctx, tx, s, "revision_id")
 	})
 	return rev, tree, err
@@ -222,7 +241,7 @@ func pageNode(rev *store.Revision, t *store.PageTree, id string) *model.PageNode
 	return &model.PageNode{RevisionPage: t.Page(id), Revision: rev, Tree: t}
 }
 
-func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, input model.CreatePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID *string, input model.CreatePageInput) (*model.PageNode, error) {
 	if err := checkLength("title", input.Title, 1, maxPageTitle); err != nil {
 		return nil, err
 	}
@@ -250,7 +269,7 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, input
 	if page.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
 		return nil, err
 	}
-	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
 		if err := checkParent(t, parent, ""); err != nil {
 			return nil, err
 		}
@@ -267,7 +286,7 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, input
 	return pageNode(rev, t, page.ID), nil
 }
 
-func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID, pageID string, input model.UpdatePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.UpdatePageInput) (*model.PageNode, error) {
 	var digest *string
 	markdown, markdownSet := input.Markdown.ValueOK()
 	if markdownSet {
@@ -282,7 +301,7 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID, pageID strin
 			return nil, err
 		}
 	}
-	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
 		page := t.Page(pageID)
 		if page == nil {
 			return nil, NotFound("page")
@@ -317,10 +336,10 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID, pageID strin
 	return pageNode(rev, t, pageID), nil
 }
 
-func (r *mutationResolver) MovePage(ctx context.Context, spaceID, pageID string, input model.MovePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.MovePageInput) (*model.PageNode, error) {
 	parent, parentSet := input.Parent.ValueOK()
 	position, _ := input.Position.ValueOK()
-	rev, t, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
 		page := t.Page(pageID)
 		if page == nil {
 			return nil, NotFound("page")
@@ -346,9 +365,9 @@ func (r *mutationResolver) MovePage(ctx context.Context, spaceID, pageID string,
 	return pageNode(rev, t, pageID), nil
 }
 
-func (r *mutationResolver) DeletePage(ctx context.Context, spaceID, pageID string) (bool, error) {
+func (r *mutationResolver) DeletePage(ctx context.Context, spaceID string, crID *string, pageID string) (bool, error) {
 	found := false
-	_, _, err := r.editContent(ctx, spaceID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	_, _, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
 		if t.Page(pageID) == nil {
 			return nil, errNoPage
 		}

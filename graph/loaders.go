@@ -44,6 +44,10 @@ type Loaders struct {
 	// page body's markdown, by digest.
 	PageTree *dataloader.Loader[string, *store.PageTree]
 	PageBody *dataloader.Loader[string, string]
+	// ChangeRequestCounts counts the change requests of an organization's
+	// spaces (space id → status → count), keyed by the organization: every
+	// space of a list shares one key, so one query serves them all.
+	ChangeRequestCounts *dataloader.Loader[string, map[string]map[string]int]
 	// OrgAccess decides roles on an organization's content (access.go).
 	OrgAccess *dataloader.Loader[string, *orgAccess]
 
@@ -136,6 +140,9 @@ func NewLoaders(db *store.DB) *Loaders {
 		}),
 		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
 			return store.PageBodies(ctx, db, digests)
+		}),
+		ChangeRequestCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
+			return store.ChangeRequestCounts(ctx, db, ids)
 		}),
 		OrgAccess: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*orgAccess, error) {
 			out := make(map[string]*orgAccess, len(ids))

@@ -230,13 +230,30 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 	return u, nil
 }
 
-// The change request and comment counts are real counts of rows that do not
-// exist yet: comments and change requests arrive with their issues.
-func (r *spaceResolver) Comments(context.Context, *store.Space) (int, error)           { return 0, nil }
-func (r *spaceResolver) ChangeRequests(context.Context, *store.Space) (int, error)     { return 0, nil }
-func (r *spaceResolver) ChangeRequestsOpen(context.Context, *store.Space) (int, error) { return 0, nil }
-func (r *spaceResolver) ChangeRequestsDraft(context.Context, *store.Space) (int, error) {
-	return 0, nil
+// Comments arrive with their issue: a space has none until then.
+func (r *spaceResolver) Comments(context.Context, *store.Space) (int, error) { return 0, nil }
+
+// ChangeRequests counts the space's change requests that are open or drafts;
+// the two others count each status.
+func (r *spaceResolver) ChangeRequests(ctx context.Context, s *store.Space) (int, error) {
+	counts, err := r.changeRequestCounts(ctx, s)
+	return counts[store.CROpen] + counts[store.CRDraft], err
+}
+
+func (r *spaceResolver) ChangeRequestsOpen(ctx context.Context, s *store.Space) (int, error) {
+	counts, err := r.changeRequestCounts(ctx, s)
+	return counts[store.CROpen], err
+}
+
+func (r *spaceResolver) ChangeRequestsDraft(ctx context.Context, s *store.Space) (int, error) {
+	counts, err := r.changeRequestCounts(ctx, s)
+	return counts[store.CRDraft], err
+}
+
+// changeRequestCounts counts s's change requests by status.
+func (r *spaceResolver) changeRequestCounts(ctx context.Context, s *store.Space) (map[string]int, error) {
+	byOrg, err := r.loaders(ctx).ChangeRequestCounts.Load(ctx, s.OrganizationID)()
+	return byOrg[s.ID], err
 }
 
 func (r *spaceResolver) Permissions(ctx context.Context, s *store.Space) (*model.SpacePermissions, error) {

@@ -42,6 +42,11 @@ var routeNeeds = map[string]string{
 	"getCurrentRevision": "read", "listPages": "read", "getPageById": "read", "getPageByPath": "read",
 	"getRevisionById": "read", "listPagesInRevisionById": "read", "getPageInRevisionById": "read", "getPageInRevisionByPath": "read",
 
+	"listChangeRequestsForSpace": "read", "getChangeRequestById": "read", "getRevisionOfChangeRequestById": "read",
+	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
+	"listChangeRequestsForOrganization": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
+	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
+
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
 	"duplicateSpace": "create", "restoreSpace": "admin", "moveSpace": "admin", "transferSpace": "admin",
 
@@ -123,16 +128,19 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	invite := do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`, http.StatusCreated).String("id")
 	page, pagePath, revision := createPage(t, owner, space, "Getting started", "# Hello")
+	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 
 	return &matrixFixture{
 		users: users,
 		ids: map[string]string{
 			"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": section, "siteSectionGroupId": group,
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
-			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision,
+			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr,
 		},
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,
+			"createChangeRequest":                 `{"subject":"More"}`,
+			"updateChangeRequestById":             `{"subject":"Renamed"}`,
 			"updateOrganizationById":              `{"title":"Renamed"}`,
 			"updateOrganizationAgentInstructions": `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 			"updateMemberInOrganizationById":      `{"role":"edit"}`,
@@ -338,4 +346,17 @@ func createPage(t *testing.T, u *resttest.User, space, title, markdown string) (
 	}
 	revision = u.Do("GET", "/v1/spaces/"+space+"/content", nil).Expect(http.StatusOK).String("id")
 	return data.CreatePage.ID, data.CreatePage.Path, revision
+}
+
+// openChangeRequest opens a change request on a space that edits page, and
+// returns its id.
+func openChangeRequest(t *testing.T, u *resttest.User, space, subject, page string) string {
+	t.Helper()
+	id := u.Do("POST", "/v1/spaces/"+space+"/change-requests", map[string]any{"subject": subject}).Expect(http.StatusCreated).String("id")
+	out := u.GraphQL(`mutation($s: ID!, $cr: ID, $p: ID!) { updatePage(spaceId: $s, changeRequestId: $cr, pageId: $p, input: {markdown: "# Hello, edited"}) { id } }`,
+		map[string]any{"s": space, "cr": id, "p": page})
+	if len(out.Errors) > 0 {
+		t.Fatalf("updatePage in a change request: %+v", out.Errors)
+	}
+	return id
 }

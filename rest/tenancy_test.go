@@ -32,6 +32,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
 	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
+	cr := openChangeRequest(t, victim, space, "Secret edit", page)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
@@ -45,7 +46,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
-		"pageId": page, "pagePath": pagePath, "revisionId": revision,
+		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -72,6 +73,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,
 		"createOrganizationInvite":            `{"role":"admin"}`,
 		"createCollection":                    `{"title":"Planted"}`,
+		"createChangeRequest":                 `{"subject":"Planted"}`,
+		"updateChangeRequestById":             `{"subject":"Pwned"}`,
 		"updateCollectionById":                `{"title":"Pwned"}`,
 		"moveCollection":                      `{"parent":null,"position":{"before":{"type":"space","space":"` + space + `"}}}`,
 		"transferCollection":                  `{"organization":"` + eveOrg + `"}`,
@@ -101,7 +104,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
-			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
+			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

@@ -39,6 +39,20 @@ type AgentInstructionsURLs struct {
 	Location string `json:"location"`
 }
 
+// A page of change requests.
+type ChangeRequestList struct {
+	Items    []*store.ChangeRequest `json:"items"`
+	Count    int                    `json:"count"`
+	Next     *ListNext              `json:"next,omitempty"`
+	PageInfo *PageInfo              `json:"pageInfo"`
+}
+
+// Addresses of a change request.
+type ChangeRequestURLs struct {
+	App      string `json:"app"`
+	Location string `json:"location"`
+}
+
 // A page of collections.
 type CollectionList struct {
 	Items    []*store.Collection `json:"items"`
@@ -78,6 +92,13 @@ type ContentPointer struct {
 type ContentPosition struct {
 	Before graphql.Omittable[*ContentPointer] `json:"before,omitempty"`
 	After  graphql.Omittable[*ContentPointer] `json:"after,omitempty"`
+}
+
+type CreateChangeRequestInput struct {
+	// At most 100 characters.
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// A JSON document.
+	Description graphql.Omittable[map[string]any] `json:"description,omitempty"`
 }
 
 type CreateCollectionInput struct {
@@ -245,6 +266,14 @@ type MemberTeamList struct {
 	Count    int           `json:"count"`
 	Next     *ListNext     `json:"next,omitempty"`
 	PageInfo *PageInfo     `json:"pageInfo"`
+}
+
+// What merging, or bringing up to date, made.
+type MergeResult struct {
+	// The revision made: the space's new content (merge), or the change request's (update).
+	Revision string `json:"revision"`
+	// `merge` or `update`.
+	Result string `json:"result"`
 }
 
 // Where to move a space or collection: into `parent` (a collection id; null
@@ -659,6 +688,14 @@ type UpdateAgentInstructionsInput struct {
 	Instructions Document `json:"instructions"`
 }
 
+type UpdateChangeRequestInput struct {
+	// At most 100 characters.
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// A JSON document; null removes it.
+	Description graphql.Omittable[map[string]any]            `json:"description,omitempty"`
+	Status      graphql.Omittable[*ChangeRequestInputStatus] `json:"status,omitempty"`
+}
+
 type UpdateCollectionInput struct {
 	// At most 50 characters.
 	Title graphql.Omittable[*string] `json:"title,omitempty"`
@@ -879,6 +916,125 @@ func (e *BillingTrialStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e BillingTrialStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The statuses a change request can be given.
+type ChangeRequestInputStatus string
+
+const (
+	ChangeRequestInputStatusDraft    ChangeRequestInputStatus = "draft"
+	ChangeRequestInputStatusOpen     ChangeRequestInputStatus = "open"
+	ChangeRequestInputStatusArchived ChangeRequestInputStatus = "archived"
+)
+
+var AllChangeRequestInputStatus = []ChangeRequestInputStatus{
+	ChangeRequestInputStatusDraft,
+	ChangeRequestInputStatusOpen,
+	ChangeRequestInputStatusArchived,
+}
+
+func (e ChangeRequestInputStatus) IsValid() bool {
+	switch e {
+	case ChangeRequestInputStatusDraft, ChangeRequestInputStatusOpen, ChangeRequestInputStatusArchived:
+		return true
+	}
+	return false
+}
+
+func (e ChangeRequestInputStatus) String() string {
+	return string(e)
+}
+
+func (e *ChangeRequestInputStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ChangeRequestInputStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ChangeRequestInputStatus", str)
+	}
+	return nil
+}
+
+func (e ChangeRequestInputStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ChangeRequestInputStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ChangeRequestInputStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a change request stands.
+type ChangeRequestStatus string
+
+const (
+	ChangeRequestStatusDraft    ChangeRequestStatus = "draft"
+	ChangeRequestStatusOpen     ChangeRequestStatus = "open"
+	ChangeRequestStatusArchived ChangeRequestStatus = "archived"
+	// Merged into the space's content: set by merging only.
+	ChangeRequestStatusMerged ChangeRequestStatus = "merged"
+)
+
+var AllChangeRequestStatus = []ChangeRequestStatus{
+	ChangeRequestStatusDraft,
+	ChangeRequestStatusOpen,
+	ChangeRequestStatusArchived,
+	ChangeRequestStatusMerged,
+}
+
+func (e ChangeRequestStatus) IsValid() bool {
+	switch e {
+	case ChangeRequestStatusDraft, ChangeRequestStatusOpen, ChangeRequestStatusArchived, ChangeRequestStatusMerged:
+		return true
+	}
+	return false
+}
+
+func (e ChangeRequestStatus) String() string {
+	return string(e)
+}
+
+func (e *ChangeRequestStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ChangeRequestStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ChangeRequestStatus", str)
+	}
+	return nil
+}
+
+func (e ChangeRequestStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ChangeRequestStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ChangeRequestStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,424 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Change requests: branches of a space's content. Readers of the space see
+// them; editors open, edit, update and merge them. Numbers are assigned
+// under the space's row lock (no gaps, no duplicates); merge and update run
+// under the same lock, so two merges land one after the other, the second
+// merging onto the first's result or reporting a conflict.
+
+const maxChangeRequestSubject = 100
+
+func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id string) (*store.ChangeRequest, error) {
+	cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("change request")
+	}
+	return cr, err
+}
+
+// crFilter reads the filters of a change request list.
+func crFilter(status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) store.ChangeRequestFilter {
+	f := store.ChangeRequestFilter{Status: store.CROpen, Creator: creator, Contributor: contributor,
+		NoneMatch: requestedReviewer != nil || cluster != nil}
+	if status != nil {
+		f.Status = string(*status)
+	}
+	return f
+}
+
+func (r *spaceResolver) ChangeRequestList(ctx context.Context, s *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
+	return r.changeRequestList(ctx, []string{s.ID}, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
+}
+
+func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
+	// SECURITY: the change requests of the spaces the caller can read.
+	g, err := callerGrantee(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !g.member {
+		return nil, NotFound("organization")
+	}
+	a, err := r.access(ctx, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	var spaces []string
+	for _, s := range a.Spaces {
+		if s.Live && a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel) != "" {
+			spaces = append(spaces, s.ID)
+		}
+	}
+	return r.changeRequestList(ctx, spaces, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
+}
+
+func (r *Resolver) changeRequestList(ctx context.Context, spaces []string, page *string, limit *int, f store.ChangeRequestFilter) (*model.ChangeRequestList, error) {
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := store.ListChangeRequests(ctx, r.DB, spaces, f, p)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, func(cr *store.ChangeRequest) store.Keyset { return store.Keyset{Time: cr.CreatedAt, ID: cr.ID} })
+	return &model.ChangeRequestList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+type changeRequestResolver struct{ *Resolver }
+
+var _ generated.ChangeRequestResolver = (*changeRequestResolver)(nil)
+
+func (r *Resolver) ChangeRequest() generated.ChangeRequestResolver { return &changeRequestResolver{r} }
+
+func (r *changeRequestResolver) Status(_ context.Context, cr *store.ChangeRequest) (model.ChangeRequestStatus, error) {
+	return model.ChangeRequestStatus(cr.Status), nil
+}
+
+func (r *changeRequestResolver) Description(_ context.Context, cr *store.ChangeRequest) (map[string]any, error) {
+	if len(cr.Description) == 0 || string(cr.Description) == "null" {
+		return nil, nil
+	}
+	var doc map[string]any
+	return doc, json.Unmarshal(cr.Description, &doc)
+}
+
+func (r *changeRequestResolver) CreatedBy(ctx context.Context, cr *store.ChangeRequest) (*store.User, error) {
+	if cr.CreatedBy == nil {
+		return nil, nil
+	}
+	return r.loaders(ctx).User.Load(ctx, *cr.CreatedBy)()
+}
+
+func (r *changeRequestResolver) Space(_ context.Context, cr *store.ChangeRequest) (string, error) {
+	return cr.SpaceID, nil
+}
+
+// Comments counts open comments: comments arrive with their issue, so none.
+func (r *changeRequestResolver) Comments(context.Context, *store.ChangeRequest) (int, error) {
+	return 0, nil
+}
+
+func (r *changeRequestResolver) Outdated(ctx context.Context, cr *store.ChangeRequest) (bool, error) {
+	if cr.Status == store.CRMerged {
+		return false, nil
+	}
+	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
+	if err != nil {
+		return false, err
+	}
+	return s.RevisionID != cr.Base(), nil
+}
+
+func (r *changeRequestResolver) ConversationsIssuesCluster(context.Context, *store.ChangeRequest) (*string, error) {
+	return nil, nil
+}
+
+func (r *changeRequestResolver) Urls(_ context.Context, cr *store.ChangeRequest) (*model.ChangeRequestURLs, error) {
+	space := pathEscape(cr.SpaceID)
+	return &model.ChangeRequestURLs{
+		App:      r.URLs.App("/s/" + space + "/~/changes/" + strconv.Itoa(cr.Number)),
+		Location: r.URLs.API("/v1/spaces/" + space + "/change-requests/" + pathEscape(cr.ID)),
+	}, nil
+}
+
+func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest) (*store.Revision, error) {
+	return store.GetRevision(ctx, r.DB, cr.SpaceID, cr.Revision)
+}
+
+// editableSpace reads a space the caller may edit.
+func (r *Resolver) editableSpace(ctx context.Context, spaceID string) (*store.Space, error) {
+	s, err := r.space(ctx, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: change requests are opened, edited and merged by editors.
+	return s, r.requireSpaceRole(ctx, s, store.RoleEdit)
+}
+
+// lockedChangeRequest reads change request ref (id or number) of spaceID
+// for update.
+func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, ref string) (*store.ChangeRequest, error) {
+	cr, err := store.GetChangeRequest(ctx, tx, spaceID, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("change request")
+	} else if err != nil {
+		return nil, err
+	}
+	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
+}
+
+// document checks a JSON document given as a change request's description.
+func document(field string, v map[string]any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if v["object"] != "document" {
+		return nil, Invalid(field, `must be a document: {"object": "document", "nodes": [...]}`)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil || len(raw) > 1<<20 {
+		return nil, Invalid(field, "must be a JSON document of at most 1 MB")
+	}
+	return raw, nil
+}
+
+func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID string, input model.CreateChangeRequestInput) (*store.ChangeRequest, error) {
+	if _, err := r.editableSpace(ctx, spaceID); err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	subject := ""
+	if v, _ := input.Subject.ValueOK(); v != nil {
+		subject = strings.TrimSpace(*v)
+	}
+	if err := checkLength("subject", subject, 0, maxChangeRequestSubject); err != nil {
+		return nil, err
+	}
+	desc, _ := input.Description.ValueOK()
+	description, err := document("description", desc)
+	if err != nil {
+		return nil, err
+	}
+	var cr *store.ChangeRequest
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		s, err := store.LockSpace(ctx, tx, spaceID)
+		if err != nil {
+			return err
+		}
+		if s.DeletedAt != nil {
+			return NotFound("space")
+		}
+		number, err := store.NextChangeRequestNumber(ctx, tx, s.ID)
+		if err != nil {
+			return err
+		}
+		now := r.now()
+		cr = &store.ChangeRequest{ID: store.NewID(), SpaceID: s.ID, Number: number, Status: store.CROpen, Subject: subject,
+			Description: description, CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
+			RevisionInitial: s.RevisionID, Revision: s.RevisionID}
+		return store.CreateChangeRequest(ctx, tx, cr)
+	})
+	return cr, err
+}
+
+func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error) {
+	if _, err := r.editableSpace(ctx, spaceID); err != nil {
+		return nil, err
+	}
+	var cr *store.ChangeRequest
+	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if cr, err = r.lockedChangeRequest(ctx, tx, spaceID, ref); err != nil {
+			return err
+		}
+		p := &patch{}
+		setRequired(p, "subject", "subject", input.Subject, &cr.Subject, length("subject", 0, maxChangeRequestSubject))
+		var status *model.ChangeRequestInputStatus
+		setOptional(p, "status", "status", input.Status, &status, nil)
+		if p.err != nil {
+			return p.err
+		}
+		if status != nil {
+			if cr.Status == store.CRMerged {
+				return Conflict("change request #%d is merged: its status cannot change", cr.Number)
+			}
+			cr.Status = string(*status)
+		} else if input.Status.IsSet() {
+			return Invalid("status", "must not be null")
+		}
+		if desc, set := input.Description.ValueOK(); set {
+			if cr.Description, err = document("description", desc); err != nil {
+				return err
+			}
+			p.columns = append(p.columns, "description")
+		}
+		if !p.changed() {
+			return nil
+		}
+		cr.UpdatedAt = r.now()
+		return store.UpdateChangeRequest(ctx, tx, cr, p.columns...)
+	})
+	return cr, err
+}
+
+func (r *mutationResolver) MergeChangeRequest(ctx context.Context, spaceID, ref string) (*model.MergeResult, error) {
+	return r.mergeBranch(ctx, spaceID, ref, true)
+}
+
+func (r *mutationResolver) UpdateChangeRequestFromMain(ctx context.Context, spaceID, ref string) (*model.MergeResult, error) {
+	return r.mergeBranch(ctx, spaceID, ref, false)
+}
+
+// mergeBranch merges change request ref into the space's content (intoMain),
+// or the space's content into the change request (!intoMain).
+func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMain bool) (*model.MergeResult, error) {
+	space, err := r.editableSpace(ctx, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	var out *model.MergeResult
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		s, err := store.LockSpace(ctx, tx, spaceID)
+		if err != nil {
+			return err
+		}
+		if s.EditMode == "locked" && intoMain {
+			return Conflict("the space is locked: nothing can be merged into it")
+		}
+		cr, err := r.lockedChangeRequest(ctx, tx, s.ID, ref)
+		if err != nil {
+			return err
+		}
+		if cr.Status == store.CRMerged || cr.Status == store.CRArchived {
+			return Conflict("change request #%d is %s", cr.Number, cr.Status)
+		}
+		if intoMain {
+			if err := r.checkMergeRules(ctx, tx, space, s, cr, caller.User.ID); err != nil {
+				return err
+			}
+		}
+		base, main, branch := cr.Base(), s.RevisionID, cr.Revision
+		if !intoMain && main == base {
+			out = &model.MergeResult{Revision: cr.Revision, Result: "update"} // already up to date
+			return nil
+		}
+		merged, err := r.merge(ctx, tx, base, main, branch)
+		if err != nil {
+			return err
+		}
+		now := r.now()
+		rev := &store.Revision{ID: store.NewID(), SpaceID: s.ID, CreatedBy: &caller.User.ID, CreatedAt: now}
+		if intoMain {
+			rev.Type, rev.Parents = "merge", []string{main, branch}
+		} else {
+			rev.Type, rev.Parents = "update", []string{branch, main}
+		}
+		if err := store.CreateRevision(ctx, tx, rev, merged); err != nil {
+			return err
+		}
+		cr.UpdatedAt = now
+		if intoMain {
+			s.RevisionID, s.UpdatedAt = rev.ID, now
+			if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {
+				return err
+			}
+			cr.Status, cr.RevisionMerged = store.CRMerged, &rev.ID
+			out = &model.MergeResult{Revision: rev.ID, Result: "merge"}
+			return store.UpdateChangeRequest(ctx, tx, cr, "status", "revision_merged")
+		}
+		cr.Revision, cr.RevisionMergedAncestor = rev.ID, &main
+		out = &model.MergeResult{Revision: rev.ID, Result: "update"}
+		return store.UpdateChangeRequest(ctx, tx, cr, "revision", "revision_merged_ancestor")
+	})
+	return out, err
+}
+
+// merge three-way merges the pages of revisions ours and theirs, from base:
+// the pages of the result, or a 409 naming the pages in conflict.
+func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs string) ([]*store.RevisionPage, error) {
+	var sets [3][]*store.RevisionPage
+	var digests []string
+	for i, id := range []string{base, ours, theirs} {
+		pages, err := store.RevisionPages(ctx, tx, id)
+		if err != nil {
+			return nil, err
+		}
+		sets[i] = pages
+		for _, p := range pages {
+			if p.BodySHA256 != nil {
+				digests = append(digests, *p.BodySHA256)
+			}
+		}
+	}
+	bodies, err := store.PageBodies(ctx, tx, slices.Compact(slices.Sorted(slices.Values(digests))))
+	if err != nil {
+		return nil, err
+	}
+	res := mergeContent(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
+	if len(res.conflicts) > 0 {
+		titles := make([]string, 0, len(res.conflicts))
+		for _, id := range res.conflicts {
+			titles = append(titles, pageLabel(sets, id))
+		}
+		return nil, Conflict("conflicting changes to %d page(s): %s", len(titles), strings.Join(titles, ", "))
+	}
+	for id, text := range res.bodies {
+		digest, err := store.SaveBody(ctx, tx, text)
+		if err != nil {
+			return nil, err
+		}
+		i := slices.IndexFunc(res.pages, func(p *store.RevisionPage) bool { return p.ID == id })
+		res.pages[i].BodySHA256 = digest
+	}
+	return res.pages, nil
+}
+
+// pageLabel names a page of a merge for an error: its title and id.
+func pageLabel(sets [3][]*store.RevisionPage, id string) string {
+	for _, set := range sets {
+		if i := slices.IndexFunc(set, func(p *store.RevisionPage) bool { return p.ID == id }); i >= 0 {
+			return strconv.Quote(set[i].Title) + " (" + id + ")"
+		}
+	}
+	return id
+}
+
+// checkMergeRules checks the merge rules that apply to the space (its own,
+// or its organization's when it inherits), unless the caller may bypass them.
+func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locked *store.Space, cr *store.ChangeRequest, callerID string) error {
+	rules := space.MergeRules
+	if rules.Type == store.MergeRulesInherit {
+		org, err := store.GetOrganization(ctx, tx, space.OrganizationID)
+		if err != nil {
+			return err
+		}
+		rules = org.MergeRules
+	}
+	if rules.Type != store.MergeRulesRules {
+		return nil
+	}
+	for _, rule := range rules.Rules {
+		if rule.Rule == "allow_bypass" && slices.Contains(rule.Users, callerID) {
+			return nil
+		}
+	}
+	for _, rule := range rules.Rules {
+		switch rule.Rule {
+		case "allow_bypass":
+		case "require_up_to_date_change_request":
+			if locked.RevisionID != cr.Base() {
+				return Conflict("merge rule require_up_to_date_change_request: the space's content moved since the change request's base; update it first")
+			}
+		case "require_change_request_subject":
+			if strings.TrimSpace(cr.Subject) == "" {
+				return Conflict("merge rule require_change_request_subject: give the change request a subject first")
+			}
+		case "require_change_request_description":
+			if len(cr.Description) == 0 {
+				return Conflict("merge rule require_change_request_description: give the change request a description first")
+			}
+		default:
+			// Reviews, agent reviews and custom expressions cannot pass yet:
+			// there is no way to review a change request.
+			return Conflict("merge rule %s cannot be satisfied: change requests cannot be reviewed yet", rule.Rule)
+		}
+	}
+	return nil
+}

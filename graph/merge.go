@@ -1,0 +1,265 @@
+package graph
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// Three-way merges of content, for merging a change request into main and
+// bringing one up to date with main. The page tree merges by page id, field
+// by field (a page moved on one side and edited on the other keeps both);
+// bodies merge by lines (diff3). Changes on both sides to the same field or
+// the same lines, a page deleted on one side and changed on the other, and
+// a page added under one deleted elsewhere are conflicts, named by page.
+
+// mergeResult is the outcome of mergeContent.
+type mergeResult struct {
+	pages []*store.RevisionPage
+	// bodies holds the merged markdown of pages whose body was merged from
+	// both sides (their BodySHA256 is to be set once saved).
+	bodies map[string]string
+	// conflicts lists the ids of the pages in conflict, sorted.
+	conflicts []string
+}
+
+// mergeContent merges ours and theirs, two descendants of base. body gives a
+// page's markdown.
+func mergeContent(base, ours, theirs []*store.RevisionPage, body func(*store.RevisionPage) string) mergeResult {
+	index := func(pages []*store.RevisionPage) map[string]*store.RevisionPage {
+		m := make(map[string]*store.RevisionPage, len(pages))
+		for _, p := range pages {
+			m[p.ID] = p
+		}
+		return m
+	}
+	b, o, t := index(base), index(ours), index(theirs)
+	ids := map[string]bool{}
+	for _, m := range []map[string]*store.RevisionPage{b, o, t} {
+		for id := range m {
+			ids[id] = true
+		}
+	}
+	res := mergeResult{bodies: map[string]string{}}
+	conflict := map[string]bool{}
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		bp, op, tp := b[id], o[id], t[id]
+		switch {
+		case bp == nil && op != nil && tp != nil: // added on both sides (same id): only if identical
+			if !samePage(op, tp, body) {
+				conflict[id] = true
+			}
+			res.pages = append(res.pages, clonePage(op))
+		case bp == nil && op != nil:
+			res.pages = append(res.pages, clonePage(op))
+		case bp == nil && tp != nil:
+			res.pages = append(res.pages, clonePage(tp))
+		case op == nil && tp == nil: // deleted on both sides
+		case op == nil: // deleted in ours: a conflict if theirs changed it
+			if !samePage(bp, tp, body) {
+				conflict[id] = true
+			}
+		case tp == nil:
+			if !samePage(bp, op, body) {
+				conflict[id] = true
+			}
+		default:
+			merged, ok := mergePage(bp, op, tp)
+			if !ok {
+				conflict[id] = true
+			}
+			bb, ob, tb := body(bp), body(op), body(tp)
+			switch {
+			case ob == bb:
+				merged.BodySHA256 = tp.BodySHA256
+			case tb == bb || tb == ob:
+				merged.BodySHA256 = op.BodySHA256
+			default:
+				text, ok := mergeLines(bb, ob, tb)
+				if !ok {
+					conflict[id] = true
+				}
+				res.bodies[id] = text
+			}
+			res.pages = append(res.pages, merged)
+		}
+	}
+	// Every parent must survive, and no page may end up below itself.
+	kept := map[string]*store.RevisionPage{}
+	for _, p := range res.pages {
+		kept[p.ID] = p
+	}
+	for _, p := range res.pages {
+		if p.ParentID != nil && kept[*p.ParentID] == nil {
+			conflict[*p.ParentID] = true
+			conflict[p.ID] = true
+		}
+		seen := 0
+		for q := p; q != nil && q.ParentID != nil; q = kept[*q.ParentID] {
+			if seen++; seen > len(res.pages) || *q.ParentID == p.ID {
+				conflict[p.ID] = true
+				break
+			}
+		}
+	}
+	res.conflicts = slices.Sorted(maps.Keys(conflict))
+	fixSlugs(res.pages)
+	return res
+}
+
+// mergePage merges the tree attributes of a page changed on both sides;
+// false when one attribute was changed differently on both.
+func mergePage(b, o, t *store.RevisionPage) (*store.RevisionPage, bool) {
+	m := clonePage(o)
+	ok := true
+	pick := func(base, ours, theirs string) string {
+		v, good := merge3(base, ours, theirs)
+		ok = ok && good
+		return v
+	}
+	m.ParentID = optional(pick(str(b.ParentID), str(o.ParentID), str(t.ParentID)))
+	m.Type = pick(b.Type, o.Type, t.Type)
+	m.Title = pick(b.Title, o.Title, t.Title)
+	m.Slug = pick(b.Slug, o.Slug, t.Slug)
+	m.Emoji = optional(pick(str(b.Emoji), str(o.Emoji), str(t.Emoji)))
+	m.Description = optional(pick(str(b.Description), str(o.Description), str(t.Description)))
+	hidden, good := merge3(b.Hidden, o.Hidden, t.Hidden)
+	ok = ok && good
+	m.Hidden = hidden
+	// Positions only order siblings: theirs wins a disagreement.
+	m.Position, _ = merge3(b.Position, o.Position, t.Position)
+	if m.Position != o.Position && m.Position != t.Position {
+		m.Position = t.Position
+	}
+	m.UpdatedAt = maxTime(o, t)
+	return m, ok
+}
+
+// merge3 merges one value changed on up to two sides; false when both sides
+// changed it differently (ours is kept then).
+func merge3[T comparable](base, ours, theirs T) (T, bool) {
+	switch {
+	case ours == theirs, theirs == base:
+		return ours, true
+	case ours == base:
+		return theirs, true
+	}
+	return ours, false
+}
+
+// mergeLines merges two edits of text by lines (diff3); false when both
+// sides changed the same lines differently (the text is then ours).
+func mergeLines(base, ours, theirs string) (string, bool) {
+	o, a, b := splitLines(base), splitLines(ours), splitLines(theirs)
+	ma, mb := lineMatches(o, a), lineMatches(o, b)
+	var out []string
+	lo, la, lb := 0, 0, 0
+	for lo < len(o) || la < len(a) || lb < len(b) {
+		// A run of base lines kept in place on both sides.
+		k := 0
+		for lo+k < len(o) && ma[lo+k] == la+k && mb[lo+k] == lb+k {
+			k++
+		}
+		if k > 0 {
+			out = append(out, o[lo:lo+k]...)
+			lo, la, lb = lo+k, la+k, lb+k
+			continue
+		}
+		// Up to the next base line both sides still have.
+		i := lo
+		for i < len(o) && (ma[i] < la || mb[i] < lb) {
+			i++
+		}
+		ea, eb := len(a), len(b)
+		if i < len(o) {
+			ea, eb = ma[i], mb[i]
+		}
+		oc, ac, bc := o[lo:i], a[la:ea], b[lb:eb]
+		switch {
+		case slices.Equal(ac, oc):
+			out = append(out, bc...)
+		case slices.Equal(bc, oc), slices.Equal(ac, bc):
+			out = append(out, ac...)
+		default:
+			return ours, false
+		}
+		lo, la, lb = i, ea, eb
+	}
+	return strings.Join(out, "\n"), true
+}
+
+// lineMatches maps each line of base to the line of other it matches in a
+// longest matching alignment, or -1.
+func lineMatches(base, other []string) []int {
+	m := make([]int, len(base))
+	for i := range m {
+		m[i] = -1
+	}
+	matcher := difflib.NewMatcherWithJunk(base, other, false, nil)
+	for _, blk := range matcher.GetMatchingBlocks() {
+		for k := range blk.Size {
+			m[blk.A+k] = blk.B + k
+		}
+	}
+	return m
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+// fixSlugs makes slugs unique among siblings again (pages added on both
+// sides may share one): later pages, by id, get a suffix.
+func fixSlugs(pages []*store.RevisionPage) {
+	slices.SortFunc(pages, func(a, b *store.RevisionPage) int { return cmp.Compare(a.ID, b.ID) })
+	taken := map[string][]string{}
+	for _, p := range pages {
+		key := str(p.ParentID)
+		p.Slug = uniquePath(p.Slug, taken[key])
+		taken[key] = append(taken[key], p.Slug)
+	}
+}
+
+// samePage tells whether two versions of a page are the same in every
+// attribute and body (positions aside: they only order siblings).
+func samePage(a, b *store.RevisionPage, body func(*store.RevisionPage) string) bool {
+	return str(a.ParentID) == str(b.ParentID) && a.Type == b.Type && a.Title == b.Title && a.Slug == b.Slug &&
+		str(a.Emoji) == str(b.Emoji) && str(a.Description) == str(b.Description) && a.Hidden == b.Hidden &&
+		body(a) == body(b)
+}
+
+func clonePage(p *store.RevisionPage) *store.RevisionPage {
+	c := *p
+	return &c
+}
+
+// str and optional convert between optional strings and "" for absent.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func maxTime(a, b *store.RevisionPage) time.Time {
+	if a.UpdatedAt.After(b.UpdatedAt) {
+		return a.UpdatedAt
+	}
+	return b.UpdatedAt
+}

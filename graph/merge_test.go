@@ -1,0 +1,175 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// page builds a page for merge tests; its body is held in testBodies by id.
+func tpage(id, parent, title, body string) *store.RevisionPage {
+	p := &store.RevisionPage{ID: id, Type: store.PageDocument, Title: title, Slug: strings.ToLower(title)}
+	if parent != "" {
+		p.ParentID = &parent
+	}
+	sha := "sha-of-" + body
+	p.BodySHA256 = &sha
+	return p
+}
+
+func testBody(p *store.RevisionPage) string { return strings.TrimPrefix(str(p.BodySHA256), "sha-of-") }
+
+// resultBody is a merged page's body: merged text, or its own.
+func resultBody(r mergeResult, id string) string {
+	if b, ok := r.bodies[id]; ok {
+		return b
+	}
+	i := slices.IndexFunc(r.pages, func(p *store.RevisionPage) bool { return p.ID == id })
+	if i < 0 {
+		return "<deleted>"
+	}
+	return testBody(r.pages[i])
+}
+
+func TestMergeContent(t *testing.T) {
+	base := []*store.RevisionPage{
+		tpage("a", "", "A", "one\ntwo\nthree\nfour\nfive"),
+		tpage("b", "", "B", "bee"),
+		tpage("c", "", "C", "sea"),
+	}
+	edit := func(pages []*store.RevisionPage, id string, f func(p *store.RevisionPage)) []*store.RevisionPage {
+		out := make([]*store.RevisionPage, 0, len(pages))
+		for _, p := range pages {
+			c := clonePage(p)
+			if c.ID == id {
+				f(c)
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	setBody := func(b string) func(*store.RevisionPage) {
+		return func(p *store.RevisionPage) { sha := "sha-of-" + b; p.BodySHA256 = &sha }
+	}
+	remove := func(pages []*store.RevisionPage, id string) []*store.RevisionPage {
+		return slices.DeleteFunc(slices.Clone(pages), func(p *store.RevisionPage) bool { return p.ID == id })
+	}
+	for _, c := range []struct {
+		name         string
+		ours, theirs []*store.RevisionPage
+		conflicts    []string
+		check        func(t *testing.T, r mergeResult)
+	}{
+		{name: "edits to different pages both survive",
+			ours:   edit(base, "b", setBody("bee 2")),
+			theirs: edit(base, "c", setBody("sea 2")),
+			check: func(t *testing.T, r mergeResult) {
+				if resultBody(r, "b") != "bee 2" || resultBody(r, "c") != "sea 2" {
+					t.Errorf("bodies: %q %q", resultBody(r, "b"), resultBody(r, "c"))
+				}
+			}},
+		{name: "edits to different parts of one page both survive",
+			ours:   edit(base, "a", setBody("ONE\ntwo\nthree\nfour\nfive")),
+			theirs: edit(base, "a", setBody("one\ntwo\nthree\nfour\nFIVE")),
+			check: func(t *testing.T, r mergeResult) {
+				if got := resultBody(r, "a"); got != "ONE\ntwo\nthree\nfour\nFIVE" {
+					t.Errorf("merged body: %q", got)
+				}
+			}},
+		{name: "lines added in different places both survive",
+			ours:   edit(base, "a", setBody("zero\none\ntwo\nthree\nfour\nfive")),
+			theirs: edit(base, "a", setBody("one\ntwo\nthree\nthree and a half\nfour\nfive")),
+			check: func(t *testing.T, r mergeResult) {
+				if got := resultBody(r, "a"); got != "zero\none\ntwo\nthree\nthree and a half\nfour\nfive" {
+					t.Errorf("merged body: %q", got)
+				}
+			}},
+		{name: "the same lines changed both ways conflict",
+			ours:      edit(base, "a", setBody("one\nTWO\nthree\nfour\nfive")),
+			theirs:    edit(base, "a", setBody("one\n2\nthree\nfour\nfive")),
+			conflicts: []string{"a"}},
+		{name: "the same change on both sides is no conflict",
+			ours:   edit(base, "a", setBody("one\nTWO\nthree\nfour\nfive")),
+			theirs: edit(base, "a", setBody("one\nTWO\nthree\nfour\nfive")),
+			check: func(t *testing.T, r mergeResult) {
+				if got := resultBody(r, "a"); got != "one\nTWO\nthree\nfour\nfive" {
+					t.Errorf("body: %q", got)
+				}
+			}},
+		{name: "a page moved on one side and edited on the other keeps both",
+			ours:   edit(base, "c", func(p *store.RevisionPage) { parent := "a"; p.ParentID = &parent }),
+			theirs: edit(base, "c", setBody("sea 2")),
+			check: func(t *testing.T, r mergeResult) {
+				i := slices.IndexFunc(r.pages, func(p *store.RevisionPage) bool { return p.ID == "c" })
+				if str(r.pages[i].ParentID) != "a" || resultBody(r, "c") != "sea 2" {
+					t.Errorf("page c: parent %q, body %q", str(r.pages[i].ParentID), resultBody(r, "c"))
+				}
+			}},
+		{name: "deleting a page edited elsewhere conflicts",
+			ours:      remove(base, "b"),
+			theirs:    edit(base, "b", setBody("bee 2")),
+			conflicts: []string{"b"}},
+		{name: "deleting an untouched page deletes it",
+			ours:   remove(base, "b"),
+			theirs: edit(base, "c", setBody("sea 2")),
+			check: func(t *testing.T, r mergeResult) {
+				if resultBody(r, "b") != "<deleted>" {
+					t.Error("page b survived")
+				}
+			}},
+		{name: "renamed both ways conflicts",
+			ours:      edit(base, "b", func(p *store.RevisionPage) { p.Title = "Bee" }),
+			theirs:    edit(base, "b", func(p *store.RevisionPage) { p.Title = "Bea" }),
+			conflicts: []string{"b"}},
+		{name: "a page added under one deleted elsewhere conflicts",
+			ours:      remove(base, "c"),
+			theirs:    append(slices.Clone(base), tpage("d", "c", "D", "new")),
+			conflicts: []string{"c", "d"}},
+		{name: "pages added on both sides with one slug get distinct slugs",
+			ours:   append(slices.Clone(base), tpage("x1", "", "Intro", "x")),
+			theirs: append(slices.Clone(base), tpage("x2", "", "Intro", "y")),
+			check: func(t *testing.T, r mergeResult) {
+				var slugs []string
+				for _, p := range r.pages {
+					if p.Title == "Intro" {
+						slugs = append(slugs, p.Slug)
+					}
+				}
+				if fmt.Sprint(slugs) != "[intro intro-2]" {
+					t.Errorf("slugs: %v", slugs)
+				}
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := mergeContent(base, c.ours, c.theirs, testBody)
+			if fmt.Sprint(r.conflicts) != fmt.Sprint(c.conflicts) && !(len(r.conflicts) == 0 && len(c.conflicts) == 0) {
+				t.Fatalf("conflicts %v, want %v", r.conflicts, c.conflicts)
+			}
+			if c.check != nil {
+				c.check(t, r)
+			}
+		})
+	}
+}
+
+func TestMergeLines(t *testing.T) {
+	for _, c := range []struct {
+		base, ours, theirs, want string
+		ok                       bool
+	}{
+		{"", "a", "", "a", true},
+		{"a\nb", "a\nb", "a\nb\nc", "a\nb\nc", true},
+		{"a\nb\nc", "a\nc", "a\nb\nc\nd", "a\nc\nd", true},
+		{"a\nb\nc", "x\nb\nc", "a\nb\ny", "x\nb\ny", true},
+		{"a\nb\nc", "a\nx\nc", "a\ny\nc", "", false},
+		{"a", "", "b", "", false},
+	} {
+		got, ok := mergeLines(c.base, c.ours, c.theirs)
+		if ok != c.ok || (ok && got != c.want) {
+			t.Errorf("mergeLines(%q, %q, %q) = %q, %v; want %q, %v", c.base, c.ours, c.theirs, got, ok, c.want, c.ok)
+		}
+	}
+}

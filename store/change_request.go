@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// ChangeRequest is a branch of a space's content, reviewed and merged.
+type ChangeRequest struct {
+	bun.BaseModel `bun:"table:change_requests,alias:cr"`
+
+	ID                     string          `bun:"id,pk"`
+	SpaceID                string          `bun:"space_id"`
+	Number                 int             `bun:"number"`
+	Status                 string          `bun:"status"`
+	Subject                string          `bun:"subject"`
+	Description            json.RawMessage `bun:"description,type:jsonb"`
+	CreatedBy              *string         `bun:"created_by"`
+	CreatedAt              time.Time       `bun:"created_at"`
+	UpdatedAt              time.Time       `bun:"updated_at"`
+	RevisionInitial        string          `bun:"revision_initial"`
+	Revision               string          `bun:"revision"`
+	RevisionMergedAncestor *string         `bun:"revision_merged_ancestor"`
+	RevisionMerged         *string         `bun:"revision_merged"`
+}
+
+// Object is the REST type name of a change request.
+func (ChangeRequest) Object() string { return "change-request" }
+
+// Base is the main revision the change request's changes are measured
+// against: the one it was last brought up to date with, or its start.
+func (cr *ChangeRequest) Base() string {
+	if cr.RevisionMergedAncestor != nil {
+		return *cr.RevisionMergedAncestor
+	}
+	return cr.RevisionInitial
+}
+
+// Change request statuses.
+const (
+	CRDraft    = "draft"
+	CROpen     = "open"
+	CRArchived = "archived"
+	CRMerged   = "merged"
+)
+
+// NextChangeRequestNumber is the number of the space's next change request.
+// Callers hold the space's row lock.
+func NextChangeRequestNumber(ctx context.Context, tx bun.IDB, spaceID string) (int, error) {
+	var n int
+	err := tx.NewRaw("SELECT COALESCE(max(number), 0) + 1 FROM change_requests WHERE space_id = ?", spaceID).Scan(ctx, &n)
+	return n, translate(err)
+}
+
+// CreateChangeRequest inserts cr.
+func CreateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest) error {
+	_, err := db.NewInsert().Model(cr).Exec(ctx)
+	return translate(err)
+}
+
+// GetChangeRequest returns the change request of spaceID with this id, or
+// with this number when ref is one.
+func GetChangeRequest(ctx context.Context, db bun.IDB, spaceID, ref string) (*ChangeRequest, error) {
+	cr := new(ChangeRequest)
+	err := db.NewSelect().Model(cr).Where("cr.space_id = ? AND (cr.id = ? OR cr.number::text = ?)", spaceID, ref, ref).
+		OrderExpr("cr.id = ? DESC", ref).Limit(1).Scan(ctx)
+	return cr, translate(err)
+}
+
+// LockChangeRequest reads change request id of spaceID for update.
+func LockChangeRequest(ctx context.Context, tx bun.Tx, spaceID, id string) (*ChangeRequest, error) {
+	cr := new(ChangeRequest)
+	err := tx.NewSelect().Model(cr).Where("cr.space_id = ? AND cr.id = ?", spaceID, id).For("UPDATE").Scan(ctx)
+	return cr, translate(err)
+}
+
+// UpdateChangeRequest writes the given columns of cr.
+func UpdateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest, columns ...string) error {
+	_, err := db.NewUpdate().Model(cr).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// AddContributor records that userID edited the change request.
+func AddContributor(ctx context.Context, db bun.IDB, crID, userID string) error {
+	_, err := db.NewRaw("INSERT INTO change_request_contributors (change_request_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", crID, userID).Exec(ctx)
+	return translate(err)
+}
+
+// ChangeRequestFilter narrows a list of change requests.
+type ChangeRequestFilter struct {
+	Status      string // "" for any
+	Creator     *string
+	Contributor *string
+	// Nothing is reviewed or clustered yet: a filter on reviewers or
+	// clusters keeps nothing.
+	NoneMatch bool
+}
+
+// ListChangeRequests pages through the change requests of these spaces,
+// newest first.
+func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
+	var rows []*ChangeRequest
+	if f.NoneMatch || len(spaceIDs) == 0 {
+		return rows, nil
+	}
+	q := db.NewSelect().Model(&rows).Where("cr.space_id IN (?)", bun.List(spaceIDs))
+	if f.Status != "" {
+		q = q.Where("cr.status = ?", f.Status)
+	}
+	if f.Creator != nil {
+		q = q.Where("cr.created_by = ?", *f.Creator)
+	}
+	if f.Contributor != nil {
+		q = q.Where("EXISTS (SELECT 1 FROM change_request_contributors AS c WHERE c.change_request_id = cr.id AND c.user_id = ?)", *f.Contributor)
+	}
+	err := p.byTime(q, "cr.created_at", "cr.id", true).Scan(ctx)
+	return rows, translate(err)
+}
+
+// ChangeRequestCounts counts the change requests of every space of these
+// organizations, by space and status.
+func ChangeRequestCounts(ctx context.Context, db bun.IDB, orgIDs []string) (map[string]map[string]map[string]int, error) {
+	var rows []struct {
+		OrganizationID string `bun:"organization_id"`
+		SpaceID        string `bun:"space_id"`
+		Status         string `bun:"status"`
+		N              int    `bun:"n"`
+	}
+	err := db.NewSelect().TableExpr("change_requests AS cr").Join("JOIN spaces AS s ON s.id = cr.space_id").
+		ColumnExpr("s.organization_id, cr.space_id, cr.status, count(*) AS n").
+		Where("s.organization_id IN (?)", bun.List(orgIDs)).GroupExpr("s.organization_id, cr.space_id, cr.status").Scan(ctx, &rows)
+	out := map[string]map[string]map[string]int{}
+	for _, r := range rows {
+		if out[r.OrganizationID] == nil {
+			out[r.OrganizationID] = map[string]map[string]int{}
+		}
+		if out[r.OrganizationID][r.SpaceID] == nil {
+			out[r.OrganizationID][r.SpaceID] = map[string]int{}
+		}
+		out[r.OrganizationID][r.SpaceID][r.Status] = r.N
+	}
+	return out, translate(err)
+}
