@@ -44,7 +44,7 @@ var routeNeeds = map[string]string{
 
 	"listChangeRequestsForSpace": "read", "getChangeRequestById": "read", "getRevisionOfChangeRequestById": "read",
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
-	"listChangeRequestsForOrganization": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
+	"listChangeRequestsForOrganization": "member", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
 
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
@@ -207,6 +207,7 @@ func TestPermissionMatrix(t *testing.T) {
 			for name, id := range f.ids {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}
+			path += requiredQuery[route.Operation]
 			var body any
 			if route.Method != "GET" && route.Method != "DELETE" {
 				if b, ok := f.bodies[route.Operation]; ok {

@@ -149,6 +149,12 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath...}", Operation: "getPageInRevisionByPath", Status: http.StatusOK,
 		Result: "space.revisionById.pageByPath", Tag: "content", Summary: "Get a page of a revision by its path"},
 
+	// Search (spec 4.4, 4.11)
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/search", Operation: "searchSpaceContent", Status: http.StatusOK,
+		Result: "space.search", Tag: "search", Summary: "Search the content of a space"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/search", Operation: "searchOrganizationContent", Status: http.StatusOK,
+		Result: "organization.search", Tag: "search", Summary: "Search the content of an organization's spaces"},
+
 	// Change requests (spec 4.6) and their content (spec 4.5)
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests", Operation: "listChangeRequestsForSpace", Status: http.StatusOK,
 		Result: "space.changeRequestList", Tag: "change-requests", Summary: "List the change requests of a space"},

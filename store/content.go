@@ -89,8 +89,18 @@ func SaveBody(ctx context.Context, db bun.IDB, markdown string) (*string, error)
 	}
 	sum := sha256.Sum256([]byte(markdown))
 	digest := hex.EncodeToString(sum[:])
-	_, err := db.NewRaw("INSERT INTO page_bodies (sha256, markdown) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING", digest, markdown).Exec(ctx)
-	return &digest, translate(err)
+	// The body and its search sections are written together.
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw("INSERT INTO page_bodies (sha256, markdown) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING", digest, markdown).Exec(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return saveSections(ctx, tx, digest, markdown)
+		}
+		return nil
+	})
+	return &digest, err
 }
 
 // CreateRevision inserts rev with its pages.

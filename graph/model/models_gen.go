@@ -442,6 +442,61 @@ type RevisionURLs struct {
 	Public *string `json:"public,omitempty"`
 }
 
+// A page above a search result.
+type SearchAncestor struct {
+	Title string `json:"title"`
+}
+
+// A page matching a search.
+type SearchPageResult struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	Path  string `json:"path"`
+	// The matching sections (a page matched by its title alone has none).
+	Sections []*SearchSectionResult `json:"sections"`
+	// The pages above it, outermost first.
+	Ancestors []*SearchAncestor `json:"ancestors"`
+	Urls      *SearchURLs       `json:"urls"`
+}
+
+// A page of page results.
+type SearchPageResultList struct {
+	Items    []*SearchPageResult `json:"items"`
+	Count    int                 `json:"count"`
+	Next     *ListNext           `json:"next,omitempty"`
+	PageInfo *PageInfo           `json:"pageInfo"`
+}
+
+// A section of a page matching a search.
+type SearchSectionResult struct {
+	// The heading's anchor (the page id for the part before the first heading).
+	ID    string      `json:"id"`
+	Title string      `json:"title"`
+	Path  string      `json:"path"`
+	Body  string      `json:"body"`
+	Urls  *SearchURLs `json:"urls"`
+}
+
+// A space matching a search, with its matching pages.
+type SearchSpaceResult struct {
+	ID    string              `json:"id"`
+	Title string              `json:"title"`
+	Pages []*SearchPageResult `json:"pages"`
+}
+
+// A page of space results.
+type SearchSpaceResultList struct {
+	Items    []*SearchSpaceResult `json:"items"`
+	Count    int                  `json:"count"`
+	Next     *ListNext            `json:"next,omitempty"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+// Addresses of a search result.
+type SearchURLs struct {
+	App string `json:"app"`
+}
+
 // Adaptive content settings.
 type SiteAdaptiveContent struct {
 	Enabled bool `json:"enabled"`

@@ -1,0 +1,101 @@
+package store
+
+import (
+	"context"
+	"regexp"
+	"strings"
+
+	"github.com/uptrace/bun"
+)
+
+// Section is a part of a page body: the text under one heading.
+type Section struct {
+	Position int
+	Anchor   string
+	Heading  string
+	Body     string
+}
+
+var (
+	atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$`)
+	codeFence  = regexp.MustCompile("^ {0,3}(```|~~~)")
+	nonAnchor  = regexp.MustCompile(`[^a-z0-9]+`)
+)
+
+// SplitSections splits markdown at its headings (outside code blocks).
+func SplitSections(markdown string) []Section {
+	var out []Section
+	cur := Section{}
+	var body []string
+	fenced := false
+	flush := func() {
+		cur.Body = strings.TrimSpace(strings.Join(body, "\n"))
+		if cur.Heading != "" || cur.Body != "" {
+			cur.Position = len(out)
+			out = append(out, cur)
+		}
+		body = nil
+	}
+	for _, line := range strings.Split(markdown, "\n") {
+		if codeFence.MatchString(line) {
+			fenced = !fenced
+		}
+		if m := atxHeading.FindStringSubmatch(line); m != nil && !fenced {
+			flush()
+			cur = Section{Heading: m[2], Anchor: strings.Trim(nonAnchor.ReplaceAllString(strings.ToLower(m[2]), "-"), "-")}
+			continue
+		}
+		body = append(body, line)
+	}
+	flush()
+	return out
+}
+
+// saveSections indexes a new body's sections.
+func saveSections(ctx context.Context, db bun.IDB, digest, markdown string) error {
+	for _, s := range SplitSections(markdown) {
+		_, err := db.NewRaw(`INSERT INTO body_sections (body_sha256, position, anchor, heading, body) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`, digest, s.Position, s.Anchor, s.Heading, s.Body).Exec(ctx)
+		if err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// SearchHit is a page (or a section of it) matching a search.
+type SearchHit struct {
+	SpaceID string  `bun:"space_id"`
+	PageID  string  `bun:"page_id"`
+	Anchor  *string `bun:"anchor"` // nil: the page's title matched
+	Heading string  `bun:"heading"`
+	Body    string  `bun:"body"`
+	Rank    float64 `bun:"rank"`
+}
+
+// maxSearchHits bounds the hits one search reads.
+const maxSearchHits = 2000
+
+// Search finds the pages of the current content of these spaces whose
+// title or body sections match query (web search syntax), best first.
+func Search(ctx context.Context, db bun.IDB, spaceIDs []string, query string) ([]*SearchHit, error) {
+	var hits []*SearchHit
+	if len(spaceIDs) == 0 {
+		return hits, nil
+	}
+	err := db.NewRaw(`WITH q AS (SELECT websearch_to_tsquery('english', ?) AS q)
+		SELECT * FROM (
+			SELECT s.id AS space_id, rp.page_id, bs.anchor, bs.heading, bs.body, ts_rank(bs.tsv, q.q) AS rank
+			FROM spaces s
+			JOIN revision_pages rp ON rp.revision_id = s.revision_id
+			JOIN body_sections bs ON bs.body_sha256 = rp.body_sha256, q
+			WHERE s.id IN (?) AND s.deleted_at IS NULL AND bs.tsv @@ q.q
+			UNION ALL
+			SELECT s.id, rp.page_id, NULL, '', '', 2 * ts_rank(to_tsvector('english', rp.title), q.q)
+			FROM spaces s
+			JOIN revision_pages rp ON rp.revision_id = s.revision_id, q
+			WHERE s.id IN (?) AND s.deleted_at IS NULL AND to_tsvector('english', rp.title) @@ q.q
+		) AS hits ORDER BY rank DESC, space_id, page_id LIMIT ?`,
+		query, bun.List(spaceIDs), bun.List(spaceIDs), maxSearchHits).Scan(ctx, &hits)
+	return hits, translate(err)
+}
