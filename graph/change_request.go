@@ -330,18 +330,19 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMai
 	return out, err
 }
 
-// merge three-way merges the pages of revisions ours and theirs, from base:
-// the pages of the result, or a 409 naming the pages in conflict.
-func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs string) ([]*store.RevisionPage, error) {
+// merge three-way merges the content of revisions ours and theirs, from
+// base: the content of the result, or a 409 naming the pages in conflict.
+func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs string) (store.Content, error) {
 	var sets [3][]*store.RevisionPage
+	var files [3][]*store.RevisionFile
 	var digests []string
 	for i, id := range []string{base, ours, theirs} {
-		pages, err := store.RevisionPages(ctx, tx, id)
+		c, err := store.LoadContent(ctx, tx, id)
 		if err != nil {
-			return nil, err
+			return store.Content{}, err
 		}
-		sets[i] = pages
-		for _, p := range pages {
+		sets[i], files[i] = c.Pages, c.Files
+		for _, p := range c.Pages {
 			if p.BodySHA256 != nil {
 				digests = append(digests, *p.BodySHA256)
 			}
@@ -349,7 +350,7 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs str
 	}
 	bodies, err := store.PageBodies(ctx, tx, slices.Compact(slices.Sorted(slices.Values(digests))))
 	if err != nil {
-		return nil, err
+		return store.Content{}, err
 	}
 	res := mergeContent(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
 	if len(res.conflicts) > 0 {
@@ -357,17 +358,38 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs str
 		for _, id := range res.conflicts {
 			titles = append(titles, pageLabel(sets, id))
 		}
-		return nil, Conflict("conflicting changes to %d page(s): %s", len(titles), strings.Join(titles, ", "))
+		return store.Content{}, Conflict("conflicting changes to %d page(s): %s", len(titles), strings.Join(titles, ", "))
 	}
 	for id, text := range res.bodies {
 		digest, err := store.SaveBody(ctx, tx, text)
 		if err != nil {
-			return nil, err
+			return store.Content{}, err
 		}
 		i := slices.IndexFunc(res.pages, func(p *store.RevisionPage) bool { return p.ID == id })
 		res.pages[i].BodySHA256 = digest
 	}
-	return res.pages, nil
+	return store.Content{Pages: res.pages, Files: mergeFiles(files[0], files[1], files[2])}, nil
+}
+
+// mergeFiles merges the files of two descendants of base. Files never
+// change once uploaded, so a merge only adds the files either side added
+// and drops those either side deleted.
+func mergeFiles(base, ours, theirs []*store.RevisionFile) []*store.RevisionFile {
+	has := func(files []*store.RevisionFile, id string) bool {
+		return slices.ContainsFunc(files, func(f *store.RevisionFile) bool { return f.ID == id })
+	}
+	var out []*store.RevisionFile
+	for _, side := range [][]*store.RevisionFile{ours, theirs} {
+		for _, f := range side {
+			inBase := has(base, f.ID)
+			deleted := inBase && (!has(ours, f.ID) || !has(theirs, f.ID))
+			if !deleted && !has(out, f.ID) {
+				c := *f
+				out = append(out, &c)
+			}
+		}
+	}
+	return out
 }
 
 // pageLabel names a page of a merge for an error: its title and id.

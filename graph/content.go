@@ -68,10 +68,6 @@ func (r *revisionResolver) Pages(ctx context.Context, rev *store.Revision) ([]*m
 	return nodes(rev, t, t.Children(nil), nil), nil
 }
 
-func (r *revisionResolver) Files(context.Context, *store.Revision) ([]map[string]any, error) {
-	return []map[string]any{}, nil
-}
-
 func (r *revisionResolver) ReusableContents(context.Context, *store.Revision) ([]map[string]any, error) {
 	return []map[string]any{}, nil
 }
@@ -169,9 +165,9 @@ func (r *Resolver) body(ctx context.Context, p *store.RevisionPage) (string, err
 
 // editContent makes a new revision from the current content of space
 // spaceID — or of its change request crID, when not nil — with edit applied
-// to a copy of its pages, and makes it that content; it returns the new
-// revision and its tree. edit returns the pages of the new revision.
-func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string, edit func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error)) (*store.Revision, *store.PageTree, error) {
+// to a copy of its pages and files, and makes it that content; it returns
+// the new revision and its page tree.
+func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string, edit func(t *store.PageTree, c *store.Content) error) (*store.Revision, *store.PageTree, error) {
 	s, err := r.space(ctx, spaceID)
 	if err != nil {
 		return nil, nil, err
@@ -205,24 +201,20 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string
 			}
 			from = cr.Revision
 		}
-		current, err := store.RevisionPages(ctx, tx, from)
+		current, err := store.LoadContent(ctx, tx, from)
 		if err != nil {
 			return err
 		}
-		pages := make([]*store.RevisionPage, len(current))
-		for i, p := range current {
-			c := *p
-			pages[i] = &c
-		}
-		if pages, err = edit(store.NewPageTree(pages), pages); err != nil {
+		content := current.Copy()
+		if err := edit(store.NewPageTree(content.Pages), &content); err != nil {
 			return err
 		}
 		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{from}, Type: "edits",
 			CreatedBy: &caller.User.ID, CreatedAt: r.now()}
-		if err := store.CreateRevision(ctx, tx, rev, pages); err != nil {
+		if err := store.CreateRevision(ctx, tx, rev, content); err != nil {
 			return err
 		}
-		tree = store.NewPageTree(pages)
+		tree = store.NewPageTree(content.Pages)
 		if cr != nil {
 			cr.Revision, cr.UpdatedAt = rev.ID, r.now()
 			if err := store.UpdateChangeRequest(ctx, tx, cr, "revision"); err != nil {
@@ -269,16 +261,16 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID 
 	if page.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
 		return nil, err
 	}
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
 		if err := checkParent(t, parent, ""); err != nil {
-			return nil, err
+			return err
 		}
 		page.ParentID = parent
 		if err := setSlug(t, page, slug); err != nil {
-			return nil, err
+			return err
 		}
-		pages = append(pages, page)
-		return pages, placePage(store.NewPageTree(pages), page, position)
+		c.Pages = append(c.Pages, page)
+		return placePage(store.NewPageTree(c.Pages), page, position)
 	})
 	if err != nil {
 		return nil, err
@@ -301,10 +293,10 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 			return nil, err
 		}
 	}
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, _ *store.Content) error {
 		page := t.Page(pageID)
 		if page == nil {
-			return nil, NotFound("page")
+			return NotFound("page")
 		}
 		p := &patch{}
 		setRequired(p, "title", "title", input.Title, &page.Title, length("title", 1, maxPageTitle))
@@ -314,21 +306,21 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 		var slug *string
 		setOptional(p, "slug", "slug", input.Slug, &slug, checkSlug)
 		if p.err != nil {
-			return nil, p.err
+			return p.err
 		}
 		if markdownSet {
 			if page.Type != store.PageDocument && *markdown != "" {
-				return nil, Invalid("markdown", "a group has no body")
+				return Invalid("markdown", "a group has no body")
 			}
 			page.BodySHA256 = digest
 		}
 		if slug != nil {
 			if err := setSlug(t, page, slug); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		page.UpdatedAt = r.now()
-		return pages, nil
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -339,25 +331,25 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.MovePageInput) (*model.PageNode, error) {
 	parent, parentSet := input.Parent.ValueOK()
 	position, _ := input.Position.ValueOK()
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
 		page := t.Page(pageID)
 		if page == nil {
-			return nil, NotFound("page")
+			return NotFound("page")
 		}
 		if parentSet {
 			if err := checkParent(t, parent, pageID); err != nil {
-				return nil, err
+				return err
 			}
 			if !sameContainer(page.ParentID, parent) {
 				page.ParentID = parent
 				// Keep the slug unique among the new siblings.
 				if err := setSlug(t, page, nil); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
 		page.UpdatedAt = r.now()
-		return pages, placePage(store.NewPageTree(pages), page, position)
+		return placePage(store.NewPageTree(c.Pages), page, position)
 	})
 	if err != nil {
 		return nil, err
@@ -367,12 +359,13 @@ func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *s
 
 func (r *mutationResolver) DeletePage(ctx context.Context, spaceID string, crID *string, pageID string) (bool, error) {
 	found := false
-	_, _, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, pages []*store.RevisionPage) ([]*store.RevisionPage, error) {
+	_, _, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
 		if t.Page(pageID) == nil {
-			return nil, errNoPage
+			return errNoPage
 		}
 		found = true
-		return slices.DeleteFunc(pages, func(p *store.RevisionPage) bool { return t.Within(p.ID, pageID) }), nil
+		c.Pages = slices.DeleteFunc(c.Pages, func(p *store.RevisionPage) bool { return t.Within(p.ID, pageID) })
+		return nil
 	})
 	if errors.Is(err, errNoPage) {
 		return false, nil // nothing to delete: no new revision either

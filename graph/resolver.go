@@ -11,6 +11,7 @@ import (
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/blob"
 )
 
 // Resolver holds what resolvers depend on. It is built once at start-up;
@@ -21,6 +22,12 @@ type Resolver struct {
 	Log  *slog.Logger
 	// Clock is the current time; tests replace it to move through time.
 	Clock func() time.Time
+	// Blobs holds the bytes of uploaded files.
+	Blobs blob.Store
+	// MaxUpload bounds an uploaded file, in bytes.
+	MaxUpload int64
+
+	signingKey signingKey
 }
 
 func (r *Resolver) now() time.Time { return store.Now(r.Clock) }

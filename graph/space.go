@@ -87,7 +87,7 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 	if s.ParentID, s.Position, err = r.newPlace(ctx, organizationID, parent); err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, s, nil); err != nil {
+	if err := store.CreateSpace(ctx, r.DB, s, store.Content{}); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -197,11 +197,11 @@ func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*stor
 	if dup.Position, err = store.NextPosition(ctx, r.DB, dup.OrganizationID, dup.ParentID); err != nil {
 		return nil, err
 	}
-	pages, err := store.RevisionPages(ctx, r.DB, src.RevisionID)
+	content, err := store.LoadContent(ctx, r.DB, src.RevisionID)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, dup, pages); err != nil {
+	if err := store.CreateSpace(ctx, r.DB, dup, content); err != nil {
 		return nil, err
 	}
 	return dup, nil

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
@@ -108,9 +109,14 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 }
 
 // limitBody bounds request bodies; the REST adapter answers 413 past it.
-func limitBody(max int64, next http.Handler) http.Handler {
+// GraphQL multipart requests (file uploads) may carry up to maxUpload.
+func limitBody(max, maxUpload int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, max)
+		limit := max
+		if r.URL.Path == "/graphql" && strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+			limit = maxUpload
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -44,6 +44,8 @@ var routeNeeds = map[string]string{
 
 	"listChangeRequestsForSpace": "read", "getChangeRequestById": "read", "getRevisionOfChangeRequestById": "read",
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
+	"listFiles": "read", "getFileById": "read", "listFilesInChangeRequestById": "read", "getFileInChangeRequestById": "read",
+	"listFilesInRevisionById": "read", "getFileInRevisionById": "read",
 	"listChangeRequestsForOrganization": "member", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
 
@@ -127,6 +129,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	invite := do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`, http.StatusCreated).String("id")
+	file := uploadedFile(t, owner, space, "", "notes.txt", []byte("notes"))
 	page, pagePath, revision := createPage(t, owner, space, "Getting started", "# Hello")
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 
@@ -135,7 +138,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 		ids: map[string]string{
 			"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": section, "siteSectionGroupId": group,
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
-			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr,
+			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		},
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,

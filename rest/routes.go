@@ -149,6 +149,20 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath...}", Operation: "getPageInRevisionByPath", Status: http.StatusOK,
 		Result: "space.revisionById.pageByPath", Tag: "content", Summary: "Get a page of a revision by its path"},
 
+	// Files (spec 4.4, 4.5 and the reference's revisions)
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files", Operation: "listFiles", Status: http.StatusOK,
+		Result: "space.content.fileList", Tag: "content", Summary: "List the files of a space"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files/{fileId}", Operation: "getFileById", Status: http.StatusOK,
+		Result: "space.content.file", Tag: "content", Summary: "Get a file of a space, with a signed download address"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files", Operation: "listFilesInChangeRequestById", Status: http.StatusOK,
+		Result: "space.changeRequest.content.fileList", Tag: "change-requests", Summary: "List the files of a change request"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files/{fileId}", Operation: "getFileInChangeRequestById", Status: http.StatusOK,
+		Result: "space.changeRequest.content.file", Tag: "change-requests", Summary: "Get a file of a change request"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/files", Operation: "listFilesInRevisionById", Status: http.StatusOK,
+		Result: "space.revisionById.fileList", Tag: "content", Summary: "List the files of a revision"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}", Operation: "getFileInRevisionById", Status: http.StatusOK,
+		Result: "space.revisionById.file", Tag: "content", Summary: "Get a file of a revision"},
+
 	// Search (spec 4.4, 4.11)
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/search", Operation: "searchSpaceContent", Status: http.StatusOK,
 		Result: "space.search", Tag: "search", Summary: "Search the content of a space"},

@@ -4,11 +4,14 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/playground"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/blob"
 )
 
 // Config configures the HTTP server.
@@ -21,6 +24,11 @@ type Config struct {
 	Debug bool
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// BlobDir is where uploaded files are stored (default: a docsapi-blobs
+	// directory of the system's temporary directory).
+	BlobDir string
+	// MaxUploadBytes bounds an uploaded file (default 25 MiB).
+	MaxUploadBytes int64
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -43,8 +51,19 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes == 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if cfg.MaxUploadBytes == 0 {
+		cfg.MaxUploadBytes = 25 << 20
+	}
+	if cfg.BlobDir == "" {
+		cfg.BlobDir = filepath.Join(os.TempDir(), "docsapi-blobs")
+	}
+	blobs, err := blob.NewDir(cfg.BlobDir)
+	if err != nil {
+		return nil, err
+	}
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
-	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock}
+	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
+		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {
@@ -71,7 +90,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
 	// the playground's Headers editor.
-	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log)))
+	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log, cfg.MaxUploadBytes)))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -82,6 +101,8 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 		gql.ServeHTTP(w, r)
 	}))
 	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
+	// Files, at signed addresses that need no token (graph/file.go).
+	mux.Handle("GET "+graph.DownloadPath, labelled("GET "+graph.DownloadPath, http.HandlerFunc(res.ServeDownload)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
 	}
@@ -100,7 +121,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler()))
 
 	h := perRequest(db, cfg.Debug, mux)
-	h = limitBody(cfg.MaxBodyBytes, h)
+	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
 	h = observe(log, h)
 	return &Server{Resolver: res, handler: h}, nil
 }

@@ -31,6 +31,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	file := uploadedFile(t, victim, space, "", "secret.txt", []byte("secret"))
 	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
@@ -46,7 +47,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
-		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr,
+		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{

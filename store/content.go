@@ -3,6 +3,7 @@ package store
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -103,19 +104,90 @@ func SaveBody(ctx context.Context, db bun.IDB, markdown string) (*string, error)
 	return &digest, err
 }
 
-// CreateRevision inserts rev with its pages.
-func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, pages []*RevisionPage) error {
+// Content is what a revision holds: its pages and files.
+type Content struct {
+	Pages []*RevisionPage
+	Files []*RevisionFile
+}
+
+// Copy returns copies of c's rows, for a new revision to hold.
+func (c Content) Copy() Content {
+	out := Content{Pages: make([]*RevisionPage, len(c.Pages)), Files: make([]*RevisionFile, len(c.Files))}
+	for i, p := range c.Pages {
+		cp := *p
+		out.Pages[i] = &cp
+	}
+	for i, f := range c.Files {
+		cf := *f
+		out.Files[i] = &cf
+	}
+	return out
+}
+
+// LoadContent reads the pages and files of a revision.
+func LoadContent(ctx context.Context, db bun.IDB, revisionID string) (Content, error) {
+	pages, err := RevisionPages(ctx, db, revisionID)
+	if err != nil {
+		return Content{}, err
+	}
+	files, err := RevisionFiles(ctx, db, revisionID)
+	return Content{Pages: pages, Files: files}, err
+}
+
+// CreateRevision inserts rev with its content.
+func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) error {
 	if _, err := db.NewInsert().Model(rev).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	if len(pages) == 0 {
-		return nil
+	if len(c.Pages) > 0 {
+		for _, p := range c.Pages {
+			p.RevisionID = rev.ID
+		}
+		if _, err := db.NewInsert().Model(&c.Pages).Exec(ctx); err != nil {
+			return translate(err)
+		}
 	}
-	for _, p := range pages {
-		p.RevisionID = rev.ID
+	if len(c.Files) > 0 {
+		for _, f := range c.Files {
+			f.RevisionID = rev.ID
+		}
+		if _, err := db.NewInsert().Model(&c.Files).Exec(ctx); err != nil {
+			return translate(err)
+		}
 	}
-	_, err := db.NewInsert().Model(&pages).Exec(ctx)
-	return translate(err)
+	return nil
+}
+
+// RevisionFile is a file as one revision holds it.
+type RevisionFile struct {
+	bun.BaseModel `bun:"table:revision_files,alias:rf"`
+
+	RevisionID  string `bun:"revision_id,pk"`
+	ID          string `bun:"file_id,pk"`
+	Name        string `bun:"name"`
+	ContentType string `bun:"content_type"`
+	Size        int64  `bun:"size"`
+	BlobSHA256  string `bun:"blob_sha256"`
+	Width       *int   `bun:"width"`
+	Height      *int   `bun:"height"`
+}
+
+// RevisionFiles returns the files of a revision, by name.
+func RevisionFiles(ctx context.Context, db bun.IDB, revisionID string) ([]*RevisionFile, error) {
+	return selectRows[RevisionFile](ctx, db, "revision_id = ?", "name, file_id", revisionID)
+}
+
+// ServerSecret returns the server's secret called name, made (32 random
+// bytes) the first time any process asks.
+func ServerSecret(ctx context.Context, db bun.IDB, name string) ([]byte, error) {
+	var value []byte
+	fresh := make([]byte, 32)
+	if _, err := rand.Read(fresh); err != nil {
+		return nil, err
+	}
+	err := db.NewRaw(`INSERT INTO server_secrets (name, value) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING value`, name, fresh).Scan(ctx, &value)
+	return value, translate(err)
 }
 
 // LockSpace reads space id for update, for the rest of tx.

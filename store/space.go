@@ -36,16 +36,16 @@ type Space struct {
 // Object is the REST type name of a space.
 func (Space) Object() string { return "space" }
 
-// CreateSpace inserts s with its first revision, holding pages (none for a
-// new space; a copy's for a duplicate). s.RevisionID names the revision.
-func CreateSpace(ctx context.Context, db bun.IDB, s *Space, pages []*RevisionPage) error {
+// CreateSpace inserts s with its first revision, holding content (none for
+// a new space; a copy's for a duplicate). s.RevisionID names the revision.
+func CreateSpace(ctx context.Context, db bun.IDB, s *Space, content Content) error {
 	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
 			return translate(err)
 		}
 		rev := NewEmptyRevision(s.ID, s.CreatedBy, s.CreatedAt)
 		rev.ID = s.RevisionID
-		return CreateRevision(ctx, tx, rev, pages)
+		return CreateRevision(ctx, tx, rev, content)
 	})
 }
 

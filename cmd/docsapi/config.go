@@ -24,6 +24,8 @@ type config struct {
 	Debug           bool
 	LogFormat       string
 	MaxBodyBytes    int64
+	BlobDir         string
+	MaxUploadBytes  int64
 	MaxConns        int32
 	ShutdownTimeout time.Duration
 }
@@ -44,6 +46,9 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
 	max, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_BODY_BYTES", "1048576"), 10, 64)
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
+	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
+	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
+	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -63,8 +68,12 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if public == "" {
 		public = "http://" + c.Addr
 	}
+	blobs := c.BlobDir
+	if blobs == "" {
+		blobs = filepath.Join(c.DataDir, "blobs")
+	}
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
-		MaxBodyBytes: c.MaxBodyBytes, Log: log}
+		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes, Log: log}
 }
 
 func envOr(name, def string) string {

@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	OrganizationInvite() OrganizationInviteResolver
 	Query() QueryResolver
 	Revision() RevisionResolver
+	RevisionFile() RevisionFileResolver
 	RevisionPage() RevisionPageResolver
 	Site() SiteResolver
 	SiteSection() SiteSectionResolver
@@ -137,6 +138,11 @@ type ComplexityRoot struct {
 		Organizations func(childComplexity int) int
 	}
 
+	FileDimensions struct {
+		Height func(childComplexity int) int
+		Width  func(childComplexity int) int
+	}
+
 	JoinOrganizationResult struct {
 		Organization func(childComplexity int) int
 	}
@@ -222,6 +228,7 @@ type ComplexityRoot struct {
 		CreateSpace                         func(childComplexity int, organizationID string, input model.CreateSpaceInput) int
 		CreateTeam                          func(childComplexity int, organizationID string, input model.CreateTeamInput) int
 		DeleteCollection                    func(childComplexity int, id string) int
+		DeleteFile                          func(childComplexity int, spaceID string, changeRequestID *string, fileID string) int
 		DeleteOrganizationInvite            func(childComplexity int, organizationID string, id string) int
 		DeletePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string) int
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
@@ -277,6 +284,7 @@ type ComplexityRoot struct {
 		UpdateSpaceUserPermission           func(childComplexity int, spaceID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
 		UpdateTeamMembers                   func(childComplexity int, organizationID string, teamID string, input model.UpdateTeamMembersInput) int
+		UploadFile                          func(childComplexity int, spaceID string, changeRequestID *string, file graphql.Upload, name *string) int
 	}
 
 	Organization struct {
@@ -413,6 +421,8 @@ type ComplexityRoot struct {
 
 	Revision struct {
 		CreatedAt        func(childComplexity int) int
+		File             func(childComplexity int, id string) int
+		FileList         func(childComplexity int, page *string, limit *int) int
 		Files            func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Object           func(childComplexity int) int
@@ -424,6 +434,22 @@ type ComplexityRoot struct {
 		Type             func(childComplexity int) int
 		Urls             func(childComplexity int) int
 		Variables        func(childComplexity int) int
+	}
+
+	RevisionFile struct {
+		ContentType func(childComplexity int) int
+		Dimensions  func(childComplexity int) int
+		DownloadURL func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Name        func(childComplexity int) int
+		Size        func(childComplexity int) int
+	}
+
+	RevisionFileList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
 	}
 
 	RevisionPage struct {
@@ -858,6 +884,8 @@ type MutationResolver interface {
 	UpdateChangeRequest(ctx context.Context, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error)
 	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
 	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
+	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string) (*store.RevisionFile, error)
+	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string) (bool, error)
 	CreateSite(ctx context.Context, organizationID string, input model.CreateSiteInput) (*store.Site, error)
 	UpdateSite(ctx context.Context, organizationID string, id string, input model.UpdateSiteInput) (*store.Site, error)
 	DeleteSite(ctx context.Context, organizationID string, id string) (bool, error)
@@ -916,12 +944,19 @@ type QueryResolver interface {
 }
 type RevisionResolver interface {
 	Pages(ctx context.Context, obj *store.Revision) ([]*model.PageNode, error)
-	Files(ctx context.Context, obj *store.Revision) ([]map[string]any, error)
+	Files(ctx context.Context, obj *store.Revision) ([]*store.RevisionFile, error)
+	File(ctx context.Context, obj *store.Revision, id string) (*store.RevisionFile, error)
+	FileList(ctx context.Context, obj *store.Revision, page *string, limit *int) (*model.RevisionFileList, error)
 	ReusableContents(ctx context.Context, obj *store.Revision) ([]map[string]any, error)
 	Variables(ctx context.Context, obj *store.Revision) (map[string]any, error)
 	Urls(ctx context.Context, obj *store.Revision) (*model.RevisionURLs, error)
 	Page(ctx context.Context, obj *store.Revision, id string, format *model.DocumentFormat) (*model.PageNode, error)
 	PageByPath(ctx context.Context, obj *store.Revision, path string, format *model.DocumentFormat) (*model.PageNode, error)
+}
+type RevisionFileResolver interface {
+	DownloadURL(ctx context.Context, obj *store.RevisionFile) (string, error)
+	Size(ctx context.Context, obj *store.RevisionFile) (int, error)
+	Dimensions(ctx context.Context, obj *store.RevisionFile) (*model.FileDimensions, error)
 }
 type RevisionPageResolver interface {
 	Path(ctx context.Context, obj *model.PageNode) (string, error)
@@ -1368,6 +1403,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.EmailDomainOrganizations.Organizations(childComplexity), true
 
+	case "FileDimensions.height":
+		if e.ComplexityRoot.FileDimensions.Height == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDimensions.Height(childComplexity), true
+	case "FileDimensions.width":
+		if e.ComplexityRoot.FileDimensions.Width == nil {
+			break
+		}
+
+		return e.ComplexityRoot.FileDimensions.Width(childComplexity), true
+
 	case "JoinOrganizationResult.organization":
 		if e.ComplexityRoot.JoinOrganizationResult.Organization == nil {
 			break
@@ -1765,6 +1813,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteCollection(childComplexity, args["id"].(string)), true
+	case "Mutation.deleteFile":
+		if e.ComplexityRoot.Mutation.DeleteFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["fileId"].(string)), true
 	case "Mutation.deleteOrganizationInvite":
 		if e.ComplexityRoot.Mutation.DeleteOrganizationInvite == nil {
 			break
@@ -2370,6 +2429,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTeamMembers(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["input"].(model.UpdateTeamMembersInput)), true
+	case "Mutation.uploadFile":
+		if e.ComplexityRoot.Mutation.UploadFile == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uploadFile_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UploadFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["file"].(graphql.Upload), args["name"].(*string)), true
 
 	case "Organization.ai":
 		if e.ComplexityRoot.Organization.AI == nil {
@@ -3027,6 +3097,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Revision.CreatedAt(childComplexity), true
+	case "Revision.file":
+		if e.ComplexityRoot.Revision.File == nil {
+			break
+		}
+
+		args, err := ec.field_Revision_file_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Revision.File(childComplexity, args["id"].(string)), true
+	case "Revision.fileList":
+		if e.ComplexityRoot.Revision.FileList == nil {
+			break
+		}
+
+		args, err := ec.field_Revision_fileList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Revision.FileList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Revision.files":
 		if e.ComplexityRoot.Revision.Files == nil {
 			break
@@ -3103,6 +3195,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Revision.Variables(childComplexity), true
+
+	case "RevisionFile.contentType":
+		if e.ComplexityRoot.RevisionFile.ContentType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.ContentType(childComplexity), true
+	case "RevisionFile.dimensions":
+		if e.ComplexityRoot.RevisionFile.Dimensions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.Dimensions(childComplexity), true
+	case "RevisionFile.downloadURL":
+		if e.ComplexityRoot.RevisionFile.DownloadURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.DownloadURL(childComplexity), true
+	case "RevisionFile.id":
+		if e.ComplexityRoot.RevisionFile.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.ID(childComplexity), true
+	case "RevisionFile.name":
+		if e.ComplexityRoot.RevisionFile.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.Name(childComplexity), true
+	case "RevisionFile.size":
+		if e.ComplexityRoot.RevisionFile.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.Size(childComplexity), true
+
+	case "RevisionFileList.count":
+		if e.ComplexityRoot.RevisionFileList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.Count(childComplexity), true
+	case "RevisionFileList.items":
+		if e.ComplexityRoot.RevisionFileList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.Items(childComplexity), true
+	case "RevisionFileList.next":
+		if e.ComplexityRoot.RevisionFileList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.Next(childComplexity), true
+	case "RevisionFileList.pageInfo":
+		if e.ComplexityRoot.RevisionFileList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.PageInfo(childComplexity), true
 
 	case "RevisionPage.createdAt":
 		if e.ComplexityRoot.RevisionPage.CreatedAt == nil {
@@ -5992,8 +6146,12 @@ type Revision {
   createdAt: DateTime!
   "The top-level pages, each with its pages nested."
   pages: [RevisionPage!]!
-  "Files of the revision. Uploads come later: always empty for now."
-  files: [JSONObject!]!
+  "Files of the revision, by name."
+  files: [RevisionFile!]!
+  "A file of the revision."
+  file(id: ID!): RevisionFile
+  "Files of the revision, by name, a page at a time."
+  fileList(page: String, limit: Int): RevisionFileList!
   "Reusable content of the revision: always empty for now."
   reusableContents: [JSONObject!]!
   "Variables of the revision: always empty for now."
@@ -6007,6 +6165,39 @@ type Revision {
   "A page by path (slugs joined by /), as page(id) otherwise."
   pageByPath(path: String!, format: DocumentFormat): RevisionPage
 }
+
+"An uploaded file of a revision."
+type RevisionFile {
+  id: ID!
+  name: String!
+  contentType: String!
+  """
+  Where to download the file: an address of this server, signed, valid for
+  an hour, that needs no token.
+  """
+  downloadURL: String!
+  "Bytes."
+  size: Int!
+  "For images."
+  dimensions: FileDimensions
+}
+
+"The size of an image, in pixels."
+type FileDimensions {
+  width: Int!
+  height: Int!
+}
+
+"A page of files."
+type RevisionFileList {
+  items: [RevisionFile!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A file in a GraphQL multipart request (the graphql-multipart-request spec)."
+scalar Upload
 
 "Addresses of a revision."
 type RevisionURLs {
@@ -6460,6 +6651,15 @@ type Mutation {
   "Brings a change request up to date with the space's content, by the same merge."
   updateChangeRequestFromMain(spaceId: ID!, changeRequestId: ID!): MergeResult!
 
+  """
+  Uploads a file (editors and above) into the space's content, or a change
+  request's: a new revision holding it. At most 25 MB by default. Send it as
+  a GraphQL multipart request.
+  """
+  uploadFile(spaceId: ID!, changeRequestId: ID, file: Upload!, name: String): RevisionFile!
+  "Removes a file (editors and above), as a new revision. True when there was one."
+  deleteFile(spaceId: ID!, changeRequestId: ID, fileId: ID!): Boolean!
+
   "Creates a site."
   createSite(organizationId: ID!, input: CreateSiteInput!): Site!
   "Updates a site."
@@ -6679,6 +6879,16 @@ func (ec *executionContext) childFields_EmailDomainOrganizations(ctx context.Con
 		return ec.fieldContext_EmailDomainOrganizations_organizations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type EmailDomainOrganizations", field.Name)
+}
+
+func (ec *executionContext) childFields_FileDimensions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "width":
+		return ec.fieldContext_FileDimensions_width(ctx, field)
+	case "height":
+		return ec.fieldContext_FileDimensions_height(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type FileDimensions", field.Name)
 }
 
 func (ec *executionContext) childFields_JoinOrganizationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7075,6 +7285,10 @@ func (ec *executionContext) childFields_Revision(ctx context.Context, field grap
 		return ec.fieldContext_Revision_pages(ctx, field)
 	case "files":
 		return ec.fieldContext_Revision_files(ctx, field)
+	case "file":
+		return ec.fieldContext_Revision_file(ctx, field)
+	case "fileList":
+		return ec.fieldContext_Revision_fileList(ctx, field)
 	case "reusableContents":
 		return ec.fieldContext_Revision_reusableContents(ctx, field)
 	case "variables":
@@ -7087,6 +7301,38 @@ func (ec *executionContext) childFields_Revision(ctx context.Context, field grap
 		return ec.fieldContext_Revision_pageByPath(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Revision", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionFile(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_RevisionFile_id(ctx, field)
+	case "name":
+		return ec.fieldContext_RevisionFile_name(ctx, field)
+	case "contentType":
+		return ec.fieldContext_RevisionFile_contentType(ctx, field)
+	case "downloadURL":
+		return ec.fieldContext_RevisionFile_downloadURL(ctx, field)
+	case "size":
+		return ec.fieldContext_RevisionFile_size(ctx, field)
+	case "dimensions":
+		return ec.fieldContext_RevisionFile_dimensions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionFile", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionFileList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_RevisionFileList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_RevisionFileList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_RevisionFileList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RevisionFileList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionFileList", field.Name)
 }
 
 func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8410,6 +8656,36 @@ func (ec *executionContext) field_Mutation_deleteCollection_args(ctx context.Con
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteFile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "fileId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["fileId"] = arg2
 	return args, nil
 }
 
@@ -9863,6 +10139,44 @@ func (ec *executionContext) field_Mutation_updateTeam_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_uploadFile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "file",
+		func(ctx context.Context, v any) (graphql.Upload, error) {
+			return ec.unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["file"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Organization_changeRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10404,6 +10718,42 @@ func (ec *executionContext) field_Query_space_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["shareKey"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Revision_fileList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Revision_file_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -12265,6 +12615,52 @@ func (ec *executionContext) fieldContext_EmailDomainOrganizations_organizations(
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _FileDimensions_width(ctx context.Context, field graphql.CollectedField, obj *model.FileDimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileDimensions_width(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Width, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileDimensions_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileDimensions", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _FileDimensions_height(ctx context.Context, field graphql.CollectedField, obj *model.FileDimensions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_FileDimensions_height(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Height, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_FileDimensions_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("FileDimensions", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _JoinOrganizationResult_organization(ctx context.Context, field graphql.CollectedField, obj *model.JoinOrganizationResult) (ret graphql.Marshaler) {
@@ -15401,6 +15797,94 @@ func (ec *executionContext) fieldContext_Mutation_updateChangeRequestFromMain(ct
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateChangeRequestFromMain_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uploadFile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uploadFile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UploadFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["file"].(graphql.Upload), fc.Args["name"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+			return ec.marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uploadFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uploadFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteFile(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["fileId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteFile(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19197,15 +19681,112 @@ func (ec *executionContext) _Revision_files(ctx context.Context, field graphql.C
 			return ec.Resolvers.Revision().Files(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []map[string]any) graphql.Marshaler {
-			return ec.marshalNJSONObject2ᚕmapᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RevisionFile) graphql.Marshaler {
+			return ec.marshalNRevisionFile2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFileᚄ(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Revision_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Revision", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_file(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_file(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Revision().File(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+			return ec.marshalORevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_file(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Revision_file_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_fileList(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_fileList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Revision().FileList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RevisionFileList) graphql.Marshaler {
+			return ec.marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRevisionFileList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_fileList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFileList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Revision_fileList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Revision_reusableContents(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
@@ -19370,6 +19951,272 @@ func (ec *executionContext) fieldContext_Revision_pageByPath(ctx context.Context
 	if fc.Args, err = ec.field_Revision_pageByPath_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFile_id(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_name(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_contentType(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_contentType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentType, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_contentType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_downloadURL(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_downloadURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionFile().DownloadURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_downloadURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_size(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionFile().Size(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_dimensions(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_dimensions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionFile().Dimensions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.FileDimensions) graphql.Marshaler {
+			return ec.marshalOFileDimensions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐFileDimensions(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_dimensions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFile",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_FileDimensions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFileList_items(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RevisionFile) graphql.Marshaler {
+			return ec.marshalNRevisionFile2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFileᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFileList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFileList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFileList_next(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFileList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFileList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFileList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -29473,6 +30320,49 @@ func (ec *executionContext) _EmailDomainOrganizations(ctx context.Context, sel a
 	return out
 }
 
+var fileDimensionsImplementors = []string{"FileDimensions"}
+
+func (ec *executionContext) _FileDimensions(ctx context.Context, sel ast.SelectionSet, obj *model.FileDimensions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, fileDimensionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("FileDimensions")
+		case "width":
+			out.Values[i] = ec._FileDimensions_width(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "height":
+			out.Values[i] = ec._FileDimensions_height(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var joinOrganizationResultImplementors = []string{"JoinOrganizationResult"}
 
 func (ec *executionContext) _JoinOrganizationResult(ctx context.Context, sel ast.SelectionSet, obj *model.JoinOrganizationResult) graphql.Marshaler {
@@ -30538,6 +31428,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateChangeRequestFromMain":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateChangeRequestFromMain(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uploadFile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uploadFile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteFile":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteFile(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -32455,6 +33359,82 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "file":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_file(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "fileList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_fileList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "reusableContents":
 			field := field
 
@@ -32645,6 +33625,221 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionFileImplementors = []string{"RevisionFile"}
+
+func (ec *executionContext) _RevisionFile(ctx context.Context, sel ast.SelectionSet, obj *store.RevisionFile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionFileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionFile")
+		case "id":
+			out.Values[i] = ec._RevisionFile_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._RevisionFile_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "contentType":
+			out.Values[i] = ec._RevisionFile_contentType(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "downloadURL":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFile_downloadURL(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "size":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFile_size(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "dimensions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFile_dimensions(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionFileListImplementors = []string{"RevisionFileList"}
+
+func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionFileList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionFileListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionFileList")
+		case "items":
+			out.Values[i] = ec._RevisionFileList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._RevisionFileList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._RevisionFileList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RevisionFileList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -37772,6 +38967,42 @@ func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapi
 	return ec._Revision(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRevisionFile2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFileᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.RevisionFile) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx context.Context, sel ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevisionFile(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRevisionFileList(ctx context.Context, sel ast.SelectionSet, v *model.RevisionFileList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevisionFileList(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRevisionPage2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageNodeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PageNode) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -38618,6 +39849,22 @@ func (ec *executionContext) unmarshalNUpdateTeamMembersInput2githubᚗcomᚋdocs
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, v any) (graphql.Upload, error) {
+	res, err := graphql.UnmarshalUpload(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpload2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚐUpload(ctx context.Context, sel ast.SelectionSet, v graphql.Upload) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalUpload(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
 func (ec *executionContext) marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *store.User) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -38954,6 +40201,13 @@ func (ec *executionContext) marshalODocumentFormat2ᚖgithubᚗcomᚋdocsapiᚋd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOFileDimensions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐFileDimensions(ctx context.Context, sel ast.SelectionSet, v *model.FileDimensions) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._FileDimensions(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
@@ -39296,6 +40550,13 @@ func (ec *executionContext) marshalORevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapi
 		return graphql.Null
 	}
 	return ec._Revision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx context.Context, sel ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RevisionFile(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORevisionPage2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageNode(ctx context.Context, sel ast.SelectionSet, v *model.PageNode) graphql.Marshaler {

@@ -207,6 +207,12 @@ type EmailDomainOrganizations struct {
 	Organizations []*store.Organization `json:"organizations"`
 }
 
+// The size of an image, in pixels.
+type FileDimensions struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
 // Grants `role` to members (guests included) and teams of the organization on
 // a space or a collection (and so on everything in it), replacing a grant they
 // had there. A grant adds to what the default levels give; it never takes away.
@@ -426,6 +432,14 @@ type PublishedContentSite struct {
 }
 
 type Query struct {
+}
+
+// A page of files.
+type RevisionFileList struct {
+	Items    []*store.RevisionFile `json:"items"`
+	Count    int                   `json:"count"`
+	Next     *ListNext             `json:"next,omitempty"`
+	PageInfo *PageInfo             `json:"pageInfo"`
 }
 
 // Addresses of a page.
