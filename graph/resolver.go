@@ -26,6 +26,10 @@ type Resolver struct {
 	Blobs blob.Store
 	// MaxUpload bounds an uploaded file, in bytes.
 	MaxUpload int64
+	// GitFileRoot is the directory file:// git URLs may point into (empty:
+	// none); GitAllowPrivate lets git URLs name private addresses.
+	GitFileRoot     string
+	GitAllowPrivate bool
 
 	signingKey signingKey
 }

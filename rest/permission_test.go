@@ -46,7 +46,7 @@ var routeNeeds = map[string]string{
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
 	"listFiles": "read", "getFileById": "read", "listFilesInChangeRequestById": "read", "getFileInChangeRequestById": "read",
 	"listFilesInRevisionById": "read", "getFileInRevisionById": "read",
-	"listChangeRequestsForOrganization": "member", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
+	"listChangeRequestsForOrganization": "member", "getSpaceGitInfo": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
 
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
@@ -130,6 +130,8 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	invite := do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`, http.StatusCreated).String("id")
 	file := uploadedFile(t, owner, space, "", "notes.txt", []byte("notes"))
+	repo := bareRepo(t)
+	pushFiles(t, repo, map[string]string{"README.md": "# Hello\n", "SUMMARY.md": "* [Hello](README.md)\n"})
 	page, pagePath, revision := createPage(t, owner, space, "Getting started", "# Hello")
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 
@@ -143,6 +145,8 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
+			"importGitRepository":                 `{"url":"` + repo + `","ref":"refs/heads/main"}`,
+			"exportToGitRepository":               `{"url":"` + bareRepo(t) + `","ref":"refs/heads/main","commitMessage":"Export"}`,
 			"updateChangeRequestById":             `{"subject":"Renamed"}`,
 			"updateOrganizationById":              `{"title":"Renamed"}`,
 			"updateOrganizationAgentInstructions": `{"instructions":{"object":"document","data":{},"nodes":[]}}`,

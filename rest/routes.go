@@ -163,6 +163,14 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}", Operation: "getFileInRevisionById", Status: http.StatusOK,
 		Result: "space.revisionById.file", Tag: "content", Summary: "Get a file of a revision"},
 
+	// Git sync (the reference)
+	{Method: "POST", Path: "/v1/spaces/{spaceId}/git/import", Operation: "importGitRepository", Status: http.StatusNoContent,
+		Tag: "git", Summary: "Import a git repository in GitBook's layout into a space"},
+	{Method: "POST", Path: "/v1/spaces/{spaceId}/git/export", Operation: "exportToGitRepository", Status: http.StatusNoContent,
+		Tag: "git", Summary: "Export a space's content to a git repository"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/git/info", Operation: "getSpaceGitInfo", Status: http.StatusOK,
+		Result: "space.gitInfo", Tag: "git", Summary: "Get a space's git sync"},
+
 	// Search (spec 4.4, 4.11)
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/search", Operation: "searchSpaceContent", Status: http.StatusOK,
 		Result: "space.search", Tag: "search", Summary: "Search the content of a space"},

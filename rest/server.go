@@ -29,6 +29,10 @@ type Config struct {
 	BlobDir string
 	// MaxUploadBytes bounds an uploaded file (default 25 MiB).
 	MaxUploadBytes int64
+	// GitFileRoot is the directory file:// git URLs may point into (empty:
+	// file:// is refused); GitAllowPrivate lets git URLs name private hosts.
+	GitFileRoot     string
+	GitAllowPrivate bool
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -63,7 +67,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	}
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
-		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes}
+		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {

@@ -75,6 +75,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"createOrganizationInvite":            `{"role":"admin"}`,
 		"createCollection":                    `{"title":"Planted"}`,
 		"createChangeRequest":                 `{"subject":"Planted"}`,
+		"importGitRepository":                 `{"url":"file:///tmp/planted.git","ref":"refs/heads/main"}`,
+		"exportToGitRepository":               `{"url":"file:///tmp/stolen.git","ref":"refs/heads/main","commitMessage":"Stolen"}`,
 		"updateChangeRequestById":             `{"subject":"Pwned"}`,
 		"updateCollectionById":                `{"title":"Pwned"}`,
 		"moveCollection":                      `{"parent":null,"position":{"before":{"type":"space","space":"` + space + `"}}}`,

@@ -23,6 +23,17 @@ type Revision struct {
 	Type      string    `bun:"type"`
 	CreatedBy *string   `bun:"created_by"`
 	CreatedAt time.Time `bun:"created_at"`
+	// Git is the commit a git sync made or read, when there was one.
+	Git *GitCommit `bun:"git,type:jsonb"`
+}
+
+// GitCommit is a revision's git commit.
+type GitCommit struct {
+	OID              string `json:"oid"`
+	Message          string `json:"message"`
+	CreatedByGitBook bool   `json:"createdByGitBook"`
+	URL              string `json:"url,omitempty"`
+	Ref              string `json:"ref,omitempty"`
 }
 
 // Object is the REST type name of a revision.
@@ -45,6 +56,9 @@ type RevisionPage struct {
 	BodySHA256  *string   `bun:"body_sha256"`
 	CreatedAt   time.Time `bun:"created_at"`
 	UpdatedAt   time.Time `bun:"updated_at"`
+	// GitPath and GitOID say where a git sync read or wrote the page.
+	GitPath *string `bun:"git_path"`
+	GitOID  *string `bun:"git_oid"`
 }
 
 // Page types.
@@ -162,14 +176,16 @@ func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) e
 type RevisionFile struct {
 	bun.BaseModel `bun:"table:revision_files,alias:rf"`
 
-	RevisionID  string `bun:"revision_id,pk"`
-	ID          string `bun:"file_id,pk"`
-	Name        string `bun:"name"`
-	ContentType string `bun:"content_type"`
-	Size        int64  `bun:"size"`
-	BlobSHA256  string `bun:"blob_sha256"`
-	Width       *int   `bun:"width"`
-	Height      *int   `bun:"height"`
+	RevisionID  string  `bun:"revision_id,pk"`
+	ID          string  `bun:"file_id,pk"`
+	Name        string  `bun:"name"`
+	ContentType string  `bun:"content_type"`
+	Size        int64   `bun:"size"`
+	BlobSHA256  string  `bun:"blob_sha256"`
+	Width       *int    `bun:"width"`
+	Height      *int    `bun:"height"`
+	GitPath     *string `bun:"git_path"`
+	GitOID      *string `bun:"git_oid"`
 }
 
 // RevisionFiles returns the files of a revision, by name.

@@ -31,6 +31,17 @@ type Space struct {
 	CreatedAt  time.Time  `bun:"created_at"`
 	UpdatedAt  time.Time  `bun:"updated_at"`
 	DeletedAt  *time.Time `bun:"deleted_at"`
+	// GitInfo is the space's last git sync.
+	GitInfo *GitInfo `bun:"git_info,type:jsonb"`
+}
+
+// GitInfo is what is known of a space's git repository.
+type GitInfo struct {
+	// URL is the repository's, without credentials.
+	URL       string    `json:"url"`
+	Ref       string    `json:"ref"`
+	RepoName  string    `json:"repoName,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Object is the REST type name of a space.

@@ -25,6 +25,8 @@ type config struct {
 	LogFormat       string
 	MaxBodyBytes    int64
 	BlobDir         string
+	GitFileRoot     string
+	GitAllowPrivate bool
 	MaxUploadBytes  int64
 	MaxConns        int32
 	ShutdownTimeout time.Duration
@@ -46,6 +48,8 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
 	max, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_BODY_BYTES", "1048576"), 10, 64)
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
+	str(&c.GitFileRoot, "git-file-root", "DOCSAPI_GIT_FILE_ROOT", "", "directory file:// git URLs may point into (empty: file:// refused)")
+	fs.BoolVar(&c.GitAllowPrivate, "git-allow-private", envOr("DOCSAPI_GIT_ALLOW_PRIVATE", "") == "1", "let git URLs name private or loopback hosts ($DOCSAPI_GIT_ALLOW_PRIVATE=1)")
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
@@ -73,7 +77,8 @@ func (c *config) server(log *slog.Logger) rest.Config {
 		blobs = filepath.Join(c.DataDir, "blobs")
 	}
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
-		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes, Log: log}
+		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
+		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log}
 }
 
 func envOr(name, def string) string {

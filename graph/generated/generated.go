@@ -143,6 +143,18 @@ type ComplexityRoot struct {
 		Width  func(childComplexity int) int
 	}
 
+	GitSyncBlob struct {
+		Oid  func(childComplexity int) int
+		Path func(childComplexity int) int
+	}
+
+	GitSyncState struct {
+		Ref       func(childComplexity int) int
+		RepoName  func(childComplexity int) int
+		URL       func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
 	JoinOrganizationResult struct {
 		Organization func(childComplexity int) int
 	}
@@ -238,6 +250,8 @@ type ComplexityRoot struct {
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
+		ExportToGitRepository               func(childComplexity int, spaceID string, input model.ExportToGitRepositoryInput) int
+		ImportGitRepository                 func(childComplexity int, spaceID string, input model.ImportGitRepositoryInput) int
 		InviteToCollection                  func(childComplexity int, collectionID string, input model.InviteToContentInput) int
 		InviteToSpace                       func(childComplexity int, spaceID string, input model.InviteToContentInput) int
 		JoinOrganization                    func(childComplexity int, organizationID string) int
@@ -424,6 +438,7 @@ type ComplexityRoot struct {
 		File             func(childComplexity int, id string) int
 		FileList         func(childComplexity int, page *string, limit *int) int
 		Files            func(childComplexity int) int
+		Git              func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Object           func(childComplexity int) int
 		Page             func(childComplexity int, id string, format *model.DocumentFormat) int
@@ -440,6 +455,7 @@ type ComplexityRoot struct {
 		ContentType func(childComplexity int) int
 		Dimensions  func(childComplexity int) int
 		DownloadURL func(childComplexity int) int
+		Git         func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		Size        func(childComplexity int) int
@@ -452,11 +468,20 @@ type ComplexityRoot struct {
 		PageInfo func(childComplexity int) int
 	}
 
+	RevisionGit struct {
+		CreatedByGitBook func(childComplexity int) int
+		Message          func(childComplexity int) int
+		OID              func(childComplexity int) int
+		Ref              func(childComplexity int) int
+		URL              func(childComplexity int) int
+	}
+
 	RevisionPage struct {
 		CreatedAt     func(childComplexity int) int
 		Description   func(childComplexity int) int
 		Document      func(childComplexity int) int
 		Emoji         func(childComplexity int) int
+		Git           func(childComplexity int) int
 		Hidden        func(childComplexity int) int
 		ID            func(childComplexity int) int
 		Kind          func(childComplexity int) int
@@ -678,6 +703,7 @@ type ComplexityRoot struct {
 		DeletedAt            func(childComplexity int) int
 		EditMode             func(childComplexity int) int
 		Emoji                func(childComplexity int) int
+		GitInfo              func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Language             func(childComplexity int) int
 		MergeRules           func(childComplexity int) int
@@ -886,6 +912,8 @@ type MutationResolver interface {
 	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
 	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string) (*store.RevisionFile, error)
 	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string) (bool, error)
+	ImportGitRepository(ctx context.Context, spaceID string, input model.ImportGitRepositoryInput) (bool, error)
+	ExportToGitRepository(ctx context.Context, spaceID string, input model.ExportToGitRepositoryInput) (bool, error)
 	CreateSite(ctx context.Context, organizationID string, input model.CreateSiteInput) (*store.Site, error)
 	UpdateSite(ctx context.Context, organizationID string, id string, input model.UpdateSiteInput) (*store.Site, error)
 	DeleteSite(ctx context.Context, organizationID string, id string) (bool, error)
@@ -957,6 +985,7 @@ type RevisionFileResolver interface {
 	DownloadURL(ctx context.Context, obj *store.RevisionFile) (string, error)
 	Size(ctx context.Context, obj *store.RevisionFile) (int, error)
 	Dimensions(ctx context.Context, obj *store.RevisionFile) (*model.FileDimensions, error)
+	Git(ctx context.Context, obj *store.RevisionFile) (*model.GitSyncBlob, error)
 }
 type RevisionPageResolver interface {
 	Path(ctx context.Context, obj *model.PageNode) (string, error)
@@ -966,6 +995,7 @@ type RevisionPageResolver interface {
 	Pages(ctx context.Context, obj *model.PageNode) ([]*model.PageNode, error)
 	Markdown(ctx context.Context, obj *model.PageNode) (*string, error)
 	Document(ctx context.Context, obj *model.PageNode) (map[string]any, error)
+	Git(ctx context.Context, obj *model.PageNode) (*model.GitSyncBlob, error)
 }
 type SiteResolver interface {
 	Proxy(ctx context.Context, obj *store.Site) (*model.SiteProxy, error)
@@ -1013,6 +1043,7 @@ type SpaceResolver interface {
 	ChangeRequest(ctx context.Context, obj *store.Space, id string) (*store.ChangeRequest, error)
 	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
 	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error)
+	GitInfo(ctx context.Context, obj *store.Space) (*model.GitSyncState, error)
 }
 type TeamResolver interface {
 	Members(ctx context.Context, obj *store.Team) (int, error)
@@ -1415,6 +1446,44 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.FileDimensions.Width(childComplexity), true
+
+	case "GitSyncBlob.oid":
+		if e.ComplexityRoot.GitSyncBlob.Oid == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncBlob.Oid(childComplexity), true
+	case "GitSyncBlob.path":
+		if e.ComplexityRoot.GitSyncBlob.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncBlob.Path(childComplexity), true
+
+	case "GitSyncState.ref":
+		if e.ComplexityRoot.GitSyncState.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncState.Ref(childComplexity), true
+	case "GitSyncState.repoName":
+		if e.ComplexityRoot.GitSyncState.RepoName == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncState.RepoName(childComplexity), true
+	case "GitSyncState.url":
+		if e.ComplexityRoot.GitSyncState.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncState.URL(childComplexity), true
+	case "GitSyncState.updatedAt":
+		if e.ComplexityRoot.GitSyncState.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GitSyncState.UpdatedAt(childComplexity), true
 
 	case "JoinOrganizationResult.organization":
 		if e.ComplexityRoot.JoinOrganizationResult.Organization == nil {
@@ -1923,6 +1992,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DuplicateSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.exportToGitRepository":
+		if e.ComplexityRoot.Mutation.ExportToGitRepository == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_exportToGitRepository_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ExportToGitRepository(childComplexity, args["spaceId"].(string), args["input"].(model.ExportToGitRepositoryInput)), true
+	case "Mutation.importGitRepository":
+		if e.ComplexityRoot.Mutation.ImportGitRepository == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_importGitRepository_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ImportGitRepository(childComplexity, args["spaceId"].(string), args["input"].(model.ImportGitRepositoryInput)), true
 	case "Mutation.inviteToCollection":
 		if e.ComplexityRoot.Mutation.InviteToCollection == nil {
 			break
@@ -3125,6 +3216,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Revision.Files(childComplexity), true
+	case "Revision.git":
+		if e.ComplexityRoot.Revision.Git == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Git(childComplexity), true
 	case "Revision.id":
 		if e.ComplexityRoot.Revision.ID == nil {
 			break
@@ -3214,6 +3311,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionFile.DownloadURL(childComplexity), true
+	case "RevisionFile.git":
+		if e.ComplexityRoot.RevisionFile.Git == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.Git(childComplexity), true
 	case "RevisionFile.id":
 		if e.ComplexityRoot.RevisionFile.ID == nil {
 			break
@@ -3258,6 +3361,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionFileList.PageInfo(childComplexity), true
 
+	case "RevisionGit.createdByGitBook":
+		if e.ComplexityRoot.RevisionGit.CreatedByGitBook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionGit.CreatedByGitBook(childComplexity), true
+	case "RevisionGit.message":
+		if e.ComplexityRoot.RevisionGit.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionGit.Message(childComplexity), true
+	case "RevisionGit.oid":
+		if e.ComplexityRoot.RevisionGit.OID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionGit.OID(childComplexity), true
+	case "RevisionGit.ref":
+		if e.ComplexityRoot.RevisionGit.Ref == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionGit.Ref(childComplexity), true
+	case "RevisionGit.url":
+		if e.ComplexityRoot.RevisionGit.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionGit.URL(childComplexity), true
+
 	case "RevisionPage.createdAt":
 		if e.ComplexityRoot.RevisionPage.CreatedAt == nil {
 			break
@@ -3282,6 +3416,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionPage.Emoji(childComplexity), true
+	case "RevisionPage.git":
+		if e.ComplexityRoot.RevisionPage.Git == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionPage.Git(childComplexity), true
 	case "RevisionPage.hidden":
 		if e.ComplexityRoot.RevisionPage.Hidden == nil {
 			break
@@ -4157,6 +4297,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.Emoji(childComplexity), true
+	case "Space.gitInfo":
+		if e.ComplexityRoot.Space.GitInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Space.GitInfo(childComplexity), true
 	case "Space.id":
 		if e.ComplexityRoot.Space.ID == nil {
 			break
@@ -4676,6 +4822,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateSiteSpaceInput,
 		ec.unmarshalInputCreateSpaceInput,
 		ec.unmarshalInputCreateTeamInput,
+		ec.unmarshalInputExportToGitRepositoryInput,
+		ec.unmarshalInputImportGitRepositoryInput,
 		ec.unmarshalInputInviteToContentInput,
 		ec.unmarshalInputMergeRuleInput,
 		ec.unmarshalInputMergeRulesInput,
@@ -5252,6 +5400,8 @@ type Space {
   characters), best first, with the matching sections.
   """
   search(query: String!, page: String, limit: Int): SearchPageResultList!
+  "The space's last git sync, when there was one."
+  gitInfo: GitSyncState
 }
 
 "Addresses of a space."
@@ -6141,6 +6291,8 @@ type Revision {
   id: ID!
   "The revisions this one was made from."
   parents: [ID!]!
+  "The commit a git sync read, when it made this revision."
+  git: RevisionGit
   "How the revision was made: ` + "`" + `edits` + "`" + `."
   type: String!
   createdAt: DateTime!
@@ -6180,6 +6332,8 @@ type RevisionFile {
   size: Int!
   "For images."
   dimensions: FileDimensions
+  "Where a git sync read the file."
+  git: GitSyncBlob
 }
 
 "The size of an image, in pixels."
@@ -6212,6 +6366,66 @@ type RevisionURLs {
 enum DocumentFormat {
   markdown
   document
+}
+
+"Where a revision came from in git."
+type RevisionGit {
+  oid: String!
+  message: String!
+  createdByGitBook: Boolean!
+  url: String
+  ref: String
+}
+
+"Where a page or file was read from or written to in git."
+type GitSyncBlob {
+  oid: String
+  path: String
+}
+
+"A space's git repository, as last synced (the URL never holds credentials)."
+type GitSyncState {
+  repoName: String
+  url: String
+  ref: String
+  updatedAt: DateTime
+}
+
+"""
+Imports content from a git repository in GitBook's layout (.gitbook.yaml,
+SUMMARY.md, markdown files, .gitbook/assets). Credentials may be given in
+the URL; they are never stored.
+"""
+input ImportGitRepositoryInput {
+  url: String!
+  "Such as refs/heads/main."
+  ref: String!
+  repoProjectDirectory: String
+  "Make a revision without making it the space's content."
+  standalone: Boolean
+  "Accepted as in the reference; every import replaces the content."
+  force: Boolean
+  "Accepted as in the reference: operations run in the order they arrive."
+  timestamp: DateTime
+  "Accepted as in the reference: repositories are not cached."
+  repoCacheID: String
+  repoTreeURL: String
+  repoCommitURL: String
+  gitInfo: JSONObject
+}
+
+"Exports the space's content to a git repository, as a commit on a ref."
+input ExportToGitRepositoryInput {
+  url: String!
+  ref: String!
+  commitMessage: String!
+  repoProjectDirectory: String
+  force: Boolean
+  timestamp: DateTime
+  repoCacheID: String
+  repoTreeURL: String
+  repoCommitURL: String
+  gitInfo: JSONObject
 }
 
 "The kinds of page."
@@ -6249,6 +6463,8 @@ type RevisionPage {
   markdown: String
   "The body as a JSON document (documents): {object: document, data, nodes}."
   document: JSONObject
+  "Where a git sync read the page."
+  git: GitSyncBlob
 }
 
 "Addresses of a page."
@@ -6660,6 +6876,11 @@ type Mutation {
   "Removes a file (editors and above), as a new revision. True when there was one."
   deleteFile(spaceId: ID!, changeRequestId: ID, fileId: ID!): Boolean!
 
+  "Imports a git repository into a space (editors and above). True once done."
+  importGitRepository(spaceId: ID!, input: ImportGitRepositoryInput!): Boolean!
+  "Exports a space's content to a git repository (editors and above). True once pushed."
+  exportToGitRepository(spaceId: ID!, input: ExportToGitRepositoryInput!): Boolean!
+
   "Creates a site."
   createSite(organizationId: ID!, input: CreateSiteInput!): Site!
   "Updates a site."
@@ -6889,6 +7110,30 @@ func (ec *executionContext) childFields_FileDimensions(ctx context.Context, fiel
 		return ec.fieldContext_FileDimensions_height(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type FileDimensions", field.Name)
+}
+
+func (ec *executionContext) childFields_GitSyncBlob(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "oid":
+		return ec.fieldContext_GitSyncBlob_oid(ctx, field)
+	case "path":
+		return ec.fieldContext_GitSyncBlob_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GitSyncBlob", field.Name)
+}
+
+func (ec *executionContext) childFields_GitSyncState(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "repoName":
+		return ec.fieldContext_GitSyncState_repoName(ctx, field)
+	case "url":
+		return ec.fieldContext_GitSyncState_url(ctx, field)
+	case "ref":
+		return ec.fieldContext_GitSyncState_ref(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_GitSyncState_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GitSyncState", field.Name)
 }
 
 func (ec *executionContext) childFields_JoinOrganizationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7277,6 +7522,8 @@ func (ec *executionContext) childFields_Revision(ctx context.Context, field grap
 		return ec.fieldContext_Revision_id(ctx, field)
 	case "parents":
 		return ec.fieldContext_Revision_parents(ctx, field)
+	case "git":
+		return ec.fieldContext_Revision_git(ctx, field)
 	case "type":
 		return ec.fieldContext_Revision_type(ctx, field)
 	case "createdAt":
@@ -7317,6 +7564,8 @@ func (ec *executionContext) childFields_RevisionFile(ctx context.Context, field 
 		return ec.fieldContext_RevisionFile_size(ctx, field)
 	case "dimensions":
 		return ec.fieldContext_RevisionFile_dimensions(ctx, field)
+	case "git":
+		return ec.fieldContext_RevisionFile_git(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionFile", field.Name)
 }
@@ -7333,6 +7582,22 @@ func (ec *executionContext) childFields_RevisionFileList(ctx context.Context, fi
 		return ec.fieldContext_RevisionFileList_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionFileList", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionGit(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "oid":
+		return ec.fieldContext_RevisionGit_oid(ctx, field)
+	case "message":
+		return ec.fieldContext_RevisionGit_message(ctx, field)
+	case "createdByGitBook":
+		return ec.fieldContext_RevisionGit_createdByGitBook(ctx, field)
+	case "url":
+		return ec.fieldContext_RevisionGit_url(ctx, field)
+	case "ref":
+		return ec.fieldContext_RevisionGit_ref(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionGit", field.Name)
 }
 
 func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7373,6 +7638,8 @@ func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field 
 		return ec.fieldContext_RevisionPage_markdown(ctx, field)
 	case "document":
 		return ec.fieldContext_RevisionPage_document(ctx, field)
+	case "git":
+		return ec.fieldContext_RevisionPage_git(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionPage", field.Name)
 }
@@ -7821,6 +8088,8 @@ func (ec *executionContext) childFields_Space(ctx context.Context, field graphql
 		return ec.fieldContext_Space_changeRequestList(ctx, field)
 	case "search":
 		return ec.fieldContext_Space_search(ctx, field)
+	case "gitInfo":
+		return ec.fieldContext_Space_gitInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Space", field.Name)
 }
@@ -8900,6 +9169,50 @@ func (ec *executionContext) field_Mutation_duplicateSpace_args(ctx context.Conte
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_exportToGitRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ExportToGitRepositoryInput, error) {
+			return ec.unmarshalNExportToGitRepositoryInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐExportToGitRepositoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_importGitRepository_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ImportGitRepositoryInput, error) {
+			return ec.unmarshalNImportGitRepositoryInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐImportGitRepositoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -12663,6 +12976,144 @@ func (ec *executionContext) fieldContext_FileDimensions_height(_ context.Context
 	return graphql.NewScalarFieldContext("FileDimensions", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _GitSyncBlob_oid(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncBlob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncBlob_oid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Oid, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncBlob_oid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncBlob", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GitSyncBlob_path(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncBlob) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncBlob_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Path, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncBlob_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncBlob", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GitSyncState_repoName(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncState_repoName(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RepoName, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncState_repoName(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GitSyncState_url(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncState_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncState_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GitSyncState_ref(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncState_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncState_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncState", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _GitSyncState_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.GitSyncState) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GitSyncState_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_GitSyncState_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GitSyncState", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _JoinOrganizationResult_organization(ctx context.Context, field graphql.CollectedField, obj *model.JoinOrganizationResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15885,6 +16336,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteFile(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_deleteFile_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_importGitRepository(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_importGitRepository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ImportGitRepository(ctx, fc.Args["spaceId"].(string), fc.Args["input"].(model.ImportGitRepositoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_importGitRepository(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_importGitRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_exportToGitRepository(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_exportToGitRepository(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ExportToGitRepository(ctx, fc.Args["spaceId"].(string), fc.Args["input"].(model.ExportToGitRepositoryInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_exportToGitRepository(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_exportToGitRepository_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19591,6 +20130,38 @@ func (ec *executionContext) fieldContext_Revision_parents(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _Revision_git(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_git(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Git, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.GitCommit) graphql.Marshaler {
+			return ec.marshalORevisionGit2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐGitCommit(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_git(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionGit(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Revision_type(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20102,6 +20673,38 @@ func (ec *executionContext) fieldContext_RevisionFile_dimensions(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _RevisionFile_git(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_git(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionFile().Git(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GitSyncBlob) graphql.Marshaler {
+			return ec.marshalOGitSyncBlob2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐGitSyncBlob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_git(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFile",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GitSyncBlob(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RevisionFileList_items(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20219,6 +20822,121 @@ func (ec *executionContext) fieldContext_RevisionFileList_pageInfo(_ context.Con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RevisionGit_oid(ctx context.Context, field graphql.CollectedField, obj *store.GitCommit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionGit_oid(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionGit_oid(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionGit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionGit_message(ctx context.Context, field graphql.CollectedField, obj *store.GitCommit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionGit_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionGit_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionGit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionGit_createdByGitBook(ctx context.Context, field graphql.CollectedField, obj *store.GitCommit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionGit_createdByGitBook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedByGitBook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionGit_createdByGitBook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionGit", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionGit_url(ctx context.Context, field graphql.CollectedField, obj *store.GitCommit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionGit_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionGit_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionGit", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionGit_ref(ctx context.Context, field graphql.CollectedField, obj *store.GitCommit) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionGit_ref(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ref, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionGit_ref(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionGit", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RevisionPage_id(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
@@ -20660,6 +21378,38 @@ func (ec *executionContext) _RevisionPage_document(ctx context.Context, field gr
 }
 func (ec *executionContext) fieldContext_RevisionPage_document(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionPage", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionPage_git(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_git(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionPage().Git(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GitSyncBlob) graphql.Marshaler {
+			return ec.marshalOGitSyncBlob2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐGitSyncBlob(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_git(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionPage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GitSyncBlob(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RevisionPageURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.RevisionPageURLs) (ret graphql.Marshaler) {
@@ -24443,6 +25193,38 @@ func (ec *executionContext) fieldContext_Space_search(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Space_gitInfo(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Space_gitInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Space().GitInfo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GitSyncState) graphql.Marshaler {
+			return ec.marshalOGitSyncState2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐGitSyncState(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Space_gitInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Space",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GitSyncState(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27695,6 +28477,192 @@ func (ec *executionContext) unmarshalInputCreateTeamInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputExportToGitRepositoryInput(ctx context.Context, obj any) (model.ExportToGitRepositoryInput, error) {
+	var it model.ExportToGitRepositoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "ref", "commitMessage", "repoProjectDirectory", "force", "timestamp", "repoCacheID", "repoTreeURL", "repoCommitURL", "gitInfo"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
+		case "commitMessage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("commitMessage"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CommitMessage = data
+		case "repoProjectDirectory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoProjectDirectory"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoProjectDirectory = graphql.OmittableOf(data)
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = graphql.OmittableOf(data)
+		case "timestamp":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timestamp"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timestamp = graphql.OmittableOf(data)
+		case "repoCacheID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoCacheID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoCacheID = graphql.OmittableOf(data)
+		case "repoTreeURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoTreeURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoTreeURL = graphql.OmittableOf(data)
+		case "repoCommitURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoCommitURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoCommitURL = graphql.OmittableOf(data)
+		case "gitInfo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gitInfo"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GitInfo = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputImportGitRepositoryInput(ctx context.Context, obj any) (model.ImportGitRepositoryInput, error) {
+	var it model.ImportGitRepositoryInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "ref", "repoProjectDirectory", "standalone", "force", "timestamp", "repoCacheID", "repoTreeURL", "repoCommitURL", "gitInfo"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "ref":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ref"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Ref = data
+		case "repoProjectDirectory":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoProjectDirectory"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoProjectDirectory = graphql.OmittableOf(data)
+		case "standalone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("standalone"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Standalone = graphql.OmittableOf(data)
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = graphql.OmittableOf(data)
+		case "timestamp":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timestamp"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timestamp = graphql.OmittableOf(data)
+		case "repoCacheID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoCacheID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoCacheID = graphql.OmittableOf(data)
+		case "repoTreeURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoTreeURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoTreeURL = graphql.OmittableOf(data)
+		case "repoCommitURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("repoCommitURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RepoCommitURL = graphql.OmittableOf(data)
+		case "gitInfo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("gitInfo"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.GitInfo = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputInviteToContentInput(ctx context.Context, obj any) (model.InviteToContentInput, error) {
 	var it model.InviteToContentInput
 	if obj == nil {
@@ -30363,6 +31331,102 @@ func (ec *executionContext) _FileDimensions(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var gitSyncBlobImplementors = []string{"GitSyncBlob"}
+
+func (ec *executionContext) _GitSyncBlob(ctx context.Context, sel ast.SelectionSet, obj *model.GitSyncBlob) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gitSyncBlobImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GitSyncBlob")
+		case "oid":
+			out.Values[i] = ec._GitSyncBlob_oid(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "path":
+			out.Values[i] = ec._GitSyncBlob_path(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var gitSyncStateImplementors = []string{"GitSyncState"}
+
+func (ec *executionContext) _GitSyncState(ctx context.Context, sel ast.SelectionSet, obj *model.GitSyncState) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, gitSyncStateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GitSyncState")
+		case "repoName":
+			out.Values[i] = ec._GitSyncState_repoName(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._GitSyncState_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ref":
+			out.Values[i] = ec._GitSyncState_ref(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "updatedAt":
+			out.Values[i] = ec._GitSyncState_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var joinOrganizationResultImplementors = []string{"JoinOrganizationResult"}
 
 func (ec *executionContext) _JoinOrganizationResult(ctx context.Context, sel ast.SelectionSet, obj *model.JoinOrganizationResult) graphql.Marshaler {
@@ -31442,6 +32506,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteFile(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "importGitRepository":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_importGitRepository(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "exportToGitRepository":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_exportToGitRepository(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -33273,6 +34351,11 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "git":
+			out.Values[i] = ec._Revision_git(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "type":
 			out.Values[i] = ec._Revision_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -33787,6 +34870,44 @@ func (ec *executionContext) _RevisionFile(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "git":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFile_git(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33838,6 +34959,64 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 		case "pageInfo":
 			out.Values[i] = ec._RevisionFileList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionGitImplementors = []string{"RevisionGit"}
+
+func (ec *executionContext) _RevisionGit(ctx context.Context, sel ast.SelectionSet, obj *store.GitCommit) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionGitImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionGit")
+		case "oid":
+			out.Values[i] = ec._RevisionGit_oid(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "message":
+			out.Values[i] = ec._RevisionGit_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdByGitBook":
+			out.Values[i] = ec._RevisionGit_createdByGitBook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._RevisionGit_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ref":
+			out.Values[i] = ec._RevisionGit_ref(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -34100,6 +35279,44 @@ func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._RevisionPage_document(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "git":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionPage_git(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -36808,6 +38025,44 @@ func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "gitInfo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Space_gitInfo(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38466,6 +39721,11 @@ func (ec *executionContext) marshalNEmailDomainOrganizations2ᚖgithubᚗcomᚋd
 	return ec._EmailDomainOrganizations(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNExportToGitRepositoryInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐExportToGitRepositoryInput(ctx context.Context, v any) (model.ExportToGitRepositoryInput, error) {
+	res, err := ec.unmarshalInputExportToGitRepositoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := model.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -38509,6 +39769,11 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNImportGitRepositoryInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐImportGitRepositoryInput(ctx context.Context, v any) (model.ImportGitRepositoryInput, error) {
+	res, err := ec.unmarshalInputImportGitRepositoryInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -40210,6 +41475,20 @@ func (ec *executionContext) marshalOFileDimensions2ᚖgithubᚗcomᚋdocsapiᚋd
 	return ec._FileDimensions(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOGitSyncBlob2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐGitSyncBlob(ctx context.Context, sel ast.SelectionSet, v *model.GitSyncBlob) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GitSyncBlob(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOGitSyncState2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐGitSyncState(ctx context.Context, sel ast.SelectionSet, v *model.GitSyncState) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._GitSyncState(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
 	if v == nil {
 		return nil, nil
@@ -40557,6 +41836,13 @@ func (ec *executionContext) marshalORevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdoc
 		return graphql.Null
 	}
 	return ec._RevisionFile(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORevisionGit2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐGitCommit(ctx context.Context, sel ast.SelectionSet, v *store.GitCommit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RevisionGit(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORevisionPage2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageNode(ctx context.Context, sel ast.SelectionSet, v *model.PageNode) graphql.Marshaler {

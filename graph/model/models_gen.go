@@ -207,10 +207,59 @@ type EmailDomainOrganizations struct {
 	Organizations []*store.Organization `json:"organizations"`
 }
 
+// Exports the space's content to a git repository, as a commit on a ref.
+type ExportToGitRepositoryInput struct {
+	URL                  string                            `json:"url"`
+	Ref                  string                            `json:"ref"`
+	CommitMessage        string                            `json:"commitMessage"`
+	RepoProjectDirectory graphql.Omittable[*string]        `json:"repoProjectDirectory,omitempty"`
+	Force                graphql.Omittable[*bool]          `json:"force,omitempty"`
+	Timestamp            graphql.Omittable[*time.Time]     `json:"timestamp,omitempty"`
+	RepoCacheID          graphql.Omittable[*string]        `json:"repoCacheID,omitempty"`
+	RepoTreeURL          graphql.Omittable[*string]        `json:"repoTreeURL,omitempty"`
+	RepoCommitURL        graphql.Omittable[*string]        `json:"repoCommitURL,omitempty"`
+	GitInfo              graphql.Omittable[map[string]any] `json:"gitInfo,omitempty"`
+}
+
 // The size of an image, in pixels.
 type FileDimensions struct {
 	Width  int `json:"width"`
 	Height int `json:"height"`
+}
+
+// Where a page or file was read from or written to in git.
+type GitSyncBlob struct {
+	Oid  *string `json:"oid,omitempty"`
+	Path *string `json:"path,omitempty"`
+}
+
+// A space's git repository, as last synced (the URL never holds credentials).
+type GitSyncState struct {
+	RepoName  *string    `json:"repoName,omitempty"`
+	URL       *string    `json:"url,omitempty"`
+	Ref       *string    `json:"ref,omitempty"`
+	UpdatedAt *time.Time `json:"updatedAt,omitempty"`
+}
+
+// Imports content from a git repository in GitBook's layout (.gitbook.yaml,
+// SUMMARY.md, markdown files, .gitbook/assets). Credentials may be given in
+// the URL; they are never stored.
+type ImportGitRepositoryInput struct {
+	URL string `json:"url"`
+	// Such as refs/heads/main.
+	Ref                  string                     `json:"ref"`
+	RepoProjectDirectory graphql.Omittable[*string] `json:"repoProjectDirectory,omitempty"`
+	// Make a revision without making it the space's content.
+	Standalone graphql.Omittable[*bool] `json:"standalone,omitempty"`
+	// Accepted as in the reference; every import replaces the content.
+	Force graphql.Omittable[*bool] `json:"force,omitempty"`
+	// Accepted as in the reference: operations run in the order they arrive.
+	Timestamp graphql.Omittable[*time.Time] `json:"timestamp,omitempty"`
+	// Accepted as in the reference: repositories are not cached.
+	RepoCacheID   graphql.Omittable[*string]        `json:"repoCacheID,omitempty"`
+	RepoTreeURL   graphql.Omittable[*string]        `json:"repoTreeURL,omitempty"`
+	RepoCommitURL graphql.Omittable[*string]        `json:"repoCommitURL,omitempty"`
+	GitInfo       graphql.Omittable[map[string]any] `json:"gitInfo,omitempty"`
 }
 
 // Grants `role` to members (guests included) and teams of the organization on
