@@ -1,12 +1,15 @@
 package rest_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
@@ -258,5 +261,38 @@ func TestMergeRules(t *testing.T) {
 	e.alice.Do("PATCH", e.spaceBase, `{"editMode":"locked"}`).Expect(http.StatusOK)
 	if out := e.edit(e.alice, cr2, e.pageA, "x"); len(out.Errors) == 0 || out.Errors[0].Extensions["status"] != float64(http.StatusConflict) {
 		t.Errorf("edit in a locked space: %+v", out.Errors)
+	}
+}
+
+func TestChangeRequestPDF(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	cr := e.open("Print me")
+	e.mustEdit(cr, e.pageA, "# Heading\n\nSome text with caf\u00e9.\n\n- one\n- two\n\n```\ncode\n```")
+	url := e.alice.Do("GET", e.crBase+"/"+cr+"/pdf", nil).Expect(http.StatusOK).String("url")
+	fetch := func(url string) (int, string, []byte) {
+		resp, err := http.Get(url) // no token: the address is signed
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	}
+	status, ctype, body := fetch(url)
+	if status != http.StatusOK || ctype != "application/pdf" || !bytes.HasPrefix(body, []byte("%PDF-")) || len(body) < 500 {
+		t.Fatalf("pdf: %d %s %d bytes", status, ctype, len(body))
+	}
+	one := e.alice.Do("GET", e.crBase+"/"+cr+"/pdf?page="+e.pageB+"&only=true", nil).Expect(http.StatusOK).String("url")
+	if status, _, body := fetch(one); status != http.StatusOK || !bytes.HasPrefix(body, []byte("%PDF-")) {
+		t.Errorf("one page: %d", status)
+	}
+	if status, _, _ := fetch(strings.Replace(one, "only=true", "only=false", 1)); status != http.StatusNotFound {
+		t.Errorf("an altered address answered %d", status)
+	}
+	e.alice.Do("GET", e.crBase+"/"+cr+"/pdf?page=nothing", nil).Expect(http.StatusNotFound)
+	e.env.Clock.Advance(2 * time.Hour)
+	if status, _, _ := fetch(url); status != http.StatusNotFound {
+		t.Errorf("an expired address answered %d", status)
 	}
 }

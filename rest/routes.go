@@ -190,6 +190,8 @@ var Routes = []Route{
 		Tag: "change-requests", Summary: "Merge a change request into the space's content"},
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/update", Operation: "updateChangeRequest", Status: http.StatusOK,
 		Tag: "change-requests", Summary: "Bring a change request up to date with the space's content"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/pdf", Operation: "getChangeRequestPDF", Status: http.StatusOK,
+		Result: "space.changeRequest.pdf", Tag: "change-requests", Summary: "Get the address of a PDF of a change request's content"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/change-requests", Operation: "listChangeRequestsForOrganization", Status: http.StatusOK,
 		Result: "organization.changeRequests", Tag: "change-requests", Summary: "List the change requests of an organization's spaces"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content", Operation: "getRevisionOfChangeRequestById", Status: http.StatusOK,

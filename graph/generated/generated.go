@@ -76,6 +76,7 @@ type ComplexityRoot struct {
 		Number                     func(childComplexity int) int
 		Object                     func(childComplexity int) int
 		Outdated                   func(childComplexity int) int
+		PDF                        func(childComplexity int, page *string, only *bool) int
 		Revision                   func(childComplexity int) int
 		RevisionInitial            func(childComplexity int) int
 		RevisionMerged             func(childComplexity int) int
@@ -92,6 +93,10 @@ type ComplexityRoot struct {
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+	}
+
+	ChangeRequestPDF struct {
+		URL func(childComplexity int) int
 	}
 
 	ChangeRequestURLs struct {
@@ -844,6 +849,7 @@ type ChangeRequestResolver interface {
 	ConversationsIssuesCluster(ctx context.Context, obj *store.ChangeRequest) (*string, error)
 	Urls(ctx context.Context, obj *store.ChangeRequest) (*model.ChangeRequestURLs, error)
 	Content(ctx context.Context, obj *store.ChangeRequest) (*store.Revision, error)
+	PDF(ctx context.Context, obj *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error)
 }
 type CollectionResolver interface {
 	Urls(ctx context.Context, obj *store.Collection) (*model.CollectionURLs, error)
@@ -1172,6 +1178,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequest.Outdated(childComplexity), true
+	case "ChangeRequest.pdf":
+		if e.ComplexityRoot.ChangeRequest.PDF == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_pdf_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.PDF(childComplexity, args["page"].(*string), args["only"].(*bool)), true
 	case "ChangeRequest.revision":
 		if e.ComplexityRoot.ChangeRequest.Revision == nil {
 			break
@@ -1251,6 +1268,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequestList.PageInfo(childComplexity), true
+
+	case "ChangeRequestPDF.url":
+		if e.ComplexityRoot.ChangeRequestPDF.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestPDF.URL(childComplexity), true
 
 	case "ChangeRequestURLs.app":
 		if e.ComplexityRoot.ChangeRequestURLs.App == nil {
@@ -6586,6 +6610,16 @@ type ChangeRequest {
   urls: ChangeRequestURLs!
   "The change request's content."
   content: Revision!
+  """
+  A PDF of the change request's content: its address, signed and valid for
+  an hour. ` + "`" + `page` + "`" + ` prints one page, with the pages under it unless ` + "`" + `only` + "`" + `.
+  """
+  pdf(page: ID, only: Boolean): ChangeRequestPDF!
+}
+
+"Where a PDF of a change request is printed."
+type ChangeRequestPDF {
+  url: String!
 }
 
 "Addresses of a change request."
@@ -6996,6 +7030,8 @@ func (ec *executionContext) childFields_ChangeRequest(ctx context.Context, field
 		return ec.fieldContext_ChangeRequest_urls(ctx, field)
 	case "content":
 		return ec.fieldContext_ChangeRequest_content(ctx, field)
+	case "pdf":
+		return ec.fieldContext_ChangeRequest_pdf(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequest", field.Name)
 }
@@ -7012,6 +7048,14 @@ func (ec *executionContext) childFields_ChangeRequestList(ctx context.Context, f
 		return ec.fieldContext_ChangeRequestList_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestList", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestPDF(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_ChangeRequestPDF_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestPDF", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangeRequestURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8415,6 +8459,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_ChangeRequest_pdf_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "only",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["only"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Collection_permissionsAggregate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -12075,6 +12141,50 @@ func (ec *executionContext) fieldContext_ChangeRequest_content(_ context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _ChangeRequest_pdf(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_pdf(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().PDF(ctx, obj, fc.Args["page"].(*string), fc.Args["only"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestPDF) graphql.Marshaler {
+			return ec.marshalNChangeRequestPDF2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestPDF(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_pdf(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestPDF(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_pdf_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ChangeRequestList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12192,6 +12302,29 @@ func (ec *executionContext) fieldContext_ChangeRequestList_pageInfo(_ context.Co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestPDF_url(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestPDF) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestPDF_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestPDF_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestPDF", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ChangeRequestURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestURLs) (ret graphql.Marshaler) {
@@ -30688,6 +30821,44 @@ func (ec *executionContext) _ChangeRequest(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pdf":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_pdf(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30738,6 +30909,44 @@ func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.Sele
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestPDFImplementors = []string{"ChangeRequestPDF"}
+
+func (ec *executionContext) _ChangeRequestPDF(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestPDF) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestPDFImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestPDF")
+		case "url":
+			out.Values[i] = ec._ChangeRequestPDF_url(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39526,6 +39735,16 @@ func (ec *executionContext) marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapi�
 		return graphql.Null
 	}
 	return ec._ChangeRequestList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestPDF2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestPDF(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestPDF) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestPDF(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNChangeRequestStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx context.Context, v any) (model.ChangeRequestStatus, error) {

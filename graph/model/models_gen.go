@@ -47,6 +47,11 @@ type ChangeRequestList struct {
 	PageInfo *PageInfo              `json:"pageInfo"`
 }
 
+// Where a PDF of a change request is printed.
+type ChangeRequestPDF struct {
+	URL string `json:"url"`
+}
+
 // Addresses of a change request.
 type ChangeRequestURLs struct {
 	App      string `json:"app"`
