@@ -231,7 +231,8 @@ func orDefault(s, def string) string {
 }
 
 // exportLayout turns a revision's content into the layout: each page's file
-// is its path in the revision (.md, or /README.md when it has pages under it).
+// is where it was imported from, else its path in the revision (.md, or
+// /README.md when it has pages under it).
 func exportLayout(t *store.PageTree, bodies map[string]string, files []*store.RevisionFile, asset func(*store.RevisionFile) ([]byte, error)) (layoutContent, error) {
 	var out layoutContent
 	var walk func(parent *string) []*layoutPage
@@ -241,10 +242,7 @@ func exportLayout(t *store.PageTree, bodies map[string]string, files []*store.Re
 			lp := &layoutPage{title: p.Title, group: p.Type == store.PageGroup, description: str(p.Description), markdown: bodies[str(p.BodySHA256)]}
 			lp.pages = walk(&p.ID)
 			if !lp.group {
-				lp.path = t.Path(p.ID) + ".md"
-				if len(lp.pages) > 0 {
-					lp.path = t.Path(p.ID) + "/README.md"
-				}
+				lp.path = layoutFileOf(t, p)
 			}
 			pages = append(pages, lp)
 		}

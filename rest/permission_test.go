@@ -46,7 +46,9 @@ var routeNeeds = map[string]string{
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
 	"listFiles": "read", "getFileById": "read", "listFilesInChangeRequestById": "read", "getFileInChangeRequestById": "read",
 	"listFilesInRevisionById": "read", "getFileInRevisionById": "read",
-	"listChangeRequestsForOrganization": "member", "getSpaceGitInfo": "read", "getChangeRequestPDF": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
+	"listChangeRequestsForOrganization": "member", "getSpaceGitInfo": "read", "getChangeRequestPDF": "read",
+	"listSpaceLinks": "read", "listPageLinksInSpace": "read", "listSpacePageBacklinks": "read", "listSpaceFileBacklinks": "read",
+	"listPageLinksInChangeRequest": "read", "listChangeRequestFileBacklinks": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
 
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",

@@ -163,6 +163,20 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}", Operation: "getFileInRevisionById", Status: http.StatusOK,
 		Result: "space.revisionById.file", Tag: "content", Summary: "Get a file of a revision"},
 
+	// Links and backlinks (spec 4.3, 4.4, 4.5)
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/links", Operation: "listSpaceLinks", Status: http.StatusOK,
+		Result: "space.links", Tag: "content", Summary: "List the links of a space's content, with stats"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/page/{pageId}/links", Operation: "listPageLinksInSpace", Status: http.StatusOK,
+		Result: "space.content.page.links", Tag: "content", Summary: "List the links of a page"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/page/{pageId}/backlinks", Operation: "listSpacePageBacklinks", Status: http.StatusOK,
+		Result: "space.content.page.backlinks", Tag: "content", Summary: "List the pages linking to a page"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files/{fileId}/backlinks", Operation: "listSpaceFileBacklinks", Status: http.StatusOK,
+		Result: "space.content.file.backlinks", Tag: "content", Summary: "List the pages linking to a file"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/page/{pageId}/links", Operation: "listPageLinksInChangeRequest", Status: http.StatusOK,
+		Result: "space.changeRequest.content.page.links", Tag: "change-requests", Summary: "List the links of a page of a change request"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/files/{fileId}/backlinks", Operation: "listChangeRequestFileBacklinks", Status: http.StatusOK,
+		Result: "space.changeRequest.content.file.backlinks", Tag: "change-requests", Summary: "List the pages of a change request linking to a file"},
+
 	// Git sync (the reference)
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/git/import", Operation: "importGitRepository", Status: http.StatusNoContent,
 		Tag: "git", Summary: "Import a git repository in GitBook's layout into a space"},

@@ -310,3 +310,9 @@ func (t *PageTree) Height(id string) int {
 	}
 	return h + 1
 }
+
+// RevisionByID returns revision id, of whichever space (callers reached it
+// through a space they checked).
+func RevisionByID(ctx context.Context, db bun.IDB, id string) (*Revision, error) {
+	return selectRow[Revision](ctx, db, "id = ?", id)
+}

@@ -139,6 +139,34 @@ type ComplexityRoot struct {
 		Location func(childComplexity int) int
 	}
 
+	ContentLocationFile struct {
+		File           func(childComplexity int) int
+		Kind           func(childComplexity int) int
+		Organization   func(childComplexity int) int
+		Space          func(childComplexity int) int
+		VersionContext func(childComplexity int) int
+	}
+
+	ContentLocationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ContentLocationPage struct {
+		Kind           func(childComplexity int) int
+		Organization   func(childComplexity int) int
+		Page           func(childComplexity int) int
+		Space          func(childComplexity int) int
+		VersionContext func(childComplexity int) int
+	}
+
+	ContentLocationURL struct {
+		Kind func(childComplexity int) int
+		URL  func(childComplexity int) int
+	}
+
 	EmailDomainOrganizations struct {
 		Organizations func(childComplexity int) int
 	}
@@ -162,6 +190,30 @@ type ComplexityRoot struct {
 
 	JoinOrganizationResult struct {
 		Organization func(childComplexity int) int
+	}
+
+	LinkBrokenStats struct {
+		Total func(childComplexity int) int
+	}
+
+	LinkItem struct {
+		LocationReferences func(childComplexity int) int
+		Relation           func(childComplexity int) int
+		Status             func(childComplexity int) int
+		TargetReference    func(childComplexity int) int
+	}
+
+	LinkList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+		Stats    func(childComplexity int) int
+	}
+
+	LinkStats struct {
+		Broken func(childComplexity int) int
+		Total  func(childComplexity int) int
 	}
 
 	ListNext struct {
@@ -457,6 +509,7 @@ type ComplexityRoot struct {
 	}
 
 	RevisionFile struct {
+		Backlinks   func(childComplexity int, page *string, limit *int) int
 		ContentType func(childComplexity int) int
 		Dimensions  func(childComplexity int) int
 		DownloadURL func(childComplexity int) int
@@ -482,6 +535,7 @@ type ComplexityRoot struct {
 	}
 
 	RevisionPage struct {
+		Backlinks     func(childComplexity int, page *string, limit *int) int
 		CreatedAt     func(childComplexity int) int
 		Description   func(childComplexity int) int
 		Document      func(childComplexity int) int
@@ -491,6 +545,7 @@ type ComplexityRoot struct {
 		ID            func(childComplexity int) int
 		Kind          func(childComplexity int) int
 		Layout        func(childComplexity int) int
+		Links         func(childComplexity int, page *string, limit *int, status *string) int
 		Markdown      func(childComplexity int) int
 		NoIndex       func(childComplexity int) int
 		NoRobotsIndex func(childComplexity int) int
@@ -711,6 +766,7 @@ type ComplexityRoot struct {
 		GitInfo              func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Language             func(childComplexity int) int
+		Links                func(childComplexity int, page *string, limit *int, status *string) int
 		MergeRules           func(childComplexity int) int
 		Object               func(childComplexity int) int
 		OrganizationID       func(childComplexity int) int
@@ -829,6 +885,11 @@ type ComplexityRoot struct {
 
 	UserURLs struct {
 		Location func(childComplexity int) int
+	}
+
+	VersionContext struct {
+		Revision func(childComplexity int) int
+		Type     func(childComplexity int) int
 	}
 }
 
@@ -992,6 +1053,7 @@ type RevisionFileResolver interface {
 	Size(ctx context.Context, obj *store.RevisionFile) (int, error)
 	Dimensions(ctx context.Context, obj *store.RevisionFile) (*model.FileDimensions, error)
 	Git(ctx context.Context, obj *store.RevisionFile) (*model.GitSyncBlob, error)
+	Backlinks(ctx context.Context, obj *store.RevisionFile, page *string, limit *int) (*model.ContentLocationList, error)
 }
 type RevisionPageResolver interface {
 	Path(ctx context.Context, obj *model.PageNode) (string, error)
@@ -1002,6 +1064,8 @@ type RevisionPageResolver interface {
 	Markdown(ctx context.Context, obj *model.PageNode) (*string, error)
 	Document(ctx context.Context, obj *model.PageNode) (map[string]any, error)
 	Git(ctx context.Context, obj *model.PageNode) (*model.GitSyncBlob, error)
+	Links(ctx context.Context, obj *model.PageNode, page *string, limit *int, status *string) (*model.LinkList, error)
+	Backlinks(ctx context.Context, obj *model.PageNode, page *string, limit *int) (*model.ContentLocationList, error)
 }
 type SiteResolver interface {
 	Proxy(ctx context.Context, obj *store.Site) (*model.SiteProxy, error)
@@ -1050,6 +1114,7 @@ type SpaceResolver interface {
 	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
 	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error)
 	GitInfo(ctx context.Context, obj *store.Space) (*model.GitSyncState, error)
+	Links(ctx context.Context, obj *store.Space, page *string, limit *int, status *string) (*model.LinkList, error)
 }
 type TeamResolver interface {
 	Members(ctx context.Context, obj *store.Team) (int, error)
@@ -1451,6 +1516,106 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CollectionURLs.Location(childComplexity), true
 
+	case "ContentLocationFile.file":
+		if e.ComplexityRoot.ContentLocationFile.File == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationFile.File(childComplexity), true
+	case "ContentLocationFile.kind":
+		if e.ComplexityRoot.ContentLocationFile.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationFile.Kind(childComplexity), true
+	case "ContentLocationFile.organization":
+		if e.ComplexityRoot.ContentLocationFile.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationFile.Organization(childComplexity), true
+	case "ContentLocationFile.space":
+		if e.ComplexityRoot.ContentLocationFile.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationFile.Space(childComplexity), true
+	case "ContentLocationFile.versionContext":
+		if e.ComplexityRoot.ContentLocationFile.VersionContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationFile.VersionContext(childComplexity), true
+
+	case "ContentLocationList.count":
+		if e.ComplexityRoot.ContentLocationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.Count(childComplexity), true
+	case "ContentLocationList.items":
+		if e.ComplexityRoot.ContentLocationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.Items(childComplexity), true
+	case "ContentLocationList.next":
+		if e.ComplexityRoot.ContentLocationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.Next(childComplexity), true
+	case "ContentLocationList.pageInfo":
+		if e.ComplexityRoot.ContentLocationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.PageInfo(childComplexity), true
+
+	case "ContentLocationPage.kind":
+		if e.ComplexityRoot.ContentLocationPage.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationPage.Kind(childComplexity), true
+	case "ContentLocationPage.organization":
+		if e.ComplexityRoot.ContentLocationPage.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationPage.Organization(childComplexity), true
+	case "ContentLocationPage.page":
+		if e.ComplexityRoot.ContentLocationPage.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationPage.Page(childComplexity), true
+	case "ContentLocationPage.space":
+		if e.ComplexityRoot.ContentLocationPage.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationPage.Space(childComplexity), true
+	case "ContentLocationPage.versionContext":
+		if e.ComplexityRoot.ContentLocationPage.VersionContext == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationPage.VersionContext(childComplexity), true
+
+	case "ContentLocationURL.kind":
+		if e.ComplexityRoot.ContentLocationURL.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationURL.Kind(childComplexity), true
+	case "ContentLocationURL.url":
+		if e.ComplexityRoot.ContentLocationURL.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationURL.URL(childComplexity), true
+
 	case "EmailDomainOrganizations.organizations":
 		if e.ComplexityRoot.EmailDomainOrganizations.Organizations == nil {
 			break
@@ -1515,6 +1680,82 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.JoinOrganizationResult.Organization(childComplexity), true
+
+	case "LinkBrokenStats.total":
+		if e.ComplexityRoot.LinkBrokenStats.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkBrokenStats.Total(childComplexity), true
+
+	case "LinkItem.locationReferences":
+		if e.ComplexityRoot.LinkItem.LocationReferences == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkItem.LocationReferences(childComplexity), true
+	case "LinkItem.relation":
+		if e.ComplexityRoot.LinkItem.Relation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkItem.Relation(childComplexity), true
+	case "LinkItem.status":
+		if e.ComplexityRoot.LinkItem.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkItem.Status(childComplexity), true
+	case "LinkItem.targetReference":
+		if e.ComplexityRoot.LinkItem.TargetReference == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkItem.TargetReference(childComplexity), true
+
+	case "LinkList.count":
+		if e.ComplexityRoot.LinkList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.Count(childComplexity), true
+	case "LinkList.items":
+		if e.ComplexityRoot.LinkList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.Items(childComplexity), true
+	case "LinkList.next":
+		if e.ComplexityRoot.LinkList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.Next(childComplexity), true
+	case "LinkList.pageInfo":
+		if e.ComplexityRoot.LinkList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.PageInfo(childComplexity), true
+	case "LinkList.stats":
+		if e.ComplexityRoot.LinkList.Stats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.Stats(childComplexity), true
+
+	case "LinkStats.broken":
+		if e.ComplexityRoot.LinkStats.Broken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkStats.Broken(childComplexity), true
+	case "LinkStats.total":
+		if e.ComplexityRoot.LinkStats.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkStats.Total(childComplexity), true
 
 	case "ListNext.page":
 		if e.ComplexityRoot.ListNext.Page == nil {
@@ -3317,6 +3558,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Revision.Variables(childComplexity), true
 
+	case "RevisionFile.backlinks":
+		if e.ComplexityRoot.RevisionFile.Backlinks == nil {
+			break
+		}
+
+		args, err := ec.field_RevisionFile_backlinks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RevisionFile.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "RevisionFile.contentType":
 		if e.ComplexityRoot.RevisionFile.ContentType == nil {
 			break
@@ -3416,6 +3668,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionGit.URL(childComplexity), true
 
+	case "RevisionPage.backlinks":
+		if e.ComplexityRoot.RevisionPage.Backlinks == nil {
+			break
+		}
+
+		args, err := ec.field_RevisionPage_backlinks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RevisionPage.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "RevisionPage.createdAt":
 		if e.ComplexityRoot.RevisionPage.CreatedAt == nil {
 			break
@@ -3470,6 +3733,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionPage.Layout(childComplexity), true
+	case "RevisionPage.links":
+		if e.ComplexityRoot.RevisionPage.Links == nil {
+			break
+		}
+
+		args, err := ec.field_RevisionPage_links_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.RevisionPage.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*string)), true
 	case "RevisionPage.markdown":
 		if e.ComplexityRoot.RevisionPage.Markdown == nil {
 			break
@@ -4339,6 +4613,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.Language(childComplexity), true
+	case "Space.links":
+		if e.ComplexityRoot.Space.Links == nil {
+			break
+		}
+
+		args, err := ec.field_Space_links_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*string)), true
 	case "Space.mergeRules":
 		if e.ComplexityRoot.Space.MergeRules == nil {
 			break
@@ -4822,6 +5107,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UserURLs.Location(childComplexity), true
+
+	case "VersionContext.revision":
+		if e.ComplexityRoot.VersionContext.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VersionContext.Revision(childComplexity), true
+	case "VersionContext.type":
+		if e.ComplexityRoot.VersionContext.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.VersionContext.Type(childComplexity), true
 
 	}
 	return 0, false
@@ -5426,6 +5724,8 @@ type Space {
   search(query: String!, page: String, limit: Int): SearchPageResultList!
   "The space's last git sync, when there was one."
   gitInfo: GitSyncState
+  "The links of the space's current content, grouped by target, with ` + "`" + `status` + "`" + ` when given."
+  links(page: String, limit: Int, status: String): LinkList!
 }
 
 "Addresses of a space."
@@ -6358,6 +6658,8 @@ type RevisionFile {
   dimensions: FileDimensions
   "Where a git sync read the file."
   git: GitSyncBlob
+  "The pages of the revision linking to this file."
+  backlinks(page: String, limit: Int): ContentLocationList!
 }
 
 "The size of an image, in pixels."
@@ -6489,6 +6791,10 @@ type RevisionPage {
   document: JSONObject
   "Where a git sync read the page."
   git: GitSyncBlob
+  "The links of this page, grouped by target, with ` + "`" + `status` + "`" + ` when given."
+  links(page: String, limit: Int, status: String): LinkList!
+  "The pages of the revision linking to this page."
+  backlinks(page: String, limit: Int): ContentLocationList!
 }
 
 "Addresses of a page."
@@ -6713,6 +7019,86 @@ type SearchPageResultList {
 "A page of space results."
 type SearchSpaceResultList {
   items: [SearchSpaceResult!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+# ---------------------------------------------------------------------------
+# Links
+# ---------------------------------------------------------------------------
+
+"The versions of content a location is in."
+type VersionContext {
+  "` + "`" + `revision` + "`" + `."
+  type: String!
+  revision: ID!
+}
+
+"A page as a link's source or target."
+type ContentLocationPage {
+  "` + "`" + `page` + "`" + `."
+  kind: String!
+  organization: Organization!
+  space: Space!
+  page: RevisionPage!
+  versionContext: VersionContext!
+}
+
+"A file as a link's target."
+type ContentLocationFile {
+  "` + "`" + `file` + "`" + `."
+  kind: String!
+  organization: Organization!
+  space: Space!
+  file: RevisionFile!
+  versionContext: VersionContext!
+}
+
+"An address outside the content, or one that leads nowhere."
+type ContentLocationURL {
+  "` + "`" + `url` + "`" + `."
+  kind: String!
+  url: String!
+}
+
+"Content a link points at or is found in."
+union ContentLocation = ContentLocationPage | ContentLocationFile | ContentLocationURL
+
+"A link target and the pages linking to it."
+type LinkItem {
+  "` + "`" + `ok` + "`" + ` (leads somewhere that exists), ` + "`" + `broken` + "`" + ` (a page or file that does not exist in the revision) or ` + "`" + `in-app` + "`" + ` (an address of this application)."
+  status: String!
+  "` + "`" + `reference` + "`" + `."
+  relation: String!
+  targetReference: ContentLocation!
+  locationReferences: [ContentLocation!]!
+}
+
+"Counts of a link list."
+type LinkStats {
+  total: Int!
+  broken: LinkBrokenStats!
+}
+
+"Counts of broken links."
+type LinkBrokenStats {
+  total: Int!
+}
+
+"A page of links."
+type LinkList {
+  items: [LinkItem!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+  "Over all the links listed, not only this page."
+  stats: LinkStats!
+}
+
+"A page of content locations."
+type ContentLocationList {
+  items: [ContentLocation!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -7138,6 +7524,20 @@ func (ec *executionContext) childFields_CollectionURLs(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type CollectionURLs", field.Name)
 }
 
+func (ec *executionContext) childFields_ContentLocationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ContentLocationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ContentLocationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ContentLocationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ContentLocationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContentLocationList", field.Name)
+}
+
 func (ec *executionContext) childFields_EmailDomainOrganizations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "organizations":
@@ -7186,6 +7586,54 @@ func (ec *executionContext) childFields_JoinOrganizationResult(ctx context.Conte
 		return ec.fieldContext_JoinOrganizationResult_organization(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type JoinOrganizationResult", field.Name)
+}
+
+func (ec *executionContext) childFields_LinkBrokenStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_LinkBrokenStats_total(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkBrokenStats", field.Name)
+}
+
+func (ec *executionContext) childFields_LinkItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "status":
+		return ec.fieldContext_LinkItem_status(ctx, field)
+	case "relation":
+		return ec.fieldContext_LinkItem_relation(ctx, field)
+	case "targetReference":
+		return ec.fieldContext_LinkItem_targetReference(ctx, field)
+	case "locationReferences":
+		return ec.fieldContext_LinkItem_locationReferences(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkItem", field.Name)
+}
+
+func (ec *executionContext) childFields_LinkList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_LinkList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_LinkList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_LinkList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_LinkList_pageInfo(ctx, field)
+	case "stats":
+		return ec.fieldContext_LinkList_stats(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkList", field.Name)
+}
+
+func (ec *executionContext) childFields_LinkStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_LinkStats_total(ctx, field)
+	case "broken":
+		return ec.fieldContext_LinkStats_broken(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkStats", field.Name)
 }
 
 func (ec *executionContext) childFields_ListNext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7610,6 +8058,8 @@ func (ec *executionContext) childFields_RevisionFile(ctx context.Context, field 
 		return ec.fieldContext_RevisionFile_dimensions(ctx, field)
 	case "git":
 		return ec.fieldContext_RevisionFile_git(ctx, field)
+	case "backlinks":
+		return ec.fieldContext_RevisionFile_backlinks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionFile", field.Name)
 }
@@ -7684,6 +8134,10 @@ func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field 
 		return ec.fieldContext_RevisionPage_document(ctx, field)
 	case "git":
 		return ec.fieldContext_RevisionPage_git(ctx, field)
+	case "links":
+		return ec.fieldContext_RevisionPage_links(ctx, field)
+	case "backlinks":
+		return ec.fieldContext_RevisionPage_backlinks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionPage", field.Name)
 }
@@ -8134,6 +8588,8 @@ func (ec *executionContext) childFields_Space(ctx context.Context, field graphql
 		return ec.fieldContext_Space_search(ctx, field)
 	case "gitInfo":
 		return ec.fieldContext_Space_gitInfo(ctx, field)
+	case "links":
+		return ec.fieldContext_Space_links(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Space", field.Name)
 }
@@ -8342,6 +8798,16 @@ func (ec *executionContext) childFields_UserURLs(ctx context.Context, field grap
 		return ec.fieldContext_UserURLs_location(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UserURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_VersionContext(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_VersionContext_type(ctx, field)
+	case "revision":
+		return ec.fieldContext_VersionContext_revision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type VersionContext", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11100,6 +11566,80 @@ func (ec *executionContext) field_Query_space_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_RevisionFile_backlinks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_RevisionPage_backlinks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_RevisionPage_links_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Revision_fileList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11327,6 +11867,36 @@ func (ec *executionContext) field_Space_changeRequest_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Space_links_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg2
 	return args, nil
 }
 
@@ -13031,6 +13601,464 @@ func (ec *executionContext) fieldContext_CollectionURLs_app(_ context.Context, f
 	return graphql.NewScalarFieldContext("CollectionURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ContentLocationFile_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationFile_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationFile_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationFile", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationFile_organization(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationFile_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationFile_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationFile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationFile_space(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationFile_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Space) graphql.Marshaler {
+			return ec.marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationFile_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationFile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Space(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationFile_file(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationFile_file(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.File, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+			return ec.marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationFile_file(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationFile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationFile_versionContext(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationFile_versionContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VersionContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VersionContext) graphql.Marshaler {
+			return ec.marshalNVersionContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐVersionContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationFile_versionContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationFile",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VersionContext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationList_items(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContentLocation) graphql.Marshaler {
+			return ec.marshalNContentLocation2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationList", field, false, false, errors.New("field of type ContentLocation does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationList_count(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationList_next(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationPage_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationPage_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationPage_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationPage", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationPage_organization(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationPage_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationPage_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationPage_space(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationPage_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Space) graphql.Marshaler {
+			return ec.marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationPage_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Space(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationPage_page(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationPage_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
+			return ec.marshalNRevisionPage2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationPage_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionPage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationPage_versionContext(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationPage_versionContext(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.VersionContext, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.VersionContext) graphql.Marshaler {
+			return ec.marshalNVersionContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐVersionContext(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationPage_versionContext(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_VersionContext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationURL_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationURL) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationURL_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationURL_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationURL", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationURL_url(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationURL) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationURL_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationURL_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationURL", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _EmailDomainOrganizations_organizations(ctx context.Context, field graphql.CollectedField, obj *model.EmailDomainOrganizations) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13274,6 +14302,327 @@ func (ec *executionContext) fieldContext_JoinOrganizationResult_organization(_ c
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkBrokenStats_total(ctx context.Context, field graphql.CollectedField, obj *model.LinkBrokenStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkBrokenStats_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkBrokenStats_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkBrokenStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LinkItem_status(ctx context.Context, field graphql.CollectedField, obj *model.LinkItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkItem_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkItem_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LinkItem_relation(ctx context.Context, field graphql.CollectedField, obj *model.LinkItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkItem_relation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Relation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkItem_relation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LinkItem_targetReference(ctx context.Context, field graphql.CollectedField, obj *model.LinkItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkItem_targetReference(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TargetReference, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ContentLocation) graphql.Marshaler {
+			return ec.marshalNContentLocation2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkItem_targetReference(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkItem", field, false, false, errors.New("field of type ContentLocation does not have child fields"))
+}
+
+func (ec *executionContext) _LinkItem_locationReferences(ctx context.Context, field graphql.CollectedField, obj *model.LinkItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkItem_locationReferences(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LocationReferences, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ContentLocation) graphql.Marshaler {
+			return ec.marshalNContentLocation2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkItem_locationReferences(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkItem", field, false, false, errors.New("field of type ContentLocation does not have child fields"))
+}
+
+func (ec *executionContext) _LinkList_items(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LinkItem) graphql.Marshaler {
+			return ec.marshalNLinkItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkList_count(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LinkList_next(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkList_stats(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Stats, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkStats) graphql.Marshaler {
+			return ec.marshalNLinkStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_stats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkStats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkStats_total(ctx context.Context, field graphql.CollectedField, obj *model.LinkStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkStats_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkStats_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LinkStats_broken(ctx context.Context, field graphql.CollectedField, obj *model.LinkStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkStats_broken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Broken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkBrokenStats) graphql.Marshaler {
+			return ec.marshalNLinkBrokenStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkBrokenStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkStats_broken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkBrokenStats(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20838,6 +22187,50 @@ func (ec *executionContext) fieldContext_RevisionFile_git(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _RevisionFile_backlinks(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_backlinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RevisionFile().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
+			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_backlinks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFile",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContentLocationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RevisionFile_backlinks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RevisionFileList_items(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21541,6 +22934,94 @@ func (ec *executionContext) fieldContext_RevisionPage_git(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_GitSyncBlob(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionPage_links(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RevisionPage().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkList) graphql.Marshaler {
+			return ec.marshalNLinkList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_links(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionPage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RevisionPage_links_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionPage_backlinks(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_backlinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.RevisionPage().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
+			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_backlinks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionPage",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContentLocationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_RevisionPage_backlinks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -25358,6 +26839,50 @@ func (ec *executionContext) fieldContext_Space_gitInfo(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Space_links(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Space_links(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkList) graphql.Marshaler {
+			return ec.marshalNLinkList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Space_links(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Space",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_links_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26882,6 +28407,52 @@ func (ec *executionContext) _UserURLs_location(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_UserURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("UserURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _VersionContext_type(ctx context.Context, field graphql.CollectedField, obj *model.VersionContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VersionContext_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VersionContext_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VersionContext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _VersionContext_revision(ctx context.Context, field graphql.CollectedField, obj *model.VersionContext) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_VersionContext_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_VersionContext_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("VersionContext", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -30256,6 +31827,40 @@ func (ec *executionContext) unmarshalInputUpdateTeamMembersInput(ctx context.Con
 
 // region    ************************** interface.gotpl ***************************
 
+func (ec *executionContext) _ContentLocation(ctx context.Context, sel ast.SelectionSet, obj model.ContentLocation) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.ContentLocationURL:
+		return ec._ContentLocationURL(ctx, sel, &obj)
+	case *model.ContentLocationURL:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContentLocationURL(ctx, sel, obj)
+	case model.ContentLocationPage:
+		return ec._ContentLocationPage(ctx, sel, &obj)
+	case *model.ContentLocationPage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContentLocationPage(ctx, sel, obj)
+	case model.ContentLocationFile:
+		return ec._ContentLocationFile(ctx, sel, &obj)
+	case *model.ContentLocationFile:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ContentLocationFile(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of ContentLocation must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _SiteSectionGroupChild(ctx context.Context, sel ast.SelectionSet, obj store.StructureItem) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -31459,6 +33064,218 @@ func (ec *executionContext) _CollectionURLs(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var contentLocationFileImplementors = []string{"ContentLocationFile", "ContentLocation"}
+
+func (ec *executionContext) _ContentLocationFile(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationFile) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationFileImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContentLocationFile")
+		case "kind":
+			out.Values[i] = ec._ContentLocationFile_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organization":
+			out.Values[i] = ec._ContentLocationFile_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "space":
+			out.Values[i] = ec._ContentLocationFile_space(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "file":
+			out.Values[i] = ec._ContentLocationFile_file(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "versionContext":
+			out.Values[i] = ec._ContentLocationFile_versionContext(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contentLocationListImplementors = []string{"ContentLocationList"}
+
+func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContentLocationList")
+		case "items":
+			out.Values[i] = ec._ContentLocationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ContentLocationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ContentLocationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ContentLocationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contentLocationPageImplementors = []string{"ContentLocationPage", "ContentLocation"}
+
+func (ec *executionContext) _ContentLocationPage(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContentLocationPage")
+		case "kind":
+			out.Values[i] = ec._ContentLocationPage_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organization":
+			out.Values[i] = ec._ContentLocationPage_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "space":
+			out.Values[i] = ec._ContentLocationPage_space(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "page":
+			out.Values[i] = ec._ContentLocationPage_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "versionContext":
+			out.Values[i] = ec._ContentLocationPage_versionContext(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var contentLocationURLImplementors = []string{"ContentLocationURL", "ContentLocation"}
+
+func (ec *executionContext) _ContentLocationURL(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationURL) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationURLImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContentLocationURL")
+		case "kind":
+			out.Values[i] = ec._ContentLocationURL_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._ContentLocationURL_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var emailDomainOrganizationsImplementors = []string{"EmailDomainOrganizations"}
 
 func (ec *executionContext) _EmailDomainOrganizations(ctx context.Context, sel ast.SelectionSet, obj *model.EmailDomainOrganizations) graphql.Marshaler {
@@ -31650,6 +33467,198 @@ func (ec *executionContext) _JoinOrganizationResult(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("JoinOrganizationResult")
 		case "organization":
 			out.Values[i] = ec._JoinOrganizationResult_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var linkBrokenStatsImplementors = []string{"LinkBrokenStats"}
+
+func (ec *executionContext) _LinkBrokenStats(ctx context.Context, sel ast.SelectionSet, obj *model.LinkBrokenStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkBrokenStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkBrokenStats")
+		case "total":
+			out.Values[i] = ec._LinkBrokenStats_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var linkItemImplementors = []string{"LinkItem"}
+
+func (ec *executionContext) _LinkItem(ctx context.Context, sel ast.SelectionSet, obj *model.LinkItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkItem")
+		case "status":
+			out.Values[i] = ec._LinkItem_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "relation":
+			out.Values[i] = ec._LinkItem_relation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "targetReference":
+			out.Values[i] = ec._LinkItem_targetReference(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "locationReferences":
+			out.Values[i] = ec._LinkItem_locationReferences(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var linkListImplementors = []string{"LinkList"}
+
+func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet, obj *model.LinkList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkList")
+		case "items":
+			out.Values[i] = ec._LinkList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._LinkList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._LinkList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._LinkList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "stats":
+			out.Values[i] = ec._LinkList_stats(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var linkStatsImplementors = []string{"LinkStats"}
+
+func (ec *executionContext) _LinkStats(ctx context.Context, sel ast.SelectionSet, obj *model.LinkStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkStats")
+		case "total":
+			out.Values[i] = ec._LinkStats_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "broken":
+			out.Values[i] = ec._LinkStats_broken(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -35117,6 +37126,44 @@ func (ec *executionContext) _RevisionFile(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "backlinks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFile_backlinks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35527,6 +37574,82 @@ func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.Selection
 				}()
 				res = ec._RevisionPage_git(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "links":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionPage_links(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "backlinks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionPage_backlinks(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -38272,6 +40395,44 @@ func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, ob
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "links":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Space_links(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -39243,6 +41404,49 @@ func (ec *executionContext) _UserURLs(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var versionContextImplementors = []string{"VersionContext"}
+
+func (ec *executionContext) _VersionContext(ctx context.Context, sel ast.SelectionSet, obj *model.VersionContext) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, versionContextImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("VersionContext")
+		case "type":
+			out.Values[i] = ec._VersionContext_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._VersionContext_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -39823,6 +42027,42 @@ func (ec *executionContext) marshalNCollectionURLs2ᚖgithubᚗcomᚋdocsapiᚋd
 	return ec._CollectionURLs(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNContentLocation2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocation(ctx context.Context, sel ast.SelectionSet, v model.ContentLocation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContentLocation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContentLocation2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ContentLocation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContentLocation2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx context.Context, sel ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContentLocationList(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNContentPointerType2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentPointerType(ctx context.Context, v any) (model.ContentPointerType, error) {
 	var res model.ContentPointerType
 	err := res.UnmarshalGQL(v)
@@ -40075,6 +42315,62 @@ func (ec *executionContext) marshalNJoinOrganizationResult2ᚖgithubᚗcomᚋdoc
 		return graphql.Null
 	}
 	return ec._JoinOrganizationResult(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLinkBrokenStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkBrokenStats(ctx context.Context, sel ast.SelectionSet, v *model.LinkBrokenStats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkBrokenStats(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLinkItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LinkItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLinkItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLinkItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItem(ctx context.Context, sel ast.SelectionSet, v *model.LinkItem) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLinkList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkList(ctx context.Context, sel ast.SelectionSet, v *model.LinkList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLinkStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkStats(ctx context.Context, sel ast.SelectionSet, v *model.LinkStats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkStats(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Member) graphql.Marshaler {
@@ -41403,6 +43699,16 @@ func (ec *executionContext) marshalNUserURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapi
 		return graphql.Null
 	}
 	return ec._UserURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNVersionContext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐVersionContext(ctx context.Context, sel ast.SelectionSet, v *model.VersionContext) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._VersionContext(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {

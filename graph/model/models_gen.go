@@ -13,6 +13,11 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
+// Content a link points at or is found in.
+type ContentLocation interface {
+	IsContentLocation()
+}
+
 // A section to add to a group.
 type AddSectionToGroupInput struct {
 	SectionID string `json:"sectionId"`
@@ -83,6 +88,47 @@ type CollectionURLs struct {
 	// The collection in the application.
 	App string `json:"app"`
 }
+
+// A file as a link's target.
+type ContentLocationFile struct {
+	// `file`.
+	Kind           string              `json:"kind"`
+	Organization   *store.Organization `json:"organization"`
+	Space          *store.Space        `json:"space"`
+	File           *store.RevisionFile `json:"file"`
+	VersionContext *VersionContext     `json:"versionContext"`
+}
+
+func (ContentLocationFile) IsContentLocation() {}
+
+// A page of content locations.
+type ContentLocationList struct {
+	Items    []ContentLocation `json:"items"`
+	Count    int               `json:"count"`
+	Next     *ListNext         `json:"next,omitempty"`
+	PageInfo *PageInfo         `json:"pageInfo"`
+}
+
+// A page as a link's source or target.
+type ContentLocationPage struct {
+	// `page`.
+	Kind           string              `json:"kind"`
+	Organization   *store.Organization `json:"organization"`
+	Space          *store.Space        `json:"space"`
+	Page           *PageNode           `json:"page"`
+	VersionContext *VersionContext     `json:"versionContext"`
+}
+
+func (ContentLocationPage) IsContentLocation() {}
+
+// An address outside the content, or one that leads nowhere.
+type ContentLocationURL struct {
+	// `url`.
+	Kind string `json:"kind"`
+	URL  string `json:"url"`
+}
+
+func (ContentLocationURL) IsContentLocation() {}
 
 // Points at a space or a collection.
 type ContentPointer struct {
@@ -283,6 +329,37 @@ type InviteToContentInput struct {
 type JoinOrganizationResult struct {
 	// The organization joined.
 	Organization *store.Organization `json:"organization"`
+}
+
+// Counts of broken links.
+type LinkBrokenStats struct {
+	Total int `json:"total"`
+}
+
+// A link target and the pages linking to it.
+type LinkItem struct {
+	// `ok` (leads somewhere that exists), `broken` (a page or file that does not exist in the revision) or `in-app` (an address of this application).
+	Status string `json:"status"`
+	// `reference`.
+	Relation           string            `json:"relation"`
+	TargetReference    ContentLocation   `json:"targetReference"`
+	LocationReferences []ContentLocation `json:"locationReferences"`
+}
+
+// A page of links.
+type LinkList struct {
+	Items    []*LinkItem `json:"items"`
+	Count    int         `json:"count"`
+	Next     *ListNext   `json:"next,omitempty"`
+	PageInfo *PageInfo   `json:"pageInfo"`
+	// Over all the links listed, not only this page.
+	Stats *LinkStats `json:"stats"`
+}
+
+// Counts of a link list.
+type LinkStats struct {
+	Total  int              `json:"total"`
+	Broken *LinkBrokenStats `json:"broken"`
 }
 
 // The page following this one, when there is one.
@@ -980,6 +1057,13 @@ type UserContentPermissionList struct {
 type UserURLs struct {
 	// The user in the API.
 	Location string `json:"location"`
+}
+
+// The versions of content a location is in.
+type VersionContext struct {
+	// `revision`.
+	Type     string `json:"type"`
+	Revision string `json:"revision"`
 }
 
 // Trial state.
