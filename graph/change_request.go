@@ -109,9 +109,9 @@ func (r *changeRequestResolver) Space(_ context.Context, cr *store.ChangeRequest
 	return cr.SpaceID, nil
 }
 
-// Comments counts open comments: comments arrive with their issue, so none.
-func (r *changeRequestResolver) Comments(context.Context, *store.ChangeRequest) (int, error) {
-	return 0, nil
+// Comments is the number of open comments on the change request.
+func (r *changeRequestResolver) Comments(ctx context.Context, cr *store.ChangeRequest) (int, error) {
+	return r.loaders(ctx).ChangeRequestOpenComments.Load(ctx, cr.ID)()
 }
 
 func (r *changeRequestResolver) Outdated(ctx context.Context, cr *store.ChangeRequest) (bool, error) {

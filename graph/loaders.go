@@ -44,6 +44,14 @@ type Loaders struct {
 	// page body's markdown, by digest.
 	PageTree *dataloader.Loader[string, *store.PageTree]
 	PageBody *dataloader.Loader[string, string]
+	// CommentReplies and Reactions serve the replies (oldest first) of a
+	// comment and the reactions to a comment or reply. Open comments are
+	// counted per organization for spaces (space id → count), and per
+	// change request.
+	CommentReplies            *dataloader.Loader[string, []*store.CommentReply]
+	Reactions                 *dataloader.Loader[string, []*store.Reaction]
+	SpaceOpenComments         *dataloader.Loader[string, map[string]int]
+	ChangeRequestOpenComments *dataloader.Loader[string, int]
 	// ChangeRequestCounts counts the change requests of an organization's
 	// spaces (space id → status → count), keyed by the organization: every
 	// space of a list shares one key, so one query serves them all.
@@ -140,6 +148,28 @@ func NewLoaders(db *store.DB) *Loaders {
 		}),
 		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
 			return store.PageBodies(ctx, db, digests)
+		}),
+		CommentReplies: newMapLoader(func(ctx context.Context, ids []string) (map[string][]*store.CommentReply, error) {
+			rows, err := store.Replies(ctx, db, ids)
+			out := map[string][]*store.CommentReply{}
+			for _, x := range rows {
+				out[x.CommentID] = append(out[x.CommentID], x)
+			}
+			return out, err
+		}),
+		Reactions: newMapLoader(func(ctx context.Context, ids []string) (map[string][]*store.Reaction, error) {
+			rows, err := store.Reactions(ctx, db, ids)
+			out := map[string][]*store.Reaction{}
+			for _, x := range rows {
+				out[x.TargetID] = append(out[x.TargetID], x)
+			}
+			return out, err
+		}),
+		SpaceOpenComments: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]int, error) {
+			return store.OpenSpaceComments(ctx, db, ids)
+		}),
+		ChangeRequestOpenComments: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
+			return store.OpenChangeRequestComments(ctx, db, ids)
 		}),
 		ChangeRequestCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
 			return store.ChangeRequestCounts(ctx, db, ids)

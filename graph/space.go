@@ -230,8 +230,11 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 	return u, nil
 }
 
-// Comments arrive with their issue: a space has none until then.
-func (r *spaceResolver) Comments(context.Context, *store.Space) (int, error) { return 0, nil }
+// Comments is the number of open comments on the space's content.
+func (r *spaceResolver) Comments(ctx context.Context, s *store.Space) (int, error) {
+	counts, err := r.loaders(ctx).SpaceOpenComments.Load(ctx, s.OrganizationID)()
+	return counts[s.ID], err
+}
 
 // ChangeRequests counts the space's change requests that are open or drafts;
 // the two others count each status.

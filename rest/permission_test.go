@@ -47,6 +47,13 @@ var routeNeeds = map[string]string{
 	"listFiles": "read", "getFileById": "read", "listFilesInChangeRequestById": "read", "getFileInChangeRequestById": "read",
 	"listFilesInRevisionById": "read", "getFileInRevisionById": "read",
 	"listChangeRequestsForOrganization": "member", "getSpaceGitInfo": "read", "getChangeRequestPDF": "read",
+	"listCommentsInSpace": "read", "getCommentInSpace": "read", "listCommentRepliesInSpace": "read", "getCommentReplyInSpace": "read",
+	"postCommentInSpace": "comment", "updateCommentInSpace": "comment", "postCommentReplyInSpace": "comment", "updateCommentReplyInSpace": "comment",
+	"deleteCommentInSpace": "admin", "deleteCommentReplyInSpace": "admin",
+	"listCommentsInChangeRequest": "read", "getCommentInChangeRequest": "read", "listCommentRepliesInChangeRequest": "read",
+	"getCommentReplyInChangeRequest": "read", "postCommentInChangeRequest": "comment", "updateCommentInChangeRequest": "comment",
+	"postCommentReplyInChangeRequest": "comment", "updateCommentReplyInChangeRequest": "comment",
+	"deleteCommentInChangeRequest": "admin", "deleteCommentReplyInChangeRequest": "admin",
 	"listSpaceLinks": "read", "listPageLinksInSpace": "read", "listSpacePageBacklinks": "read", "listSpaceFileBacklinks": "read",
 	"listPageLinksInChangeRequest": "read", "listChangeRequestFileBacklinks": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
@@ -136,6 +143,8 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	pushFiles(t, repo, map[string]string{"README.md": "# Hello\n", "SUMMARY.md": "* [Hello](README.md)\n"})
 	page, pagePath, revision := createPage(t, owner, space, "Getting started", "# Hello")
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
+	comment, reply := postThread(t, owner, space, "")
+	crComment, crReply := postThread(t, owner, space, cr)
 
 	return &matrixFixture{
 		users: users,
@@ -143,10 +152,19 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": section, "siteSectionGroupId": group,
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
+			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		},
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
+			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,
+			"postCommentInChangeRequest":          `{"body":{"markdown":"Mine"}}`,
+			"updateCommentInSpace":                `{"addedReactions":["+1"]}`,
+			"updateCommentInChangeRequest":        `{"addedReactions":["+1"]}`,
+			"postCommentReplyInSpace":             `{"body":{"markdown":"Mine"}}`,
+			"postCommentReplyInChangeRequest":     `{"body":{"markdown":"Mine"}}`,
+			"updateCommentReplyInSpace":           `{"addedReactions":["+1"]}`,
+			"updateCommentReplyInChangeRequest":   `{"addedReactions":["+1"]}`,
 			"importGitRepository":                 `{"url":"` + repo + `","ref":"refs/heads/main"}`,
 			"exportToGitRepository":               `{"url":"` + bareRepo(t) + `","ref":"refs/heads/main","commitMessage":"Export"}`,
 			"updateChangeRequestById":             `{"subject":"Renamed"}`,
@@ -213,7 +231,7 @@ func TestPermissionMatrix(t *testing.T) {
 			}
 			f := newMatrixFixture(t, env)
 			path := strings.ReplaceAll(route.Path, "...}", "}") // wildcards take a value like any parameter
-			for name, id := range f.ids {
+			for name, id := range threadIDs(route, f.ids) {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}
 			path += requiredQuery[route.Operation]

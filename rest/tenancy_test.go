@@ -34,6 +34,8 @@ func TestCrossTenantAccess(t *testing.T) {
 	file := uploadedFile(t, victim, space, "", "secret.txt", []byte("secret"))
 	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
+	comment, reply := postThread(t, victim, space, "")
+	crComment, crReply := postThread(t, victim, space, cr)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
@@ -48,6 +50,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
+		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -75,6 +78,14 @@ func TestCrossTenantAccess(t *testing.T) {
 		"createOrganizationInvite":            `{"role":"admin"}`,
 		"createCollection":                    `{"title":"Planted"}`,
 		"createChangeRequest":                 `{"subject":"Planted"}`,
+		"postCommentInSpace":                  `{"body":{"markdown":"Planted"}}`,
+		"postCommentInChangeRequest":          `{"body":{"markdown":"Planted"}}`,
+		"updateCommentInSpace":                `{"resolved":true}`,
+		"updateCommentInChangeRequest":        `{"resolved":true}`,
+		"postCommentReplyInSpace":             `{"body":{"markdown":"Planted"}}`,
+		"postCommentReplyInChangeRequest":     `{"body":{"markdown":"Planted"}}`,
+		"updateCommentReplyInSpace":           `{"body":{"markdown":"Pwned"}}`,
+		"updateCommentReplyInChangeRequest":   `{"body":{"markdown":"Pwned"}}`,
 		"importGitRepository":                 `{"url":"file:///tmp/planted.git","ref":"refs/heads/main"}`,
 		"exportToGitRepository":               `{"url":"file:///tmp/stolen.git","ref":"refs/heads/main","commitMessage":"Stolen"}`,
 		"updateChangeRequestById":             `{"subject":"Pwned"}`,
@@ -108,7 +119,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
-			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content", "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
+			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()
@@ -121,7 +133,7 @@ func TestCrossTenantAccess(t *testing.T) {
 				return
 			}
 			path := strings.ReplaceAll(route.Path, "...}", "}") // wildcards take a value like any parameter
-			for name, id := range ids {
+			for name, id := range threadIDs(route, ids) {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}
 			path += requiredQuery[route.Operation]
@@ -164,4 +176,31 @@ func operationSource(t *testing.T, name string) string {
 var requiredQuery = map[string]string{
 	"searchSpaceContent":        "?query=hello",
 	"searchOrganizationContent": "?query=hello",
+}
+
+// postThread posts a comment with a reply on a space (or, with cr, on a
+// change request) and returns their ids.
+func postThread(t *testing.T, u *resttest.User, space, cr string) (comment, reply string) {
+	t.Helper()
+	base := "/v1/spaces/" + space
+	if cr != "" {
+		base += "/change-requests/" + cr
+	}
+	comment = u.Do("POST", base+"/comments", `{"body":{"markdown":"A thought"}}`).Expect(http.StatusOK).String("id")
+	reply = u.Do("POST", base+"/comments/"+comment+"/replies", `{"body":{"markdown":"A reply"}}`).Expect(http.StatusOK).String("id")
+	return comment, reply
+}
+
+// threadIDs swaps in the change request's comment and reply ids for routes
+// under a change request's comments.
+func threadIDs(route rest.Route, ids map[string]string) map[string]string {
+	if !strings.Contains(route.Path, "change-requests/{changeRequestId}/comments") {
+		return ids
+	}
+	out := map[string]string{}
+	for k, v := range ids {
+		out[k] = v
+	}
+	out["commentId"], out["commentReplyId"] = ids["crCommentId"], ids["crCommentReplyId"]
+	return out
 }

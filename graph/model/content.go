@@ -30,3 +30,14 @@ func (p *PageNode) Layout() *PageLayout {
 
 // Wants tells whether the page was asked for with format f (or with none).
 func (p *PageNode) Wants(f DocumentFormat) bool { return p.Format == nil || *p.Format == f }
+
+// CommentNode is a comment as GraphQL serves it.
+type CommentNode struct {
+	*store.Comment
+}
+
+// ReplyNode is a reply with the comment it answers.
+type ReplyNode struct {
+	*store.CommentReply
+	Comment *store.Comment
+}

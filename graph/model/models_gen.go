@@ -89,6 +89,83 @@ type CollectionURLs struct {
 	App string `json:"app"`
 }
 
+// A comment's text.
+type CommentBody struct {
+	Markdown *string        `json:"markdown,omitempty"`
+	Document map[string]any `json:"document,omitempty"`
+}
+
+type CommentBodyInput struct {
+	// At most 100,000 characters.
+	Markdown string `json:"markdown"`
+}
+
+// A page of comments.
+type CommentList struct {
+	Items    []*CommentNode `json:"items"`
+	Count    int            `json:"count"`
+	Next     *ListNext      `json:"next,omitempty"`
+	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+// What the caller may do with a comment or reply.
+type CommentPermissions struct {
+	View bool `json:"view"`
+	// Change its body (its author).
+	Edit  bool `json:"edit"`
+	Reply bool `json:"reply"`
+	// Delete it (its author, or the space's admins).
+	Delete bool `json:"delete"`
+}
+
+// An emoji, and who reacted with it.
+type CommentReaction struct {
+	Emoji string                 `json:"emoji"`
+	Count int                    `json:"count"`
+	Users []*CommentReactionUser `json:"users"`
+}
+
+// A user's reaction.
+type CommentReactionUser struct {
+	User      *store.User `json:"user"`
+	ReactedAt time.Time   `json:"reactedAt"`
+}
+
+// Someone who replied to a comment.
+type CommentReplier struct {
+	UpdatedAt time.Time   `json:"updatedAt"`
+	Count     int         `json:"count"`
+	User      *store.User `json:"user"`
+}
+
+// A page of replies.
+type CommentReplyList struct {
+	Items    []*ReplyNode `json:"items"`
+	Count    int          `json:"count"`
+	Next     *ListNext    `json:"next,omitempty"`
+	PageInfo *PageInfo    `json:"pageInfo"`
+}
+
+// What a comment is about.
+type CommentTarget struct {
+	Space         string            `json:"space"`
+	Revision      string            `json:"revision"`
+	ChangeRequest *string           `json:"changeRequest,omitempty"`
+	Page          *CommentTargetRef `json:"page,omitempty"`
+	Node          *CommentTargetRef `json:"node,omitempty"`
+	TableCell     map[string]any    `json:"tableCell,omitempty"`
+}
+
+// A page or document node a comment is on.
+type CommentTargetRef struct {
+	ID string `json:"id"`
+}
+
+// Addresses of a comment or reply.
+type CommentURLs struct {
+	Location string `json:"location"`
+}
+
 // A file as a link's target.
 type ContentLocationFile struct {
 	// `file`.
@@ -554,6 +631,18 @@ type PingResult struct {
 	ServiceVisitorClaims *string `json:"serviceVisitorClaims,omitempty"`
 }
 
+type PostCommentInput struct {
+	Body *CommentBodyInput `json:"body"`
+	// A page of the content commented on (it must exist).
+	Page      graphql.Omittable[*string]         `json:"page,omitempty"`
+	Node      graphql.Omittable[*string]         `json:"node,omitempty"`
+	TableCell graphql.Omittable[*TableCellInput] `json:"tableCell,omitempty"`
+}
+
+type PostCommentReplyInput struct {
+	Body *CommentBodyInput `json:"body"`
+}
+
 // A site as its visitors get it.
 type PublishedContentSite struct {
 	// Always `published-content-site`.
@@ -830,6 +919,11 @@ type SpaceURLs struct {
 	Icon *string `json:"icon,omitempty"`
 }
 
+type TableCellInput struct {
+	Record     string `json:"record"`
+	Definition string `json:"definition"`
+}
+
 // A team's role on a space or a collection.
 type TeamContentPermission struct {
 	Permission store.MemberRole `json:"permission"`
@@ -902,6 +996,20 @@ type UpdateCollectionInput struct {
 	// At most 100 characters; null removes it.
 	Description  graphql.Omittable[*string]             `json:"description,omitempty"`
 	DefaultLevel graphql.Omittable[*store.DefaultLevel] `json:"defaultLevel,omitempty"`
+}
+
+type UpdateCommentInput struct {
+	// true resolves the comment, false reopens it.
+	Resolved         graphql.Omittable[*bool]             `json:"resolved,omitempty"`
+	Body             graphql.Omittable[*CommentBodyInput] `json:"body,omitempty"`
+	AddedReactions   graphql.Omittable[[]string]          `json:"addedReactions,omitempty"`
+	RemovedReactions graphql.Omittable[[]string]          `json:"removedReactions,omitempty"`
+}
+
+type UpdateCommentReplyInput struct {
+	Body             graphql.Omittable[*CommentBodyInput] `json:"body,omitempty"`
+	AddedReactions   graphql.Omittable[[]string]          `json:"addedReactions,omitempty"`
+	RemovedReactions graphql.Omittable[[]string]          `json:"removedReactions,omitempty"`
 }
 
 type UpdateContentPermissionInput struct {
@@ -1242,6 +1350,64 @@ func (e *ChangeRequestStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e ChangeRequestStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Which comments a list keeps.
+type CommentStatusFilter string
+
+const (
+	CommentStatusFilterOpen     CommentStatusFilter = "open"
+	CommentStatusFilterResolved CommentStatusFilter = "resolved"
+	CommentStatusFilterAll      CommentStatusFilter = "all"
+)
+
+var AllCommentStatusFilter = []CommentStatusFilter{
+	CommentStatusFilterOpen,
+	CommentStatusFilterResolved,
+	CommentStatusFilterAll,
+}
+
+func (e CommentStatusFilter) IsValid() bool {
+	switch e {
+	case CommentStatusFilterOpen, CommentStatusFilterResolved, CommentStatusFilterAll:
+		return true
+	}
+	return false
+}
+
+func (e CommentStatusFilter) String() string {
+	return string(e)
+}
+
+func (e *CommentStatusFilter) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CommentStatusFilter(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CommentStatusFilter", str)
+	}
+	return nil
+}
+
+func (e CommentStatusFilter) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CommentStatusFilter) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CommentStatusFilter) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,552 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Comments on a space's content or on a change request's. Readers of the
+// space see them; the comment role posts and replies; a comment's author
+// edits it; its author or an editor resolves it; its author or an admin
+// deletes it. A page target must exist in the content commented on.
+
+const maxCommentBody = 100_000
+
+// thread is where comments live: a space's content, or a change request's.
+type thread struct {
+	space *store.Space
+	cr    *store.ChangeRequest // nil: the space's content
+}
+
+func (t thread) crID() *string {
+	if t.cr == nil {
+		return nil
+	}
+	return &t.cr.ID
+}
+
+func (t thread) revision() string {
+	if t.cr != nil {
+		return t.cr.Revision
+	}
+	return t.space.RevisionID
+}
+
+// threadOf reads the thread of a mutation: the space (which the caller must
+// hold at least min on) and, with crRef, its change request.
+func (r *Resolver) threadOf(ctx context.Context, spaceID string, crRef *string, min store.MemberRole) (thread, store.MemberRole, error) {
+	s, err := r.space(ctx, spaceID)
+	if err != nil {
+		return thread{}, "", err
+	}
+	role, err := r.spaceRole(ctx, s)
+	if err != nil {
+		return thread{}, "", err
+	}
+	if !role.AtLeast(min) {
+		return thread{}, "", Forbidden("this needs the %s role or higher on this space", min)
+	}
+	t := thread{space: s}
+	if crRef != nil {
+		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); errors.Is(err, store.ErrNotFound) {
+			return thread{}, "", NotFound("change request")
+		} else if err != nil {
+			return thread{}, "", err
+		}
+	}
+	return t, role, nil
+}
+
+func (r *spaceResolver) Comment(ctx context.Context, s *store.Space, id string) (*model.CommentNode, error) {
+	return r.comment(ctx, thread{space: s}, id)
+}
+
+func (r *spaceResolver) CommentList(ctx context.Context, s *store.Space, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+	return r.commentList(ctx, thread{space: s}, page, limit, order, status, targetPage, authors)
+}
+
+func (r *changeRequestResolver) Comment(ctx context.Context, cr *store.ChangeRequest, id string) (*model.CommentNode, error) {
+	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
+	if err != nil {
+		return nil, err
+	}
+	return r.comment(ctx, thread{space: s, cr: cr}, id)
+}
+
+func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
+	if err != nil {
+		return nil, err
+	}
+	return r.commentList(ctx, thread{space: s, cr: cr}, page, limit, order, status, targetPage, authors)
+}
+
+func (r *Resolver) comment(ctx context.Context, t thread, id string) (*model.CommentNode, error) {
+	c, err := store.GetComment(ctx, r.DB, t.space.ID, t.crID(), id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("comment")
+	}
+	return &model.CommentNode{Comment: c}, err
+}
+
+func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	f := store.CommentFilter{Page: targetPage, Authors: authors, Desc: isDesc(order)}
+	if status != nil && *status != model.CommentStatusFilterAll {
+		f.Status = string(*status)
+	}
+	rows, err := store.ListComments(ctx, r.DB, t.space.ID, t.crID(), f, p)
+	if err != nil {
+		return nil, err
+	}
+	comments, next, info := pageOf(rows, p, func(c *store.Comment) store.Keyset { return store.Keyset{Time: c.PostedAt, ID: c.ID} })
+	items := make([]*model.CommentNode, len(comments))
+	for i, c := range comments {
+		items[i] = &model.CommentNode{Comment: c}
+	}
+	return &model.CommentList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func checkBody(in *model.CommentBodyInput) (string, error) {
+	if in == nil {
+		return "", Invalid("body", "is required")
+	}
+	if err := checkLength("body.markdown", in.Markdown, 1, maxCommentBody); err != nil {
+		return "", err
+	}
+	return in.Markdown, nil
+}
+
+func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRef *string, input model.PostCommentInput) (*model.CommentNode, error) {
+	// SECURITY: the comment role or higher discusses content.
+	t, _, err := r.threadOf(ctx, spaceID, crRef, store.RoleComment)
+	if err != nil {
+		return nil, err
+	}
+	body, err := checkBody(input.Body)
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: t.crID(), RevisionID: t.revision(),
+		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: "open"}
+	if page, _ := input.Page.ValueOK(); page != nil {
+		rev, err := store.GetRevision(ctx, r.DB, t.space.ID, t.revision())
+		if err != nil {
+			return nil, err
+		}
+		tree, err := r.tree(ctx, rev)
+		if err != nil {
+			return nil, err
+		}
+		if tree.Page(*page) == nil {
+			return nil, Invalid("page", "no such page in this content")
+		}
+		c.PageID = page
+	}
+	if node, _ := input.Node.ValueOK(); node != nil {
+		c.NodeID = node
+	}
+	if cell, _ := input.TableCell.ValueOK(); cell != nil {
+		c.TableCell, _ = json.Marshal(map[string]string{"record": cell.Record, "definition": cell.Definition})
+	}
+	if err := store.InsertRow(ctx, r.DB, c); err != nil {
+		return nil, err
+	}
+	return &model.CommentNode{Comment: c}, nil
+}
+
+// reactions reads the added and removed reactions of an update.
+func reactions(added, removed interface{ ValueOK() ([]string, bool) }) ([]string, []string, error) {
+	a, _ := added.ValueOK()
+	d, _ := removed.ValueOK()
+	for _, e := range slices.Concat(a, d) {
+		if err := checkLength("addedReactions", e, 1, 32); err != nil {
+			return nil, nil, err
+		}
+	}
+	return a, d, nil
+}
+
+func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, crRef *string, id string, input model.UpdateCommentInput) (*model.CommentNode, error) {
+	t, role, err := r.threadOf(ctx, spaceID, crRef, store.RoleRead)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.comment(ctx, t, id)
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	author := c.PostedBy != nil && *c.PostedBy == caller.User.ID
+	added, removed, err := reactions(input.AddedReactions, input.RemovedReactions)
+	if err != nil {
+		return nil, err
+	}
+	var columns []string
+	if b, set := input.Body.ValueOK(); set {
+		// SECURITY: only the author edits a comment's text.
+		if !author {
+			return nil, Forbidden("only its author edits a comment")
+		}
+		if c.Body, err = checkBody(b); err != nil {
+			return nil, err
+		}
+		now := r.now()
+		c.EditedAt = &now
+		columns = append(columns, "body", "edited_at")
+	}
+	if resolved, set := input.Resolved.ValueOK(); set {
+		if resolved == nil {
+			return nil, Invalid("resolved", "must be true or false")
+		}
+		// SECURITY: its author, or an editor, resolves a comment.
+		if !author && !role.AtLeast(store.RoleEdit) {
+			return nil, Forbidden("only its author or an editor resolves a comment")
+		}
+		if *resolved {
+			now := r.now()
+			c.Status, c.ResolvedAt, c.ResolvedBy = "resolved", &now, &caller.User.ID
+		} else {
+			c.Status, c.ResolvedAt, c.ResolvedBy = "open", nil, nil
+		}
+		columns = append(columns, "status", "resolved_at", "resolved_by")
+	}
+	if len(added)+len(removed) > 0 && !role.AtLeast(store.RoleComment) {
+		return nil, Forbidden("reacting needs the comment role or higher")
+	}
+	if len(columns) > 0 {
+		if err := store.UpdateRow(ctx, r.DB, c.Comment, columns...); err != nil {
+			return nil, err
+		}
+	}
+	return c, store.React(ctx, r.DB, c.ID, caller.User.ID, added, removed, r.now())
+}
+
+func (r *mutationResolver) DeleteComment(ctx context.Context, spaceID string, crRef *string, id string) (bool, error) {
+	t, role, err := r.threadOf(ctx, spaceID, crRef, store.RoleRead)
+	if err != nil {
+		return false, err
+	}
+	c, err := r.comment(ctx, t, id)
+	if isNotFoundError(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	caller, _ := CallerFrom(ctx)
+	// SECURITY: its author, or an admin, deletes a comment.
+	if (c.PostedBy == nil || *c.PostedBy != caller.User.ID) && !role.AtLeast(store.RoleAdmin) {
+		return false, Forbidden("only its author or an admin deletes a comment")
+	}
+	return store.DeleteComment(ctx, r.DB, c.ID)
+}
+
+func isNotFoundError(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == 404
+}
+
+func (r *mutationResolver) PostCommentReply(ctx context.Context, spaceID string, crRef *string, commentID string, input model.PostCommentReplyInput) (*model.ReplyNode, error) {
+	// SECURITY: the comment role or higher replies.
+	t, _, err := r.threadOf(ctx, spaceID, crRef, store.RoleComment)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.comment(ctx, t, commentID)
+	if err != nil {
+		return nil, err
+	}
+	body, err := checkBody(input.Body)
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	reply := &store.CommentReply{ID: store.NewID(), CommentID: c.ID, Body: body, PostedBy: &caller.User.ID, PostedAt: r.now()}
+	if err := store.InsertRow(ctx, r.DB, reply); err != nil {
+		return nil, err
+	}
+	return &model.ReplyNode{CommentReply: reply, Comment: c.Comment}, nil
+}
+
+// replyOf reads reply id of a comment of the thread.
+func (r *Resolver) replyOf(ctx context.Context, t thread, commentID, id string) (*model.ReplyNode, error) {
+	c, err := r.comment(ctx, t, commentID)
+	if err != nil {
+		return nil, err
+	}
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(replies, func(x *store.CommentReply) bool { return x.ID == id }); i >= 0 {
+		return &model.ReplyNode{CommentReply: replies[i], Comment: c.Comment}, nil
+	}
+	return nil, NotFound("reply")
+}
+
+func (r *mutationResolver) UpdateCommentReply(ctx context.Context, spaceID string, crRef *string, commentID, id string, input model.UpdateCommentReplyInput) (*model.ReplyNode, error) {
+	t, role, err := r.threadOf(ctx, spaceID, crRef, store.RoleRead)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := r.replyOf(ctx, t, commentID, id)
+	if err != nil {
+		return nil, err
+	}
+	caller, _ := CallerFrom(ctx)
+	added, removed, err := reactions(input.AddedReactions, input.RemovedReactions)
+	if err != nil {
+		return nil, err
+	}
+	if b, set := input.Body.ValueOK(); set {
+		// SECURITY: only the author edits a reply.
+		if reply.PostedBy == nil || *reply.PostedBy != caller.User.ID {
+			return nil, Forbidden("only its author edits a reply")
+		}
+		if reply.Body, err = checkBody(b); err != nil {
+			return nil, err
+		}
+		now := r.now()
+		reply.EditedAt = &now
+		if err := store.UpdateRow(ctx, r.DB, reply.CommentReply, "body", "edited_at"); err != nil {
+			return nil, err
+		}
+	}
+	if len(added)+len(removed) > 0 && !role.AtLeast(store.RoleComment) {
+		return nil, Forbidden("reacting needs the comment role or higher")
+	}
+	return reply, store.React(ctx, r.DB, reply.ID, caller.User.ID, added, removed, r.now())
+}
+
+func (r *mutationResolver) DeleteCommentReply(ctx context.Context, spaceID string, crRef *string, commentID, id string) (bool, error) {
+	t, role, err := r.threadOf(ctx, spaceID, crRef, store.RoleRead)
+	if err != nil {
+		return false, err
+	}
+	reply, err := r.replyOf(ctx, t, commentID, id)
+	if isNotFoundError(err) && err.(*Error).Message == NotFound("reply").Message {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	caller, _ := CallerFrom(ctx)
+	// SECURITY: its author, or an admin, deletes a reply.
+	if (reply.PostedBy == nil || *reply.PostedBy != caller.User.ID) && !role.AtLeast(store.RoleAdmin) {
+		return false, Forbidden("only its author or an admin deletes a reply")
+	}
+	return store.DeleteReply(ctx, r.DB, reply.CommentID, reply.ID)
+}
+
+// Fields.
+
+type commentResolver struct{ *Resolver }
+
+var _ generated.CommentResolver = (*commentResolver)(nil)
+
+func (r *Resolver) Comment() generated.CommentResolver { return &commentResolver{r} }
+
+func (r *Resolver) userOrNil(ctx context.Context, id *string) (*store.User, error) {
+	if id == nil {
+		return nil, nil
+	}
+	return r.loaders(ctx).User.Load(ctx, *id)()
+}
+
+func (r *commentResolver) PostedBy(ctx context.Context, c *model.CommentNode) (*store.User, error) {
+	return r.userOrNil(ctx, c.PostedBy)
+}
+
+func (r *commentResolver) ResolvedBy(ctx context.Context, c *model.CommentNode) (*store.User, error) {
+	return r.userOrNil(ctx, c.ResolvedBy)
+}
+
+func (r *commentResolver) Reactions(ctx context.Context, c *model.CommentNode) ([]*model.CommentReaction, error) {
+	return r.reactionsOf(ctx, c.ID)
+}
+
+// reactionsOf groups a target's reactions by emoji, in the order first used.
+func (r *Resolver) reactionsOf(ctx context.Context, target string) ([]*model.CommentReaction, error) {
+	rows, err := r.loaders(ctx).Reactions.Load(ctx, target)()
+	if err != nil {
+		return nil, err
+	}
+	out := []*model.CommentReaction{}
+	for _, x := range rows {
+		i := slices.IndexFunc(out, func(g *model.CommentReaction) bool { return g.Emoji == x.Emoji })
+		if i < 0 {
+			out = append(out, &model.CommentReaction{Emoji: x.Emoji})
+			i = len(out) - 1
+		}
+		u, err := r.loaders(ctx).User.Load(ctx, x.UserID)()
+		if err != nil {
+			return nil, err
+		}
+		out[i].Count++
+		out[i].Users = append(out[i].Users, &model.CommentReactionUser{User: u, ReactedAt: x.ReactedAt})
+	}
+	return out, nil
+}
+
+func (r *commentResolver) Replies(ctx context.Context, c *model.CommentNode) (int, error) {
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	return len(replies), err
+}
+
+func (r *commentResolver) Repliers(ctx context.Context, c *model.CommentNode) ([]*model.CommentReplier, error) {
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	if err != nil {
+		return nil, err
+	}
+	out := []*model.CommentReplier{}
+	for _, x := range replies {
+		if x.PostedBy == nil {
+			continue
+		}
+		i := slices.IndexFunc(out, func(p *model.CommentReplier) bool { return p.User.ID == *x.PostedBy })
+		if i < 0 {
+			u, err := r.loaders(ctx).User.Load(ctx, *x.PostedBy)()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &model.CommentReplier{User: u})
+			i = len(out) - 1
+		}
+		out[i].Count++
+		out[i].UpdatedAt = laterOf(out[i].UpdatedAt, x.PostedAt)
+	}
+	return out, nil
+}
+
+func laterOf(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// bodyIn renders a body in format (default markdown).
+func bodyIn(markdown string, format *model.DocumentFormat) *model.CommentBody {
+	if format != nil && *format == model.DocumentFormatDocument {
+		return &model.CommentBody{Document: markdownToDocument(markdown)}
+	}
+	return &model.CommentBody{Markdown: &markdown}
+}
+
+func (r *commentResolver) Body(_ context.Context, c *model.CommentNode, format *model.DocumentFormat) (*model.CommentBody, error) {
+	return bodyIn(c.Body, format), nil
+}
+
+func (r *commentResolver) Target(_ context.Context, c *model.CommentNode) (*model.CommentTarget, error) {
+	t := &model.CommentTarget{Space: c.SpaceID, Revision: c.RevisionID, ChangeRequest: c.ChangeRequestID}
+	if c.PageID != nil {
+		t.Page = &model.CommentTargetRef{ID: *c.PageID}
+	}
+	if c.NodeID != nil {
+		t.Node = &model.CommentTargetRef{ID: *c.NodeID}
+	}
+	if len(c.TableCell) > 0 {
+		_ = json.Unmarshal(c.TableCell, &t.TableCell)
+	}
+	return t, nil
+}
+
+// commentPath is the API path of a comment.
+func commentPath(c *store.Comment) string {
+	base := "/v1/spaces/" + pathEscape(c.SpaceID)
+	if c.ChangeRequestID != nil {
+		base += "/change-requests/" + pathEscape(*c.ChangeRequestID)
+	}
+	return base + "/comments/" + pathEscape(c.ID)
+}
+
+func (r *commentResolver) Urls(_ context.Context, c *model.CommentNode) (*model.CommentURLs, error) {
+	return &model.CommentURLs{Location: r.URLs.API(commentPath(c.Comment))}, nil
+}
+
+// commentPermissions is what the caller may do with a comment or reply by
+// author, on space spaceID.
+func (r *Resolver) commentPermissions(ctx context.Context, spaceID string, author *string) (*model.CommentPermissions, error) {
+	s, err := store.GetSpace(ctx, r.DB, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	g, err := callerGrantee(ctx, s.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	role, err := r.spaceRoleOf(ctx, g, s)
+	if err != nil {
+		return nil, err
+	}
+	own := author != nil && *author == g.userID
+	return &model.CommentPermissions{View: role != "", Edit: own, Reply: role.AtLeast(store.RoleComment),
+		Delete: own || role.AtLeast(store.RoleAdmin)}, nil
+}
+
+func (r *commentResolver) Permissions(ctx context.Context, c *model.CommentNode) (*model.CommentPermissions, error) {
+	return r.commentPermissions(ctx, c.SpaceID, c.PostedBy)
+}
+
+func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, page *string, limit *int) (*model.CommentReplyList, error) {
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	if err != nil {
+		return nil, err
+	}
+	got, next, info, err := pageOfOrdered(replies, page, limit, func(x *store.CommentReply) string { return x.ID })
+	if err != nil {
+		return nil, err
+	}
+	items := make([]*model.ReplyNode, len(got))
+	for i, x := range got {
+		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
+	}
+	return &model.CommentReplyList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	if err != nil {
+		return nil, err
+	}
+	if i := slices.IndexFunc(replies, func(x *store.CommentReply) bool { return x.ID == id }); i >= 0 {
+		return &model.ReplyNode{CommentReply: replies[i], Comment: c.Comment}, nil
+	}
+	return nil, NotFound("reply")
+}
+
+type commentReplyResolver struct{ *Resolver }
+
+var _ generated.CommentReplyResolver = (*commentReplyResolver)(nil)
+
+func (r *Resolver) CommentReply() generated.CommentReplyResolver { return &commentReplyResolver{r} }
+
+func (r *commentReplyResolver) PostedBy(ctx context.Context, x *model.ReplyNode) (*store.User, error) {
+	return r.userOrNil(ctx, x.PostedBy)
+}
+
+func (r *commentReplyResolver) Reactions(ctx context.Context, x *model.ReplyNode) ([]*model.CommentReaction, error) {
+	return r.reactionsOf(ctx, x.ID)
+}
+
+func (r *commentReplyResolver) Body(_ context.Context, x *model.ReplyNode, format *model.DocumentFormat) (*model.CommentBody, error) {
+	return bodyIn(x.Body, format), nil
+}
+
+func (r *commentReplyResolver) Urls(_ context.Context, x *model.ReplyNode) (*model.CommentURLs, error) {
+	return &model.CommentURLs{Location: r.URLs.API(commentPath(x.Comment) + "/replies/" + pathEscape(x.ID))}, nil
+}
+
+func (r *commentReplyResolver) Permissions(ctx context.Context, x *model.ReplyNode) (*model.CommentPermissions, error) {
+	return r.commentPermissions(ctx, x.Comment.SpaceID, x.PostedBy)
+}
