@@ -156,6 +156,17 @@ func (r *Resolver) access(ctx context.Context, orgID string) (*orgAccess, error)
 	return r.loaders(ctx).OrgAccess.Load(ctx, orgID)()
 }
 
+// orgSpaces returns every space of orgID (oldest first) with the request's
+// orgAccess, for lists and counts over all of them.
+func (r *Resolver) orgSpaces(ctx context.Context, orgID string) (*orgAccess, []*store.AccessNode, error) {
+	a, err := r.access(ctx, orgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	spaces, err := r.loaders(ctx).OrgSpaces.Load(ctx, orgID)()
+	return a, spaces, err
+}
+
 // spaceRoleOf is g's role on space s.
 func (r *Resolver) spaceRoleOf(ctx context.Context, g grantee, s *store.Space) (store.MemberRole, error) {
 	if !g.member {
@@ -165,13 +176,24 @@ func (r *Resolver) spaceRoleOf(ctx context.Context, g grantee, s *store.Space) (
 	if err != nil {
 		return "", err
 	}
-	// The space's own parent and level come from the row at hand, which may
-	// be newer than the request's access snapshot.
+	// The space's own parent, level and visibility come from the row at
+	// hand, which may be newer than the request's access snapshot.
+	return a.spaceRole(g, &store.AccessNode{ID: s.ID, ParentID: s.ParentID, DefaultLevel: s.DefaultLevel, Visibility: s.Visibility}), nil
+}
+
+// spaceRole is g's role on a space, "" below read. A space whose visibility
+// is in-collection is readable by whoever can read its collection.
+func (a *orgAccess) spaceRole(g grantee, s *store.AccessNode) store.MemberRole {
 	role := a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel)
-	if role.AtLeast(store.RoleRead) {
-		return role, nil
+	if s.Visibility == store.VisibilityInCollection && s.ParentID != nil && !role.AtLeast(store.RoleRead) {
+		if c := a.collections[*s.ParentID]; c != nil && a.roleOn(g, c.ID, c.ParentID, c.DefaultLevel).AtLeast(store.RoleRead) {
+			role = store.RoleRead
+		}
 	}
-	return "", nil
+	if role.AtLeast(store.RoleRead) {
+		return role
+	}
+	return ""
 }
 
 // collectionRoleOf is g's role on collection c.

@@ -54,13 +54,13 @@ func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Orga
 	if !g.member {
 		return nil, NotFound("organization")
 	}
-	a, err := r.access(ctx, o.ID)
+	a, nodes, err := r.orgSpaces(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
 	var spaces []string
-	for _, s := range a.Spaces {
-		if s.Live && a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel) != "" {
+	for _, s := range nodes {
+		if s.Live && a.spaceRole(g, s) != "" {
 			spaces = append(spaces, s.ID)
 		}
 	}

@@ -45,19 +45,20 @@ type Loaders struct {
 	PageTree *dataloader.Loader[string, *store.PageTree]
 	PageBody *dataloader.Loader[string, string]
 	// CommentReplies and Reactions serve the replies (oldest first) of a
-	// comment and the reactions to a comment or reply. Open comments are
-	// counted per organization for spaces (space id → count), and per
-	// change request.
+	// comment and the reactions to a comment or reply; the open comments of
+	// a change request are counted by change request (those of spaces come
+	// with SpaceCounts).
 	CommentReplies            *dataloader.Loader[string, []*store.CommentReply]
 	Reactions                 *dataloader.Loader[string, []*store.Reaction]
-	SpaceOpenComments         *dataloader.Loader[string, map[string]int]
 	ChangeRequestOpenComments *dataloader.Loader[string, int]
-	// ChangeRequestCounts counts the change requests of an organization's
-	// spaces (space id → status → count), keyed by the organization: every
-	// space of a list shares one key, so one query serves them all.
-	ChangeRequestCounts *dataloader.Loader[string, map[string]map[string]int]
-	// OrgAccess decides roles on an organization's content (access.go).
+	// SpaceCounts counts the change requests (by status) and open comments
+	// of an organization's spaces (space id → key → count; store.SpaceCounts),
+	// keyed by the organization: every space of a list shares one key.
+	SpaceCounts *dataloader.Loader[string, map[string]map[string]int]
+	// OrgAccess decides roles on an organization's content (access.go);
+	// OrgSpaces is every space of an organization, for lists and counts.
 	OrgAccess *dataloader.Loader[string, *orgAccess]
+	OrgSpaces *dataloader.Loader[string, []*store.AccessNode]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -165,14 +166,22 @@ func NewLoaders(db *store.DB) *Loaders {
 			}
 			return out, err
 		}),
-		SpaceOpenComments: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]int, error) {
-			return store.OpenSpaceComments(ctx, db, ids)
-		}),
 		ChangeRequestOpenComments: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
 			return store.OpenChangeRequestComments(ctx, db, ids)
 		}),
-		ChangeRequestCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
-			return store.ChangeRequestCounts(ctx, db, ids)
+		SpaceCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
+			return store.SpaceCounts(ctx, db, ids)
+		}),
+		OrgSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.AccessNode, error) {
+			out := make(map[string][]*store.AccessNode, len(ids))
+			for _, id := range ids {
+				spaces, err := store.LoadOrgSpaces(ctx, db, id)
+				if err != nil {
+					return nil, err
+				}
+				out[id] = spaces
+			}
+			return out, nil
 		}),
 		OrgAccess: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*orgAccess, error) {
 			out := make(map[string]*orgAccess, len(ids))

@@ -87,13 +87,13 @@ func (r *memberResolver) User(ctx context.Context, m *store.Member) (*store.User
 }
 
 func (r *memberResolver) Spaces(ctx context.Context, m *store.Member) (int, error) {
-	a, err := r.access(ctx, m.OrganizationID)
+	a, spaces, err := r.orgSpaces(ctx, m.OrganizationID)
 	if err != nil {
 		return 0, err
 	}
 	g, n := memberGrantee(m), 0
-	for _, s := range a.Spaces {
-		if s.Live && a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel) != "" {
+	for _, s := range spaces {
+		if s.Live && a.spaceRole(g, s) != "" {
 			n++
 		}
 	}

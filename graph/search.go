@@ -49,13 +49,13 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 	if err != nil {
 		return nil, err
 	}
-	a, err := r.access(ctx, o.ID)
+	a, nodes, err := r.orgSpaces(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
 	var ids []string
-	for _, s := range a.Spaces {
-		if s.Live && a.roleOn(g, s.ID, s.ParentID, s.DefaultLevel) != "" {
+	for _, s := range nodes {
+		if s.Live && a.spaceRole(g, s) != "" {
 			ids = append(ids, s.ID)
 		}
 	}

@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -342,6 +343,21 @@ func TestInheritanceAndGrants(t *testing.T) {
 	alice.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["nobody"]}`).Expect(http.StatusNotFound).ErrorMessage()
 	alice.Do("PATCH", "/v1/spaces/"+space+"/permissions/users/"+bob.ID, `{"role":"read"}`).Expect(http.StatusNotFound).ErrorMessage()
 	bob.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+
+	// An in-collection space is readable by whoever can read its collection,
+	// whatever its own level. (No API sets this visibility yet: the row is
+	// changed directly.)
+	open := alice.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Open"}`).Expect(http.StatusCreated).String("id")
+	alice.Do("PATCH", "/v1/collections/"+open, `{"defaultLevel":"read"}`).Expect(http.StatusOK)
+	closed := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Closed","parent":"`+open+`"}`).Expect(http.StatusCreated).String("id")
+	alice.Do("PATCH", "/v1/spaces/"+closed, `{"defaultLevel":null}`).Expect(http.StatusOK)
+	bob.Do("GET", "/v1/spaces/"+closed, nil).Expect(http.StatusNotFound)
+	if _, err := env.DB.NewUpdate().Table("spaces").Set("visibility = 'in-collection'").Where("id = ?", closed).Exec(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if p := bob.Do("GET", "/v1/spaces/"+closed, nil).Expect(http.StatusOK).JSON()["permissions"].(map[string]any); p["view"] != true || p["edit"] != false {
+		t.Errorf("an in-collection space: %v", p)
+	}
 
 	// Grants are listed, changed and removed.
 	alice.Do("PATCH", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, `{"role":"edit"}`).Expect(http.StatusNoContent)

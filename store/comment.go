@@ -156,28 +156,6 @@ func React(ctx context.Context, db bun.IDB, targetID, userID string, added, remo
 	return nil
 }
 
-// OpenSpaceComments counts the open comments on the content of every space
-// of these organizations: organization id → space id → count.
-func OpenSpaceComments(ctx context.Context, db bun.IDB, orgIDs []string) (map[string]map[string]int, error) {
-	var rows []struct {
-		OrganizationID string `bun:"organization_id"`
-		SpaceID        string `bun:"space_id"`
-		N              int    `bun:"n"`
-	}
-	err := db.NewSelect().TableExpr("comments AS c").Join("JOIN spaces AS s ON s.id = c.space_id").
-		ColumnExpr("s.organization_id, c.space_id, count(*) AS n").
-		Where("s.organization_id IN (?) AND c.change_request_id IS NULL AND c.status = 'open'", bun.List(orgIDs)).
-		GroupExpr("s.organization_id, c.space_id").Scan(ctx, &rows)
-	out := map[string]map[string]int{}
-	for _, r := range rows {
-		if out[r.OrganizationID] == nil {
-			out[r.OrganizationID] = map[string]int{}
-		}
-		out[r.OrganizationID][r.SpaceID] = r.N
-	}
-	return out, translate(err)
-}
-
 // OpenChangeRequestComments counts the open comments of these change requests.
 func OpenChangeRequestComments(ctx context.Context, db bun.IDB, crIDs []string) (map[string]int, error) {
 	return countBy(ctx, db, "comments", "change_request_id", "change_request_id IN (?) AND status = 'open'", bun.List(crIDs))

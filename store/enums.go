@@ -67,7 +67,11 @@ type ContentVisibility string
 
 var contentVisibilities = []ContentVisibility{"public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"}
 
-const VisibilityPrivate ContentVisibility = "private"
+const (
+	VisibilityPrivate ContentVisibility = "private"
+	// VisibilityInCollection: readable by whoever can read the space's collection.
+	VisibilityInCollection ContentVisibility = "in-collection"
+)
 
 func (v *ContentVisibility) UnmarshalGQL(x any) error {
 	return unmarshalEnum(v, x, "ContentVisibility", contentVisibilities)

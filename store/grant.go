@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -120,11 +123,10 @@ func DeleteGrantsOn(ctx context.Context, db bun.IDB, collectionIDs, spaceIDs []s
 }
 
 // OrgAccess is what deciding anyone's role on an organization's content
-// needs, read at once (three queries): the shape of its content tree, its
-// grants, and its teams' members.
+// needs, read at once (three queries): its collections, its grants, and its
+// teams' members.
 type OrgAccess struct {
 	Collections []*AccessNode
-	Spaces      []*AccessNode // oldest first
 	Grants      []*Grant
 	// TeamsOf maps a user to the teams they belong to.
 	TeamsOf map[string][]string
@@ -139,37 +141,65 @@ type AccessNode struct {
 	CreatedAt    time.Time     `bun:"created_at"`
 	// Live is false for a deleted space.
 	Live bool `bun:"live"`
+	// Visibility is a space's ("" for a collection).
+	Visibility ContentVisibility `bun:"visibility"`
 }
 
-// LoadOrgAccess reads orgID's OrgAccess.
+// LoadOrgAccess reads orgID's OrgAccess, but its spaces (LoadOrgSpaces):
+// deciding the role on one space needs only the collections above it. One
+// query: it runs for most requests.
 func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, error) {
-	a := &OrgAccess{TeamsOf: map[string][]string{}}
-	var nodes []*AccessNode
-	err := db.NewRaw(`SELECT 'collection' AS kind, id, parent_id, default_level, created_at, true AS live
-		FROM collections WHERE organization_id = ?
-		UNION ALL
-		SELECT 'space', id, parent_id, default_level, created_at, deleted_at IS NULL
-		FROM spaces WHERE organization_id = ?
-		ORDER BY created_at, id`, orgID, orgID).Scan(ctx, &nodes)
+	var row struct{ Collections, Grants, Teams []byte }
+	err := eachRow(ctx, db, `SELECT
+		(SELECT COALESCE(jsonb_agg(jsonb_build_object('id', id, 'parent_id', parent_id, 'default_level', default_level)
+			ORDER BY created_at, id), '[]') FROM collections WHERE organization_id = ?) AS collections,
+		(SELECT COALESCE(jsonb_agg(jsonb_build_object('space_id', space_id, 'collection_id', collection_id,
+			'user_id', user_id, 'team_id', team_id, 'role', role)), '[]') FROM content_grants WHERE organization_id = ?) AS grants,
+		(SELECT COALESCE(jsonb_agg(jsonb_build_object('user_id', user_id, 'team_id', team_id)), '[]')
+			FROM team_members WHERE organization_id = ?) AS teams`, []any{orgID, orgID, orgID}, func(scan func(...any) error) error {
+		return scan(&row.Collections, &row.Grants, &row.Teams)
+	})
 	if err != nil {
 		return nil, translate(err)
 	}
-	for _, n := range nodes {
-		if n.Kind == "collection" {
-			a.Collections = append(a.Collections, n)
-		} else {
-			a.Spaces = append(a.Spaces, n)
-		}
+	a := &OrgAccess{TeamsOf: map[string][]string{}}
+	var collections []struct {
+		ID           string        `json:"id"`
+		ParentID     *string       `json:"parent_id"`
+		DefaultLevel *DefaultLevel `json:"default_level"`
 	}
-	if err := db.NewSelect().Model(&a.Grants).Where("g.organization_id = ?", orgID).Scan(ctx); err != nil {
-		return nil, translate(err)
+	var grants []struct {
+		SpaceID      *string    `json:"space_id"`
+		CollectionID *string    `json:"collection_id"`
+		UserID       *string    `json:"user_id"`
+		TeamID       *string    `json:"team_id"`
+		Role         MemberRole `json:"role"`
 	}
-	var teamRows []*TeamMembership
-	if err := db.NewSelect().Model(&teamRows).Where("tm.organization_id = ?", orgID).Scan(ctx); err != nil {
-		return nil, translate(err)
+	var teams []struct {
+		UserID string `json:"user_id"`
+		TeamID string `json:"team_id"`
 	}
-	for _, r := range teamRows {
-		a.TeamsOf[r.UserID] = append(a.TeamsOf[r.UserID], r.TeamID)
+	if err := errors.Join(json.Unmarshal(row.Collections, &collections), json.Unmarshal(row.Grants, &grants), json.Unmarshal(row.Teams, &teams)); err != nil {
+		return nil, fmt.Errorf("store: access of %s: %w", orgID, err)
+	}
+	for _, c := range collections {
+		a.Collections = append(a.Collections, &AccessNode{Kind: "collection", ID: c.ID, ParentID: c.ParentID, DefaultLevel: c.DefaultLevel, Live: true})
+	}
+	for _, g := range grants {
+		a.Grants = append(a.Grants, &Grant{OrganizationID: orgID, SpaceID: g.SpaceID, CollectionID: g.CollectionID,
+			UserID: g.UserID, TeamID: g.TeamID, Role: g.Role})
+	}
+	for _, t := range teams {
+		a.TeamsOf[t.UserID] = append(a.TeamsOf[t.UserID], t.TeamID)
 	}
 	return a, nil
+}
+
+// LoadOrgSpaces reads every space of orgID as access decisions see it,
+// oldest first, for the lists and counts that go over all of them.
+func LoadOrgSpaces(ctx context.Context, db bun.IDB, orgID string) ([]*AccessNode, error) {
+	var spaces []*AccessNode
+	err := db.NewRaw(`SELECT 'space' AS kind, id, parent_id, default_level, created_at, deleted_at IS NULL AS live, visibility
+		FROM spaces WHERE organization_id = ? ORDER BY created_at, id`, orgID).Scan(ctx, &spaces)
+	return spaces, translate(err)
 }

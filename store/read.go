@@ -157,3 +157,36 @@ func bunArgs(args []any) []any {
 	}
 	return out
 }
+
+// eachRow runs a read (? placeholders) and calls scan on each row's values:
+// on the pgx pool with a prepared statement outside transactions (hot
+// queries of every request are planned once), through bun inside one.
+func eachRow(ctx context.Context, db bun.IDB, query string, args []any, scan func(scan func(dest ...any) error) error) error {
+	if d, ok := db.(*DB); ok {
+		if c := QueryCounterFrom(ctx); c != nil {
+			c.n.Add(1)
+		}
+		rows, err := d.Pool.Query(ctx, dollarPlaceholders(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+		if err != nil {
+			return translate(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows.Scan); err != nil {
+				return err
+			}
+		}
+		return translate(rows.Err())
+	}
+	rows, err := db.QueryContext(ctx, query, bunArgs(args)...)
+	if err != nil {
+		return translate(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return translate(rows.Err())
+}
