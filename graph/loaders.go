@@ -137,15 +137,13 @@ func NewLoaders(db *store.DB) *Loaders {
 			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
 		}),
 		PageTree: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
+			// Several keys come together only through LoadMany (search).
+			pages, err := store.RevisionsPages(ctx, db, ids)
 			out := make(map[string]*store.PageTree, len(ids))
 			for _, id := range ids {
-				pages, err := store.RevisionPages(ctx, db, id)
-				if err != nil {
-					return nil, err
-				}
-				out[id] = store.NewPageTree(pages)
+				out[id] = store.NewPageTree(pages[id])
 			}
-			return out, nil
+			return out, err
 		}),
 		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
 			return store.PageBodies(ctx, db, digests)
@@ -209,6 +207,17 @@ func NewLoaders(db *store.DB) *Loaders {
 			return out, err
 		}),
 	}
+}
+
+// loadMany loads keys in one batch: their values in order, or the first error.
+func loadMany[V any](ctx context.Context, l *dataloader.Loader[string, V], keys []string) ([]V, error) {
+	values, errs := l.LoadMany(ctx, keys)()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
 }
 
 // newIDLoader builds a loader over a fetch-by-ids query, answering each key

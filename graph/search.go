@@ -63,29 +63,35 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 	if err != nil {
 		return nil, err
 	}
-	spaces := map[string]*store.Space{}
-	var order []string // spaces in the order of their best hit
+	// Spaces in the order of their best hit; only those of the requested
+	// page of results are read and get their pages.
+	var order []string
+	seen := map[string]bool{}
 	for _, h := range hits {
-		if spaces[h.SpaceID] == nil {
-			s, err := r.loaders(ctx).Space.Load(ctx, h.SpaceID)()
-			if err != nil {
-				return nil, err
-			}
-			spaces[h.SpaceID] = s
+		if !seen[h.SpaceID] {
+			seen[h.SpaceID] = true
 			order = append(order, h.SpaceID)
 		}
+	}
+	ids, next, info, err := pageOfOrdered(order, page, limit, func(id string) string { return id })
+	if err != nil {
+		return nil, err
+	}
+	loaded, err := loadMany(ctx, r.loaders(ctx).Space, ids)
+	if err != nil {
+		return nil, err
+	}
+	spaces := make(map[string]*store.Space, len(ids))
+	for i, id := range ids {
+		spaces[id] = loaded[i]
 	}
 	results, err := r.pageResults(ctx, spaces, hits)
 	if err != nil {
 		return nil, err
 	}
-	all := make([]*model.SearchSpaceResult, 0, len(order))
-	for _, id := range order {
-		all = append(all, &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]})
-	}
-	items, next, info, err := pageOfOrdered(all, page, limit, func(s *model.SearchSpaceResult) string { return s.ID })
-	if err != nil {
-		return nil, err
+	items := make([]*model.SearchSpaceResult, 0, len(ids))
+	for _, id := range ids {
+		items = append(items, &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]})
 	}
 	return &model.SearchSpaceResultList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
@@ -95,20 +101,25 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 func (r *Resolver) pageResults(ctx context.Context, spaces map[string]*store.Space, hits []*store.SearchHit) (map[string][]*model.SearchPageResult, error) {
 	out := map[string][]*model.SearchPageResult{}
 	byPage := map[string]*model.SearchPageResult{}
-	trees := map[string]*store.PageTree{}
+	// The page trees of every space at once (one query).
+	var revisions []string
+	for _, s := range spaces {
+		revisions = append(revisions, s.RevisionID)
+	}
+	loaded, err := loadMany(ctx, r.loaders(ctx).PageTree, revisions)
+	if err != nil {
+		return nil, err
+	}
+	trees := make(map[string]*store.PageTree, len(revisions))
+	for i, rev := range revisions {
+		trees[rev] = loaded[i]
+	}
 	for _, h := range hits {
 		s := spaces[h.SpaceID]
-		t := trees[s.ID]
-		if t == nil {
-			rev, err := store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
-			if err != nil {
-				return nil, err
-			}
-			if t, err = r.tree(ctx, rev); err != nil {
-				return nil, err
-			}
-			trees[s.ID] = t
+		if s == nil {
+			continue // a space outside the requested page of results
 		}
+		t := trees[s.RevisionID]
 		p := t.Page(h.PageID)
 		if p == nil {
 			continue // a page of a revision that was replaced meanwhile

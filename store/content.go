@@ -82,6 +82,16 @@ func RevisionPages(ctx context.Context, db bun.IDB, revisionID string) ([]*Revis
 	return selectRows[RevisionPage](ctx, db, "revision_id = ?", "", revisionID)
 }
 
+// RevisionsPages returns every page of these revisions, by revision.
+func RevisionsPages(ctx context.Context, db bun.IDB, revisionIDs []string) (map[string][]*RevisionPage, error) {
+	rows, err := selectRows[RevisionPage](ctx, db, "revision_id = ANY(?)", "", revisionIDs)
+	out := make(map[string][]*RevisionPage, len(revisionIDs))
+	for _, p := range rows {
+		out[p.RevisionID] = append(out[p.RevisionID], p)
+	}
+	return out, err
+}
+
 // PageBodies returns the markdown of these body digests.
 func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]string, error) {
 	var rows []struct {

@@ -1,5 +1,7 @@
-// Command docsbench measures two read paths of the docsapi server against
-// hand-written baselines, in one process, on one database, in one run.
+// Command docsbench measures the docsapi server, in one process, on one
+// database, in one run. -scenario tree (the default) measures two read paths
+// against hand-written baselines (below); -scenario content measures git
+// import, merge and search (content.go); -scenario all does both.
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -42,7 +44,9 @@
 // group), -concurrency, -duration (per measurement), -warmup and
 // -warmup-requests (warm-up before each measurement: whichever limit comes
 // first), -seed-concurrency, -db-max-conns (pool size of the server and of
-// the baselines; 20 is the server's default), -cpuprofile.
+// the baselines; 20 is the server's default), -cpuprofile; for the content
+// scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
+// -search-requests, -import-concurrency.
 package main
 
 import (
@@ -56,6 +60,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -76,6 +81,11 @@ type options struct {
 	seedConcurrency                       int
 	dbMaxConns                            int
 	cpuProfile                            string
+
+	// The content scenario (content.go).
+	scenario                                       string
+	pages, pageBytes, mergePages, merges           int
+	searchPages, searchRequests, importConcurrency int
 }
 
 func main() {
@@ -91,7 +101,23 @@ func main() {
 	flag.IntVar(&o.seedConcurrency, "seed-concurrency", 8, "concurrent requests while seeding")
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
+	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
+	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
+	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
+	flag.IntVar(&o.merges, "merges", 3, "content: change requests merged (median and slowest reported)")
+	flag.IntVar(&o.searchPages, "search-pages", 50000, "content: pages in the organization searched (in spaces of -pages pages)")
+	flag.IntVar(&o.searchRequests, "search-requests", 300, "content: search queries measured, one at a time")
+	flag.IntVar(&o.importConcurrency, "import-concurrency", 2, "content: imports running at once while seeding the search")
 	flag.Parse()
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content or all")
+		os.Exit(2)
+	}
+	if o.pages < 1 || o.pageBytes < 200 || o.mergePages < 1 || o.merges < 1 || o.searchPages < 1 || o.searchRequests < 1 || o.importConcurrency < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: content sizes must be positive (-page-bytes at least 200)")
+		os.Exit(2)
+	}
 	if o.groups < 0 || o.sections < 1 || o.siteSpaces < 1 || o.outside < 0 || o.groups*o.sections+o.outside == 0 ||
 		o.concurrency < 1 || o.duration <= 0 || o.seedConcurrency < 1 || o.dbMaxConns < 1 {
 		fmt.Fprintln(os.Stderr, "docsbench: sizes, concurrency and duration must be positive (the site needs at least one section)")
@@ -110,11 +136,24 @@ func main() {
 // run does the whole benchmark; every resource it starts is released before
 // it returns, error or not.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
-	if o.outside > 0 {
-		fmt.Fprintf(out, " + %d sections outside groups", o.outside)
+	tree, content := o.scenario != "content", o.scenario != "tree"
+	if tree {
+		fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
+		if o.outside > 0 {
+			fmt.Fprintf(out, " + %d sections outside groups", o.outside)
+		}
+		fmt.Fprintf(out, "; concurrency %d; %s per measurement\n", o.concurrency, o.duration)
 	}
-	fmt.Fprintf(out, "; concurrency %d; %s per measurement\n", o.concurrency, o.duration)
+	if content {
+		fmt.Fprintf(out, "docsbench content: import of %d pages, merges of %d edited pages, search over %d pages\n",
+			o.pages, o.mergePages, o.searchPages)
+	}
+	// Generated repositories live here; the server's file:// root.
+	gitRoot, err := os.MkdirTemp("", "docsbench-git-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(gitRoot)
 
 	// The database.
 	connect := store.ConnectOptions{DatabaseURL: os.Getenv("DATABASE_URL"), MaxConns: int32(o.dbMaxConns)}
@@ -160,7 +199,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	var listeners servers
 	defer listeners.close()
 	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
-		return rest.NewServer(db, rest.Config{PublicURL: url, Log: logger})
+		return rest.NewServer(db, rest.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
+			BlobDir: filepath.Join(gitRoot, "blobs"), MaxBodyBytes: 8 << 20})
 	})
 	if err != nil {
 		return err
@@ -184,25 +224,56 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	client := newClient(o.concurrency + o.seedConcurrency)
 	defer client.CloseIdleConnections()
 
-	// The user, the organization and the site.
-	seedStart := time.Now()
+	// The user; each scenario makes its own organization.
 	email := fmt.Sprintf("bench-%d@example.com", time.Now().UnixNano())
 	created, err := resolverSrv.Resolver.CreateUser(ctx, email, "Bench")
 	if err != nil {
 		return err
 	}
 	api := &apiClient{client: client, base: plainURL, token: created.Token}
+	var treeRows, contentRows []row
+	if tree {
+		if treeRows, err = treeBench(ctx, o, api, client, created.Token, plainURL, debugURL, baseURL, out); err != nil {
+			return err
+		}
+	}
+	if content {
+		if contentRows, err = contentBench(ctx, db, api, o, gitRoot, out); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
+	}
+
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "machine: %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s (%s)\n",
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, dbWhere)
+	if tree {
+		fmt.Fprintf(out, "docsapi: rest.Server without Debug for latency and throughput, a second one with Debug for query counts; pgx pool of %d\n", o.dbMaxConns)
+		fmt.Fprintf(out, "baselines: plain net/http + pgx, pgx pool of %d (pgx defaults: prepared statements); they authenticate nothing, docsapi checks the bearer token on every request (caller cache)\n", o.dbMaxConns)
+		fmt.Fprintf(out, "load: in-process HTTP/1.1 keep-alive clients on 127.0.0.1, sharing the CPUs with the servers and PostgreSQL; warm-up %s or %d requests before each measurement\n\n", o.warmup, o.warmupRequests)
+		printTable(out, treeRows)
+	}
+	if content {
+		fmt.Fprintf(out, "\ncontent: one client on 127.0.0.1 sharing the CPUs with the server and PostgreSQL; figures are absolute (no baseline)\n\n")
+		printContentTable(out, contentRows)
+	}
+	return nil
+}
+
+// treeBench seeds the site and measures the site tree and GET space against
+// their baselines.
+func treeBench(ctx context.Context, o options, api *apiClient, client *http.Client, token, plainURL, debugURL, baseURL string, out io.Writer) ([]row, error) {
+	seedStart := time.Now()
 	site, err := seed(ctx, api, o)
 	if err != nil {
-		return fmt.Errorf("seed: %w", err)
+		return nil, fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(out, "seeded through the REST API in %s: %d spaces, %d sections, %d site spaces\n",
 		time.Since(seedStart).Round(time.Millisecond), len(site.spaces), o.groups*o.sections+o.outside, len(site.spaces))
 
-	b := &bench{o: o, client: client, site: site, token: created.Token,
+	b := &bench{o: o, client: client, site: site, token: token,
 		plainURL: plainURL, debugURL: debugURL, baseURL: baseURL}
 	if err := b.prepare(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(out, "site tree: GraphQL and baseline responses are %s (%d bytes of data; %d bytes with the GraphQL envelope)\n",
 		b.treeMatch, len(b.treeBaseBody), b.treeGraphQLBytes)
@@ -212,27 +283,15 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
+			return nil, err
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rows, err := b.measure(ctx)
-	if err != nil {
-		return err
-	}
-
-	fmt.Fprintln(out)
-	fmt.Fprintf(out, "machine: %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s (%s)\n",
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, dbWhere)
-	fmt.Fprintf(out, "docsapi: rest.Server without Debug for latency and throughput, a second one with Debug for query counts; pgx pool of %d (simple protocol, as the server configures it)\n", o.dbMaxConns)
-	fmt.Fprintf(out, "baselines: plain net/http + pgx, pgx pool of %d (pgx defaults: prepared statements); they authenticate nothing, docsapi checks the bearer token on every request (caller cache)\n", o.dbMaxConns)
-	fmt.Fprintf(out, "load: in-process HTTP/1.1 keep-alive clients on 127.0.0.1, sharing the CPUs with the servers and PostgreSQL; warm-up %s or %d requests before each measurement\n\n", o.warmup, o.warmupRequests)
-	printTable(out, rows)
-	return nil
+	return b.measure(ctx)
 }
 
 // servers are the HTTP servers of a run, on loopback listeners.

@@ -54,6 +54,20 @@ func (a *apiClient) do(ctx context.Context, method, path string, body any, want 
 	return nil
 }
 
+// graphql runs a GraphQL operation, failing on any error in the answer.
+func (a *apiClient) graphql(ctx context.Context, query string, variables map[string]any) error {
+	var res struct {
+		Errors []json.RawMessage `json:"errors"`
+	}
+	if err := a.do(ctx, "POST", "/graphql", map[string]any{"query": query, "variables": variables}, http.StatusOK, &res); err != nil {
+		return err
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("GraphQL: %s", res.Errors[0])
+	}
+	return nil
+}
+
 // create POSTs body to path and returns the new resource's id.
 func (a *apiClient) create(ctx context.Context, path string, body any) (string, error) {
 	var res struct {

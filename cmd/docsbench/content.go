@@ -1,0 +1,422 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// The content scenario (-scenario content): what writing and finding
+// documentation costs.
+//
+//  1. Import: a generated repository in GitBook's layout (-pages pages,
+//     nested 4 deep, about -page-bytes of markdown each, SUMMARY.md giving
+//     the tree) is imported into a new space through POST
+//     /v1/spaces/{id}/git/import from a file:// URL; the time of that call.
+//  2. Merge: a change request edits -merge-pages pages of that space (one
+//     GraphQL updatePage each), then POST .../merge is timed; -merges change
+//     requests, the median and the slowest reported.
+//  3. Search: the same repository is imported into more spaces of the
+//     organization until it holds -search-pages pages; then GET
+//     /v1/orgs/{id}/search answers -search-requests one-word and two-word
+//     queries, one at a time: latency p50/p99.
+//
+// There is no baseline here: the figures are absolute.
+
+// contentRepo is a generated repository on disk.
+type contentRepo struct {
+	url   string
+	pages int
+	bytes int
+	words []string // the vocabulary its text is drawn from
+}
+
+// fanOut is the smallest fan-out with which a tree 4 levels deep holds n pages.
+func fanOut(n int) int {
+	f := 1
+	for f+f*f+f*f*f+f*f*f*f < n {
+		f++
+	}
+	return f
+}
+
+// vocabulary makes n pronounceable pseudo-words, all different.
+func vocabulary(rng *rand.Rand, n int) []string {
+	syllables := []string{"ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qui", "dor", "len", "mar", "sol", "tan", "ver", "bri", "cos", "fel"}
+	seen := map[string]bool{}
+	words := make([]string, 0, n)
+	for len(words) < n {
+		var b strings.Builder
+		for range 2 + rng.IntN(3) {
+			b.WriteString(syllables[rng.IntN(len(syllables))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			words = append(words, w)
+		}
+	}
+	return words
+}
+
+// generateRepo writes a repository of n pages under dir and commits it to
+// refs/heads/main: its text is drawn from words with a generator seeded by
+// seed, so repositories of different seeds share a vocabulary but no page. Page k's parent is page k/f-1 (breadth first, f the fan
+// out), so the tree is 4 levels deep; a page with children is dir/README.md,
+// a leaf dir/slug.md. Words follow a Zipf law, as in real text: a few are
+// everywhere, most are rare.
+func generateRepo(dir string, n, pageBytes int, words []string, seed uint64) (*contentRepo, error) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(words)-1))
+	text := func(size int) string {
+		var b strings.Builder
+		for b.Len() < size {
+			b.WriteString(words[zipf.Uint64()])
+			if rng.IntN(12) == 0 {
+				b.WriteString(". ")
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		return b.String()
+	}
+	f := fanOut(n)
+	parent := func(k int) int { return k/f - 1 }
+	hasChildren := func(k int) bool { return (k+1)*f < n }
+	file := make([]string, n) // path of page k's file
+	dirOf := make([]string, n)
+	for k := range n {
+		base := ""
+		if p := parent(k); p >= 0 {
+			base = dirOf[p]
+		}
+		slug := fmt.Sprintf("page-%d", k)
+		if hasChildren(k) {
+			dirOf[k] = path.Join(base, slug)
+			file[k] = path.Join(dirOf[k], "README.md")
+		} else {
+			file[k] = path.Join(base, slug+".md")
+		}
+	}
+	files := map[string][]byte{}
+	total := 0
+	write := func(rel, content string) {
+		files[rel] = []byte(content)
+		total += len(content)
+	}
+	var summary strings.Builder
+	summary.WriteString("# Table of contents\n\n")
+	var walk func(k, depth int)
+	walk = func(k, depth int) {
+		fmt.Fprintf(&summary, "%s* [Page %d](%s)\n", strings.Repeat("  ", depth), k, file[k])
+		for c := (k + 1) * f; c < min((k+2)*f, n); c++ {
+			walk(c, depth+1)
+		}
+	}
+	for k := range min(f, n) {
+		walk(k, 0)
+	}
+	write("SUMMARY.md", summary.String())
+	for k := range n {
+		var b strings.Builder
+		fmt.Fprintf(&b, "# Page %d\n\n%s\n\n", k, text(pageBytes/4))
+		fmt.Fprintf(&b, "## %s %s\n\n%s\n\n", words[rng.IntN(len(words))], words[rng.IntN(len(words))], text(pageBytes/4))
+		fmt.Fprintf(&b, "```sh\ndocs %s --%s\n```\n\n", words[rng.IntN(len(words))], words[rng.IntN(len(words))])
+		fmt.Fprintf(&b, "## %s\n\n%s\n", words[rng.IntN(len(words))], text(pageBytes/2-80))
+		write(file[k], b.String())
+	}
+	if err := commitFiles(dir, files); err != nil {
+		return nil, err
+	}
+	return &contentRepo{url: "file://" + dir, pages: n, bytes: total, words: words}, nil
+}
+
+// commitFiles creates a bare repository at dir whose refs/heads/main is one
+// commit of files. It writes the git objects directly: a worktree and its
+// index would cost more than the whole import being measured.
+func commitFiles(dir string, files map[string][]byte) error {
+	repo, err := git.PlainInit(dir, true)
+	if err != nil {
+		return err
+	}
+	st := repo.Storer
+	put := func(typ plumbing.ObjectType, encode func(plumbing.EncodedObject) error) (plumbing.Hash, error) {
+		obj := st.NewEncodedObject()
+		obj.SetType(typ)
+		if err := encode(obj); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return st.SetEncodedObject(obj)
+	}
+	type node struct {
+		blobs map[string]plumbing.Hash
+		dirs  map[string]*node
+	}
+	newNode := func() *node { return &node{blobs: map[string]plumbing.Hash{}, dirs: map[string]*node{}} }
+	root := newNode()
+	for p, data := range files {
+		h, err := put(plumbing.BlobObject, func(o plumbing.EncodedObject) error {
+			w, err := o.Writer()
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			return w.Close()
+		})
+		if err != nil {
+			return err
+		}
+		parts := strings.Split(p, "/")
+		d := root
+		for _, part := range parts[:len(parts)-1] {
+			if d.dirs[part] == nil {
+				d.dirs[part] = newNode()
+			}
+			d = d.dirs[part]
+		}
+		d.blobs[parts[len(parts)-1]] = h
+	}
+	var writeTree func(d *node) (plumbing.Hash, error)
+	writeTree = func(d *node) (plumbing.Hash, error) {
+		var entries []object.TreeEntry
+		for name, h := range d.blobs {
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Regular, Hash: h})
+		}
+		for name, sub := range d.dirs {
+			h, err := writeTree(sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+		// Git orders a tree's entries by name, a directory's name read with
+		// a trailing slash.
+		key := func(e object.TreeEntry) string {
+			if e.Mode == filemode.Dir {
+				return e.Name + "/"
+			}
+			return e.Name
+		}
+		slices.SortFunc(entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+		tree := &object.Tree{Entries: entries}
+		return put(plumbing.TreeObject, tree.Encode)
+	}
+	treeHash, err := writeTree(root)
+	if err != nil {
+		return err
+	}
+	sig := object.Signature{Name: "docsbench", Email: "docsbench@example.com", When: time.Now()}
+	commit := &object.Commit{Author: sig, Committer: sig, Message: "Generated content", TreeHash: treeHash}
+	commitHash, err := put(plumbing.CommitObject, commit.Encode)
+	if err != nil {
+		return err
+	}
+	if err := st.SetReference(plumbing.NewHashReference("refs/heads/main", commitHash)); err != nil {
+		return err
+	}
+	return st.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, "refs/heads/main"))
+}
+
+// contentBench runs the content scenario against the server at api.
+func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, gitRoot string, out io.Writer) ([]row, error) {
+	genStart := time.Now()
+	words := vocabulary(rand.New(rand.NewPCG(1, 1)), 5000)
+	generate := func(i int) (*contentRepo, error) {
+		return generateRepo(filepath.Join(gitRoot, fmt.Sprintf("content-%d", i)), o.pages, o.pageBytes, words, uint64(i))
+	}
+	repo, err := generate(0)
+	if err != nil {
+		return nil, fmt.Errorf("generate the repository: %w", err)
+	}
+	fmt.Fprintf(out, "content: generated a repository of %d pages (%d KB of markdown, fan-out %d, 4 levels) in %s\n",
+		repo.pages, repo.bytes/1024, fanOut(repo.pages), time.Since(genStart).Round(time.Millisecond))
+
+	org, err := api.create(ctx, "/v1/orgs", map[string]any{"title": "Content bench"})
+	if err != nil {
+		return nil, err
+	}
+	newSpace := func(ctx context.Context, i int) (string, error) {
+		return api.create(ctx, "/v1/orgs/"+org+"/spaces", map[string]any{"title": fmt.Sprintf("Docs %d", i)})
+	}
+	importInto := func(ctx context.Context, space string, repo *contentRepo) (time.Duration, error) {
+		t0 := time.Now()
+		err := api.do(ctx, "POST", "/v1/spaces/"+space+"/git/import",
+			map[string]any{"url": repo.url, "ref": "refs/heads/main"}, http.StatusNoContent, nil)
+		return time.Since(t0), err
+	}
+
+	// 1. Import.
+	first, err := newSpace(ctx, 0)
+	if err != nil {
+		return nil, err
+	}
+	importTime, err := importInto(ctx, first, repo)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	pageIDs, err := documentPages(ctx, api, first)
+	if err != nil {
+		return nil, err
+	}
+	if len(pageIDs) != repo.pages {
+		return nil, fmt.Errorf("import: the space has %d pages, the repository %d", len(pageIDs), repo.pages)
+	}
+
+	// 2. Merges.
+	rng := rand.New(rand.NewPCG(3, 4))
+	var merges []time.Duration
+	for m := range o.merges {
+		cr, err := api.create(ctx, "/v1/spaces/"+first+"/change-requests", map[string]any{"subject": fmt.Sprintf("Edit %d pages", o.mergePages)})
+		if err != nil {
+			return nil, err
+		}
+		edited := rng.Perm(len(pageIDs))[:min(o.mergePages, len(pageIDs))]
+		markdown := make([]string, len(edited))
+		for i := range markdown {
+			markdown[i] = fmt.Sprintf("Rewritten in change request %d: %s %s %s.\n", m,
+				repo.words[rng.IntN(len(repo.words))], repo.words[rng.IntN(len(repo.words))], repo.words[rng.IntN(len(repo.words))])
+		}
+		err = parallel(ctx, o.seedConcurrency, len(edited), func(ctx context.Context, i int) error {
+			return api.graphql(ctx, `mutation Edit($s: ID!, $c: ID!, $p: ID!, $m: String!) {
+  updatePage(spaceId: $s, changeRequestId: $c, pageId: $p, input: {markdown: $m}) { id }
+}`, map[string]any{"s": first, "c": cr, "p": pageIDs[edited[i]], "m": markdown[i]})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("edit: %w", err)
+		}
+		t0 := time.Now()
+		if err := api.do(ctx, "POST", "/v1/spaces/"+first+"/change-requests/"+cr+"/merge", nil, http.StatusOK, nil); err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		}
+		merges = append(merges, time.Since(t0))
+	}
+	slices.Sort(merges)
+
+	// 3. Search over -search-pages pages: more spaces, each its own
+	// repository (so every page is different, as in a real organization).
+	spaces := (o.searchPages + repo.pages - 1) / repo.pages
+	seedStart := time.Now()
+	var imports []time.Duration
+	importTimes := make([]time.Duration, spaces-1)
+	err = parallel(ctx, o.importConcurrency, spaces-1, func(ctx context.Context, i int) error {
+		repo, err := generate(i + 1)
+		if err != nil {
+			return err
+		}
+		space, err := newSpace(ctx, i+1)
+		if err != nil {
+			return err
+		}
+		importTimes[i], err = importInto(ctx, space, repo)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("import for search: %w", err)
+	}
+	imports = append(append(imports, importTime), importTimes...)
+	slices.Sort(imports)
+	fmt.Fprintf(out, "content: %d more spaces of %d pages generated and imported in %s, %d at a time (%d pages in the organization)\n",
+		spaces-1, repo.pages, time.Since(seedStart).Round(time.Millisecond), o.importConcurrency, spaces*repo.pages)
+	// Fresh statistics, as autovacuum would gather within a minute of such a
+	// bulk load; without them PostgreSQL plans the search for empty tables.
+	if _, err := db.Pool.Exec(ctx, "ANALYZE"); err != nil {
+		return nil, err
+	}
+
+	qrng := rand.New(rand.NewPCG(5, 6))
+	queries := make([]string, o.searchRequests)
+	for i := range queries {
+		q := repo.words[qrng.IntN(len(repo.words))]
+		if i%2 == 1 {
+			q += " " + repo.words[qrng.IntN(len(repo.words))]
+		}
+		queries[i] = q
+	}
+	hits := 0
+	search, err := load(ctx, 1, time.Hour, len(queries), httpRequester(api.client, "GET", func(i int) string {
+		return api.base + "/v1/orgs/" + org + "/search?query=" + url.QueryEscape(queries[i])
+	}, nil, api.token, func(status int, body []byte) error {
+		if status != http.StatusOK {
+			return fmt.Errorf("search: status %d: %s", status, body)
+		}
+		var res struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := json.Unmarshal(body, &res); err != nil {
+			return err
+		}
+		if len(res.Items) > 0 {
+			hits++
+		}
+		return nil
+	}))
+	if err != nil {
+		return nil, err
+	}
+
+	return []row{
+		{what: fmt.Sprintf("git import, %d pages (first space)", repo.pages), docsapi: fmtSeconds(importTime)},
+		{what: fmt.Sprintf("git import, %d pages (median of %d)", repo.pages, len(imports)), docsapi: fmtSeconds(imports[len(imports)/2])},
+		{what: fmt.Sprintf("merge, change request editing %d pages (median of %d)", o.mergePages, len(merges)), docsapi: fmtMs(merges[len(merges)/2])},
+		{what: fmt.Sprintf("merge, change request editing %d pages (slowest)", o.mergePages), docsapi: fmtMs(merges[len(merges)-1])},
+		{what: fmt.Sprintf("organization search over %d pages, p50 (%d queries, %d with results)", spaces*repo.pages, search.n, hits), docsapi: fmtMs(search.percentile(50))},
+		{what: fmt.Sprintf("organization search over %d pages, p99", spaces*repo.pages), docsapi: fmtMs(search.percentile(99))},
+	}, nil
+}
+
+// documentPages lists the ids of a space's document pages, depth first.
+func documentPages(ctx context.Context, api *apiClient, space string) ([]string, error) {
+	type page struct {
+		ID    string  `json:"id"`
+		Type  string  `json:"type"`
+		Pages []*page `json:"pages"`
+	}
+	var rev struct {
+		Pages []*page `json:"pages"`
+	}
+	if err := api.do(ctx, "GET", "/v1/spaces/"+space+"/content", nil, http.StatusOK, &rev); err != nil {
+		return nil, err
+	}
+	var ids []string
+	var walk func([]*page)
+	walk = func(ps []*page) {
+		for _, p := range ps {
+			if p.Type == "document" {
+				ids = append(ids, p.ID)
+			}
+			walk(p.Pages)
+		}
+	}
+	walk(rev.Pages)
+	return ids, nil
+}
+
+func printContentTable(w io.Writer, rows []row) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "measurement\tdocsapi")
+	fmt.Fprintln(tw, "-----------\t-------")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\n", r.what, r.docsapi)
+	}
+	tw.Flush()
+}
+
+func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
