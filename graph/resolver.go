@@ -35,6 +35,7 @@ type Resolver struct {
 	Outbound *outbound.Client
 
 	signingKey signingKey
+	jobClient  jobClient
 }
 
 func (r *Resolver) now() time.Time { return store.Now(r.Clock) }

@@ -111,6 +111,10 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
 	// Files, at signed addresses that need no token (graph/file.go).
 	mux.Handle("GET "+graph.DownloadPath, labelled("GET "+graph.DownloadPath, http.HandlerFunc(res.ServeDownload)))
+	// OpenAPI documents, at signed addresses and (public specs) published
+	// ones (graph/openapi_spec.go).
+	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
+	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
 	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))

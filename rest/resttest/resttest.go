@@ -75,7 +75,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	handler = srv
 	env.URL, env.Server = ts.URL, srv
 	if o.Jobs {
-		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Clock: clock.Now,
+		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: srv.Resolver, Clock: clock.Now,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
