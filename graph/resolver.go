@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
 )
@@ -30,8 +31,11 @@ type Resolver struct {
 	// none); GitAllowPrivate lets git URLs name private addresses.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// Outbound is the guarded HTTP client for addresses users name.
+	Outbound *outbound.Client
 
 	signingKey signingKey
+	jobClient  jobClient
 }
 
 func (r *Resolver) now() time.Time { return store.Now(r.Clock) }

@@ -75,11 +75,17 @@ func (a *adapter) handler(route Route) http.Handler {
 			writeError(w, http.StatusNotFound, "not found")
 			return
 		}
-		if loc := locationOf(body); loc != "" && route.Status == http.StatusCreated {
+		status := route.Status
+		if route.Created != "" {
+			if created, _ := restBody(resp.Data, strings.Split(route.Created, ".")); string(created) == "true" {
+				status = http.StatusCreated
+			}
+		}
+		if loc := locationOf(body); loc != "" && status == http.StatusCreated {
 			w.Header().Set("Location", loc)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(route.Status)
+		w.WriteHeader(status)
 		_, _ = w.Write(append(body, '\n'))
 	})
 }

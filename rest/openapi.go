@@ -338,6 +338,9 @@ func (g *openAPIGen) operation(route Route, op *operation) (obj, error) {
 			}}
 		}
 		responses[status] = resp
+		if route.Created != "" {
+			responses["201"] = obj{"description": "Created", "content": resp["content"]}
+		}
 	}
 	if len(op.Variables) > 0 {
 		responses["400"] = obj{"$ref": "#/components/responses/BadRequest"}

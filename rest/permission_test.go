@@ -81,6 +81,11 @@ var routeNeeds = map[string]string{
 	"updateSiteSectionById": "create", "deleteSiteSectionById": "create", "moveSiteSection": "create",
 	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
 	"moveSiteSpace": "create",
+
+	"listOpenAPISpecs": "read", "getOpenAPISpecBySlug": "read", "listOpenAPISpecVersions": "read",
+	"getLatestOpenAPISpecVersion": "read", "getLatestOpenAPISpecVersionContent": "read", "getOpenAPISpecVersionById": "read",
+	"getOpenAPISpecVersionContentById": "read", "createOpenAPISpec": "create", "createOrUpdateOpenAPISpecBySlug": "create",
+	"updateOpenAPISpecBySlug": "create", "deleteOpenAPISpecBySlug": "create",
 }
 
 // matrixFixture is an organization with content of every kind and a user of
@@ -146,6 +151,8 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 	comment, reply := postThread(t, owner, space, "")
 	crComment, crReply := postThread(t, owner, space, cr)
+	specSrc := newSpecSource(t)
+	specSlug, specVersion := processedSpec(t, env, owner, org, specSrc.URL+"/v30/openapi.json")
 
 	return &matrixFixture{
 		users: users,
@@ -154,6 +161,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+			"specSlug": specSlug, "versionId": specVersion,
 		},
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,
@@ -206,6 +214,9 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"addSpaceToSite":                      `{"spaceId":"` + space + `","sectionId":"` + section + `"}`,
 			"updateSiteSpaceById":                 `{"path":"renamed"}`,
 			"moveSiteSpace":                       `{}`,
+			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
+			"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
+			"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 		},
 	}
 }

@@ -31,6 +31,9 @@ type Route struct {
 	Summary string
 	// Tag groups operations in the OpenAPI document.
 	Tag string
+	// Created, for an upsert, is the dotted path of a boolean in the
+	// operation's data: when true the answer is 201 Created, not Status.
+	Created string
 }
 
 // DocumentedPath is Path as OpenAPI writes it: a net/http wildcard
@@ -380,4 +383,28 @@ var Routes = []Route{
 		Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a site space"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move", Operation: "moveSiteSpace",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a site space (deprecated: use sortSiteStructure)"},
+	// OpenAPI specifications (spec 4.16; graph/openapi_spec.go)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi", Operation: "listOpenAPISpecs", Status: http.StatusOK,
+		Result: "organization.openAPISpecs", Tag: "openapi", Summary: "List the OpenAPI specifications of an organization"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/openapi", Operation: "createOpenAPISpec", Status: http.StatusCreated,
+		Tag: "openapi", Summary: "Create an OpenAPI specification from a URL; it is fetched in the background"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}", Operation: "getOpenAPISpecBySlug", Status: http.StatusOK,
+		Result: "organization.openAPISpec", Tag: "openapi", Summary: "Get an OpenAPI specification"},
+	{Method: "PUT", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}", Operation: "createOrUpdateOpenAPISpecBySlug", Status: http.StatusOK,
+		Result: "putOpenAPISpec.spec", Created: "putOpenAPISpec.created", Tag: "openapi",
+		Summary: "Create (201) or update (200) an OpenAPI specification's source, and fetch it again"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}", Operation: "updateOpenAPISpecBySlug", Status: http.StatusOK,
+		Tag: "openapi", Summary: "Change an OpenAPI specification's visibility"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}", Operation: "deleteOpenAPISpecBySlug", Status: http.StatusResetContent,
+		Tag: "openapi", Summary: "Delete an OpenAPI specification and its versions (205; 204 when there was none)"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions", Operation: "listOpenAPISpecVersions", Status: http.StatusOK,
+		Result: "organization.openAPISpec.versions", Tag: "openapi", Summary: "List the versions of an OpenAPI specification, newest first"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest", Operation: "getLatestOpenAPISpecVersion", Status: http.StatusOK,
+		Result: "organization.openAPISpec.version", Tag: "openapi", Summary: "Get the newest version of an OpenAPI specification"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/latest/content", Operation: "getLatestOpenAPISpecVersionContent", Status: http.StatusOK,
+		Result: "organization.openAPISpec.version.content", Tag: "openapi", Summary: "Get the files and document address of the newest version"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}", Operation: "getOpenAPISpecVersionById", Status: http.StatusOK,
+		Result: "organization.openAPISpec.version", Tag: "openapi", Summary: "Get a version of an OpenAPI specification"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}/content", Operation: "getOpenAPISpecVersionContentById", Status: http.StatusOK,
+		Result: "organization.openAPISpec.version.content", Tag: "openapi", Summary: "Get the files and document address of a version"},
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/playground"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
@@ -33,6 +34,8 @@ type Config struct {
 	// file:// is refused); GitAllowPrivate lets git URLs name private hosts.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// Outbound configures the guarded client for user-named addresses.
+	Outbound outbound.Config
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -67,7 +70,8 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	}
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
-		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate}
+		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
+		Outbound: outbound.New(cfg.Outbound)}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {
@@ -107,6 +111,10 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
 	// Files, at signed addresses that need no token (graph/file.go).
 	mux.Handle("GET "+graph.DownloadPath, labelled("GET "+graph.DownloadPath, http.HandlerFunc(res.ServeDownload)))
+	// OpenAPI documents, at signed addresses and (public specs) published
+	// ones (graph/openapi_spec.go).
+	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
+	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
 	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))

@@ -45,12 +45,15 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":true}`).Expect(http.StatusOK)
 	invite := victim.Do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":false}`).Expect(http.StatusOK)
+	specSrc := newSpecSource(t)
+	specSlug, specVersion := processedSpec(t, env, victim, org, specSrc.URL+"/v30/openapi.json")
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+		"specSlug": specSlug, "versionId": specVersion,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -103,6 +106,9 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateMembersInOrganizationTeam":     `{"add":["` + eve.ID + `"]}`,
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
+		"createOpenAPISpec":                   `{"slug":"planted","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
+		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
+		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
@@ -120,7 +126,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
-			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
+			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

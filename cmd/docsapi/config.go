@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/rest"
 )
 
@@ -28,8 +29,13 @@ type config struct {
 	GitFileRoot     string
 	GitAllowPrivate bool
 	MaxUploadBytes  int64
-	MaxConns        int32
-	ShutdownTimeout time.Duration
+	// Outbound HTTP (graph/outbound): loopback and private addresses,
+	// overall time limit and response size limit.
+	OutboundAllowLoopback bool
+	OutboundTimeout       time.Duration
+	OutboundMaxBytes      int64
+	MaxConns              int32
+	ShutdownTimeout       time.Duration
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
@@ -53,6 +59,11 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
+	fs.BoolVar(&c.OutboundAllowLoopback, "outbound-allow-loopback", envOr("DOCSAPI_OUTBOUND_ALLOW_LOOPBACK", "") == "1", "let outbound requests (spec URLs, webhooks) reach loopback and private addresses ($DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1)")
+	outTimeout, _ := time.ParseDuration(envOr("DOCSAPI_OUTBOUND_TIMEOUT", "30s"))
+	fs.DurationVar(&c.OutboundTimeout, "outbound-timeout", outTimeout, "time limit of one outbound request ($DOCSAPI_OUTBOUND_TIMEOUT)")
+	outMax, _ := strconv.ParseInt(envOr("DOCSAPI_OUTBOUND_MAX_BYTES", "10485760"), 10, 64)
+	fs.Int64Var(&c.OutboundMaxBytes, "outbound-max-bytes", outMax, "largest outbound response body accepted ($DOCSAPI_OUTBOUND_MAX_BYTES)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -78,7 +89,8 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	}
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
-		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log}
+		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
+		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
 }
 
 func envOr(name, def string) string {

@@ -29,7 +29,7 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 			log.Info("bootstrapped an owner and an organization", "email", cfg.BootstrapEmail)
 		}
 	}
-	runner, err := jobs.Start(ctx, jobs.Config{DB: db, Log: log})
+	runner, err := jobs.Start(ctx, jobs.Config{DB: db, Resolver: srv.Resolver, Log: log})
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,8 @@ type ResolverRoot interface {
 	CommentReply() CommentReplyResolver
 	Member() MemberResolver
 	Mutation() MutationResolver
+	OpenAPISpec() OpenAPISpecResolver
+	OpenAPISpecVersion() OpenAPISpecVersionResolver
 	Organization() OrganizationResolver
 	OrganizationInvite() OrganizationInviteResolver
 	Query() QueryResolver
@@ -383,6 +385,7 @@ type ComplexityRoot struct {
 		AddTeamMember                       func(childComplexity int, organizationID string, teamID string, userID string, input model.AddTeamMemberInput) int
 		CreateChangeRequest                 func(childComplexity int, spaceID string, input model.CreateChangeRequestInput) int
 		CreateCollection                    func(childComplexity int, organizationID string, input model.CreateCollectionInput) int
+		CreateOpenAPISpec                   func(childComplexity int, organizationID string, input model.CreateOpenAPISpecInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
 		CreateOrganizationInvite            func(childComplexity int, organizationID string, input model.CreateOrganizationInviteInput) int
 		CreatePage                          func(childComplexity int, spaceID string, changeRequestID *string, input model.CreatePageInput) int
@@ -396,6 +399,7 @@ type ComplexityRoot struct {
 		DeleteComment                       func(childComplexity int, spaceID string, changeRequestID *string, commentID string) int
 		DeleteCommentReply                  func(childComplexity int, spaceID string, changeRequestID *string, commentID string, replyID string) int
 		DeleteFile                          func(childComplexity int, spaceID string, changeRequestID *string, fileID string) int
+		DeleteOpenAPISpec                   func(childComplexity int, organizationID string, slug string) int
 		DeleteOrganizationInvite            func(childComplexity int, organizationID string, id string) int
 		DeletePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string) int
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
@@ -422,6 +426,7 @@ type ComplexityRoot struct {
 		PostComment                         func(childComplexity int, spaceID string, changeRequestID *string, input model.PostCommentInput) int
 		PostCommentReply                    func(childComplexity int, spaceID string, changeRequestID *string, commentID string, input model.PostCommentReplyInput) int
 		PublishSite                         func(childComplexity int, organizationID string, id string) int
+		PutOpenAPISpec                      func(childComplexity int, organizationID string, slug string, input model.PutOpenAPISpecInput) int
 		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
 		RemoveCollectionUserPermission      func(childComplexity int, collectionID string, userID string) int
 		RemoveMember                        func(childComplexity int, organizationID string, userID string) int
@@ -443,6 +448,7 @@ type ComplexityRoot struct {
 		UpdateComment                       func(childComplexity int, spaceID string, changeRequestID *string, commentID string, input model.UpdateCommentInput) int
 		UpdateCommentReply                  func(childComplexity int, spaceID string, changeRequestID *string, commentID string, replyID string, input model.UpdateCommentReplyInput) int
 		UpdateMember                        func(childComplexity int, organizationID string, userID string, input model.UpdateMemberInput) int
+		UpdateOpenAPISpec                   func(childComplexity int, organizationID string, slug string, input model.UpdateOpenAPISpecInput) int
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
 		UpdateOrganizationInvite            func(childComplexity int, organizationID string, id string, input model.UpdateOrganizationInviteInput) int
@@ -458,6 +464,73 @@ type ComplexityRoot struct {
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
 		UpdateTeamMembers                   func(childComplexity int, organizationID string, teamID string, input model.UpdateTeamMembersInput) int
 		UploadFile                          func(childComplexity int, spaceID string, changeRequestID *string, file graphql.Upload, name *string) int
+	}
+
+	OpenAPIErrorObject struct {
+		Code    func(childComplexity int) int
+		Message func(childComplexity int) int
+	}
+
+	OpenAPISpec struct {
+		CreatedAt       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		LastErrorCode   func(childComplexity int) int
+		LastErrors      func(childComplexity int) int
+		LastProcessedAt func(childComplexity int) int
+		LastVersionID   func(childComplexity int) int
+		Object          func(childComplexity int) int
+		Permissions     func(childComplexity int) int
+		ProcessingState func(childComplexity int) int
+		Slug            func(childComplexity int) int
+		SourceURL       func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		Urls            func(childComplexity int) int
+		Version         func(childComplexity int, id string) int
+		Versions        func(childComplexity int, page *string, limit *int) int
+		Visibility      func(childComplexity int) int
+	}
+
+	OpenAPISpecContent struct {
+		Filesystem func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
+
+	OpenAPISpecList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	OpenAPISpecPermissions struct {
+		Edit func(childComplexity int) int
+		View func(childComplexity int) int
+	}
+
+	OpenAPISpecURLs struct {
+		App       func(childComplexity int) int
+		Location  func(childComplexity int) int
+		Published func(childComplexity int) int
+	}
+
+	OpenAPISpecVersion struct {
+		Content   func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Object    func(childComplexity int) int
+		URL       func(childComplexity int) int
+		Urls      func(childComplexity int) int
+	}
+
+	OpenAPISpecVersionList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	OpenAPISpecVersionURLs struct {
+		Location func(childComplexity int) int
 	}
 
 	Organization struct {
@@ -479,6 +552,8 @@ type ComplexityRoot struct {
 		Members              func(childComplexity int, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
 		MergeRules           func(childComplexity int) int
 		Object               func(childComplexity int) int
+		OpenAPISpec          func(childComplexity int, slug string) int
+		OpenAPISpecs         func(childComplexity int, page *string, limit *int) int
 		Permissions          func(childComplexity int) int
 		Plan                 func(childComplexity int) int
 		SSO                  func(childComplexity int) int
@@ -577,6 +652,11 @@ type ComplexityRoot struct {
 		Object    func(childComplexity int) int
 		Site      func(childComplexity int) int
 		Structure func(childComplexity int) int
+	}
+
+	PutOpenAPISpecResult struct {
+		Created func(childComplexity int) int
+		Spec    func(childComplexity int) int
 	}
 
 	Query struct {
@@ -1137,6 +1217,21 @@ type MutationResolver interface {
 	DeleteSiteSpace(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
 	MoveSiteSpace(ctx context.Context, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) (*store.SiteSpace, error)
 	SortSiteStructure(ctx context.Context, organizationID string, siteID string, input model.SortSiteStructureInput) (store.StructureItem, error)
+	CreateOpenAPISpec(ctx context.Context, organizationID string, input model.CreateOpenAPISpecInput) (*store.OpenAPISpec, error)
+	PutOpenAPISpec(ctx context.Context, organizationID string, slug string, input model.PutOpenAPISpecInput) (*model.PutOpenAPISpecResult, error)
+	UpdateOpenAPISpec(ctx context.Context, organizationID string, slug string, input model.UpdateOpenAPISpecInput) (*store.OpenAPISpec, error)
+	DeleteOpenAPISpec(ctx context.Context, organizationID string, slug string) (bool, error)
+}
+type OpenAPISpecResolver interface {
+	Permissions(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecPermissions, error)
+	Urls(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecURLs, error)
+	Versions(ctx context.Context, obj *store.OpenAPISpec, page *string, limit *int) (*model.OpenAPISpecVersionList, error)
+	Version(ctx context.Context, obj *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error)
+}
+type OpenAPISpecVersionResolver interface {
+	URL(ctx context.Context, obj *store.OpenAPISpecVersion) (string, error)
+	Urls(ctx context.Context, obj *store.OpenAPISpecVersion) (*model.OpenAPISpecVersionURLs, error)
+	Content(ctx context.Context, obj *store.OpenAPISpecVersion) (*model.OpenAPISpecContent, error)
 }
 type OrganizationResolver interface {
 	DefaultContent(ctx context.Context, obj *store.Organization) (*model.OrganizationDefaultContent, error)
@@ -1152,6 +1247,8 @@ type OrganizationResolver interface {
 	Member(ctx context.Context, obj *store.Organization, userID string) (*store.Member, error)
 	Teams(ctx context.Context, obj *store.Organization, page *string, limit *int, owner *string, title *string) (*model.TeamList, error)
 	Team(ctx context.Context, obj *store.Organization, id string) (*store.Team, error)
+	OpenAPISpecs(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OpenAPISpecList, error)
+	OpenAPISpec(ctx context.Context, obj *store.Organization, slug string) (*store.OpenAPISpec, error)
 	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error)
 	Search(ctx context.Context, obj *store.Organization, query string, page *string, limit *int) (*model.SearchSpaceResultList, error)
 	ChangeRequests(ctx context.Context, obj *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
@@ -2564,6 +2661,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCollection(childComplexity, args["organizationId"].(string), args["input"].(model.CreateCollectionInput)), true
+	case "Mutation.createOpenAPISpec":
+		if e.ComplexityRoot.Mutation.CreateOpenAPISpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createOpenAPISpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateOpenAPISpec(childComplexity, args["organizationId"].(string), args["input"].(model.CreateOpenAPISpecInput)), true
 	case "Mutation.createOrganization":
 		if e.ComplexityRoot.Mutation.CreateOrganization == nil {
 			break
@@ -2707,6 +2815,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["fileId"].(string)), true
+	case "Mutation.deleteOpenAPISpec":
+		if e.ComplexityRoot.Mutation.DeleteOpenAPISpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteOpenAPISpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteOpenAPISpec(childComplexity, args["organizationId"].(string), args["slug"].(string)), true
 	case "Mutation.deleteOrganizationInvite":
 		if e.ComplexityRoot.Mutation.DeleteOrganizationInvite == nil {
 			break
@@ -2993,6 +3112,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishSite(childComplexity, args["organizationId"].(string), args["id"].(string)), true
+	case "Mutation.putOpenAPISpec":
+		if e.ComplexityRoot.Mutation.PutOpenAPISpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_putOpenAPISpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PutOpenAPISpec(childComplexity, args["organizationId"].(string), args["slug"].(string), args["input"].(model.PutOpenAPISpecInput)), true
 	case "Mutation.removeCollectionTeamPermission":
 		if e.ComplexityRoot.Mutation.RemoveCollectionTeamPermission == nil {
 			break
@@ -3224,6 +3354,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateMember(childComplexity, args["organizationId"].(string), args["userId"].(string), args["input"].(model.UpdateMemberInput)), true
+	case "Mutation.updateOpenAPISpec":
+		if e.ComplexityRoot.Mutation.UpdateOpenAPISpec == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateOpenAPISpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateOpenAPISpec(childComplexity, args["organizationId"].(string), args["slug"].(string), args["input"].(model.UpdateOpenAPISpecInput)), true
 	case "Mutation.updateOrganization":
 		if e.ComplexityRoot.Mutation.UpdateOrganization == nil {
 			break
@@ -3390,6 +3531,265 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Mutation.UploadFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["file"].(graphql.Upload), args["name"].(*string)), true
 
+	case "OpenAPIErrorObject.code":
+		if e.ComplexityRoot.OpenAPIErrorObject.Code == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPIErrorObject.Code(childComplexity), true
+	case "OpenAPIErrorObject.message":
+		if e.ComplexityRoot.OpenAPIErrorObject.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPIErrorObject.Message(childComplexity), true
+
+	case "OpenAPISpec.createdAt":
+		if e.ComplexityRoot.OpenAPISpec.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.CreatedAt(childComplexity), true
+	case "OpenAPISpec.id":
+		if e.ComplexityRoot.OpenAPISpec.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.ID(childComplexity), true
+	case "OpenAPISpec.lastProcessErrorCode":
+		if e.ComplexityRoot.OpenAPISpec.LastErrorCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.LastErrorCode(childComplexity), true
+	case "OpenAPISpec.lastProcessedErrors":
+		if e.ComplexityRoot.OpenAPISpec.LastErrors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.LastErrors(childComplexity), true
+	case "OpenAPISpec.lastProcessedAt":
+		if e.ComplexityRoot.OpenAPISpec.LastProcessedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.LastProcessedAt(childComplexity), true
+	case "OpenAPISpec.lastVersion":
+		if e.ComplexityRoot.OpenAPISpec.LastVersionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.LastVersionID(childComplexity), true
+	case "OpenAPISpec.object":
+		if e.ComplexityRoot.OpenAPISpec.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Object(childComplexity), true
+	case "OpenAPISpec.permissions":
+		if e.ComplexityRoot.OpenAPISpec.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Permissions(childComplexity), true
+	case "OpenAPISpec.processingState":
+		if e.ComplexityRoot.OpenAPISpec.ProcessingState == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.ProcessingState(childComplexity), true
+	case "OpenAPISpec.slug":
+		if e.ComplexityRoot.OpenAPISpec.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Slug(childComplexity), true
+	case "OpenAPISpec.sourceURL":
+		if e.ComplexityRoot.OpenAPISpec.SourceURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.SourceURL(childComplexity), true
+	case "OpenAPISpec.updatedAt":
+		if e.ComplexityRoot.OpenAPISpec.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.UpdatedAt(childComplexity), true
+	case "OpenAPISpec.urls":
+		if e.ComplexityRoot.OpenAPISpec.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Urls(childComplexity), true
+	case "OpenAPISpec.version":
+		if e.ComplexityRoot.OpenAPISpec.Version == nil {
+			break
+		}
+
+		args, err := ec.field_OpenAPISpec_version_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Version(childComplexity, args["id"].(string)), true
+	case "OpenAPISpec.versions":
+		if e.ComplexityRoot.OpenAPISpec.Versions == nil {
+			break
+		}
+
+		args, err := ec.field_OpenAPISpec_versions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Versions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "OpenAPISpec.visibility":
+		if e.ComplexityRoot.OpenAPISpec.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpec.Visibility(childComplexity), true
+
+	case "OpenAPISpecContent.filesystem":
+		if e.ComplexityRoot.OpenAPISpecContent.Filesystem == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecContent.Filesystem(childComplexity), true
+	case "OpenAPISpecContent.url":
+		if e.ComplexityRoot.OpenAPISpecContent.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecContent.URL(childComplexity), true
+
+	case "OpenAPISpecList.count":
+		if e.ComplexityRoot.OpenAPISpecList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecList.Count(childComplexity), true
+	case "OpenAPISpecList.items":
+		if e.ComplexityRoot.OpenAPISpecList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecList.Items(childComplexity), true
+	case "OpenAPISpecList.next":
+		if e.ComplexityRoot.OpenAPISpecList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecList.Next(childComplexity), true
+	case "OpenAPISpecList.pageInfo":
+		if e.ComplexityRoot.OpenAPISpecList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecList.PageInfo(childComplexity), true
+
+	case "OpenAPISpecPermissions.edit":
+		if e.ComplexityRoot.OpenAPISpecPermissions.Edit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecPermissions.Edit(childComplexity), true
+	case "OpenAPISpecPermissions.view":
+		if e.ComplexityRoot.OpenAPISpecPermissions.View == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecPermissions.View(childComplexity), true
+
+	case "OpenAPISpecURLs.app":
+		if e.ComplexityRoot.OpenAPISpecURLs.App == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecURLs.App(childComplexity), true
+	case "OpenAPISpecURLs.location":
+		if e.ComplexityRoot.OpenAPISpecURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecURLs.Location(childComplexity), true
+	case "OpenAPISpecURLs.published":
+		if e.ComplexityRoot.OpenAPISpecURLs.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecURLs.Published(childComplexity), true
+
+	case "OpenAPISpecVersion.content":
+		if e.ComplexityRoot.OpenAPISpecVersion.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.Content(childComplexity), true
+	case "OpenAPISpecVersion.createdAt":
+		if e.ComplexityRoot.OpenAPISpecVersion.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.CreatedAt(childComplexity), true
+	case "OpenAPISpecVersion.id":
+		if e.ComplexityRoot.OpenAPISpecVersion.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.ID(childComplexity), true
+	case "OpenAPISpecVersion.object":
+		if e.ComplexityRoot.OpenAPISpecVersion.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.Object(childComplexity), true
+	case "OpenAPISpecVersion.url":
+		if e.ComplexityRoot.OpenAPISpecVersion.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.URL(childComplexity), true
+	case "OpenAPISpecVersion.urls":
+		if e.ComplexityRoot.OpenAPISpecVersion.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersion.Urls(childComplexity), true
+
+	case "OpenAPISpecVersionList.count":
+		if e.ComplexityRoot.OpenAPISpecVersionList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionList.Count(childComplexity), true
+	case "OpenAPISpecVersionList.items":
+		if e.ComplexityRoot.OpenAPISpecVersionList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionList.Items(childComplexity), true
+	case "OpenAPISpecVersionList.next":
+		if e.ComplexityRoot.OpenAPISpecVersionList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionList.Next(childComplexity), true
+	case "OpenAPISpecVersionList.pageInfo":
+		if e.ComplexityRoot.OpenAPISpecVersionList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionList.PageInfo(childComplexity), true
+
+	case "OpenAPISpecVersionURLs.location":
+		if e.ComplexityRoot.OpenAPISpecVersionURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionURLs.Location(childComplexity), true
+
 	case "Organization.ai":
 		if e.ComplexityRoot.Organization.AI == nil {
 			break
@@ -3523,6 +3923,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Object(childComplexity), true
+	case "Organization.openAPISpec":
+		if e.ComplexityRoot.Organization.OpenAPISpec == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_openAPISpec_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.OpenAPISpec(childComplexity, args["slug"].(string)), true
+	case "Organization.openAPISpecs":
+		if e.ComplexityRoot.Organization.OpenAPISpecs == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_openAPISpecs_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.OpenAPISpecs(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Organization.permissions":
 		if e.ComplexityRoot.Organization.Permissions == nil {
 			break
@@ -3932,6 +4354,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Structure(childComplexity), true
+
+	case "PutOpenAPISpecResult.created":
+		if e.ComplexityRoot.PutOpenAPISpecResult.Created == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PutOpenAPISpecResult.Created(childComplexity), true
+	case "PutOpenAPISpecResult.spec":
+		if e.ComplexityRoot.PutOpenAPISpecResult.Spec == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PutOpenAPISpecResult.Spec(childComplexity), true
 
 	case "Query.collection":
 		if e.ComplexityRoot.Query.Collection == nil {
@@ -5751,6 +6186,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputContentPosition,
 		ec.unmarshalInputCreateChangeRequestInput,
 		ec.unmarshalInputCreateCollectionInput,
+		ec.unmarshalInputCreateOpenAPISpecInput,
 		ec.unmarshalInputCreateOrganizationInput,
 		ec.unmarshalInputCreateOrganizationInviteInput,
 		ec.unmarshalInputCreatePageInput,
@@ -5770,10 +6206,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputMoveSiteSectionGroupInput,
 		ec.unmarshalInputMoveSiteSectionInput,
 		ec.unmarshalInputMoveSiteSpaceInput,
+		ec.unmarshalInputOpenAPISpecSourceInput,
 		ec.unmarshalInputOrganizationDefaultContentInput,
 		ec.unmarshalInputPagePosition,
 		ec.unmarshalInputPostCommentInput,
 		ec.unmarshalInputPostCommentReplyInput,
+		ec.unmarshalInputPutOpenAPISpecInput,
 		ec.unmarshalInputSiteAdaptiveContentInput,
 		ec.unmarshalInputSiteSectionMovePosition,
 		ec.unmarshalInputSiteSectionPointer,
@@ -5791,6 +6229,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateCommentReplyInput,
 		ec.unmarshalInputUpdateContentPermissionInput,
 		ec.unmarshalInputUpdateMemberInput,
+		ec.unmarshalInputUpdateOpenAPISpecInput,
 		ec.unmarshalInputUpdateOrganizationInput,
 		ec.unmarshalInputUpdateOrganizationInviteInput,
 		ec.unmarshalInputUpdatePageInput,
@@ -6106,6 +6545,10 @@ type Organization {
   teams(page: String, limit: Int, owner: ID, title: String): TeamList!
   "A team."
   team(id: ID!): Team
+  "The organization's OpenAPI specifications, oldest first (readers and above)."
+  openAPISpecs(page: String, limit: Int): OpenAPISpecList!
+  "An OpenAPI specification, by slug."
+  openAPISpec(slug: String!): OpenAPISpec
   "The organization's invite links, oldest first (admins only)."
   invites(page: String, limit: Int): OrganizationInviteList!
   "Search across the spaces the caller can read: spaces with their matching pages, best first."
@@ -7895,6 +8338,159 @@ input UpdateCommentReplyInput {
 }
 
 # ---------------------------------------------------------------------------
+# OpenAPI specifications
+# ---------------------------------------------------------------------------
+
+"""
+Where a specification is in its processing: ` + "`" + `pending` + "`" + ` (a fetch is due),
+` + "`" + `progress` + "`" + ` (being fetched), ` + "`" + `complete` + "`" + ` (done; ` + "`" + `lastProcessErrorCode` + "`" + ` says
+whether it failed).
+"""
+enum OpenAPISpecProcessingState {
+  pending
+  progress
+  complete
+}
+
+"""
+Who can read a specification: ` + "`" + `private` + "`" + `, the organization; ` + "`" + `public` + "`" + `, anyone
+with its published address.
+"""
+enum OpenAPISpecVisibility {
+  private
+  public
+}
+
+"Why the last processing failed."
+enum OpenAPISpecProcessingErrorCode {
+  "The source, or a file it refers to, took longer than the time limit."
+  FETCH_TIMEOUT
+  "The source could not be fetched: refused address, unreachable, error status or too large."
+  FETCH_ERROR
+  "The source is not a valid OpenAPI or Swagger document."
+  PARSE_ERROR
+}
+
+"A problem the last processing found."
+type OpenAPIErrorObject {
+  message: String!
+  code: String
+}
+
+"""
+An OpenAPI specification fetched from a URL. A background job fetches it
+(through the guarded outbound client), validates it, bundles its external
+` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
+"""
+type OpenAPISpec {
+  "Always ` + "`" + `openapi-spec` + "`" + `."
+  object: String!
+  id: ID!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  "Unique in the organization; letters, digits and single dashes."
+  slug: String!
+  sourceURL: String!
+  processingState: OpenAPISpecProcessingState!
+  visibility: OpenAPISpecVisibility!
+  "The id of the newest version."
+  lastVersion: ID
+  lastProcessedAt: DateTime
+  "Set when the last processing failed."
+  lastProcessErrorCode: OpenAPISpecProcessingErrorCode
+  "The problems the last processing found (empty when it succeeded)."
+  lastProcessedErrors: [OpenAPIErrorObject!]!
+  permissions: OpenAPISpecPermissions!
+  urls: OpenAPISpecURLs!
+  "The versions, newest first."
+  versions(page: String, limit: Int): OpenAPISpecVersionList!
+  "A version by id, or the newest with ` + "`" + `latest` + "`" + `."
+  version(id: ID!): OpenAPISpecVersion
+}
+
+"What the caller may do with a specification."
+type OpenAPISpecPermissions {
+  view: Boolean!
+  "Change its source or visibility, or delete it (the create role and above)."
+  edit: Boolean!
+}
+
+type OpenAPISpecURLs {
+  location: String!
+  app: String!
+  "Where anyone can read the newest version; only for public specifications."
+  published: String
+}
+
+"A page of specifications."
+type OpenAPISpecList {
+  items: [OpenAPISpec!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"One distinct content of a specification."
+type OpenAPISpecVersion {
+  "Always ` + "`" + `openapi-spec-version` + "`" + `."
+  object: String!
+  id: ID!
+  createdAt: DateTime!
+  "Where the bundled document is served (a signed address, valid for an hour)."
+  url: String!
+  urls: OpenAPISpecVersionURLs!
+  "The files of the version and the address of its bundled document."
+  content: OpenAPISpecContent!
+}
+
+type OpenAPISpecVersionURLs {
+  location: String!
+}
+
+"""
+A version's content: ` + "`" + `filesystem` + "`" + ` is ` + "`" + `{entryPoint, files: {path: text}}` + "`" + `, the
+files fetched (the source and each file its ` + "`" + `$ref` + "`" + `s named, by path relative
+to the source's directory); ` + "`" + `url` + "`" + ` serves the bundled document.
+"""
+type OpenAPISpecContent {
+  filesystem: JSONObject!
+  url: String!
+}
+
+"A page of versions."
+type OpenAPISpecVersionList {
+  items: [OpenAPISpecVersion!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input OpenAPISpecSourceInput {
+  "An absolute http(s) URL."
+  url: String!
+}
+
+input CreateOpenAPISpecInput {
+  "1 to 100 letters, digits and single dashes."
+  slug: String!
+  source: OpenAPISpecSourceInput!
+}
+
+input PutOpenAPISpecInput {
+  source: OpenAPISpecSourceInput!
+}
+
+input UpdateOpenAPISpecInput {
+  visibility: OpenAPISpecVisibility!
+}
+
+"The result of putting a specification: whether it was created."
+type PutOpenAPISpecResult {
+  created: Boolean!
+  spec: OpenAPISpec!
+}
+
+# ---------------------------------------------------------------------------
 # Root fields
 # ---------------------------------------------------------------------------
 
@@ -8146,6 +8742,14 @@ type Mutation {
   moveSiteSpace(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSpaceInput!): SiteSpace!
   "Moves any item of a site's structure before or after another."
   sortSiteStructure(organizationId: ID!, siteId: ID!, input: SortSiteStructureInput!): SiteStructureItem!
+  "Creates an OpenAPI specification; its first fetch starts in the background."
+  createOpenAPISpec(organizationId: ID!, input: CreateOpenAPISpecInput!): OpenAPISpec!
+  "Creates or updates (a new source) the specification with this slug, and fetches it again."
+  putOpenAPISpec(organizationId: ID!, slug: String!, input: PutOpenAPISpecInput!): PutOpenAPISpecResult!
+  "Changes a specification's visibility."
+  updateOpenAPISpec(organizationId: ID!, slug: String!, input: UpdateOpenAPISpecInput!): OpenAPISpec!
+  "Deletes a specification and its versions. True when one was deleted."
+  deleteOpenAPISpec(organizationId: ID!, slug: String!): Boolean!
 }
 `, BuiltIn: false},
 }
@@ -8759,6 +9363,140 @@ func (ec *executionContext) childFields_MergeRules(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type MergeRules", field.Name)
 }
 
+func (ec *executionContext) childFields_OpenAPIErrorObject(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_OpenAPIErrorObject_message(ctx, field)
+	case "code":
+		return ec.fieldContext_OpenAPIErrorObject_code(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPIErrorObject", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpec(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_OpenAPISpec_object(ctx, field)
+	case "id":
+		return ec.fieldContext_OpenAPISpec_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OpenAPISpec_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OpenAPISpec_updatedAt(ctx, field)
+	case "slug":
+		return ec.fieldContext_OpenAPISpec_slug(ctx, field)
+	case "sourceURL":
+		return ec.fieldContext_OpenAPISpec_sourceURL(ctx, field)
+	case "processingState":
+		return ec.fieldContext_OpenAPISpec_processingState(ctx, field)
+	case "visibility":
+		return ec.fieldContext_OpenAPISpec_visibility(ctx, field)
+	case "lastVersion":
+		return ec.fieldContext_OpenAPISpec_lastVersion(ctx, field)
+	case "lastProcessedAt":
+		return ec.fieldContext_OpenAPISpec_lastProcessedAt(ctx, field)
+	case "lastProcessErrorCode":
+		return ec.fieldContext_OpenAPISpec_lastProcessErrorCode(ctx, field)
+	case "lastProcessedErrors":
+		return ec.fieldContext_OpenAPISpec_lastProcessedErrors(ctx, field)
+	case "permissions":
+		return ec.fieldContext_OpenAPISpec_permissions(ctx, field)
+	case "urls":
+		return ec.fieldContext_OpenAPISpec_urls(ctx, field)
+	case "versions":
+		return ec.fieldContext_OpenAPISpec_versions(ctx, field)
+	case "version":
+		return ec.fieldContext_OpenAPISpec_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpec", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecContent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "filesystem":
+		return ec.fieldContext_OpenAPISpecContent_filesystem(ctx, field)
+	case "url":
+		return ec.fieldContext_OpenAPISpecContent_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecContent", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OpenAPISpecList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_OpenAPISpecList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_OpenAPISpecList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OpenAPISpecList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecList", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecPermissions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "view":
+		return ec.fieldContext_OpenAPISpecPermissions_view(ctx, field)
+	case "edit":
+		return ec.fieldContext_OpenAPISpecPermissions_edit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecPermissions", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_OpenAPISpecURLs_location(ctx, field)
+	case "app":
+		return ec.fieldContext_OpenAPISpecURLs_app(ctx, field)
+	case "published":
+		return ec.fieldContext_OpenAPISpecURLs_published(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecVersion(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_OpenAPISpecVersion_object(ctx, field)
+	case "id":
+		return ec.fieldContext_OpenAPISpecVersion_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OpenAPISpecVersion_createdAt(ctx, field)
+	case "url":
+		return ec.fieldContext_OpenAPISpecVersion_url(ctx, field)
+	case "urls":
+		return ec.fieldContext_OpenAPISpecVersion_urls(ctx, field)
+	case "content":
+		return ec.fieldContext_OpenAPISpecVersion_content(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecVersion", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecVersionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_OpenAPISpecVersionList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_OpenAPISpecVersionList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_OpenAPISpecVersionList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_OpenAPISpecVersionList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecVersionList", field.Name)
+}
+
+func (ec *executionContext) childFields_OpenAPISpecVersionURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_OpenAPISpecVersionURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecVersionURLs", field.Name)
+}
+
 func (ec *executionContext) childFields_Organization(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -8815,6 +9553,10 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_teams(ctx, field)
 	case "team":
 		return ec.fieldContext_Organization_team(ctx, field)
+	case "openAPISpecs":
+		return ec.fieldContext_Organization_openAPISpecs(ctx, field)
+	case "openAPISpec":
+		return ec.fieldContext_Organization_openAPISpec(ctx, field)
 	case "invites":
 		return ec.fieldContext_Organization_invites(ctx, field)
 	case "search":
@@ -8995,6 +9737,16 @@ func (ec *executionContext) childFields_PublishedContentSite(ctx context.Context
 		return ec.fieldContext_PublishedContentSite_structure(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishedContentSite", field.Name)
+}
+
+func (ec *executionContext) childFields_PutOpenAPISpecResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "created":
+		return ec.fieldContext_PutOpenAPISpecResult_created(ctx, field)
+	case "spec":
+		return ec.fieldContext_PutOpenAPISpecResult_spec(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PutOpenAPISpecResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10351,6 +11103,28 @@ func (ec *executionContext) field_Mutation_createCollection_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createOpenAPISpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateOpenAPISpecInput, error) {
+			return ec.unmarshalNCreateOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOpenAPISpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createOrganizationInvite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10682,6 +11456,28 @@ func (ec *executionContext) field_Mutation_deleteFile_args(ctx context.Context, 
 		return nil, err
 	}
 	args["fileId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteOpenAPISpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
 	return args, nil
 }
 
@@ -11345,6 +12141,36 @@ func (ec *executionContext) field_Mutation_publishSite_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_putOpenAPISpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PutOpenAPISpecInput, error) {
+			return ec.unmarshalNPutOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_removeCollectionTeamPermission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11903,6 +12729,36 @@ func (ec *executionContext) field_Mutation_updateMember_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateOpenAPISpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateOpenAPISpecInput, error) {
+			return ec.unmarshalNUpdateOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOpenAPISpecInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateOrganizationAgentInstructions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12369,6 +13225,42 @@ func (ec *executionContext) field_Mutation_uploadFile_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_OpenAPISpec_version_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_OpenAPISpec_versions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Organization_changeRequests_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12548,6 +13440,42 @@ func (ec *executionContext) field_Organization_members_args(ctx context.Context,
 		return nil, err
 	}
 	args["sort"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_openAPISpec_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_openAPISpecs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
 	return args, nil
 }
 
@@ -22173,6 +23101,1243 @@ func (ec *executionContext) fieldContext_Mutation_sortSiteStructure(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createOpenAPISpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createOpenAPISpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateOpenAPISpec(ctx, fc.Args["organizationId"].(string), fc.Args["input"].(model.CreateOpenAPISpecInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createOpenAPISpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createOpenAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_putOpenAPISpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_putOpenAPISpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PutOpenAPISpec(ctx, fc.Args["organizationId"].(string), fc.Args["slug"].(string), fc.Args["input"].(model.PutOpenAPISpecInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PutOpenAPISpecResult) graphql.Marshaler {
+			return ec.marshalNPutOpenAPISpecResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_putOpenAPISpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PutOpenAPISpecResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_putOpenAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateOpenAPISpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateOpenAPISpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateOpenAPISpec(ctx, fc.Args["organizationId"].(string), fc.Args["slug"].(string), fc.Args["input"].(model.UpdateOpenAPISpecInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateOpenAPISpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateOpenAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteOpenAPISpec(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteOpenAPISpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteOpenAPISpec(ctx, fc.Args["organizationId"].(string), fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteOpenAPISpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteOpenAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPIErrorObject_message(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPIProcessError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPIErrorObject_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPIErrorObject_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPIErrorObject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPIErrorObject_code(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPIProcessError) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPIErrorObject_code(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Code, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPIErrorObject_code(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPIErrorObject", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_object(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_id(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_slug(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_sourceURL(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_sourceURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SourceURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_sourceURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_processingState(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_processingState(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProcessingState, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.OpenAPIProcessing) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecProcessingState2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessing(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_processingState(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type OpenAPISpecProcessingState does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_visibility(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visibility, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.OpenAPISpecVisibility) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVisibility(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type OpenAPISpecVisibility does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_lastVersion(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_lastVersion(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastVersionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_lastVersion(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_lastProcessedAt(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_lastProcessedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastProcessedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_lastProcessedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_lastProcessErrorCode(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_lastProcessErrorCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrorCode, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPIErrorCode) graphql.Marshaler {
+			return ec.marshalOOpenAPISpecProcessingErrorCode2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIErrorCode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_lastProcessErrorCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpec", field, false, false, errors.New("field of type OpenAPISpecProcessingErrorCode does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpec_lastProcessedErrors(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_lastProcessedErrors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastErrors, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.OpenAPIProcessError) graphql.Marshaler {
+			return ec.marshalNOpenAPIErrorObject2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessErrorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_lastProcessedErrors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpec",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPIErrorObject(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpec_permissions(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OpenAPISpec().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecPermissions) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecPermissions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpec",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecPermissions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpec_urls(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OpenAPISpec().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecURLs) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpec",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpec_versions(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_versions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.OpenAPISpec().Versions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecVersionList) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_versions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpec",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersionList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_OpenAPISpec_versions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpec_version(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpec) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpec_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.OpenAPISpec().Version(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpecVersion) graphql.Marshaler {
+			return ec.marshalOOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersion(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpec_version(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpec",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersion(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_OpenAPISpec_version_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecContent_filesystem(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecContent_filesystem(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filesystem, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecContent_filesystem(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecContent", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecContent_url(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecContent_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecContent_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecList_items(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalNOpenAPISpec2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecList_count(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecList_next(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecPermissions_view(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecPermissions_view(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.View, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecPermissions_view(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecPermissions_edit(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecPermissions_edit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecPermissions_edit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecURLs_app(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.App, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecURLs_app(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecURLs_published(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecURLs_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_object(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersion", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_id(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersion", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersion", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_url(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OpenAPISpecVersion().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersion", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_urls(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OpenAPISpecVersion().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecVersionURLs) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersionURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersionURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersion_content(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPISpecVersion) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersion_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OpenAPISpecVersion().Content(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecContent) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecContent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecContent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersion_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersion",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecContent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_items(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.OpenAPISpecVersion) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersion2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_count(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersionList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_next(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersionList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersionURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Organization_object(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22968,6 +25133,94 @@ func (ec *executionContext) fieldContext_Organization_team(ctx context.Context, 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Organization_team_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_openAPISpecs(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_openAPISpecs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().OpenAPISpecs(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecList) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_openAPISpecs(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_openAPISpecs_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_openAPISpec(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_openAPISpec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().OpenAPISpec(ctx, obj, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalOOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_openAPISpec(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_openAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -24371,6 +26624,61 @@ func (ec *executionContext) fieldContext_PublishedContentSite_structure(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_SiteStructure(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PutOpenAPISpecResult_created(ctx context.Context, field graphql.CollectedField, obj *model.PutOpenAPISpecResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PutOpenAPISpecResult_created(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Created, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PutOpenAPISpecResult_created(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PutOpenAPISpecResult", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PutOpenAPISpecResult_spec(ctx context.Context, field graphql.CollectedField, obj *model.PutOpenAPISpecResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PutOpenAPISpecResult_spec(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Spec, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PutOpenAPISpecResult_spec(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PutOpenAPISpecResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
 		},
 	}
 	return fc, nil
@@ -33184,6 +35492,43 @@ func (ec *executionContext) unmarshalInputCreateCollectionInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateOpenAPISpecInput(ctx context.Context, obj any) (model.CreateOpenAPISpecInput, error) {
+	var it model.CreateOpenAPISpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "source"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNOpenAPISpecSourceInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecSourceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateOrganizationInput(ctx context.Context, obj any) (model.CreateOrganizationInput, error) {
 	var it model.CreateOrganizationInput
 	if obj == nil {
@@ -34111,6 +36456,36 @@ func (ec *executionContext) unmarshalInputMoveSiteSpaceInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputOpenAPISpecSourceInput(ctx context.Context, obj any) (model.OpenAPISpecSourceInput, error) {
+	var it model.OpenAPISpecSourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputOrganizationDefaultContentInput(ctx context.Context, obj any) (model.OrganizationDefaultContentInput, error) {
 	var it model.OrganizationDefaultContentInput
 	if obj == nil {
@@ -34261,6 +36636,36 @@ func (ec *executionContext) unmarshalInputPostCommentReplyInput(ctx context.Cont
 				return it, err
 			}
 			it.Body = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPutOpenAPISpecInput(ctx context.Context, obj any) (model.PutOpenAPISpecInput, error) {
+	var it model.PutOpenAPISpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"source"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNOpenAPISpecSourceInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecSourceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
 		}
 	}
 	return it, nil
@@ -34890,6 +37295,36 @@ func (ec *executionContext) unmarshalInputUpdateMemberInput(ctx context.Context,
 				return it, err
 			}
 			it.Role = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateOpenAPISpecInput(ctx context.Context, obj any) (model.UpdateOpenAPISpecInput, error) {
+	var it model.UpdateOpenAPISpecInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"visibility"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalNOpenAPISpecVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = data
 		}
 	}
 	return it, nil
@@ -39879,6 +42314,762 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createOpenAPISpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createOpenAPISpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "putOpenAPISpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_putOpenAPISpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateOpenAPISpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateOpenAPISpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteOpenAPISpec":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteOpenAPISpec(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPIErrorObjectImplementors = []string{"OpenAPIErrorObject"}
+
+func (ec *executionContext) _OpenAPIErrorObject(ctx context.Context, sel ast.SelectionSet, obj *store.OpenAPIProcessError) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPIErrorObjectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPIErrorObject")
+		case "message":
+			out.Values[i] = ec._OpenAPIErrorObject_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "code":
+			out.Values[i] = ec._OpenAPIErrorObject_code(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecImplementors = []string{"OpenAPISpec"}
+
+func (ec *executionContext) _OpenAPISpec(ctx context.Context, sel ast.SelectionSet, obj *store.OpenAPISpec) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpec")
+		case "object":
+			out.Values[i] = ec._OpenAPISpec_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._OpenAPISpec_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._OpenAPISpec_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OpenAPISpec_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slug":
+			out.Values[i] = ec._OpenAPISpec_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sourceURL":
+			out.Values[i] = ec._OpenAPISpec_sourceURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "processingState":
+			out.Values[i] = ec._OpenAPISpec_processingState(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "visibility":
+			out.Values[i] = ec._OpenAPISpec_visibility(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastVersion":
+			out.Values[i] = ec._OpenAPISpec_lastVersion(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastProcessedAt":
+			out.Values[i] = ec._OpenAPISpec_lastProcessedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastProcessErrorCode":
+			out.Values[i] = ec._OpenAPISpec_lastProcessErrorCode(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastProcessedErrors":
+			out.Values[i] = ec._OpenAPISpec_lastProcessedErrors(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "permissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpec_permissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpec_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "versions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpec_versions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "version":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpec_version(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecContentImplementors = []string{"OpenAPISpecContent"}
+
+func (ec *executionContext) _OpenAPISpecContent(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecContent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecContentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecContent")
+		case "filesystem":
+			out.Values[i] = ec._OpenAPISpecContent_filesystem(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._OpenAPISpecContent_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecListImplementors = []string{"OpenAPISpecList"}
+
+func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecList")
+		case "items":
+			out.Values[i] = ec._OpenAPISpecList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._OpenAPISpecList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._OpenAPISpecList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OpenAPISpecList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecPermissionsImplementors = []string{"OpenAPISpecPermissions"}
+
+func (ec *executionContext) _OpenAPISpecPermissions(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecPermissions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecPermissionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecPermissions")
+		case "view":
+			out.Values[i] = ec._OpenAPISpecPermissions_view(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edit":
+			out.Values[i] = ec._OpenAPISpecPermissions_edit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecURLsImplementors = []string{"OpenAPISpecURLs"}
+
+func (ec *executionContext) _OpenAPISpecURLs(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecURLs")
+		case "location":
+			out.Values[i] = ec._OpenAPISpecURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "app":
+			out.Values[i] = ec._OpenAPISpecURLs_app(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "published":
+			out.Values[i] = ec._OpenAPISpecURLs_published(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecVersionImplementors = []string{"OpenAPISpecVersion"}
+
+func (ec *executionContext) _OpenAPISpecVersion(ctx context.Context, sel ast.SelectionSet, obj *store.OpenAPISpecVersion) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecVersionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecVersion")
+		case "object":
+			out.Values[i] = ec._OpenAPISpecVersion_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._OpenAPISpecVersion_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._OpenAPISpecVersion_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "url":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpecVersion_url(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpecVersion_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "content":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OpenAPISpecVersion_content(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecVersionListImplementors = []string{"OpenAPISpecVersionList"}
+
+func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecVersionList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecVersionListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecVersionList")
+		case "items":
+			out.Values[i] = ec._OpenAPISpecVersionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._OpenAPISpecVersionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._OpenAPISpecVersionList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._OpenAPISpecVersionList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var openAPISpecVersionURLsImplementors = []string{"OpenAPISpecVersionURLs"}
+
+func (ec *executionContext) _OpenAPISpecVersionURLs(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecVersionURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecVersionURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecVersionURLs")
+		case "location":
+			out.Values[i] = ec._OpenAPISpecVersionURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -40382,6 +43573,82 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Organization_team(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "openAPISpecs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_openAPISpecs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "openAPISpec":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_openAPISpec(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -41233,6 +44500,49 @@ func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.S
 			}
 		case "structure":
 			out.Values[i] = ec._PublishedContentSite_structure(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var putOpenAPISpecResultImplementors = []string{"PutOpenAPISpecResult"}
+
+func (ec *executionContext) _PutOpenAPISpecResult(ctx context.Context, sel ast.SelectionSet, obj *model.PutOpenAPISpecResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, putOpenAPISpecResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PutOpenAPISpecResult")
+		case "created":
+			out.Values[i] = ec._PutOpenAPISpecResult_created(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spec":
+			out.Values[i] = ec._PutOpenAPISpecResult_spec(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -47354,6 +50664,11 @@ func (ec *executionContext) unmarshalNCreateCollectionInput2githubᚗcomᚋdocsa
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOpenAPISpecInput(ctx context.Context, v any) (model.CreateOpenAPISpecInput, error) {
+	res, err := ec.unmarshalInputCreateOpenAPISpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateOrganizationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateOrganizationInput(ctx context.Context, v any) (model.CreateOrganizationInput, error) {
 	res, err := ec.unmarshalInputCreateOrganizationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -47820,6 +51135,163 @@ func (ec *executionContext) unmarshalNMoveSiteSpaceInput2githubᚗcomᚋdocsapi�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNOpenAPIErrorObject2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessError(ctx context.Context, sel ast.SelectionSet, v store.OpenAPIProcessError) graphql.Marshaler {
+	return ec._OpenAPIErrorObject(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNOpenAPIErrorObject2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessErrorᚄ(ctx context.Context, sel ast.SelectionSet, v []store.OpenAPIProcessError) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOpenAPIErrorObject2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessError(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOpenAPISpec2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.OpenAPISpec) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpec(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecContent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecContent(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecContent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecContent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecList(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecPermissions(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecPermissions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecPermissions(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOpenAPISpecProcessingState2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessing(ctx context.Context, v any) (store.OpenAPIProcessing, error) {
+	var res store.OpenAPIProcessing
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecProcessingState2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessing(ctx context.Context, sel ast.SelectionSet, v store.OpenAPIProcessing) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNOpenAPISpecSourceInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecSourceInput(ctx context.Context, v any) (*model.OpenAPISpecSourceInput, error) {
+	res, err := ec.unmarshalInputOpenAPISpecSourceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecURLs(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersion2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersionᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.OpenAPISpecVersion) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersion(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersion(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPISpecVersion) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecVersion(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionList(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecVersionList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecVersionList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersionURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionURLs(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecVersionURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecVersionURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNOpenAPISpecVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVisibility(ctx context.Context, v any) (store.OpenAPISpecVisibility, error) {
+	var res store.OpenAPISpecVisibility
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVisibility(ctx context.Context, sel ast.SelectionSet, v store.OpenAPISpecVisibility) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNOrganization2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Organization) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -48006,6 +51478,21 @@ func (ec *executionContext) unmarshalNPostCommentInput2githubᚗcomᚋdocsapiᚋ
 func (ec *executionContext) unmarshalNPostCommentReplyInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPostCommentReplyInput(ctx context.Context, v any) (model.PostCommentReplyInput, error) {
 	res, err := ec.unmarshalInputPostCommentReplyInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNPutOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecInput(ctx context.Context, v any) (model.PutOpenAPISpecInput, error) {
+	res, err := ec.unmarshalInputPutOpenAPISpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPutOpenAPISpecResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecResult(ctx context.Context, sel ast.SelectionSet, v *model.PutOpenAPISpecResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PutOpenAPISpecResult(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -48855,6 +52342,11 @@ func (ec *executionContext) unmarshalNUpdateMemberInput2githubᚗcomᚋdocsapi�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpdateOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOpenAPISpecInput(ctx context.Context, v any) (model.UpdateOpenAPISpecInput, error) {
+	res, err := ec.unmarshalInputUpdateOpenAPISpecInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateOrganizationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateOrganizationInput(ctx context.Context, v any) (model.UpdateOrganizationInput, error) {
 	res, err := ec.unmarshalInputUpdateOrganizationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -49565,6 +53057,36 @@ func (ec *executionContext) unmarshalOMergeRulesInput2ᚖgithubᚗcomᚋdocsapi�
 	}
 	res, err := ec.unmarshalInputMergeRulesInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OpenAPISpec(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOOpenAPISpecProcessingErrorCode2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIErrorCode(ctx context.Context, v any) (*store.OpenAPIErrorCode, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.OpenAPIErrorCode)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOOpenAPISpecProcessingErrorCode2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIErrorCode(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPIErrorCode) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersion(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPISpecVersion) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OpenAPISpecVersion(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx context.Context, sel ast.SelectionSet, v *store.Organization) graphql.Marshaler {

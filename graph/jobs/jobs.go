@@ -20,12 +20,17 @@ import (
 // Config configures the job runner.
 type Config struct {
 	DB *store.DB
+	// Resolver does the work of the domain jobs (OpenAPI specs).
+	Resolver *graph.Resolver
 	// Clock is the application's clock (retention math uses it; tests move it).
 	Clock func() time.Time
 	Log   *slog.Logger
 	// PurgeInterval is how often deleted spaces past retention are removed
 	// (default hourly). The purge also runs when the runner starts.
 	PurgeInterval time.Duration
+	// OpenAPISweepInterval is how often specs left pending are enqueued
+	// again (default a minute).
+	OpenAPISweepInterval time.Duration
 	// PollInterval is how often River looks for jobs besides its notifications
 	// (default River's, 1s; tests shorten it).
 	PollInterval time.Duration
@@ -44,8 +49,16 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.PurgeInterval == 0 {
 		cfg.PurgeInterval = time.Hour
 	}
+	if cfg.OpenAPISweepInterval == 0 {
+		cfg.OpenAPISweepInterval = time.Minute
+	}
+	if cfg.Resolver == nil {
+		return nil, fmt.Errorf("jobs: no resolver")
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
+	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
+	river.AddWorker(workers, &sweepOpenAPISpecs{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
 		cooldown = cfg.PollInterval
@@ -60,6 +73,9 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return PurgeDeletedSpaces{}, nil },
 				&river.PeriodicJobOpts{ID: "purge_deleted_spaces", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.OpenAPISweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return SweepOpenAPISpecs{}, nil },
+				&river.PeriodicJobOpts{ID: "sweep_openapi_specs", RunOnStart: true}),
 		},
 	})
 	if err != nil {
@@ -98,4 +114,48 @@ func (w *purgeDeletedSpaces) Work(ctx context.Context, _ *river.Job[PurgeDeleted
 		w.log.InfoContext(ctx, "purged deleted spaces", "count", n, "deletedBefore", cutoff)
 	}
 	return nil
+}
+
+// processOpenAPISpec fetches and processes a spec (graph/openapi_spec_process.go).
+type processOpenAPISpec struct {
+	river.WorkerDefaults[graph.ProcessOpenAPISpecArgs]
+	res *graph.Resolver
+}
+
+func (w *processOpenAPISpec) Work(ctx context.Context, job *river.Job[graph.ProcessOpenAPISpecArgs]) error {
+	return w.res.ProcessOpenAPISpec(ctx, job.Args.SpecID)
+}
+
+// Timeout leaves the processing its own, shorter, time limits.
+func (w *processOpenAPISpec) Timeout(*river.Job[graph.ProcessOpenAPISpecArgs]) time.Duration {
+	return 10 * time.Minute
+}
+
+// SweepOpenAPISpecs enqueues the specs left pending: an enqueue after a
+// commit that failed, or a job that died while processing.
+type SweepOpenAPISpecs struct{}
+
+// Kind names the job in River's table.
+func (SweepOpenAPISpecs) Kind() string { return "sweep_openapi_specs" }
+
+type sweepOpenAPISpecs struct {
+	river.WorkerDefaults[SweepOpenAPISpecs]
+	res *graph.Resolver
+}
+
+func (w *sweepOpenAPISpecs) Work(ctx context.Context, _ *river.Job[SweepOpenAPISpecs]) error {
+	ids, err := w.res.OpenAPISpecsToProcess(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return err
+	}
+	params := make([]river.InsertManyParams, len(ids))
+	for i, id := range ids {
+		params[i] = river.InsertManyParams{Args: graph.ProcessOpenAPISpecArgs{SpecID: id}}
+	}
+	_, err = client.InsertMany(ctx, params)
+	return err
 }

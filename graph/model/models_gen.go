@@ -236,6 +236,12 @@ type CreateCollectionInput struct {
 	Parent graphql.Omittable[*string] `json:"parent,omitempty"`
 }
 
+type CreateOpenAPISpecInput struct {
+	// 1 to 100 letters, digits and single dashes.
+	Slug   string                  `json:"slug"`
+	Source *OpenAPISpecSourceInput `json:"source"`
+}
+
 // A new organization.
 type CreateOrganizationInput struct {
 	// 2 to 255 characters.
@@ -526,6 +532,53 @@ type MoveSiteSpaceInput struct {
 type Mutation struct {
 }
 
+// A version's content: `filesystem` is `{entryPoint, files: {path: text}}`, the
+// files fetched (the source and each file its `$ref`s named, by path relative
+// to the source's directory); `url` serves the bundled document.
+type OpenAPISpecContent struct {
+	Filesystem map[string]any `json:"filesystem"`
+	URL        string         `json:"url"`
+}
+
+// A page of specifications.
+type OpenAPISpecList struct {
+	Items    []*store.OpenAPISpec `json:"items"`
+	Count    int                  `json:"count"`
+	Next     *ListNext            `json:"next,omitempty"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+// What the caller may do with a specification.
+type OpenAPISpecPermissions struct {
+	View bool `json:"view"`
+	// Change its source or visibility, or delete it (the create role and above).
+	Edit bool `json:"edit"`
+}
+
+type OpenAPISpecSourceInput struct {
+	// An absolute http(s) URL.
+	URL string `json:"url"`
+}
+
+type OpenAPISpecURLs struct {
+	Location string `json:"location"`
+	App      string `json:"app"`
+	// Where anyone can read the newest version; only for public specifications.
+	Published *string `json:"published,omitempty"`
+}
+
+// A page of versions.
+type OpenAPISpecVersionList struct {
+	Items    []*store.OpenAPISpecVersion `json:"items"`
+	Count    int                         `json:"count"`
+	Next     *ListNext                   `json:"next,omitempty"`
+	PageInfo *PageInfo                   `json:"pageInfo"`
+}
+
+type OpenAPISpecVersionURLs struct {
+	Location string `json:"location"`
+}
+
 // The content an organization shows by default: a site.
 type OrganizationDefaultContent struct {
 	// Always `site`.
@@ -649,6 +702,16 @@ type PublishedContentSite struct {
 	Object    string         `json:"object"`
 	Site      *store.Site    `json:"site"`
 	Structure *SiteStructure `json:"structure"`
+}
+
+type PutOpenAPISpecInput struct {
+	Source *OpenAPISpecSourceInput `json:"source"`
+}
+
+// The result of putting a specification: whether it was created.
+type PutOpenAPISpecResult struct {
+	Created bool               `json:"created"`
+	Spec    *store.OpenAPISpec `json:"spec"`
 }
 
 type Query struct {
@@ -1020,6 +1083,10 @@ type UpdateContentPermissionInput struct {
 type UpdateMemberInput struct {
 	// The new role; null makes the member a guest.
 	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
+}
+
+type UpdateOpenAPISpecInput struct {
+	Visibility store.OpenAPISpecVisibility `json:"visibility"`
 }
 
 // Changes to an organization; absent fields are left as they are.

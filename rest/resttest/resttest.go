@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph/jobs"
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -40,6 +41,10 @@ type Options struct {
 	Debug bool
 	// Jobs starts the background job runner (Env.Jobs), on the test clock.
 	Jobs bool
+	// OutboundTimeout is the outbound client's time limit (default 30s);
+	// OutboundMaxBytes its response size limit (default 10 MiB).
+	OutboundTimeout  time.Duration
+	OutboundMaxBytes int64
 }
 
 // New starts a server on a new database; it stops when the test ends.
@@ -60,6 +65,9 @@ func New(t testing.TB, opts ...Options) *Env {
 	srv, err := rest.NewServer(db, rest.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
 		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Test servers (spec sources, webhook receivers) listen on loopback,
+		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
+		Outbound: outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +75,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	handler = srv
 	env.URL, env.Server = ts.URL, srv
 	if o.Jobs {
-		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Clock: clock.Now,
+		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: srv.Resolver, Clock: clock.Now,
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)

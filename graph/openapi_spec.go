@@ -1,0 +1,397 @@
+package graph
+
+import (
+	"context"
+	"crypto/hmac"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// OpenAPI specifications (spec 4.16). A spec names a source URL; creating it
+// or putting a new source marks it pending and, after the commit, enqueues a
+// job (ProcessOpenAPISpec, openapi_spec_process.go) that fetches, validates
+// and bundles it and keeps a version when the content changed. A periodic
+// sweep re-enqueues specs left pending (an enqueue that failed, a worker
+// that died). Readers of the organization read specs; the create role and
+// above (who may create content) change them. Versions' bundled documents
+// are served by this server at signed addresses (RawOpenAPIPath), and those
+// of public specs at a stable published address (PublishedOpenAPIPath).
+
+// openAPISlug is spec 2.22's slug pattern.
+var openAPISlug = regexp.MustCompile(`^[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*$`)
+
+const (
+	maxOpenAPISlug = 100
+	maxSourceURL   = 2048
+	// latestVersion names the newest version in version paths.
+	latestVersion = "latest"
+)
+
+const (
+	// RawOpenAPIPath serves a version's bundled document at a signed
+	// address: /openapi/versions/{versionId}?expires=&signature=.
+	RawOpenAPIPath = "/openapi/versions/"
+	// PublishedOpenAPIPath serves the newest version of a public spec to
+	// anyone: /openapi/published/{specId}.
+	PublishedOpenAPIPath = "/openapi/published/"
+)
+
+func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.OpenAPISpecList, error) {
+	// SECURITY: the organization's readers see its specs.
+	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
+		return nil, err
+	}
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := store.ListOpenAPISpecs(ctx, r.DB, o.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, func(s *store.OpenAPISpec) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
+	return &model.OpenAPISpecList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organization, slug string) (*store.OpenAPISpec, error) {
+	// SECURITY: the organization's readers see its specs.
+	if err := requireContentRole(ctx, o.ID, store.RoleRead, "OpenAPI specification"); err != nil {
+		return nil, err
+	}
+	return r.openAPISpec(ctx, o.ID, slug)
+}
+
+func (r *Resolver) openAPISpec(ctx context.Context, orgID, slug string) (*store.OpenAPISpec, error) {
+	s, err := store.GetOpenAPISpec(ctx, r.DB, orgID, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("OpenAPI specification")
+	}
+	return s, err
+}
+
+// checkOpenAPISource checks a source URL: an absolute http(s) URL. Whether
+// its host may be reached is the outbound client's decision, at fetch time,
+// where the answer is recorded on the spec.
+func checkOpenAPISource(source *model.OpenAPISpecSourceInput) (string, error) {
+	if source == nil {
+		return "", Invalid("source", "is required: {\"url\": \"https://...\"}")
+	}
+	if err := checkURL("source.url", source.URL, maxSourceURL); err != nil {
+		return "", err
+	}
+	return source.URL, nil
+}
+
+func (r *mutationResolver) CreateOpenAPISpec(ctx context.Context, orgID string, input model.CreateOpenAPISpecInput) (*store.OpenAPISpec, error) {
+	// SECURITY: those who may create content create specs.
+	if err := requireContentRole(ctx, orgID, store.RoleCreate, "organization"); err != nil {
+		return nil, err
+	}
+	if err := checkLength("slug", input.Slug, 1, maxOpenAPISlug); err != nil {
+		return nil, err
+	}
+	if err := checkPattern("slug", input.Slug, openAPISlug, "letters and digits, in words separated by single dashes"); err != nil {
+		return nil, err
+	}
+	src, err := checkOpenAPISource(input.Source)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: input.Slug, SourceURL: src,
+		Visibility: store.OpenAPIPrivate, ProcessingState: store.OpenAPIPending, Generation: 1,
+		LastErrors: []store.OpenAPIProcessError{}, CreatedAt: now, UpdatedAt: now}
+	if err := store.CreateOpenAPISpec(ctx, r.DB, s); errors.Is(err, store.ErrConflict) {
+		return nil, Conflict("an OpenAPI specification with the slug %q already exists", input.Slug)
+	} else if err != nil {
+		return nil, err
+	}
+	r.enqueueOpenAPISpec(ctx, s.ID)
+	return s, nil
+}
+
+func (r *mutationResolver) PutOpenAPISpec(ctx context.Context, orgID, slug string, input model.PutOpenAPISpecInput) (*model.PutOpenAPISpecResult, error) {
+	// SECURITY: those who may create content create and change specs.
+	if err := requireContentRole(ctx, orgID, store.RoleCreate, "organization"); err != nil {
+		return nil, err
+	}
+	if err := checkLength("specSlug", slug, 1, maxOpenAPISlug); err != nil {
+		return nil, err
+	}
+	if err := checkPattern("specSlug", slug, openAPISlug, "letters and digits, in words separated by single dashes"); err != nil {
+		return nil, err
+	}
+	src, err := checkOpenAPISource(input.Source)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	var out model.PutOpenAPISpecResult
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		// Inserting first makes concurrent puts of a new slug safe: the
+		// loser conflicts and updates instead.
+		s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: slug, SourceURL: src,
+			Visibility: store.OpenAPIPrivate, ProcessingState: store.OpenAPIPending, Generation: 1,
+			LastErrors: []store.OpenAPIProcessError{}, CreatedAt: now, UpdatedAt: now}
+		created, err := store.CreateOpenAPISpecIfMissing(ctx, tx, s)
+		if err != nil || created {
+			out = model.PutOpenAPISpecResult{Created: created, Spec: s}
+			return err
+		}
+		cur, err := store.GetOpenAPISpec(ctx, tx, orgID, slug)
+		if err != nil {
+			return err
+		}
+		// A put is also how a client asks for a fresh fetch of the same
+		// source: the spec is pending again, in a new generation (a job
+		// still working on the old one drops its result).
+		cur.SourceURL, cur.ProcessingState, cur.Generation, cur.UpdatedAt = src, store.OpenAPIPending, cur.Generation+1, now
+		out = model.PutOpenAPISpecResult{Spec: cur}
+		return store.UpdateOpenAPISpec(ctx, tx, cur, "source_url", "processing_state", "generation", "updated_at")
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.enqueueOpenAPISpec(ctx, out.Spec.ID)
+	return &out, nil
+}
+
+func (r *mutationResolver) UpdateOpenAPISpec(ctx context.Context, orgID, slug string, input model.UpdateOpenAPISpecInput) (*store.OpenAPISpec, error) {
+	// SECURITY: readers learn it exists (403); others get 404.
+	if err := requireContentRole(ctx, orgID, store.RoleRead, "OpenAPI specification"); err != nil {
+		return nil, err
+	}
+	s, err := r.openAPISpec(ctx, orgID, slug)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: those who may create content change specs.
+	if err := requireContentRole(ctx, orgID, store.RoleCreate, "OpenAPI specification"); err != nil {
+		return nil, err
+	}
+	s.Visibility, s.UpdatedAt = input.Visibility, r.now()
+	return s, store.UpdateOpenAPISpec(ctx, r.DB, s, "visibility", "updated_at")
+}
+
+func (r *mutationResolver) DeleteOpenAPISpec(ctx context.Context, orgID, slug string) (bool, error) {
+	// SECURITY: those who may create content delete specs.
+	if err := requireContentRole(ctx, orgID, store.RoleCreate, "organization"); err != nil {
+		return false, err
+	}
+	return store.DeleteOpenAPISpec(ctx, r.DB, orgID, slug)
+}
+
+type openAPISpecResolver struct{ *Resolver }
+
+var _ generated.OpenAPISpecResolver = (*openAPISpecResolver)(nil)
+
+func (r *Resolver) OpenAPISpec() generated.OpenAPISpecResolver { return &openAPISpecResolver{r} }
+
+func (r *openAPISpecResolver) Permissions(ctx context.Context, s *store.OpenAPISpec) (*model.OpenAPISpecPermissions, error) {
+	role, err := contentRole(ctx, s.OrganizationID, "OpenAPI specification")
+	if err != nil {
+		return nil, err
+	}
+	return &model.OpenAPISpecPermissions{View: true, Edit: role.AtLeast(store.RoleCreate)}, nil
+}
+
+func (r *openAPISpecResolver) Urls(_ context.Context, s *store.OpenAPISpec) (*model.OpenAPISpecURLs, error) {
+	u := &model.OpenAPISpecURLs{
+		Location: r.URLs.API("/v1/orgs/" + pathEscape(s.OrganizationID) + "/openapi/" + pathEscape(s.Slug)),
+		App:      r.URLs.App("/o/" + pathEscape(s.OrganizationID) + "/openapi/" + pathEscape(s.Slug)),
+	}
+	if s.Visibility == store.OpenAPIPublic {
+		p := r.URLs.API(PublishedOpenAPIPath + pathEscape(s.ID))
+		u.Published = &p
+	}
+	return u, nil
+}
+
+func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec, page *string, limit *int) (*model.OpenAPISpecVersionList, error) {
+	p, err := pageArgs(page, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := store.ListOpenAPISpecVersions(ctx, r.DB, s.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	items, next, info := pageOf(rows, p, func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} })
+	return &model.OpenAPISpecVersionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+}
+
+func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error) {
+	if id == latestVersion {
+		if s.LastVersionID == nil {
+			return nil, NotFound("OpenAPI specification version")
+		}
+		id = *s.LastVersionID
+	}
+	v, err := store.GetOpenAPISpecVersion(ctx, r.DB, s.ID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("OpenAPI specification version")
+	}
+	return v, err
+}
+
+type openAPISpecVersionResolver struct{ *Resolver }
+
+var _ generated.OpenAPISpecVersionResolver = (*openAPISpecVersionResolver)(nil)
+
+func (r *Resolver) OpenAPISpecVersion() generated.OpenAPISpecVersionResolver {
+	return &openAPISpecVersionResolver{r}
+}
+
+// rawOpenAPIScope keeps version signatures apart from file download ones,
+// which sign (revision id, file id).
+const rawOpenAPIScope = "openapi-spec-version"
+
+func (r *openAPISpecVersionResolver) URL(ctx context.Context, v *store.OpenAPISpecVersion) (string, error) {
+	key, err := r.key(ctx)
+	if err != nil {
+		return "", err
+	}
+	expires := r.now().Add(downloadTTL).Unix()
+	return r.URLs.API(RawOpenAPIPath + pathEscape(v.ID) + "?expires=" + strconv.FormatInt(expires, 10) +
+		"&signature=" + downloadSignature(key, rawOpenAPIScope, v.ID, expires)), nil
+}
+
+func (r *openAPISpecVersionResolver) Urls(ctx context.Context, v *store.OpenAPISpecVersion) (*model.OpenAPISpecVersionURLs, error) {
+	s, err := store.GetOpenAPISpecByID(ctx, r.DB, v.SpecID)
+	if err != nil {
+		return nil, err
+	}
+	return &model.OpenAPISpecVersionURLs{Location: r.URLs.API("/v1/orgs/" + pathEscape(s.OrganizationID) + "/openapi/" +
+		pathEscape(s.Slug) + "/versions/" + pathEscape(v.ID))}, nil
+}
+
+func (r *openAPISpecVersionResolver) Content(ctx context.Context, v *store.OpenAPISpecVersion) (*model.OpenAPISpecContent, error) {
+	if v.Files == nil { // a list reads versions without their content
+		full, err := store.GetOpenAPISpecVersion(ctx, r.DB, v.SpecID, v.ID)
+		if err != nil {
+			return nil, err
+		}
+		v = full
+	}
+	url, err := r.URL(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	files := make(map[string]any, len(v.Files))
+	for k, f := range v.Files {
+		files[k] = f
+	}
+	return &model.OpenAPISpecContent{Filesystem: map[string]any{"entryPoint": v.Entry, "files": files}, URL: url}, nil
+}
+
+// ServeRawOpenAPI serves a version's bundled document at a signed address;
+// 404 for anything else, an expired or altered address included.
+func (r *Resolver) ServeRawOpenAPI(w http.ResponseWriter, req *http.Request) {
+	id := strings.TrimPrefix(req.URL.Path, RawOpenAPIPath)
+	expires, err := strconv.ParseInt(req.URL.Query().Get("expires"), 10, 64)
+	key, kerr := r.key(req.Context())
+	if err != nil || kerr != nil || id == "" || r.now().Unix() > expires ||
+		!hmac.Equal([]byte(downloadSignature(key, rawOpenAPIScope, id, expires)), []byte(req.URL.Query().Get("signature"))) {
+		openAPINotFound(w)
+		return
+	}
+	v, err := store.GetOpenAPISpecVersionByID(req.Context(), r.DB, id)
+	if err != nil {
+		openAPINotFound(w)
+		return
+	}
+	writeOpenAPIDocument(w, v, "private, max-age=3600")
+}
+
+// ServePublishedOpenAPI serves the newest version of a public spec to anyone.
+func (r *Resolver) ServePublishedOpenAPI(w http.ResponseWriter, req *http.Request) {
+	s, err := store.GetOpenAPISpecByID(req.Context(), r.DB, strings.TrimPrefix(req.URL.Path, PublishedOpenAPIPath))
+	if err != nil || s.Visibility != store.OpenAPIPublic || s.LastVersionID == nil {
+		openAPINotFound(w)
+		return
+	}
+	v, err := store.GetOpenAPISpecVersion(req.Context(), r.DB, s.ID, *s.LastVersionID)
+	if err != nil {
+		openAPINotFound(w)
+		return
+	}
+	// Short: a new version or a switch back to private shows soon.
+	writeOpenAPIDocument(w, v, "public, max-age=60")
+}
+
+func openAPINotFound(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write([]byte(`{"error":{"code":404,"message":"OpenAPI specification version not found"}}` + "\n"))
+}
+
+func writeOpenAPIDocument(w http.ResponseWriter, v *store.OpenAPISpecVersion, cache string) {
+	w.Header().Set("Content-Type", v.ContentType)
+	w.Header().Set("Content-Length", strconv.Itoa(len(v.Document)))
+	w.Header().Set("ETag", `"`+v.Digest+`"`)
+	w.Header().Set("Cache-Control", cache)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	_, _ = w.Write(v.Document)
+}
+
+// ProcessOpenAPISpecArgs is the job that fetches and processes a spec.
+type ProcessOpenAPISpecArgs struct {
+	SpecID string `json:"specId"`
+}
+
+// Kind names the job in River's table.
+func (ProcessOpenAPISpecArgs) Kind() string { return "process_openapi_spec" }
+
+// jobClient inserts jobs from request handlers: an insert-only River client
+// on the shared pool, made on first use (the workers run in graph/jobs).
+type jobClient struct {
+	once   sync.Once
+	client *river.Client[pgx.Tx]
+	err    error
+}
+
+func (r *Resolver) jobs() (*river.Client[pgx.Tx], error) {
+	r.jobClient.once.Do(func() {
+		r.jobClient.client, r.jobClient.err = river.NewClient(riverpgxv5.New(r.DB.Pool), &river.Config{Logger: r.Log})
+	})
+	return r.jobClient.client, r.jobClient.err
+}
+
+// enqueueOpenAPISpec asks for spec id to be processed, after the change that
+// made it pending committed. A failure is logged, not returned: the spec is
+// pending, and the sweep enqueues it later.
+func (r *Resolver) enqueueOpenAPISpec(ctx context.Context, id string) {
+	client, err := r.jobs()
+	if err == nil {
+		_, err = client.Insert(context.WithoutCancel(ctx), ProcessOpenAPISpecArgs{SpecID: id}, nil)
+	}
+	if err != nil && r.Log != nil {
+		r.Log.WarnContext(ctx, "enqueueing an OpenAPI spec; the sweep will retry", "spec", id, "err", err)
+	}
+}
+
+// OpenAPISpecsToProcess is what the periodic sweep enqueues: specs pending
+// for over a minute (their enqueue failed) and specs a job took over ten
+// minutes ago without finishing (it died), which are made pending again.
+func (r *Resolver) OpenAPISpecsToProcess(ctx context.Context) ([]string, error) {
+	now := r.now()
+	return store.UnfinishedOpenAPISpecs(ctx, r.DB, now.Add(-time.Minute), now.Add(-openAPIStuckAfter))
+}
+
+// openAPIStuckAfter is how long a processing may take before the sweep
+// deems its job dead.
+const openAPIStuckAfter = 10 * time.Minute

@@ -1,0 +1,320 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/pb33f/libopenapi"
+	"github.com/pb33f/libopenapi-validator/schema_validation"
+	"github.com/pb33f/libopenapi/bundler"
+	"github.com/pb33f/libopenapi/datamodel"
+	"github.com/pb33f/libopenapi/utils"
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/graph/outbound"
+	"github.com/docsapi/docsapi/store"
+)
+
+// The work of the OpenAPI job: fetch the source through the guarded
+// outbound client, parse it with libopenapi (OpenAPI 3.0, 3.1 and Swagger
+// 2.0), bundle the files its external $refs name (fetched through the same
+// client, relative refs resolved against the source URL) into one document,
+// validate that document against the OpenAPI JSON Schema
+// (libopenapi-validator), and keep it as a new version when its digest
+// differs from the newest version's. Every outcome is recorded on the spec.
+
+const (
+	// openAPIProcessTimeout bounds one processing, all fetches included.
+	openAPIProcessTimeout = 5 * time.Minute
+	// maxOpenAPIFiles bounds the files a spec may pull in through $refs.
+	maxOpenAPIFiles = 200
+	// maxOpenAPIErrors bounds the problems recorded on a spec.
+	maxOpenAPIErrors = 50
+)
+
+// openAPIOutcome is what a processing found: a document, or a failure.
+type openAPIOutcome struct {
+	document    []byte
+	contentType string
+	entry       string
+	files       map[string]string
+
+	code   *store.OpenAPIErrorCode
+	errors []store.OpenAPIProcessError
+}
+
+func failed(code store.OpenAPIErrorCode, messages ...string) *openAPIOutcome {
+	o := &openAPIOutcome{code: &code}
+	for _, m := range messages {
+		if len(o.errors) == maxOpenAPIErrors {
+			o.errors = append(o.errors, store.OpenAPIProcessError{Message: fmt.Sprintf("and %d more", len(messages)-maxOpenAPIErrors)})
+			break
+		}
+		c := string(code)
+		o.errors = append(o.errors, store.OpenAPIProcessError{Message: m, Code: &c})
+	}
+	return o
+}
+
+// ProcessOpenAPISpec is the job's work for spec id: claim it (pending to
+// progress; nothing to do when it is not pending), process its source, and
+// record the outcome unless the source changed meanwhile (then the newer
+// job's outcome is the one that counts). It is idempotent.
+func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
+	s, err := store.ClaimOpenAPISpec(ctx, r.DB, id, r.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, openAPIProcessTimeout)
+	out := r.processOpenAPISource(pctx, s.SourceURL)
+	cancel()
+	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		cur, err := store.LockOpenAPISpec(ctx, tx, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil // deleted meanwhile
+		} else if err != nil {
+			return err
+		}
+		if cur.Generation != s.Generation || cur.ProcessingState != store.OpenAPIProgress {
+			return nil
+		}
+		now := r.now()
+		if out.code == nil {
+			digest := sha256.Sum256(out.document)
+			hexDigest := hex.EncodeToString(digest[:])
+			same := false
+			if cur.LastVersionID != nil {
+				last, err := store.GetOpenAPISpecVersion(ctx, tx, cur.ID, *cur.LastVersionID)
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				same = err == nil && last.Digest == hexDigest
+			}
+			if !same {
+				v := &store.OpenAPISpecVersion{ID: store.NewID(), SpecID: cur.ID, Digest: hexDigest, Document: out.document,
+					ContentType: out.contentType, Entry: out.entry, Files: out.files, CreatedAt: now}
+				if err := store.CreateOpenAPISpecVersion(ctx, tx, v); err != nil {
+					return err
+				}
+				cur.LastVersionID = &v.ID
+			}
+		}
+		cur.ProcessingState, cur.LastProcessedAt, cur.UpdatedAt = store.OpenAPIComplete, &now, now
+		cur.LastErrorCode, cur.LastErrors = out.code, out.errors
+		if cur.LastErrors == nil {
+			cur.LastErrors = []store.OpenAPIProcessError{}
+		}
+		return store.UpdateOpenAPISpec(ctx, tx, cur, "processing_state", "last_processed_at", "updated_at",
+			"last_error_code", "last_errors", "last_version_id")
+	})
+}
+
+// fetchFailure turns an outbound error into the recorded failure.
+func fetchFailure(what string, err error, maxBytes int64) *openAPIOutcome {
+	switch {
+	case errors.Is(err, outbound.ErrTimeout):
+		return failed(store.OpenAPIFetchTimeout, what+" did not answer within the time limit")
+	case errors.Is(err, outbound.ErrTooLarge):
+		return failed(store.OpenAPIFetchError, fmt.Sprintf("%s is larger than %d bytes", what, maxBytes))
+	case errors.Is(err, outbound.ErrBlockedAddress):
+		return failed(store.OpenAPIFetchError, what+"'s address is not allowed (private, loopback or link-local)")
+	case errors.Is(err, outbound.ErrBadURL):
+		return failed(store.OpenAPIFetchError, what+" is not an http(s) URL")
+	}
+	var status *outbound.StatusError
+	if errors.As(err, &status) {
+		return failed(store.OpenAPIFetchError, fmt.Sprintf("%s answered HTTP %d", what, status.Code))
+	}
+	return failed(store.OpenAPIFetchError, what+" could not be reached")
+}
+
+// processOpenAPISource fetches, parses, bundles and validates source.
+func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *openAPIOutcome {
+	client := r.Outbound
+	if client == nil {
+		client = outbound.New(outbound.Config{})
+	}
+	body, err := client.Fetch(ctx, source)
+	if err != nil {
+		return fetchFailure("the source", err, client.MaxBytes())
+	}
+	if !utf8.Valid(body) {
+		return failed(store.OpenAPIParseError, "the source is not text: an OpenAPI document is JSON or YAML")
+	}
+	u, _ := url.Parse(source) // Fetch checked it
+	base := *u
+	base.RawQuery, base.Fragment = "", ""
+	base.Path = path.Dir(u.Path)
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	baseURL := base.String()
+	entry := path.Base(u.Path)
+	if entry == "/" || entry == "." {
+		entry = "openapi"
+	}
+
+	// The files $refs name, fetched through the guarded client. libopenapi
+	// may fetch several at once.
+	var mu sync.Mutex
+	files := map[string]string{entry: string(body)}
+	total := int64(len(body))
+	var refFailure *openAPIOutcome
+	remote := func(ref string) (*http.Response, error) {
+		data, err := client.Fetch(ctx, ref)
+		mu.Lock()
+		defer mu.Unlock()
+		name := strings.TrimPrefix(ref, baseURL)
+		if err == nil {
+			total += int64(len(data))
+			switch {
+			case len(files) >= maxOpenAPIFiles:
+				err = fmt.Errorf("more than %d files", maxOpenAPIFiles)
+				refFailure = failed(store.OpenAPIFetchError, fmt.Sprintf("the source refers to more than %d files", maxOpenAPIFiles))
+			case total > 4*client.MaxBytes():
+				err = outbound.ErrTooLarge
+				refFailure = failed(store.OpenAPIFetchError, fmt.Sprintf("the source and its files are larger than %d bytes", 4*client.MaxBytes()))
+			case !utf8.Valid(data):
+				err = errors.New("not text")
+				refFailure = failed(store.OpenAPIParseError, fmt.Sprintf("the referenced file %q is not text", name))
+			default:
+				files[name] = string(data)
+			}
+		} else if refFailure == nil {
+			refFailure = fetchFailure(fmt.Sprintf("the referenced file %q", name), err, client.MaxBytes())
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: io.NopCloser(bytes.NewReader(data))}, nil
+	}
+	cfg := &datamodel.DocumentConfiguration{
+		BaseURL:                 &base,
+		AllowRemoteReferences:   true,
+		RemoteURLHandler:        remote,
+		ExtractRefsSequentially: true,
+		Logger:                  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	doc, err := libopenapi.NewDocumentWithConfiguration(body, cfg)
+	if err != nil {
+		return failed(store.OpenAPIParseError, "the source is not an OpenAPI or Swagger document: "+err.Error())
+	}
+	out := &openAPIOutcome{entry: entry, files: files}
+	switch doc.GetSpecInfo().SpecType {
+	case utils.OpenApi3:
+		model, buildErr := doc.BuildV3Model()
+		if refFailure != nil {
+			return refFailure
+		}
+		if model == nil || buildErr != nil {
+			return failed(store.OpenAPIParseError, errorMessages(buildErr)...)
+		}
+		bundled, err := bundler.BundleDocument(&model.Model)
+		if err != nil {
+			return failed(store.OpenAPIParseError, errorMessages(err)...)
+		}
+		out.document, out.contentType = bundled, "application/yaml"
+		if isJSON(body) {
+			// Served in the source's format; the model keeps the order.
+			if rendered, err := renderJSON(bundled); err == nil {
+				out.document, out.contentType = rendered, "application/json"
+			}
+		}
+	case utils.OpenApi2:
+		// libopenapi bundles OpenAPI 3 only: a Swagger 2.0 document is kept
+		// as fetched, once its model builds.
+		if _, buildErr := doc.BuildV2Model(); buildErr != nil {
+			return failed(store.OpenAPIParseError, errorMessages(buildErr)...)
+		}
+		if refFailure != nil {
+			return refFailure
+		}
+		out.document, out.contentType = body, "application/yaml"
+		if isJSON(body) {
+			out.contentType = "application/json"
+		}
+	default:
+		return failed(store.OpenAPIParseError, "the source is not an OpenAPI or Swagger document")
+	}
+	if problems := validateOpenAPI(out.document); len(problems) > 0 {
+		return failed(store.OpenAPIParseError, problems...)
+	}
+	return out
+}
+
+// validateOpenAPI checks a (bundled) document against the OpenAPI JSON
+// Schema of its version.
+func validateOpenAPI(document []byte) []string {
+	doc, err := libopenapi.NewDocument(document)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	ok, verrs := schema_validation.ValidateOpenAPIDocument(doc)
+	if ok {
+		return nil
+	}
+	var out []string
+	for _, e := range verrs {
+		if len(e.SchemaValidationErrors) == 0 {
+			out = append(out, strings.TrimSpace(e.Message+": "+e.Reason))
+		}
+		for _, se := range e.SchemaValidationErrors {
+			where := se.FieldPath
+			if where == "" {
+				where = se.KeywordLocation
+			}
+			out = append(out, strings.TrimSpace(where+": "+se.Reason))
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"the document does not follow the OpenAPI specification"}
+	}
+	return out
+}
+
+func renderJSON(yamlDoc []byte) ([]byte, error) {
+	doc, err := libopenapi.NewDocument(yamlDoc)
+	if err != nil {
+		return nil, err
+	}
+	model, err := doc.BuildV3Model()
+	if err != nil {
+		return nil, err
+	}
+	return model.Model.RenderJSON("  ")
+}
+
+func isJSON(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// errorMessages flattens joined errors into their messages.
+func errorMessages(err error) []string {
+	if err == nil {
+		return []string{"the document could not be read"}
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []string
+		for _, e := range joined.Unwrap() {
+			out = append(out, errorMessages(e)...)
+		}
+		return out
+	}
+	return []string{err.Error()}
+}
