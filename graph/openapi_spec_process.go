@@ -114,6 +114,13 @@ func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
 				cur.LastVersionID = &v.ID
 			}
 		}
+		if r.Log != nil {
+			code := ""
+			if out.code != nil {
+				code = string(*out.code)
+			}
+			r.Log.InfoContext(ctx, "processed an OpenAPI spec", "spec", cur.ID, "errorCode", code)
+		}
 		cur.ProcessingState, cur.LastProcessedAt, cur.UpdatedAt = store.OpenAPIComplete, &now, now
 		cur.LastErrorCode, cur.LastErrors = out.code, out.errors
 		if cur.LastErrors == nil {

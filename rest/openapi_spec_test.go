@@ -158,6 +158,11 @@ func TestOpenAPISpecLifecycle(t *testing.T) {
 	if perms["view"] != true || perms["edit"] != true {
 		t.Fatalf("owner's permissions: %v", perms)
 	}
+	reader := env.NewUser("Reader")
+	reader.Join(org, store.RoleRead)
+	if p := reader.Do("GET", base+"/zoo", nil).Expect(http.StatusOK).JSON()["permissions"].(map[string]any); p["view"] != true || p["edit"] != false {
+		t.Fatalf("a reader's permissions: %v", p)
+	}
 	if spec["urls"].(map[string]any)["published"] != nil {
 		t.Fatalf("a private spec has no published address: %v", spec["urls"])
 	}
@@ -181,6 +186,29 @@ func TestOpenAPISpecLifecycle(t *testing.T) {
 	}
 	if byIDContent := owner.Do("GET", base+"/zoo/versions/"+first+"/content", nil).Expect(http.StatusOK).JSON(); byIDContent["filesystem"] == nil {
 		t.Fatalf("content by id: %v", byIDContent)
+	}
+	// The digest is the document's ETag: a client that has it gets 304.
+	conditional := func(etag string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", content["url"].(string), nil)
+		req.Header.Set("If-None-Match", etag)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := conditional(`"another"`); got != http.StatusOK {
+		t.Fatalf("another ETag: %d", got)
+	}
+	head, err := http.Head(content["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if got := conditional(head.Header.Get("ETag")); got != http.StatusNotModified {
+		t.Fatalf("the same ETag (%s): %d", head.Header.Get("ETag"), got)
 	}
 	// The signed address is the only way in without a token.
 	getRaw(t, strings.Replace(content["url"].(string), "signature=", "signature=x", 1), http.StatusNotFound)
