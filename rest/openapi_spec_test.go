@@ -297,7 +297,7 @@ func TestOpenAPISpecFailures(t *testing.T) {
 	for _, tc := range []struct {
 		slug, path, code, message string
 	}{
-		{"slow", "/slow", "FETCH_TIMEOUT", "time limit"},
+		{"slow", "/slow", "FETCH_TIMEOUT", "within the time limit (2s)"},
 		{"garbage", "/garbage.txt", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
 		{"not-openapi", "/not-openapi.json", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
 		{"invalid", "/invalid.yaml", "PARSE_ERROR", "missing property"},
