@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -59,15 +61,18 @@ func (r *Resolver) gitRemote(raw string) (string, string, error) {
 			return "", "", Invalid("url", "file:// repositories must be under the server's git directory")
 		}
 	case "http", "https", "ssh":
-		if !r.GitAllowPrivate {
-			ips, err := net.LookupIP(u.Hostname())
-			if err != nil || len(ips) == 0 {
-				return "", "", Invalid("url", "the repository's host %q does not resolve", u.Hostname())
-			}
-			for _, ip := range ips {
-				if ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified() {
-					return "", "", Invalid("url", "the repository's host is a private address")
-				}
+		// The outbound guard's rule (graph/outbound), checked here on the
+		// names' addresses before go-git connects: go-git v5 takes no
+		// per-call client, so its own connections cannot run the dialer
+		// hook. GitAllowPrivate allows loopback and private addresses;
+		// link-local, unspecified and multicast ones stay refused.
+		ips, err := net.LookupIP(u.Hostname())
+		if (err != nil || len(ips) == 0) && !r.GitAllowPrivate {
+			return "", "", Invalid("url", "the repository's host %q does not resolve", u.Hostname())
+		}
+		for _, ip := range ips {
+			if addr, ok := netip.AddrFromSlice(ip); !ok || outbound.Blocked(addr, r.GitAllowPrivate) {
+				return "", "", Invalid("url", "the repository's host is a private address")
 			}
 		}
 	default:

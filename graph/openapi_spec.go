@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"errors"
@@ -230,6 +231,9 @@ func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec
 	if err != nil {
 		return nil, err
 	}
+	for _, v := range rows {
+		v.Spec = s
+	}
 	items, next, info := pageOf(rows, p, func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} })
 	return &model.OpenAPISpecVersionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
@@ -244,8 +248,11 @@ func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec,
 	v, err := store.GetOpenAPISpecVersion(ctx, r.DB, s.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("OpenAPI specification version")
+	} else if err != nil {
+		return nil, err
 	}
-	return v, err
+	v.Spec = s
+	return v, nil
 }
 
 type openAPISpecVersionResolver struct{ *Resolver }
@@ -271,9 +278,12 @@ func (r *openAPISpecVersionResolver) URL(ctx context.Context, v *store.OpenAPISp
 }
 
 func (r *openAPISpecVersionResolver) Urls(ctx context.Context, v *store.OpenAPISpecVersion) (*model.OpenAPISpecVersionURLs, error) {
-	s, err := store.GetOpenAPISpecByID(ctx, r.DB, v.SpecID)
-	if err != nil {
-		return nil, err
+	s := v.Spec
+	if s == nil {
+		var err error
+		if s, err = store.GetOpenAPISpecByID(ctx, r.DB, v.SpecID); err != nil {
+			return nil, err
+		}
 	}
 	return &model.OpenAPISpecVersionURLs{Location: r.URLs.API("/v1/orgs/" + pathEscape(s.OrganizationID) + "/openapi/" +
 		pathEscape(s.Slug) + "/versions/" + pathEscape(v.ID))}, nil
@@ -285,7 +295,7 @@ func (r *openAPISpecVersionResolver) Content(ctx context.Context, v *store.OpenA
 		if err != nil {
 			return nil, err
 		}
-		v = full
+		full.Spec, v = v.Spec, full
 	}
 	url, err := r.URL(ctx, v)
 	if err != nil {
@@ -314,7 +324,7 @@ func (r *Resolver) ServeRawOpenAPI(w http.ResponseWriter, req *http.Request) {
 		openAPINotFound(w)
 		return
 	}
-	writeOpenAPIDocument(w, v, "private, max-age=3600")
+	writeOpenAPIDocument(w, req, v, "private, max-age=3600")
 }
 
 // ServePublishedOpenAPI serves the newest version of a public spec to anyone.
@@ -330,7 +340,7 @@ func (r *Resolver) ServePublishedOpenAPI(w http.ResponseWriter, req *http.Reques
 		return
 	}
 	// Short: a new version or a switch back to private shows soon.
-	writeOpenAPIDocument(w, v, "public, max-age=60")
+	writeOpenAPIDocument(w, req, v, "public, max-age=60")
 }
 
 func openAPINotFound(w http.ResponseWriter) {
@@ -339,13 +349,14 @@ func openAPINotFound(w http.ResponseWriter) {
 	_, _ = w.Write([]byte(`{"error":{"code":404,"message":"OpenAPI specification version not found"}}` + "\n"))
 }
 
-func writeOpenAPIDocument(w http.ResponseWriter, v *store.OpenAPISpecVersion, cache string) {
+// writeOpenAPIDocument serves a version's document; its digest is the ETag,
+// so a client that has it gets 304.
+func writeOpenAPIDocument(w http.ResponseWriter, req *http.Request, v *store.OpenAPISpecVersion, cache string) {
 	w.Header().Set("Content-Type", v.ContentType)
-	w.Header().Set("Content-Length", strconv.Itoa(len(v.Document)))
 	w.Header().Set("ETag", `"`+v.Digest+`"`)
 	w.Header().Set("Cache-Control", cache)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	_, _ = w.Write(v.Document)
+	http.ServeContent(w, req, "", v.CreatedAt, bytes.NewReader(v.Document))
 }
 
 // ProcessOpenAPISpecArgs is the job that fetches and processes a spec.

@@ -114,6 +114,13 @@ func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
 				cur.LastVersionID = &v.ID
 			}
 		}
+		if r.Log != nil {
+			code := ""
+			if out.code != nil {
+				code = string(*out.code)
+			}
+			r.Log.InfoContext(ctx, "processed an OpenAPI spec", "spec", cur.ID, "errorCode", code)
+		}
 		cur.ProcessingState, cur.LastProcessedAt, cur.UpdatedAt = store.OpenAPIComplete, &now, now
 		cur.LastErrorCode, cur.LastErrors = out.code, out.errors
 		if cur.LastErrors == nil {
@@ -125,12 +132,12 @@ func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
 }
 
 // fetchFailure turns an outbound error into the recorded failure.
-func fetchFailure(what string, err error, maxBytes int64) *openAPIOutcome {
+func fetchFailure(what string, err error, client *outbound.Client) *openAPIOutcome {
 	switch {
 	case errors.Is(err, outbound.ErrTimeout):
-		return failed(store.OpenAPIFetchTimeout, what+" did not answer within the time limit")
+		return failed(store.OpenAPIFetchTimeout, fmt.Sprintf("%s did not answer within the time limit (%s)", what, client.Timeout()))
 	case errors.Is(err, outbound.ErrTooLarge):
-		return failed(store.OpenAPIFetchError, fmt.Sprintf("%s is larger than %d bytes", what, maxBytes))
+		return failed(store.OpenAPIFetchError, fmt.Sprintf("%s is larger than %d bytes", what, client.MaxBytes()))
 	case errors.Is(err, outbound.ErrBlockedAddress):
 		return failed(store.OpenAPIFetchError, what+"'s address is not allowed (private, loopback or link-local)")
 	case errors.Is(err, outbound.ErrBadURL):
@@ -151,7 +158,7 @@ func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *ope
 	}
 	body, err := client.Fetch(ctx, source)
 	if err != nil {
-		return fetchFailure("the source", err, client.MaxBytes())
+		return fetchFailure("the source", err, client)
 	}
 	if !utf8.Valid(body) {
 		return failed(store.OpenAPIParseError, "the source is not text: an OpenAPI document is JSON or YAML")
@@ -196,7 +203,7 @@ func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *ope
 				files[name] = string(data)
 			}
 		} else if refFailure == nil {
-			refFailure = fetchFailure(fmt.Sprintf("the referenced file %q", name), err, client.MaxBytes())
+			refFailure = fetchFailure(fmt.Sprintf("the referenced file %q", name), err, client)
 		}
 		if err != nil {
 			return nil, err

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/store"
 )
 
 // Tests of OpenAPI specifications (spec 4.16; graph/openapi_spec.go). Not to
@@ -55,6 +57,12 @@ properties:
     description: The animal's zoological species
 `
 
+const swagger20 = `{
+  "swagger": "2.0",
+  "info": {"title": "Legacy", "version": "1.0"},
+  "paths": {"/things": {"get": {"responses": {"200": {"description": "The things"}}}}}
+}`
+
 // specSource is a loopback server of OpenAPI documents whose content tests
 // change as they go. /slow never answers before the client gives up.
 type specSource struct {
@@ -69,6 +77,7 @@ func newSpecSource(t *testing.T) *specSource {
 		"/v30/openapi.json":            petstore30,
 		"/v31/openapi.yaml":            zoo31,
 		"/v31/schemas/animal.yaml":     animalSchema,
+		"/swagger.json":                swagger20,
 		"/garbage.txt":                 "<html><body>This is not an API description.</body></html>",
 		"/not-openapi.json":            `{"name": "a package.json, perhaps", "version": "1.0.0"}`,
 		"/invalid.yaml":                "openapi: 3.0.3\ninfo:\n  title: No version\npaths:\n  /x:\n    get:\n      responses: 12\n",
@@ -149,6 +158,11 @@ func TestOpenAPISpecLifecycle(t *testing.T) {
 	if perms["view"] != true || perms["edit"] != true {
 		t.Fatalf("owner's permissions: %v", perms)
 	}
+	reader := env.NewUser("Reader")
+	reader.Join(org, store.RoleRead)
+	if p := reader.Do("GET", base+"/zoo", nil).Expect(http.StatusOK).JSON()["permissions"].(map[string]any); p["view"] != true || p["edit"] != false {
+		t.Fatalf("a reader's permissions: %v", p)
+	}
 	if spec["urls"].(map[string]any)["published"] != nil {
 		t.Fatalf("a private spec has no published address: %v", spec["urls"])
 	}
@@ -172,6 +186,29 @@ func TestOpenAPISpecLifecycle(t *testing.T) {
 	}
 	if byIDContent := owner.Do("GET", base+"/zoo/versions/"+first+"/content", nil).Expect(http.StatusOK).JSON(); byIDContent["filesystem"] == nil {
 		t.Fatalf("content by id: %v", byIDContent)
+	}
+	// The digest is the document's ETag: a client that has it gets 304.
+	conditional := func(etag string) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", content["url"].(string), nil)
+		req.Header.Set("If-None-Match", etag)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := conditional(`"another"`); got != http.StatusOK {
+		t.Fatalf("another ETag: %d", got)
+	}
+	head, err := http.Head(content["url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if got := conditional(head.Header.Get("ETag")); got != http.StatusNotModified {
+		t.Fatalf("the same ETag (%s): %d", head.Header.Get("ETag"), got)
 	}
 	// The signed address is the only way in without a token.
 	getRaw(t, strings.Replace(content["url"].(string), "signature=", "signature=x", 1), http.StatusNotFound)
@@ -255,22 +292,19 @@ func TestOpenAPISpecFailures(t *testing.T) {
 	t.Parallel()
 	_, owner, org, src := newOpenAPIEnv(t)
 	base := "/v1/orgs/" + org + "/openapi"
+	// A $ref to a file the server does not have.
+	src.set("/broken/openapi.yaml", strings.Replace(zoo31, "./schemas/animal.yaml", "./schemas/gone.yaml", 1))
 	for _, tc := range []struct {
 		slug, path, code, message string
 	}{
-		{"slow", "/slow", "FETCH_TIMEOUT", "time limit"},
+		{"slow", "/slow", "FETCH_TIMEOUT", "within the time limit (2s)"},
 		{"garbage", "/garbage.txt", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
 		{"not-openapi", "/not-openapi.json", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
-		{"invalid", "/invalid.yaml", "PARSE_ERROR", ""},
+		{"invalid", "/invalid.yaml", "PARSE_ERROR", "missing property"},
 		{"too-large", "/big.yaml", "FETCH_ERROR", "larger than 65536 bytes"},
 		{"missing", "/nowhere.yaml", "FETCH_ERROR", "HTTP 404"},
-		{"broken-ref", "/v31/openapi.yaml?", "", ""}, // placeholder replaced below
+		{"broken-ref", "/broken/openapi.yaml", "FETCH_ERROR", `"schemas/gone.yaml" answered HTTP 404`},
 	} {
-		if tc.slug == "broken-ref" {
-			// A $ref to a file the server does not have.
-			src.set("/broken/openapi.yaml", strings.Replace(zoo31, "./schemas/animal.yaml", "./schemas/gone.yaml", 1))
-			tc.path, tc.code, tc.message = "/broken/openapi.yaml", "FETCH_ERROR", "gone.yaml"
-		}
 		t.Run(tc.slug, func(t *testing.T) {
 			owner.Do("POST", base, map[string]any{"slug": tc.slug, "source": map[string]any{"url": src.URL + tc.path}}).Expect(http.StatusCreated)
 			spec := waitProcessed(t, owner, org, tc.slug)
@@ -411,4 +445,38 @@ func processedSpec(t *testing.T, env *resttest.Env, u *resttest.User, org, sourc
 		t.Fatalf("fixture spec not processed: %v", spec)
 	}
 	return "petstore", version
+}
+
+// The sweep enqueues specs whose enqueue was lost (pending for a while) and
+// those whose job died (in progress for too long).
+func TestOpenAPISpecSweep(t *testing.T) {
+	t.Parallel()
+	env, owner, org, src := newOpenAPIEnv(t)
+	ctx := context.Background()
+	now := env.Clock.Now()
+	started := now.Add(-11 * time.Minute)
+	for _, s := range []*store.OpenAPISpec{
+		{Slug: "lost", SourceURL: src.URL + "/swagger.json", ProcessingState: store.OpenAPIPending},
+		{Slug: "stuck", SourceURL: src.URL + "/v30/openapi.json", ProcessingState: store.OpenAPIProgress, ProcessingStartedAt: &started},
+	} {
+		s.ID, s.OrganizationID, s.Visibility, s.Generation = store.NewID(), org, store.OpenAPIPrivate, 1
+		s.LastErrors, s.CreatedAt, s.UpdatedAt = []store.OpenAPIProcessError{}, now.Add(-time.Hour), now.Add(-time.Hour)
+		if err := store.CreateOpenAPISpec(ctx, env.DB, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := env.Jobs.Insert(ctx, jobs.SweepOpenAPISpecs{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, slug := range []string{"lost", "stuck"} {
+		spec := waitProcessed(t, owner, org, slug)
+		if spec["lastProcessErrorCode"] != nil || spec["lastVersion"] == nil {
+			t.Fatalf("%s: %v", slug, spec)
+		}
+	}
+	// Swagger 2.0 is kept as fetched.
+	content := owner.Do("GET", "/v1/orgs/"+org+"/openapi/lost/versions/latest/content", nil).Expect(http.StatusOK).JSON()
+	if raw := getRaw(t, content["url"].(string), http.StatusOK); raw != swagger20 {
+		t.Fatalf("swagger document:\n%s", raw)
+	}
 }

@@ -98,6 +98,10 @@ type OpenAPISpecVersion struct {
 	Entry       string            `bun:"entry"`
 	Files       map[string]string `bun:"files,type:jsonb"`
 	CreatedAt   time.Time         `bun:"created_at"`
+
+	// Spec is the spec the version was read through (its addresses name
+	// the spec's organization and slug); not a column.
+	Spec *OpenAPISpec `bun:"-"`
 }
 
 // Object is the REST type name of a version.

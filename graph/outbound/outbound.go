@@ -136,6 +136,9 @@ func New(cfg Config) *Client {
 // MaxBytes is the client's body size limit.
 func (c *Client) MaxBytes() int64 { return c.cfg.MaxBytes }
 
+// Timeout is the client's time limit for one request.
+func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
+
 // guard is the dialer's Control hook: it runs for every connection, with the
 // resolved address, before connecting.
 func guard(allowLoopback bool) func(network, address string, _ syscall.RawConn) error {
