@@ -239,7 +239,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, spaceID string, cr
 		return false, err
 	}
 	c, err := r.comment(ctx, t, id)
-	if isNotFoundError(err) {
+	if isNotFound(err) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -250,11 +250,6 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, spaceID string, cr
 		return false, Forbidden("only its author or an admin deletes a comment")
 	}
 	return store.DeleteComment(ctx, r.DB, c.ID)
-}
-
-func isNotFoundError(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == 404
 }
 
 func (r *mutationResolver) PostCommentReply(ctx context.Context, spaceID string, crRef *string, commentID string, input model.PostCommentReplyInput) (*model.ReplyNode, error) {
@@ -335,7 +330,7 @@ func (r *mutationResolver) DeleteCommentReply(ctx context.Context, spaceID strin
 		return false, err
 	}
 	reply, err := r.replyOf(ctx, t, commentID, id)
-	if isNotFoundError(err) && err.(*Error).Message == NotFound("reply").Message {
+	if isNotFound(err) && err.(*Error).Message == NotFound("reply").Message {
 		return false, nil
 	} else if err != nil {
 		return false, err

@@ -37,6 +37,12 @@ func NotFound(what string) *Error {
 	return &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: what + " not found"}
 }
 
+// isNotFound reports whether err is a NotFound error.
+func isNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == 404
+}
+
 // Invalid is a bad request naming the input field at fault.
 func Invalid(field, format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Field: field,

@@ -9,12 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
@@ -121,7 +117,7 @@ func (r *mutationResolver) CreateOpenAPISpec(ctx context.Context, orgID string, 
 	} else if err != nil {
 		return nil, err
 	}
-	r.enqueueOpenAPISpec(ctx, s.ID)
+	r.enqueue(ctx, ProcessOpenAPISpecArgs{SpecID: s.ID})
 	return s, nil
 }
 
@@ -167,7 +163,7 @@ func (r *mutationResolver) PutOpenAPISpec(ctx context.Context, orgID, slug strin
 	if err != nil {
 		return nil, err
 	}
-	r.enqueueOpenAPISpec(ctx, out.Spec.ID)
+	r.enqueue(ctx, ProcessOpenAPISpecArgs{SpecID: out.Spec.ID})
 	return &out, nil
 }
 
@@ -366,34 +362,6 @@ type ProcessOpenAPISpecArgs struct {
 
 // Kind names the job in River's table.
 func (ProcessOpenAPISpecArgs) Kind() string { return "process_openapi_spec" }
-
-// jobClient inserts jobs from request handlers: an insert-only River client
-// on the shared pool, made on first use (the workers run in graph/jobs).
-type jobClient struct {
-	once   sync.Once
-	client *river.Client[pgx.Tx]
-	err    error
-}
-
-func (r *Resolver) jobs() (*river.Client[pgx.Tx], error) {
-	r.jobClient.once.Do(func() {
-		r.jobClient.client, r.jobClient.err = river.NewClient(riverpgxv5.New(r.DB.Pool), &river.Config{Logger: r.Log})
-	})
-	return r.jobClient.client, r.jobClient.err
-}
-
-// enqueueOpenAPISpec asks for spec id to be processed, after the change that
-// made it pending committed. A failure is logged, not returned: the spec is
-// pending, and the sweep enqueues it later.
-func (r *Resolver) enqueueOpenAPISpec(ctx context.Context, id string) {
-	client, err := r.jobs()
-	if err == nil {
-		_, err = client.Insert(context.WithoutCancel(ctx), ProcessOpenAPISpecArgs{SpecID: id}, nil)
-	}
-	if err != nil && r.Log != nil {
-		r.Log.WarnContext(ctx, "enqueueing an OpenAPI spec; the sweep will retry", "spec", id, "err", err)
-	}
-}
 
 // OpenAPISpecsToProcess is what the periodic sweep enqueues: specs pending
 // for over a minute (their enqueue failed) and specs a job took over ten

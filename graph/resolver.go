@@ -3,7 +3,7 @@
 // transitions). The REST adapter runs these same resolvers.
 package graph
 
-//go:generate go tool gqlgen generate --config ../gqlgen.yml
+//go:generate sh -c "cd .. && go tool gqlgen generate --config gqlgen.yml"
 
 import (
 	"log/slog"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/outbound"
+	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
 )
@@ -31,6 +32,8 @@ type Resolver struct {
 	// none); GitAllowPrivate lets git URLs name private addresses.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// Translator runs translations (nil: none configured; runs fail saying so).
+	Translator translator.Provider
 	// Outbound is the guarded HTTP client for addresses users name.
 	Outbound *outbound.Client
 

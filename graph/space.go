@@ -21,6 +21,9 @@ func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) 
 // space loads a live space the caller can read. It reads directly rather
 // than through the loader: a single lookup gains nothing from waiting for a
 // batch.
+// maxSpaceTitle bounds a space's title, in characters.
+const maxSpaceTitle = 50
+
 func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, r.DB, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.DeletedAt != nil) {
@@ -75,7 +78,7 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 		RevisionID: store.NewID(), CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
 	}
 	p := &patch{}
-	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, 50))
+	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, maxSpaceTitle))
 	setRequired(p, "emoji", "emoji", input.Emoji, &s.Emoji, length("emoji", 0, 50))
 	setOptional(p, "language", "language", input.Language, &s.Language, nil)
 	setRequired(p, "editMode", "edit_mode", input.EditMode, &s.EditMode, nil)
@@ -105,7 +108,7 @@ func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input mod
 	s = copyOf(s) // the loaded one is shared with the rest of the request
 	p := &patch{}
 	setRequired(p, "editMode", "edit_mode", input.EditMode, &s.EditMode, nil)
-	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, 50))
+	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, maxSpaceTitle))
 	setOptional(p, "defaultLevel", "default_level", input.DefaultLevel, &s.DefaultLevel, nil)
 	setOptional(p, "language", "language", input.Language, &s.Language, nil)
 	setRequired(p, "mergeRules", "merge_rules", input.MergeRules, &s.MergeRules, func(mr store.MergeRules) error {

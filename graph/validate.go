@@ -58,3 +58,11 @@ func notNull[T any](field string, o graphql.Omittable[*T]) (v T, set bool, err e
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// truncateRunes shortens s to at most max characters.
+func truncateRunes(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	return string([]rune(s)[:max])
+}

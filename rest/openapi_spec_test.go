@@ -465,7 +465,7 @@ func TestOpenAPISpecSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := env.Jobs.Insert(ctx, jobs.SweepOpenAPISpecs{}, nil); err != nil {
+	if _, err := env.Jobs.Insert(ctx, jobs.SweepUnfinished{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, slug := range []string{"lost", "stuck"} {

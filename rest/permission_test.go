@@ -86,6 +86,8 @@ var routeNeeds = map[string]string{
 	"getLatestOpenAPISpecVersion": "read", "getLatestOpenAPISpecVersionContent": "read", "getOpenAPISpecVersionById": "read",
 	"getOpenAPISpecVersionContentById": "read", "createOpenAPISpec": "create", "createOrUpdateOpenAPISpecBySlug": "create",
 	"updateOpenAPISpecBySlug": "create", "deleteOpenAPISpecBySlug": "create",
+	"listTranslations": "read", "getTranslation": "read", "createTranslation": "create", "updateTranslation": "create",
+	"deleteTranslation": "create", "runTranslation": "create",
 }
 
 // matrixFixture is an organization with content of every kind and a user of
@@ -153,6 +155,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	crComment, crReply := postThread(t, owner, space, cr)
 	specSrc := newSpecSource(t)
 	specSlug, specVersion := processedSpec(t, env, owner, org, specSrc.URL+"/v30/openapi.json")
+	translation := do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`, http.StatusCreated).String("id")
 
 	return &matrixFixture{
 		users: users,
@@ -161,9 +164,11 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
-			"specSlug": specSlug, "versionId": specVersion,
+			"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
 		},
 		bodies: map[string]string{
+			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
+			"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
 			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,

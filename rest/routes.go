@@ -383,6 +383,20 @@ var Routes = []Route{
 		Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a site space"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move", Operation: "moveSiteSpace",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a site space (deprecated: use sortSiteStructure)"},
+	// Translations (spec 4.17; graph/translation.go)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/translations", Operation: "listTranslations", Status: http.StatusOK,
+		Result: "organization.translations", Tag: "translations", Summary: "List the translations of an organization"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/translations", Operation: "createTranslation", Status: http.StatusCreated,
+		Tag: "translations", Summary: "Create a translation of a space into another language"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/translations/{translationId}", Operation: "getTranslation", Status: http.StatusOK,
+		Result: "organization.translation", Tag: "translations", Summary: "Get a translation"},
+	{Method: "PUT", Path: "/v1/orgs/{organizationId}/translations/{translationId}", Operation: "updateTranslation", Status: http.StatusOK,
+		Tag: "translations", Summary: "Replace a translation's instructions"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/translations/{translationId}", Operation: "deleteTranslation", Status: http.StatusResetContent,
+		Tag: "translations", Summary: "Delete a translation; its result space stays (205; 204 when there was none)"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/translations/{translationId}/run", Operation: "runTranslation", Status: http.StatusNoContent,
+		Tag: "translations", Summary: "Run a translation in the background"},
+
 	// OpenAPI specifications (spec 4.16; graph/openapi_spec.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi", Operation: "listOpenAPISpecs", Status: http.StatusOK,
 		Result: "organization.openAPISpecs", Tag: "openapi", Summary: "List the OpenAPI specifications of an organization"},

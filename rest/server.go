@@ -11,6 +11,7 @@ import (
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/playground"
+	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
 )
@@ -36,6 +37,8 @@ type Config struct {
 	GitAllowPrivate bool
 	// Outbound configures the guarded client for user-named addresses.
 	Outbound outbound.Config
+	// Translator runs translations (nil: runs fail, saying none is configured).
+	Translator translator.Provider
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -71,7 +74,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
-		Outbound: outbound.New(cfg.Outbound)}
+		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {

@@ -47,13 +47,15 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":false}`).Expect(http.StatusOK)
 	specSrc := newSpecSource(t)
 	specSlug, specVersion := processedSpec(t, env, victim, org, specSrc.URL+"/v30/openapi.json")
+	translation := victim.Do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`).
+		Expect(http.StatusCreated).String("id")
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
-		"specSlug": specSlug, "versionId": specVersion,
+		"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -107,6 +109,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 		"createOpenAPISpec":                   `{"slug":"planted","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
+		"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
+		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
 		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph/outbound"
+	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest"
 )
 
@@ -34,8 +35,10 @@ type config struct {
 	OutboundAllowLoopback bool
 	OutboundTimeout       time.Duration
 	OutboundMaxBytes      int64
-	MaxConns              int32
-	ShutdownTimeout       time.Duration
+	// The translation provider: an OpenAI-compatible chat-completions API.
+	TranslationURL, TranslationModel, TranslationAPIKey string
+	MaxConns                                            int32
+	ShutdownTimeout                                     time.Duration
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
@@ -64,6 +67,10 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.DurationVar(&c.OutboundTimeout, "outbound-timeout", outTimeout, "time limit of one outbound request ($DOCSAPI_OUTBOUND_TIMEOUT)")
 	outMax, _ := strconv.ParseInt(envOr("DOCSAPI_OUTBOUND_MAX_BYTES", "10485760"), 10, 64)
 	fs.Int64Var(&c.OutboundMaxBytes, "outbound-max-bytes", outMax, "largest outbound response body accepted ($DOCSAPI_OUTBOUND_MAX_BYTES)")
+	str(&c.TranslationURL, "translation-url", "DOCSAPI_TRANSLATION_URL", "", "base URL of an OpenAI-compatible API translating content, such as https://api.openai.com/v1 (empty: translation runs fail)")
+	str(&c.TranslationModel, "translation-model", "DOCSAPI_TRANSLATION_MODEL", "", "model of the translation API")
+	// The key only from the environment: flags show in process lists.
+	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -87,7 +94,11 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if blobs == "" {
 		blobs = filepath.Join(c.DataDir, "blobs")
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
+	var provider translator.Provider
+	if c.TranslationURL != "" && c.TranslationModel != "" {
+		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
+	}
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
 		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}

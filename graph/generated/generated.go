@@ -50,6 +50,7 @@ type ResolverRoot interface {
 	SiteSpace() SiteSpaceResolver
 	Space() SpaceResolver
 	Team() TeamResolver
+	Translation() TranslationResolver
 	User() UserResolver
 }
 
@@ -395,6 +396,7 @@ type ComplexityRoot struct {
 		CreateSiteSpace                     func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSpaceInput) int
 		CreateSpace                         func(childComplexity int, organizationID string, input model.CreateSpaceInput) int
 		CreateTeam                          func(childComplexity int, organizationID string, input model.CreateTeamInput) int
+		CreateTranslation                   func(childComplexity int, organizationID string, input model.CreateTranslationInput) int
 		DeleteCollection                    func(childComplexity int, id string) int
 		DeleteComment                       func(childComplexity int, spaceID string, changeRequestID *string, commentID string) int
 		DeleteCommentReply                  func(childComplexity int, spaceID string, changeRequestID *string, commentID string, replyID string) int
@@ -408,6 +410,7 @@ type ComplexityRoot struct {
 		DeleteSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
+		DeleteTranslation                   func(childComplexity int, organizationID string, translationID string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
 		ExportToGitRepository               func(childComplexity int, spaceID string, input model.ExportToGitRepositoryInput) int
 		ImportGitRepository                 func(childComplexity int, spaceID string, input model.ImportGitRepositoryInput) int
@@ -435,6 +438,7 @@ type ComplexityRoot struct {
 		RemoveSpaceUserPermission           func(childComplexity int, spaceID string, userID string) int
 		RemoveTeamMember                    func(childComplexity int, organizationID string, teamID string, userID string) int
 		RestoreSpace                        func(childComplexity int, id string) int
+		RunTranslation                      func(childComplexity int, organizationID string, translationID string) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
 		TransferCollection                  func(childComplexity int, id string, input model.TransferContentInput) int
@@ -463,6 +467,7 @@ type ComplexityRoot struct {
 		UpdateSpaceUserPermission           func(childComplexity int, spaceID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
 		UpdateTeamMembers                   func(childComplexity int, organizationID string, teamID string, input model.UpdateTeamMembersInput) int
+		UpdateTranslation                   func(childComplexity int, organizationID string, translationID string, input model.UpdateTranslationInput) int
 		UploadFile                          func(childComplexity int, spaceID string, changeRequestID *string, file graphql.Upload, name *string) int
 	}
 
@@ -563,6 +568,8 @@ type ComplexityRoot struct {
 		Team                 func(childComplexity int, id string) int
 		Teams                func(childComplexity int, page *string, limit *int, owner *string, title *string) int
 		Title                func(childComplexity int) int
+		Translation          func(childComplexity int, id string) int
+		Translations         func(childComplexity int, page *string, limit *int) int
 		Trial                func(childComplexity int) int
 		Type                 func(childComplexity int) int
 		Urls                 func(childComplexity int) int
@@ -1046,6 +1053,58 @@ type ComplexityRoot struct {
 		View  func(childComplexity int) int
 	}
 
+	Translation struct {
+		CreatedAt     func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Instructions  func(childComplexity int) int
+		Language      func(childComplexity int) int
+		Object        func(childComplexity int) int
+		Permissions   func(childComplexity int) int
+		Result        func(childComplexity int) int
+		Source        func(childComplexity int) int
+		Stats         func(childComplexity int) int
+		Status        func(childComplexity int) int
+		StatusMessage func(childComplexity int) int
+		UpdatedAt     func(childComplexity int) int
+		Urls          func(childComplexity int) int
+	}
+
+	TranslationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	TranslationPermissions struct {
+		Edit func(childComplexity int) int
+		View func(childComplexity int) int
+	}
+
+	TranslationResult struct {
+		Revision func(childComplexity int) int
+		Space    func(childComplexity int) int
+	}
+
+	TranslationSource struct {
+		Language func(childComplexity int) int
+		Space    func(childComplexity int) int
+	}
+
+	TranslationStats struct {
+		LatestPages       func(childComplexity int) int
+		LatestRunDuration func(childComplexity int) int
+		LatestWords       func(childComplexity int) int
+		Runs              func(childComplexity int) int
+		TotalDuration     func(childComplexity int) int
+		TotalPages        func(childComplexity int) int
+		TotalWords        func(childComplexity int) int
+	}
+
+	TranslationURLs struct {
+		Location func(childComplexity int) int
+	}
+
 	User struct {
 		DisplayName func(childComplexity int) int
 		Email       func(childComplexity int) int
@@ -1221,6 +1280,10 @@ type MutationResolver interface {
 	PutOpenAPISpec(ctx context.Context, organizationID string, slug string, input model.PutOpenAPISpecInput) (*model.PutOpenAPISpecResult, error)
 	UpdateOpenAPISpec(ctx context.Context, organizationID string, slug string, input model.UpdateOpenAPISpecInput) (*store.OpenAPISpec, error)
 	DeleteOpenAPISpec(ctx context.Context, organizationID string, slug string) (bool, error)
+	CreateTranslation(ctx context.Context, organizationID string, input model.CreateTranslationInput) (*store.Translation, error)
+	UpdateTranslation(ctx context.Context, organizationID string, translationID string, input model.UpdateTranslationInput) (*store.Translation, error)
+	DeleteTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
+	RunTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
 }
 type OpenAPISpecResolver interface {
 	Permissions(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecPermissions, error)
@@ -1249,6 +1312,8 @@ type OrganizationResolver interface {
 	Team(ctx context.Context, obj *store.Organization, id string) (*store.Team, error)
 	OpenAPISpecs(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OpenAPISpecList, error)
 	OpenAPISpec(ctx context.Context, obj *store.Organization, slug string) (*store.OpenAPISpec, error)
+	Translations(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.TranslationList, error)
+	Translation(ctx context.Context, obj *store.Organization, id string) (*store.Translation, error)
 	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error)
 	Search(ctx context.Context, obj *store.Organization, query string, page *string, limit *int) (*model.SearchSpaceResultList, error)
 	ChangeRequests(ctx context.Context, obj *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
@@ -1356,6 +1421,15 @@ type TeamResolver interface {
 
 	Permissions(ctx context.Context, obj *store.Team) (*model.TeamPermissions, error)
 	TeamMembers(ctx context.Context, obj *store.Team, page *string, limit *int) (*model.TeamMemberList, error)
+}
+type TranslationResolver interface {
+	Source(ctx context.Context, obj *store.Translation) (*model.TranslationSource, error)
+
+	Result(ctx context.Context, obj *store.Translation) (*model.TranslationResult, error)
+
+	Stats(ctx context.Context, obj *store.Translation) (*model.TranslationStats, error)
+	Permissions(ctx context.Context, obj *store.Translation) (*model.TranslationPermissions, error)
+	Urls(ctx context.Context, obj *store.Translation) (*model.TranslationURLs, error)
 }
 type UserResolver interface {
 	Urls(ctx context.Context, obj *store.User) (*model.UserURLs, error)
@@ -2771,6 +2845,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateTeam(childComplexity, args["organizationId"].(string), args["input"].(model.CreateTeamInput)), true
+	case "Mutation.createTranslation":
+		if e.ComplexityRoot.Mutation.CreateTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateTranslation(childComplexity, args["organizationId"].(string), args["input"].(model.CreateTranslationInput)), true
 	case "Mutation.deleteCollection":
 		if e.ComplexityRoot.Mutation.DeleteCollection == nil {
 			break
@@ -2914,6 +2999,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteTeam(childComplexity, args["organizationId"].(string), args["id"].(string)), true
+	case "Mutation.deleteTranslation":
+		if e.ComplexityRoot.Mutation.DeleteTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteTranslation(childComplexity, args["organizationId"].(string), args["translationId"].(string)), true
 	case "Mutation.duplicateSpace":
 		if e.ComplexityRoot.Mutation.DuplicateSpace == nil {
 			break
@@ -3211,6 +3307,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestoreSpace(childComplexity, args["id"].(string)), true
+	case "Mutation.runTranslation":
+		if e.ComplexityRoot.Mutation.RunTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_runTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RunTranslation(childComplexity, args["organizationId"].(string), args["translationId"].(string)), true
 	case "Mutation.setMemberSSO":
 		if e.ComplexityRoot.Mutation.SetMemberSso == nil {
 			break
@@ -3519,6 +3626,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateTeamMembers(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["input"].(model.UpdateTeamMembersInput)), true
+	case "Mutation.updateTranslation":
+		if e.ComplexityRoot.Mutation.UpdateTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateTranslation(childComplexity, args["organizationId"].(string), args["translationId"].(string), args["input"].(model.UpdateTranslationInput)), true
 	case "Mutation.uploadFile":
 		if e.ComplexityRoot.Mutation.UploadFile == nil {
 			break
@@ -4024,6 +4142,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Title(childComplexity), true
+	case "Organization.translation":
+		if e.ComplexityRoot.Organization.Translation == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_translation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Translation(childComplexity, args["id"].(string)), true
+	case "Organization.translations":
+		if e.ComplexityRoot.Organization.Translations == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_translations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Translations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Organization.trial":
 		if e.ComplexityRoot.Organization.Trial == nil {
 			break
@@ -6076,6 +6216,199 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TeamPermissions.View(childComplexity), true
 
+	case "Translation.createdAt":
+		if e.ComplexityRoot.Translation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.CreatedAt(childComplexity), true
+	case "Translation.id":
+		if e.ComplexityRoot.Translation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.ID(childComplexity), true
+	case "Translation.instructions":
+		if e.ComplexityRoot.Translation.Instructions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Instructions(childComplexity), true
+	case "Translation.language":
+		if e.ComplexityRoot.Translation.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Language(childComplexity), true
+	case "Translation.object":
+		if e.ComplexityRoot.Translation.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Object(childComplexity), true
+	case "Translation.permissions":
+		if e.ComplexityRoot.Translation.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Permissions(childComplexity), true
+	case "Translation.result":
+		if e.ComplexityRoot.Translation.Result == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Result(childComplexity), true
+	case "Translation.source":
+		if e.ComplexityRoot.Translation.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Source(childComplexity), true
+	case "Translation.stats":
+		if e.ComplexityRoot.Translation.Stats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Stats(childComplexity), true
+	case "Translation.status":
+		if e.ComplexityRoot.Translation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Status(childComplexity), true
+	case "Translation.statusMessage":
+		if e.ComplexityRoot.Translation.StatusMessage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.StatusMessage(childComplexity), true
+	case "Translation.updatedAt":
+		if e.ComplexityRoot.Translation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.UpdatedAt(childComplexity), true
+	case "Translation.urls":
+		if e.ComplexityRoot.Translation.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Urls(childComplexity), true
+
+	case "TranslationList.count":
+		if e.ComplexityRoot.TranslationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationList.Count(childComplexity), true
+	case "TranslationList.items":
+		if e.ComplexityRoot.TranslationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationList.Items(childComplexity), true
+	case "TranslationList.next":
+		if e.ComplexityRoot.TranslationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationList.Next(childComplexity), true
+	case "TranslationList.pageInfo":
+		if e.ComplexityRoot.TranslationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationList.PageInfo(childComplexity), true
+
+	case "TranslationPermissions.edit":
+		if e.ComplexityRoot.TranslationPermissions.Edit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationPermissions.Edit(childComplexity), true
+	case "TranslationPermissions.view":
+		if e.ComplexityRoot.TranslationPermissions.View == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationPermissions.View(childComplexity), true
+
+	case "TranslationResult.revision":
+		if e.ComplexityRoot.TranslationResult.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationResult.Revision(childComplexity), true
+	case "TranslationResult.space":
+		if e.ComplexityRoot.TranslationResult.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationResult.Space(childComplexity), true
+
+	case "TranslationSource.language":
+		if e.ComplexityRoot.TranslationSource.Language == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationSource.Language(childComplexity), true
+	case "TranslationSource.space":
+		if e.ComplexityRoot.TranslationSource.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationSource.Space(childComplexity), true
+
+	case "TranslationStats.latestPages":
+		if e.ComplexityRoot.TranslationStats.LatestPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.LatestPages(childComplexity), true
+	case "TranslationStats.latestRunDuration":
+		if e.ComplexityRoot.TranslationStats.LatestRunDuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.LatestRunDuration(childComplexity), true
+	case "TranslationStats.latestWords":
+		if e.ComplexityRoot.TranslationStats.LatestWords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.LatestWords(childComplexity), true
+	case "TranslationStats.runs":
+		if e.ComplexityRoot.TranslationStats.Runs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.Runs(childComplexity), true
+	case "TranslationStats.totalDuration":
+		if e.ComplexityRoot.TranslationStats.TotalDuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.TotalDuration(childComplexity), true
+	case "TranslationStats.totalPages":
+		if e.ComplexityRoot.TranslationStats.TotalPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.TotalPages(childComplexity), true
+	case "TranslationStats.totalWords":
+		if e.ComplexityRoot.TranslationStats.TotalWords == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationStats.TotalWords(childComplexity), true
+
+	case "TranslationURLs.location":
+		if e.ComplexityRoot.TranslationURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationURLs.Location(childComplexity), true
+
 	case "User.displayName":
 		if e.ComplexityRoot.User.DisplayName == nil {
 			break
@@ -6196,6 +6529,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateSiteSpaceInput,
 		ec.unmarshalInputCreateSpaceInput,
 		ec.unmarshalInputCreateTeamInput,
+		ec.unmarshalInputCreateTranslationInput,
 		ec.unmarshalInputExportToGitRepositoryInput,
 		ec.unmarshalInputImportGitRepositoryInput,
 		ec.unmarshalInputInviteToContentInput,
@@ -6222,6 +6556,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSortSiteStructureInput,
 		ec.unmarshalInputTableCellInput,
 		ec.unmarshalInputTransferContentInput,
+		ec.unmarshalInputTranslationSourceInput,
 		ec.unmarshalInputUpdateAgentInstructionsInput,
 		ec.unmarshalInputUpdateChangeRequestInput,
 		ec.unmarshalInputUpdateCollectionInput,
@@ -6241,6 +6576,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateSpaceInput,
 		ec.unmarshalInputUpdateTeamInput,
 		ec.unmarshalInputUpdateTeamMembersInput,
+		ec.unmarshalInputUpdateTranslationInput,
 	)
 	first := true
 
@@ -6549,6 +6885,10 @@ type Organization {
   openAPISpecs(page: String, limit: Int): OpenAPISpecList!
   "An OpenAPI specification, by slug."
   openAPISpec(slug: String!): OpenAPISpec
+  "The organization's translations, oldest first (readers and above)."
+  translations(page: String, limit: Int): TranslationList!
+  "A translation."
+  translation(id: ID!): Translation
   "The organization's invite links, oldest first (admins only)."
   invites(page: String, limit: Int): OrganizationInviteList!
   "Search across the spaces the caller can read: spaces with their matching pages, best first."
@@ -8494,6 +8834,106 @@ type PutOpenAPISpecResult {
 # Root fields
 # ---------------------------------------------------------------------------
 
+# ---------------------------------------------------------------------------
+# Translations (spec 4.17; graph/translation.go)
+# ---------------------------------------------------------------------------
+
+"""
+Where a translation's runs are: ` + "`" + `pending` + "`" + ` (a run is due), ` + "`" + `running` + "`" + `,
+` + "`" + `completed` + "`" + ` (the last run finished) or ` + "`" + `failed` + "`" + ` (it did not: ` + "`" + `statusMessage` + "`" + `
+says why).
+"""
+enum TranslationStatus {
+  pending
+  running
+  completed
+  failed
+}
+
+"""
+A source space kept translated into another language. Each run (a background
+job) translates every page of the source's current content, prose only (code,
+inline code, link targets and front matter are kept as they are), into the
+result space: created by the first run, given a new revision by the next ones.
+"""
+type Translation {
+  "Always ` + "`" + `translation` + "`" + `."
+  object: String!
+  id: ID!
+  status: TranslationStatus!
+  "Why the last run failed."
+  statusMessage: String
+  source: TranslationSource!
+  language: Language!
+  "Guidance for the translator (tone, glossary), a JSON document."
+  instructions: JSONObject!
+  "The space and revision of the last successful run."
+  result: TranslationResult
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  stats: TranslationStats!
+  permissions: TranslationPermissions!
+  urls: TranslationURLs!
+}
+
+type TranslationSource {
+  "The id of the source space."
+  space: ID!
+  language: Language!
+}
+
+type TranslationResult {
+  space: ID!
+  revision: ID!
+}
+
+"Counts over the runs; durations in seconds."
+type TranslationStats {
+  runs: Int!
+  totalWords: Int!
+  "Distinct source pages ever translated."
+  totalPages: Int!
+  totalDuration: Int!
+  latestRunDuration: Int!
+  latestPages: Int!
+  latestWords: Int!
+}
+
+type TranslationPermissions {
+  view: Boolean!
+  "Change, run or delete it (organization admins)."
+  edit: Boolean!
+}
+
+type TranslationURLs {
+  location: String!
+}
+
+"A page of translations."
+type TranslationList {
+  items: [Translation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input TranslationSourceInput {
+  "A space of the organization the caller can read."
+  space: ID!
+  language: Language!
+}
+
+input CreateTranslationInput {
+  source: TranslationSourceInput!
+  "Differs from the source's language."
+  language: Language!
+  instructions: JSONObject
+}
+
+input UpdateTranslationInput {
+  instructions: JSONObject!
+}
+
 type Query {
   "The authenticated user."
   viewer: User!
@@ -8750,6 +9190,14 @@ type Mutation {
   updateOpenAPISpec(organizationId: ID!, slug: String!, input: UpdateOpenAPISpecInput!): OpenAPISpec!
   "Deletes a specification and its versions. True when one was deleted."
   deleteOpenAPISpec(organizationId: ID!, slug: String!): Boolean!
+  "Creates a translation of a space; nothing runs until runTranslation."
+  createTranslation(organizationId: ID!, input: CreateTranslationInput!): Translation!
+  "Replaces a translation's instructions."
+  updateTranslation(organizationId: ID!, translationId: ID!, input: UpdateTranslationInput!): Translation!
+  "Deletes a translation (its result space stays). True when one was deleted."
+  deleteTranslation(organizationId: ID!, translationId: ID!): Boolean!
+  "Starts a run in the background: the translation becomes pending, then running."
+  runTranslation(organizationId: ID!, translationId: ID!): Boolean!
 }
 `, BuiltIn: false},
 }
@@ -9557,6 +10005,10 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_openAPISpecs(ctx, field)
 	case "openAPISpec":
 		return ec.fieldContext_Organization_openAPISpec(ctx, field)
+	case "translations":
+		return ec.fieldContext_Organization_translations(ctx, field)
+	case "translation":
+		return ec.fieldContext_Organization_translation(ctx, field)
 	case "invites":
 		return ec.fieldContext_Organization_invites(ctx, field)
 	case "search":
@@ -10497,6 +10949,110 @@ func (ec *executionContext) childFields_TeamPermissions(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type TeamPermissions", field.Name)
 }
 
+func (ec *executionContext) childFields_Translation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_Translation_object(ctx, field)
+	case "id":
+		return ec.fieldContext_Translation_id(ctx, field)
+	case "status":
+		return ec.fieldContext_Translation_status(ctx, field)
+	case "statusMessage":
+		return ec.fieldContext_Translation_statusMessage(ctx, field)
+	case "source":
+		return ec.fieldContext_Translation_source(ctx, field)
+	case "language":
+		return ec.fieldContext_Translation_language(ctx, field)
+	case "instructions":
+		return ec.fieldContext_Translation_instructions(ctx, field)
+	case "result":
+		return ec.fieldContext_Translation_result(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Translation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Translation_updatedAt(ctx, field)
+	case "stats":
+		return ec.fieldContext_Translation_stats(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Translation_permissions(ctx, field)
+	case "urls":
+		return ec.fieldContext_Translation_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Translation", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_TranslationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_TranslationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_TranslationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TranslationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationList", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationPermissions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "view":
+		return ec.fieldContext_TranslationPermissions_view(ctx, field)
+	case "edit":
+		return ec.fieldContext_TranslationPermissions_edit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationPermissions", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "space":
+		return ec.fieldContext_TranslationResult_space(ctx, field)
+	case "revision":
+		return ec.fieldContext_TranslationResult_revision(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationResult", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "space":
+		return ec.fieldContext_TranslationSource_space(ctx, field)
+	case "language":
+		return ec.fieldContext_TranslationSource_language(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationSource", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "runs":
+		return ec.fieldContext_TranslationStats_runs(ctx, field)
+	case "totalWords":
+		return ec.fieldContext_TranslationStats_totalWords(ctx, field)
+	case "totalPages":
+		return ec.fieldContext_TranslationStats_totalPages(ctx, field)
+	case "totalDuration":
+		return ec.fieldContext_TranslationStats_totalDuration(ctx, field)
+	case "latestRunDuration":
+		return ec.fieldContext_TranslationStats_latestRunDuration(ctx, field)
+	case "latestPages":
+		return ec.fieldContext_TranslationStats_latestPages(ctx, field)
+	case "latestWords":
+		return ec.fieldContext_TranslationStats_latestWords(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationStats", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_TranslationURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationURLs", field.Name)
+}
+
 func (ec *executionContext) childFields_User(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -11347,6 +11903,28 @@ func (ec *executionContext) field_Mutation_createTeam_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateTranslationInput, error) {
+			return ec.unmarshalNCreateTranslationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateTranslationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteCollection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11678,6 +12256,28 @@ func (ec *executionContext) field_Mutation_deleteTeam_args(ctx context.Context, 
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "translationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["translationId"] = arg1
 	return args, nil
 }
 
@@ -12360,6 +12960,28 @@ func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_runTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "translationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["translationId"] = arg1
 	return args, nil
 }
 
@@ -13187,6 +13809,36 @@ func (ec *executionContext) field_Mutation_updateTeam_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "translationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["translationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateTranslationInput, error) {
+			return ec.unmarshalNUpdateTranslationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTranslationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_uploadFile_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13634,6 +14286,42 @@ func (ec *executionContext) field_Organization_teams_args(ctx context.Context, r
 		return nil, err
 	}
 	args["title"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_translation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_translations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
 	return args, nil
 }
 
@@ -23277,6 +23965,182 @@ func (ec *executionContext) fieldContext_Mutation_deleteOpenAPISpec(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateTranslation(ctx, fc.Args["organizationId"].(string), fc.Args["input"].(model.CreateTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateTranslation(ctx, fc.Args["organizationId"].(string), fc.Args["translationId"].(string), fc.Args["input"].(model.UpdateTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteTranslation(ctx, fc.Args["organizationId"].(string), fc.Args["translationId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_runTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_runTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RunTranslation(ctx, fc.Args["organizationId"].(string), fc.Args["translationId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_runTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_runTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OpenAPIErrorObject_message(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPIProcessError) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25221,6 +26085,94 @@ func (ec *executionContext) fieldContext_Organization_openAPISpec(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Organization_openAPISpec_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_translations(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_translations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Translations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationList) graphql.Marshaler {
+			return ec.marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_translations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_translations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_translation(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_translation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Translation(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+			return ec.marshalOTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_translation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_translation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -33798,6 +34750,791 @@ func (ec *executionContext) fieldContext_TeamPermissions_view(_ context.Context,
 	return graphql.NewScalarFieldContext("TeamPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _Translation_object(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_id(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_status(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.TranslationStatus) graphql.Marshaler {
+			return ec.marshalNTranslationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type TranslationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_statusMessage(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_statusMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StatusMessage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_statusMessage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_source(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Translation().Source(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationSource) graphql.Marshaler {
+			return ec.marshalNTranslationSource2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationSource(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_language(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.Language) graphql.Marshaler {
+			return ec.marshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type Language does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_instructions(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_instructions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Instructions, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_instructions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_result(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_result(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Translation().Result(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationResult) graphql.Marshaler {
+			return ec.marshalOTranslationResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationResult(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_result(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Translation_stats(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Translation().Stats(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationStats) graphql.Marshaler {
+			return ec.marshalNTranslationStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_stats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationStats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_permissions(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Translation().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationPermissions) graphql.Marshaler {
+			return ec.marshalNTranslationPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationPermissions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationPermissions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_urls(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Translation().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationURLs) graphql.Marshaler {
+			return ec.marshalNTranslationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationList_items(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationList_count(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationList_next(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationPermissions_view(ctx context.Context, field graphql.CollectedField, obj *model.TranslationPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationPermissions_view(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.View, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationPermissions_view(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationPermissions_edit(ctx context.Context, field graphql.CollectedField, obj *model.TranslationPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationPermissions_edit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationPermissions_edit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationResult_space(ctx context.Context, field graphql.CollectedField, obj *model.TranslationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationResult_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationResult_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationResult_revision(ctx context.Context, field graphql.CollectedField, obj *model.TranslationResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationResult_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationResult_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationSource_space(ctx context.Context, field graphql.CollectedField, obj *model.TranslationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationSource_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationSource_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationSource", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationSource_language(ctx context.Context, field graphql.CollectedField, obj *model.TranslationSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationSource_language(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Language, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.Language) graphql.Marshaler {
+			return ec.marshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationSource_language(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationSource", field, false, false, errors.New("field of type Language does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_runs(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_runs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Runs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_runs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_totalWords(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_totalWords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalWords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_totalWords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_totalPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalPages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_totalDuration(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_totalDuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalDuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_totalDuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_latestRunDuration(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_latestRunDuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestRunDuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_latestRunDuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_latestPages(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_latestPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestPages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_latestPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationStats_latestWords(ctx context.Context, field graphql.CollectedField, obj *model.TranslationStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationStats_latestWords(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LatestWords, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationStats_latestWords(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.TranslationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _User_object(ctx context.Context, field graphql.CollectedField, obj *store.User) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -35981,6 +37718,50 @@ func (ec *executionContext) unmarshalInputCreateTeamInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateTranslationInput(ctx context.Context, obj any) (model.CreateTranslationInput, error) {
+	var it model.CreateTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"source", "language", "instructions"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalNTranslationSourceInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationSourceInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = data
+		case "language":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("language"))
+			data, err := ec.unmarshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Language = data
+		case "instructions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("instructions"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Instructions = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputExportToGitRepositoryInput(ctx context.Context, obj any) (model.ExportToGitRepositoryInput, error) {
 	var it model.ExportToGitRepositoryInput
 	if obj == nil {
@@ -37027,6 +38808,43 @@ func (ec *executionContext) unmarshalInputTransferContentInput(ctx context.Conte
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputTranslationSourceInput(ctx context.Context, obj any) (model.TranslationSourceInput, error) {
+	var it model.TranslationSourceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"space", "language"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "space":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("space"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Space = data
+		case "language":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("language"))
+			data, err := ec.unmarshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Language = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateAgentInstructionsInput(ctx context.Context, obj any) (model.UpdateAgentInstructionsInput, error) {
 	var it model.UpdateAgentInstructionsInput
 	if obj == nil {
@@ -37921,6 +39739,36 @@ func (ec *executionContext) unmarshalInputUpdateTeamMembersInput(ctx context.Con
 				return it, err
 			}
 			it.Memberships = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateTranslationInput(ctx context.Context, obj any) (model.UpdateTranslationInput, error) {
+	var it model.UpdateTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"instructions"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "instructions":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("instructions"))
+			data, err := ec.unmarshalNJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Instructions = data
 		}
 	}
 	return it, nil
@@ -42342,6 +44190,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "runTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_runTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -43649,6 +45525,82 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Organization_openAPISpec(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "translations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_translations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "translation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_translation(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -49550,6 +51502,557 @@ func (ec *executionContext) _TeamPermissions(ctx context.Context, sel ast.Select
 	return out
 }
 
+var translationImplementors = []string{"Translation"}
+
+func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionSet, obj *store.Translation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Translation")
+		case "object":
+			out.Values[i] = ec._Translation_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._Translation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._Translation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statusMessage":
+			out.Values[i] = ec._Translation_statusMessage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "source":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_source(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "language":
+			out.Values[i] = ec._Translation_language(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "instructions":
+			out.Values[i] = ec._Translation_instructions(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "result":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_result(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Translation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Translation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "stats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_stats(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_permissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationListImplementors = []string{"TranslationList"}
+
+func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationList")
+		case "items":
+			out.Values[i] = ec._TranslationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._TranslationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._TranslationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TranslationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationPermissionsImplementors = []string{"TranslationPermissions"}
+
+func (ec *executionContext) _TranslationPermissions(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationPermissions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationPermissionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationPermissions")
+		case "view":
+			out.Values[i] = ec._TranslationPermissions_view(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edit":
+			out.Values[i] = ec._TranslationPermissions_edit(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationResultImplementors = []string{"TranslationResult"}
+
+func (ec *executionContext) _TranslationResult(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationResult")
+		case "space":
+			out.Values[i] = ec._TranslationResult_space(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._TranslationResult_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationSourceImplementors = []string{"TranslationSource"}
+
+func (ec *executionContext) _TranslationSource(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationSource")
+		case "space":
+			out.Values[i] = ec._TranslationSource_space(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "language":
+			out.Values[i] = ec._TranslationSource_language(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationStatsImplementors = []string{"TranslationStats"}
+
+func (ec *executionContext) _TranslationStats(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationStats")
+		case "runs":
+			out.Values[i] = ec._TranslationStats_runs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalWords":
+			out.Values[i] = ec._TranslationStats_totalWords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalPages":
+			out.Values[i] = ec._TranslationStats_totalPages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalDuration":
+			out.Values[i] = ec._TranslationStats_totalDuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latestRunDuration":
+			out.Values[i] = ec._TranslationStats_latestRunDuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latestPages":
+			out.Values[i] = ec._TranslationStats_latestPages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "latestWords":
+			out.Values[i] = ec._TranslationStats_latestWords(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var translationURLsImplementors = []string{"TranslationURLs"}
+
+func (ec *executionContext) _TranslationURLs(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationURLs")
+		case "location":
+			out.Values[i] = ec._TranslationURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var userImplementors = []string{"User"}
 
 func (ec *executionContext) _User(ctx context.Context, sel ast.SelectionSet, obj *store.User) graphql.Marshaler {
@@ -50714,6 +53217,11 @@ func (ec *executionContext) unmarshalNCreateTeamInput2githubᚗcomᚋdocsapiᚋd
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateTranslationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateTranslationInput(ctx context.Context, v any) (model.CreateTranslationInput, error) {
+	res, err := ec.unmarshalInputCreateTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -50891,6 +53399,16 @@ func (ec *executionContext) marshalNJoinOrganizationResult2ᚖgithubᚗcomᚋdoc
 		return graphql.Null
 	}
 	return ec._JoinOrganizationResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx context.Context, v any) (store.Language, error) {
+	var res store.Language
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLanguage2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx context.Context, sel ast.SelectionSet, v store.Language) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNLinkBrokenStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkBrokenStats(ctx context.Context, sel ast.SelectionSet, v *model.LinkBrokenStats) graphql.Marshaler {
@@ -52307,6 +54825,97 @@ func (ec *executionContext) unmarshalNTransferContentInput2githubᚗcomᚋdocsap
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNTranslation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Translation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx context.Context, sel ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Translation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationList(ctx context.Context, sel ast.SelectionSet, v *model.TranslationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationPermissions(ctx context.Context, sel ast.SelectionSet, v *model.TranslationPermissions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationPermissions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationSource2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationSource(ctx context.Context, sel ast.SelectionSet, v *model.TranslationSource) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationSource(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTranslationSourceInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationSourceInput(ctx context.Context, v any) (*model.TranslationSourceInput, error) {
+	res, err := ec.unmarshalInputTranslationSourceInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTranslationStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationStats(ctx context.Context, sel ast.SelectionSet, v *model.TranslationStats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationStats(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTranslationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslationStatus(ctx context.Context, v any) (store.TranslationStatus, error) {
+	var res store.TranslationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTranslationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslationStatus(ctx context.Context, sel ast.SelectionSet, v store.TranslationStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNTranslationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationURLs(ctx context.Context, sel ast.SelectionSet, v *model.TranslationURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationURLs(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdateAgentInstructionsInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateAgentInstructionsInput(ctx context.Context, v any) (model.UpdateAgentInstructionsInput, error) {
 	res, err := ec.unmarshalInputUpdateAgentInstructionsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -52399,6 +55008,11 @@ func (ec *executionContext) unmarshalNUpdateTeamInput2githubᚗcomᚋdocsapiᚋd
 
 func (ec *executionContext) unmarshalNUpdateTeamMembersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTeamMembersInput(ctx context.Context, v any) (model.UpdateTeamMembersInput, error) {
 	res, err := ec.unmarshalInputUpdateTeamMembersInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateTranslationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateTranslationInput(ctx context.Context, v any) (model.UpdateTranslationInput, error) {
+	res, err := ec.unmarshalInputUpdateTranslationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -53512,6 +56126,20 @@ func (ec *executionContext) marshalOTeamMemberRole2ᚖgithubᚗcomᚋdocsapiᚋd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx context.Context, sel ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Translation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOTranslationResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationResult(ctx context.Context, sel ast.SelectionSet, v *model.TranslationResult) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TranslationResult(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx context.Context, sel ast.SelectionSet, v *store.User) graphql.Marshaler {

@@ -20,7 +20,7 @@ import (
 // Config configures the job runner.
 type Config struct {
 	DB *store.DB
-	// Resolver does the work of the domain jobs (OpenAPI specs).
+	// Resolver does the work of the domain jobs (OpenAPI specs, translations).
 	Resolver *graph.Resolver
 	// Clock is the application's clock (retention math uses it; tests move it).
 	Clock func() time.Time
@@ -28,9 +28,9 @@ type Config struct {
 	// PurgeInterval is how often deleted spaces past retention are removed
 	// (default hourly). The purge also runs when the runner starts.
 	PurgeInterval time.Duration
-	// OpenAPISweepInterval is how often specs left pending are enqueued
-	// again (default a minute).
-	OpenAPISweepInterval time.Duration
+	// SweepInterval is how often work left pending (OpenAPI specs,
+	// translation runs) is enqueued again (default a minute).
+	SweepInterval time.Duration
 	// PollInterval is how often River looks for jobs besides its notifications
 	// (default River's, 1s; tests shorten it).
 	PollInterval time.Duration
@@ -49,8 +49,8 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	if cfg.PurgeInterval == 0 {
 		cfg.PurgeInterval = time.Hour
 	}
-	if cfg.OpenAPISweepInterval == 0 {
-		cfg.OpenAPISweepInterval = time.Minute
+	if cfg.SweepInterval == 0 {
+		cfg.SweepInterval = time.Minute
 	}
 	if cfg.Resolver == nil {
 		return nil, fmt.Errorf("jobs: no resolver")
@@ -58,7 +58,8 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
 	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
-	river.AddWorker(workers, &sweepOpenAPISpecs{res: cfg.Resolver})
+	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
+	river.AddWorker(workers, &sweepUnfinished{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
 		cooldown = cfg.PollInterval
@@ -73,9 +74,9 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return PurgeDeletedSpaces{}, nil },
 				&river.PeriodicJobOpts{ID: "purge_deleted_spaces", RunOnStart: true}),
-			river.NewPeriodicJob(river.PeriodicInterval(cfg.OpenAPISweepInterval),
-				func() (river.JobArgs, *river.InsertOpts) { return SweepOpenAPISpecs{}, nil },
-				&river.PeriodicJobOpts{ID: "sweep_openapi_specs", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return SweepUnfinished{}, nil },
+				&river.PeriodicJobOpts{ID: "sweep_unfinished", RunOnStart: true}),
 		},
 	})
 	if err != nil {
@@ -131,30 +132,57 @@ func (w *processOpenAPISpec) Timeout(*river.Job[graph.ProcessOpenAPISpecArgs]) t
 	return 10 * time.Minute
 }
 
-// SweepOpenAPISpecs enqueues the specs left pending: an enqueue after a
-// commit that failed, or a job that died while processing.
-type SweepOpenAPISpecs struct{}
-
-// Kind names the job in River's table.
-func (SweepOpenAPISpecs) Kind() string { return "sweep_openapi_specs" }
-
-type sweepOpenAPISpecs struct {
-	river.WorkerDefaults[SweepOpenAPISpecs]
+// runTranslation runs a translation (graph/translation.go). A failed run is
+// recorded on the translation, not retried here.
+type runTranslation struct {
+	river.WorkerDefaults[graph.RunTranslationArgs]
 	res *graph.Resolver
 }
 
-func (w *sweepOpenAPISpecs) Work(ctx context.Context, _ *river.Job[SweepOpenAPISpecs]) error {
-	ids, err := w.res.OpenAPISpecsToProcess(ctx)
-	if err != nil || len(ids) == 0 {
+func (w *runTranslation) Work(ctx context.Context, job *river.Job[graph.RunTranslationArgs]) error {
+	return w.res.RunTranslation(ctx, job.Args.TranslationID)
+}
+
+// Timeout is generous: a run makes a provider request per page.
+func (w *runTranslation) Timeout(*river.Job[graph.RunTranslationArgs]) time.Duration {
+	return 30 * time.Minute
+}
+
+// SweepUnfinished enqueues the work left pending: an enqueue after a commit
+// that failed, or a job that died while working (OpenAPI specs, translation
+// runs). Each job claims its item, so an item enqueued twice is done once.
+type SweepUnfinished struct{}
+
+// Kind names the job in River's table.
+func (SweepUnfinished) Kind() string { return "sweep_unfinished" }
+
+type sweepUnfinished struct {
+	river.WorkerDefaults[SweepUnfinished]
+	res *graph.Resolver
+}
+
+func (w *sweepUnfinished) Work(ctx context.Context, _ *river.Job[SweepUnfinished]) error {
+	var params []river.InsertManyParams
+	specs, err := w.res.OpenAPISpecsToProcess(ctx)
+	if err != nil {
 		return err
+	}
+	for _, id := range specs {
+		params = append(params, river.InsertManyParams{Args: graph.ProcessOpenAPISpecArgs{SpecID: id}})
+	}
+	translations, err := w.res.TranslationsToRun(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range translations {
+		params = append(params, river.InsertManyParams{Args: graph.RunTranslationArgs{TranslationID: id}})
+	}
+	if len(params) == 0 {
+		return nil
 	}
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return err
-	}
-	params := make([]river.InsertManyParams, len(ids))
-	for i, id := range ids {
-		params[i] = river.InsertManyParams{Args: graph.ProcessOpenAPISpecArgs{SpecID: id}}
 	}
 	_, err = client.InsertMany(ctx, params)
 	return err

@@ -336,6 +336,13 @@ type CreateTeamInput struct {
 	Members graphql.Omittable[[]string] `json:"members,omitempty"`
 }
 
+type CreateTranslationInput struct {
+	Source *TranslationSourceInput `json:"source"`
+	// Differs from the source's language.
+	Language     store.Language                    `json:"language"`
+	Instructions graphql.Omittable[map[string]any] `json:"instructions,omitempty"`
+}
+
 // Organizations a user of an email domain may join.
 type EmailDomainOrganizations struct {
 	Organizations []*store.Organization `json:"organizations"`
@@ -1040,6 +1047,53 @@ type TransferContentInput struct {
 	Organization string `json:"organization"`
 }
 
+// A page of translations.
+type TranslationList struct {
+	Items    []*store.Translation `json:"items"`
+	Count    int                  `json:"count"`
+	Next     *ListNext            `json:"next,omitempty"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+type TranslationPermissions struct {
+	View bool `json:"view"`
+	// Change, run or delete it (organization admins).
+	Edit bool `json:"edit"`
+}
+
+type TranslationResult struct {
+	Space    string `json:"space"`
+	Revision string `json:"revision"`
+}
+
+type TranslationSource struct {
+	// The id of the source space.
+	Space    string         `json:"space"`
+	Language store.Language `json:"language"`
+}
+
+type TranslationSourceInput struct {
+	// A space of the organization the caller can read.
+	Space    string         `json:"space"`
+	Language store.Language `json:"language"`
+}
+
+// Counts over the runs; durations in seconds.
+type TranslationStats struct {
+	Runs       int `json:"runs"`
+	TotalWords int `json:"totalWords"`
+	// Distinct source pages ever translated.
+	TotalPages        int `json:"totalPages"`
+	TotalDuration     int `json:"totalDuration"`
+	LatestRunDuration int `json:"latestRunDuration"`
+	LatestPages       int `json:"latestPages"`
+	LatestWords       int `json:"latestWords"`
+}
+
+type TranslationURLs struct {
+	Location string `json:"location"`
+}
+
 // New agent instructions.
 type UpdateAgentInstructionsInput struct {
 	Instructions Document `json:"instructions"`
@@ -1212,6 +1266,10 @@ type UpdateTeamMembersInput struct {
 	Add         graphql.Omittable[[]string]       `json:"add,omitempty"`
 	Remove      graphql.Omittable[[]string]       `json:"remove,omitempty"`
 	Memberships graphql.Omittable[map[string]any] `json:"memberships,omitempty"`
+}
+
+type UpdateTranslationInput struct {
+	Instructions map[string]any `json:"instructions"`
 }
 
 // A user's role on a space or a collection.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/graph/outbound"
+	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -45,6 +46,8 @@ type Options struct {
 	// OutboundMaxBytes its response size limit (default 10 MiB).
 	OutboundTimeout  time.Duration
 	OutboundMaxBytes int64
+	// Translator runs translations (nil: none configured).
+	Translator translator.Provider
 }
 
 // New starts a server on a new database; it stops when the test ends.
@@ -67,7 +70,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
-		Outbound: outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
+		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
+		Translator: o.Translator,
 	})
 	if err != nil {
 		t.Fatal(err)
