@@ -58,6 +58,9 @@ var routeNeeds = map[string]string{
 	"listSpaceLinks": "read", "listPageLinksInSpace": "read", "listSpacePageBacklinks": "read", "listSpaceFileBacklinks": "read",
 	"listPageLinksInChangeRequest": "read", "listChangeRequestFileBacklinks": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
+	"getReviewsByChangeRequestId": "read", "getChangeRequestReviewById": "read", "submitChangeRequestReview": "review",
+	"getRequestedReviewersByChangeRequestId": "read", "requestReviewersForChangeRequest": "edit",
+	"removeRequestedReviewerFromChangeRequest": "edit",
 
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
 	"duplicateSpace": "create", "restoreSpace": "admin", "moveSpace": "admin", "transferSpace": "admin",
@@ -146,6 +149,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 	comment, reply := postThread(t, owner, space, "")
 	crComment, crReply := postThread(t, owner, space, cr)
+	review := do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`, http.StatusCreated).String("id")
 
 	return &matrixFixture{
 		users: users,
@@ -154,6 +158,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+			"reviewId": review,
 		},
 		bodies: map[string]string{
 			"createOrganization":                  `{"title":"Mine"}`,
@@ -206,6 +211,8 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"addSpaceToSite":                      `{"spaceId":"` + space + `","sectionId":"` + section + `"}`,
 			"updateSiteSpaceById":                 `{"path":"renamed"}`,
 			"moveSiteSpace":                       `{}`,
+			"submitChangeRequestReview":           `{"status":"changes-requested"}`,
+			"requestReviewersForChangeRequest":    `{"users":["` + users["review"].ID + `"]}`,
 		},
 	}
 }

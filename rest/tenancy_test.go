@@ -36,6 +36,8 @@ func TestCrossTenantAccess(t *testing.T) {
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
 	comment, reply := postThread(t, victim, space, "")
 	crComment, crReply := postThread(t, victim, space, cr)
+	review := victim.Do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/requested-reviewers", `{"users":["`+victim.ID+`"]}`).Expect(http.StatusOK)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
@@ -51,6 +53,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+		"reviewId": review,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -103,6 +106,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateMembersInOrganizationTeam":     `{"add":["` + eve.ID + `"]}`,
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
+		"submitChangeRequestReview":           `{"status":"approved"}`,
+		"requestReviewersForChangeRequest":    `{"users":["` + victim.ID + `"]}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
@@ -120,7 +125,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
-			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
+			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

@@ -31,6 +31,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ChangeRequest() ChangeRequestResolver
+	ChangeRequestRequestedReviewer() ChangeRequestRequestedReviewerResolver
+	ChangeRequestReview() ChangeRequestReviewResolver
 	Collection() CollectionResolver
 	Comment() CommentResolver
 	CommentReply() CommentReplyResolver
@@ -81,6 +83,9 @@ type ComplexityRoot struct {
 		Object                     func(childComplexity int) int
 		Outdated                   func(childComplexity int) int
 		PDF                        func(childComplexity int, page *string, only *bool) int
+		RequestedReviewerList      func(childComplexity int, page *string, limit *int) int
+		Review                     func(childComplexity int, id string) int
+		ReviewList                 func(childComplexity int, page *string, limit *int, outdated *bool) int
 		Revision                   func(childComplexity int) int
 		RevisionInitial            func(childComplexity int) int
 		RevisionMerged             func(childComplexity int) int
@@ -101,6 +106,47 @@ type ComplexityRoot struct {
 
 	ChangeRequestPDF struct {
 		URL func(childComplexity int) int
+	}
+
+	ChangeRequestRequestedReviewer struct {
+		CreatedAt   func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Object      func(childComplexity int) int
+		RequestedBy func(childComplexity int) int
+		RevisionID  func(childComplexity int) int
+		User        func(childComplexity int) int
+	}
+
+	ChangeRequestRequestedReviewerList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeRequestReview struct {
+		Comment     func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Object      func(childComplexity int) int
+		Outdated    func(childComplexity int) int
+		RequestedBy func(childComplexity int) int
+		Reviewer    func(childComplexity int) int
+		RevisionID  func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Urls        func(childComplexity int) int
+	}
+
+	ChangeRequestReviewList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeRequestReviewURLs struct {
+		Location func(childComplexity int) int
 	}
 
 	ChangeRequestURLs struct {
@@ -425,13 +471,16 @@ type ComplexityRoot struct {
 		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
 		RemoveCollectionUserPermission      func(childComplexity int, collectionID string, userID string) int
 		RemoveMember                        func(childComplexity int, organizationID string, userID string) int
+		RemoveRequestedReviewer             func(childComplexity int, spaceID string, changeRequestID string, userID string) int
 		RemoveSectionFromGroup              func(childComplexity int, organizationID string, siteID string, groupID string, sectionID string) int
 		RemoveSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string) int
 		RemoveSpaceUserPermission           func(childComplexity int, spaceID string, userID string) int
 		RemoveTeamMember                    func(childComplexity int, organizationID string, teamID string, userID string) int
+		RequestReviewers                    func(childComplexity int, spaceID string, changeRequestID string, input model.RequestReviewersInput) int
 		RestoreSpace                        func(childComplexity int, id string) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
+		SubmitChangeRequestReview           func(childComplexity int, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) int
 		TransferCollection                  func(childComplexity int, id string, input model.TransferContentInput) int
 		TransferSpace                       func(childComplexity int, id string, input model.TransferContentInput) int
 		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
@@ -590,6 +639,10 @@ type ComplexityRoot struct {
 		SiteAdaptiveTemplateConditions func(childComplexity int, organizationID string, siteID string) int
 		Space                          func(childComplexity int, id string, shareKey *string) int
 		Viewer                         func(childComplexity int) int
+	}
+
+	RequestReviewersResult struct {
+		Users func(childComplexity int) int
 	}
 
 	Revision struct {
@@ -1017,6 +1070,23 @@ type ChangeRequestResolver interface {
 	PDF(ctx context.Context, obj *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error)
 	Comment(ctx context.Context, obj *store.ChangeRequest, id string) (*model.CommentNode, error)
 	CommentList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
+	Review(ctx context.Context, obj *store.ChangeRequest, id string) (*store.Review, error)
+	ReviewList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error)
+	RequestedReviewerList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int) (*model.ChangeRequestRequestedReviewerList, error)
+}
+type ChangeRequestRequestedReviewerResolver interface {
+	Kind(ctx context.Context, obj *store.RequestedReviewer) (string, error)
+	User(ctx context.Context, obj *store.RequestedReviewer) (*store.User, error)
+
+	RequestedBy(ctx context.Context, obj *store.RequestedReviewer) (*store.User, error)
+}
+type ChangeRequestReviewResolver interface {
+	Reviewer(ctx context.Context, obj *store.Review) (*store.User, error)
+	RequestedBy(ctx context.Context, obj *store.Review) (*store.User, error)
+
+	Comment(ctx context.Context, obj *store.Review) (*model.CommentNode, error)
+
+	Urls(ctx context.Context, obj *store.Review) (*model.ChangeRequestReviewURLs, error)
 }
 type CollectionResolver interface {
 	Urls(ctx context.Context, obj *store.Collection) (*model.CollectionURLs, error)
@@ -1106,6 +1176,9 @@ type MutationResolver interface {
 	UpdateChangeRequest(ctx context.Context, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error)
 	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
 	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
+	SubmitChangeRequestReview(ctx context.Context, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) (*store.Review, error)
+	RequestReviewers(ctx context.Context, spaceID string, changeRequestID string, input model.RequestReviewersInput) (*model.RequestReviewersResult, error)
+	RemoveRequestedReviewer(ctx context.Context, spaceID string, changeRequestID string, userID string) (bool, error)
 	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string) (*store.RevisionFile, error)
 	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string) (bool, error)
 	ImportGitRepository(ctx context.Context, spaceID string, input model.ImportGitRepositoryInput) (bool, error)
@@ -1413,6 +1486,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequest.PDF(childComplexity, args["page"].(*string), args["only"].(*bool)), true
+	case "ChangeRequest.requestedReviewerList":
+		if e.ComplexityRoot.ChangeRequest.RequestedReviewerList == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_requestedReviewerList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.RequestedReviewerList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "ChangeRequest.review":
+		if e.ComplexityRoot.ChangeRequest.Review == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_review_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.Review(childComplexity, args["id"].(string)), true
+	case "ChangeRequest.reviewList":
+		if e.ComplexityRoot.ChangeRequest.ReviewList == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_reviewList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.ReviewList(childComplexity, args["page"].(*string), args["limit"].(*int), args["outdated"].(*bool)), true
 	case "ChangeRequest.revision":
 		if e.ComplexityRoot.ChangeRequest.Revision == nil {
 			break
@@ -1499,6 +1605,167 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequestPDF.URL(childComplexity), true
+
+	case "ChangeRequestRequestedReviewer.createdAt":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.CreatedAt(childComplexity), true
+	case "ChangeRequestRequestedReviewer.kind":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.Kind(childComplexity), true
+	case "ChangeRequestRequestedReviewer.object":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.Object(childComplexity), true
+	case "ChangeRequestRequestedReviewer.requestedBy":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.RequestedBy(childComplexity), true
+	case "ChangeRequestRequestedReviewer.revision":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.RevisionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.RevisionID(childComplexity), true
+	case "ChangeRequestRequestedReviewer.user":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.User(childComplexity), true
+
+	case "ChangeRequestRequestedReviewerList.count":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.items":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Items(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.next":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Next(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.pageInfo":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.PageInfo(childComplexity), true
+
+	case "ChangeRequestReview.comment":
+		if e.ComplexityRoot.ChangeRequestReview.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Comment(childComplexity), true
+	case "ChangeRequestReview.createdAt":
+		if e.ComplexityRoot.ChangeRequestReview.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.CreatedAt(childComplexity), true
+	case "ChangeRequestReview.id":
+		if e.ComplexityRoot.ChangeRequestReview.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.ID(childComplexity), true
+	case "ChangeRequestReview.object":
+		if e.ComplexityRoot.ChangeRequestReview.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Object(childComplexity), true
+	case "ChangeRequestReview.outdated":
+		if e.ComplexityRoot.ChangeRequestReview.Outdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Outdated(childComplexity), true
+	case "ChangeRequestReview.requestedBy":
+		if e.ComplexityRoot.ChangeRequestReview.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.RequestedBy(childComplexity), true
+	case "ChangeRequestReview.reviewer":
+		if e.ComplexityRoot.ChangeRequestReview.Reviewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Reviewer(childComplexity), true
+	case "ChangeRequestReview.revision":
+		if e.ComplexityRoot.ChangeRequestReview.RevisionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.RevisionID(childComplexity), true
+	case "ChangeRequestReview.status":
+		if e.ComplexityRoot.ChangeRequestReview.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Status(childComplexity), true
+	case "ChangeRequestReview.updatedAt":
+		if e.ComplexityRoot.ChangeRequestReview.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.UpdatedAt(childComplexity), true
+	case "ChangeRequestReview.urls":
+		if e.ComplexityRoot.ChangeRequestReview.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Urls(childComplexity), true
+
+	case "ChangeRequestReviewList.count":
+		if e.ComplexityRoot.ChangeRequestReviewList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Count(childComplexity), true
+	case "ChangeRequestReviewList.items":
+		if e.ComplexityRoot.ChangeRequestReviewList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Items(childComplexity), true
+	case "ChangeRequestReviewList.next":
+		if e.ComplexityRoot.ChangeRequestReviewList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Next(childComplexity), true
+	case "ChangeRequestReviewList.pageInfo":
+		if e.ComplexityRoot.ChangeRequestReviewList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.PageInfo(childComplexity), true
+
+	case "ChangeRequestReviewURLs.location":
+		if e.ComplexityRoot.ChangeRequestReviewURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewURLs.Location(childComplexity), true
 
 	case "ChangeRequestURLs.app":
 		if e.ComplexityRoot.ChangeRequestURLs.App == nil {
@@ -3026,6 +3293,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveMember(childComplexity, args["organizationId"].(string), args["userId"].(string)), true
+	case "Mutation.removeRequestedReviewer":
+		if e.ComplexityRoot.Mutation.RemoveRequestedReviewer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeRequestedReviewer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveRequestedReviewer(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["userId"].(string)), true
 	case "Mutation.removeSectionFromGroup":
 		if e.ComplexityRoot.Mutation.RemoveSectionFromGroup == nil {
 			break
@@ -3070,6 +3348,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string)), true
+	case "Mutation.requestReviewers":
+		if e.ComplexityRoot.Mutation.RequestReviewers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestReviewers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestReviewers(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["input"].(model.RequestReviewersInput)), true
 	case "Mutation.restoreSpace":
 		if e.ComplexityRoot.Mutation.RestoreSpace == nil {
 			break
@@ -3103,6 +3392,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SortSiteStructure(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.SortSiteStructureInput)), true
+	case "Mutation.submitChangeRequestReview":
+		if e.ComplexityRoot.Mutation.SubmitChangeRequestReview == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_submitChangeRequestReview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubmitChangeRequestReview(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["input"].(model.SubmitChangeRequestReviewInput)), true
 	case "Mutation.transferCollection":
 		if e.ComplexityRoot.Mutation.TransferCollection == nil {
 			break
@@ -4039,6 +4339,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "RequestReviewersResult.users":
+		if e.ComplexityRoot.RequestReviewersResult.Users == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestReviewersResult.Users(childComplexity), true
 
 	case "Revision.createdAt":
 		if e.ComplexityRoot.Revision.CreatedAt == nil {
@@ -5774,6 +6081,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputPagePosition,
 		ec.unmarshalInputPostCommentInput,
 		ec.unmarshalInputPostCommentReplyInput,
+		ec.unmarshalInputRequestReviewersInput,
 		ec.unmarshalInputSiteAdaptiveContentInput,
 		ec.unmarshalInputSiteSectionMovePosition,
 		ec.unmarshalInputSiteSectionPointer,
@@ -5782,6 +6090,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSiteStructureItemPointer,
 		ec.unmarshalInputSiteStructureMovePosition,
 		ec.unmarshalInputSortSiteStructureInput,
+		ec.unmarshalInputSubmitChangeRequestReviewInput,
 		ec.unmarshalInputTableCellInput,
 		ec.unmarshalInputTransferContentInput,
 		ec.unmarshalInputUpdateAgentInstructionsInput,
@@ -7550,6 +7859,12 @@ type ChangeRequest {
   comment(id: ID!): Comment
   "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
   commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
+  "A review, by id."
+  review(id: ID!): ChangeRequestReview
+  "Reviews, newest first; ` + "`" + `outdated` + "`" + ` keeps those that are (true) or are not (false) outdated."
+  reviewList(page: String, limit: Int, outdated: Boolean): ChangeRequestReviewList!
+  "The users asked for a review who have not reviewed since, oldest request first."
+  requestedReviewerList(page: String, limit: Int): ChangeRequestRequestedReviewerList!
 }
 
 "Where a PDF of a change request is printed."
@@ -7584,6 +7899,97 @@ input UpdateChangeRequestInput {
   "A JSON document; null removes it."
   description: JSONObject
   status: ChangeRequestInputStatus
+}
+
+# ---------------------------------------------------------------------------
+# Change request reviews
+# ---------------------------------------------------------------------------
+
+"""
+A reviewer's verdict: ` + "`" + `approved` + "`" + ` or ` + "`" + `changes-requested` + "`" + `. A scalar because
+` + "`" + `changes-requested` + "`" + ` is not a GraphQL name; unknown values are rejected.
+"""
+scalar ChangeRequestReviewStatus
+
+"""
+A reviewer's verdict on a change request at one of its revisions. Reviews
+never change: reviewing again adds a review.
+"""
+type ChangeRequestReview {
+  "Always ` + "`" + `change-request-review` + "`" + `."
+  object: String!
+  id: ID!
+  "The change request's revision that was reviewed."
+  revision: ID!
+  reviewer: User!
+  "Who asked for the review; absent when nobody did."
+  requestedBy: User
+  status: ChangeRequestReviewStatus!
+  """
+  Whether it is superseded: the change request has a newer revision, or the
+  reviewer reviewed again or was asked again since.
+  """
+  outdated: Boolean!
+  "The comment left with the review, on the change request."
+  comment: Comment
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  urls: ChangeRequestReviewURLs!
+}
+
+"Addresses of a review."
+type ChangeRequestReviewURLs {
+  location: String!
+}
+
+"A page of reviews."
+type ChangeRequestReviewList {
+  items: [ChangeRequestReview!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A pending request for a user's review."
+type ChangeRequestRequestedReviewer {
+  "Always ` + "`" + `change-request-requested-reviewer` + "`" + `."
+  object: String!
+  "Always ` + "`" + `user` + "`" + `: reviews are requested from users."
+  kind: String!
+  user: User!
+  "The change request's revision when the review was requested."
+  revision: ID!
+  requestedBy: User
+  createdAt: DateTime!
+}
+
+"A page of requested reviewers."
+type ChangeRequestRequestedReviewerList {
+  items: [ChangeRequestRequestedReviewer!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"What asking for reviews did."
+type RequestReviewersResult {
+  "The requests made (or renewed)."
+  users: [ChangeRequestRequestedReviewer!]!
+}
+
+input SubmitChangeRequestReviewInput {
+  status: ChangeRequestReviewStatus!
+  "A comment left with the review: a JSON document, posted on the change request."
+  comment: JSONObject
+}
+
+input RequestReviewersInput {
+  "The users to ask, by id: members who may review the space."
+  users: [ID!]!
+  "Also sets the change request's subject (at most 100 characters)."
+  subject: String
+  "Also sets the change request's description (a JSON document)."
+  description: JSONObject
 }
 
 "What merging, or bringing up to date, made."
@@ -8076,6 +8482,15 @@ type Mutation {
   mergeChangeRequest(spaceId: ID!, changeRequestId: ID!): MergeResult!
   "Brings a change request up to date with the space's content, by the same merge."
   updateChangeRequestFromMain(spaceId: ID!, changeRequestId: ID!): MergeResult!
+  "Reviews a change request at its current revision (the review role or higher on the space)."
+  submitChangeRequestReview(spaceId: ID!, changeRequestId: ID!, input: SubmitChangeRequestReviewInput!): ChangeRequestReview!
+  """
+  Asks users for a review of a change request (editors and above); asking
+  again renews the request and makes the user's earlier reviews outdated.
+  """
+  requestReviewers(spaceId: ID!, changeRequestId: ID!, input: RequestReviewersInput!): RequestReviewersResult!
+  "Withdraws the request for a user's review (editors and above). True when there was one."
+  removeRequestedReviewer(spaceId: ID!, changeRequestId: ID!, userId: ID!): Boolean!
 
   """
   Uploads a file (editors and above) into the space's content, or a change
@@ -8225,6 +8640,12 @@ func (ec *executionContext) childFields_ChangeRequest(ctx context.Context, field
 		return ec.fieldContext_ChangeRequest_comment(ctx, field)
 	case "commentList":
 		return ec.fieldContext_ChangeRequest_commentList(ctx, field)
+	case "review":
+		return ec.fieldContext_ChangeRequest_review(ctx, field)
+	case "reviewList":
+		return ec.fieldContext_ChangeRequest_reviewList(ctx, field)
+	case "requestedReviewerList":
+		return ec.fieldContext_ChangeRequest_requestedReviewerList(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequest", field.Name)
 }
@@ -8249,6 +8670,88 @@ func (ec *executionContext) childFields_ChangeRequestPDF(ctx context.Context, fi
 		return ec.fieldContext_ChangeRequestPDF_url(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestPDF", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestRequestedReviewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_object(ctx, field)
+	case "kind":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_kind(ctx, field)
+	case "user":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_user(ctx, field)
+	case "revision":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_revision(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_requestedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewer", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestRequestedReviewerList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewerList", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ChangeRequestReview_object(ctx, field)
+	case "id":
+		return ec.fieldContext_ChangeRequestReview_id(ctx, field)
+	case "revision":
+		return ec.fieldContext_ChangeRequestReview_revision(ctx, field)
+	case "reviewer":
+		return ec.fieldContext_ChangeRequestReview_reviewer(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_ChangeRequestReview_requestedBy(ctx, field)
+	case "status":
+		return ec.fieldContext_ChangeRequestReview_status(ctx, field)
+	case "outdated":
+		return ec.fieldContext_ChangeRequestReview_outdated(ctx, field)
+	case "comment":
+		return ec.fieldContext_ChangeRequestReview_comment(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ChangeRequestReview_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ChangeRequestReview_updatedAt(ctx, field)
+	case "urls":
+		return ec.fieldContext_ChangeRequestReview_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReview", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReviewList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChangeRequestReviewList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ChangeRequestReviewList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeRequestReviewList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReviewList", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReviewURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_ChangeRequestReviewURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReviewURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangeRequestURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8995,6 +9498,14 @@ func (ec *executionContext) childFields_PublishedContentSite(ctx context.Context
 		return ec.fieldContext_PublishedContentSite_structure(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishedContentSite", field.Name)
+}
+
+func (ec *executionContext) childFields_RequestReviewersResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "users":
+		return ec.fieldContext_RequestReviewersResult_users(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RequestReviewersResult", field.Name)
 }
 
 func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10008,6 +10519,72 @@ func (ec *executionContext) field_ChangeRequest_pdf_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["only"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_requestedReviewerList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_reviewList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "outdated",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["outdated"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_review_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -11411,6 +11988,36 @@ func (ec *executionContext) field_Mutation_removeMember_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeRequestedReviewer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_removeSectionFromGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11523,6 +12130,36 @@ func (ec *executionContext) field_Mutation_removeTeamMember_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_requestReviewers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RequestReviewersInput, error) {
+			return ec.unmarshalNRequestReviewersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11581,6 +12218,36 @@ func (ec *executionContext) field_Mutation_sortSiteStructure_args(ctx context.Co
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SortSiteStructureInput, error) {
 			return ec.unmarshalNSortSiteStructureInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSortSiteStructureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_submitChangeRequestReview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SubmitChangeRequestReviewInput, error) {
+			return ec.unmarshalNSubmitChangeRequestReviewInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSubmitChangeRequestReviewInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14258,6 +14925,138 @@ func (ec *executionContext) fieldContext_ChangeRequest_commentList(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _ChangeRequest_review(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_review(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().Review(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Review) graphql.Marshaler {
+			return ec.marshalOChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_review(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_review_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequest_reviewList(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_reviewList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().ReviewList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["outdated"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_reviewList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReviewList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_reviewList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequest_requestedReviewerList(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_requestedReviewerList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().RequestedReviewerList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_requestedReviewerList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewerList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_requestedReviewerList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ChangeRequestList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14398,6 +15197,712 @@ func (ec *executionContext) _ChangeRequestPDF_url(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ChangeRequestPDF_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChangeRequestPDF", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_object(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_kind(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_user(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_revision(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_requestedBy(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().RequestedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewerList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_object(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_id(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_revision(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_reviewer(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_reviewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Reviewer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_reviewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_requestedBy(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().RequestedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_status(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.ReviewStatus) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ChangeRequestReviewStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_outdated(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_outdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_outdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_comment(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Comment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentNode) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_urls(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestReviewURLs) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReviewURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Review) graphql.Marshaler {
+			return ec.marshalNChangeRequestReview2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReviewList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReviewURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ChangeRequestURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestURLs) (ret graphql.Marshaler) {
@@ -20809,6 +22314,138 @@ func (ec *executionContext) fieldContext_Mutation_updateChangeRequestFromMain(ct
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_submitChangeRequestReview(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_submitChangeRequestReview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubmitChangeRequestReview(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["input"].(model.SubmitChangeRequestReviewInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Review) graphql.Marshaler {
+			return ec.marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_submitChangeRequestReview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_submitChangeRequestReview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestReviewers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestReviewers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestReviewers(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["input"].(model.RequestReviewersInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RequestReviewersResult) graphql.Marshaler {
+			return ec.marshalNRequestReviewersResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestReviewers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RequestReviewersResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestReviewers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeRequestedReviewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeRequestedReviewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveRequestedReviewer(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeRequestedReviewer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeRequestedReviewer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_uploadFile(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24875,6 +26512,38 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RequestReviewersResult_users(ctx context.Context, field graphql.CollectedField, obj *model.RequestReviewersResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestReviewersResult_users(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Users, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestReviewersResult_users(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RequestReviewersResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewer(ctx, field)
 		},
 	}
 	return fc, nil
@@ -34266,6 +35935,50 @@ func (ec *executionContext) unmarshalInputPostCommentReplyInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRequestReviewersInput(ctx context.Context, obj any) (model.RequestReviewersInput, error) {
+	var it model.RequestReviewersInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"users", "subject", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "users":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("users"))
+			data, err := ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Users = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = graphql.OmittableOf(data)
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSiteAdaptiveContentInput(ctx context.Context, obj any) (model.SiteAdaptiveContentInput, error) {
 	var it model.SiteAdaptiveContentInput
 	if obj == nil {
@@ -34550,6 +36263,43 @@ func (ec *executionContext) unmarshalInputSortSiteStructureInput(ctx context.Con
 				return it, err
 			}
 			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubmitChangeRequestReviewInput(ctx context.Context, obj any) (model.SubmitChangeRequestReviewInput, error) {
+	var it model.SubmitChangeRequestReviewInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -36208,6 +37958,120 @@ func (ec *executionContext) _ChangeRequest(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "review":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_review(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reviewList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_reviewList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requestedReviewerList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_requestedReviewerList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36296,6 +38160,532 @@ func (ec *executionContext) _ChangeRequestPDF(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("ChangeRequestPDF")
 		case "url":
 			out.Values[i] = ec._ChangeRequestPDF_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestRequestedReviewerImplementors = []string{"ChangeRequestRequestedReviewer"}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer(ctx context.Context, sel ast.SelectionSet, obj *store.RequestedReviewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewer")
+		case "object":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_kind(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "user":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_user(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "revision":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requestedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_requestedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestRequestedReviewerListImplementors = []string{"ChangeRequestRequestedReviewerList"}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewerList")
+		case "items":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewImplementors = []string{"ChangeRequestReview"}
+
+func (ec *executionContext) _ChangeRequestReview(ctx context.Context, sel ast.SelectionSet, obj *store.Review) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReview")
+		case "object":
+			out.Values[i] = ec._ChangeRequestReview_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._ChangeRequestReview_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._ChangeRequestReview_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reviewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_reviewer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requestedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_requestedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._ChangeRequestReview_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outdated":
+			out.Values[i] = ec._ChangeRequestReview_outdated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_comment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ChangeRequestReview_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ChangeRequestReview_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewListImplementors = []string{"ChangeRequestReviewList"}
+
+func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestReviewList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReviewList")
+		case "items":
+			out.Values[i] = ec._ChangeRequestReviewList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ChangeRequestReviewList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ChangeRequestReviewList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeRequestReviewList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewURLsImplementors = []string{"ChangeRequestReviewURLs"}
+
+func (ec *executionContext) _ChangeRequestReviewURLs(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestReviewURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReviewURLs")
+		case "location":
+			out.Values[i] = ec._ChangeRequestReviewURLs_location(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39662,6 +42052,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "submitChangeRequestReview":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_submitChangeRequestReview(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestReviewers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestReviewers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeRequestedReviewer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeRequestedReviewer(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "uploadFile":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_uploadFile(ctx, field)
@@ -41510,6 +43921,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var requestReviewersResultImplementors = []string{"RequestReviewersResult"}
+
+func (ec *executionContext) _RequestReviewersResult(ctx context.Context, sel ast.SelectionSet, obj *model.RequestReviewersResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, requestReviewersResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RequestReviewersResult")
+		case "users":
+			out.Values[i] = ec._RequestReviewersResult_users(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -47017,6 +49466,98 @@ func (ec *executionContext) marshalNChangeRequestPDF2ᚖgithubᚗcomᚋdocsapi�
 	return ec._ChangeRequestPDF(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestRequestedReviewer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewer(ctx context.Context, sel ast.SelectionSet, v *store.RequestedReviewer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestRequestedReviewer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestRequestedReviewerList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestReview2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Review) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx context.Context, sel ast.SelectionSet, v *store.Review) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReviewList(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx context.Context, v any) (store.ReviewStatus, error) {
+	var res store.ReviewStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx context.Context, sel ast.SelectionSet, v store.ReviewStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewURLs(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestReviewURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReviewURLs(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNChangeRequestStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx context.Context, v any) (model.ChangeRequestStatus, error) {
 	var res model.ChangeRequestStatus
 	err := res.UnmarshalGQL(v)
@@ -48008,6 +50549,21 @@ func (ec *executionContext) unmarshalNPostCommentReplyInput2githubᚗcomᚋdocsa
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNRequestReviewersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersInput(ctx context.Context, v any) (model.RequestReviewersInput, error) {
+	res, err := ec.unmarshalInputRequestReviewersInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRequestReviewersResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersResult(ctx context.Context, sel ast.SelectionSet, v *model.RequestReviewersResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RequestReviewersResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *store.Revision) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -48693,6 +51249,11 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) unmarshalNSubmitChangeRequestReviewInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSubmitChangeRequestReviewInput(ctx context.Context, v any) (model.SubmitChangeRequestReviewInput, error) {
+	res, err := ec.unmarshalInputSubmitChangeRequestReviewInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNTeam2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Team) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -49183,6 +51744,13 @@ func (ec *executionContext) marshalOChangeRequestInputStatus2ᚖgithubᚗcomᚋd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx context.Context, sel ast.SelectionSet, v *store.Review) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ChangeRequestReview(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOChangeRequestStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx context.Context, v any) (*model.ChangeRequestStatus, error) {

@@ -57,6 +57,27 @@ type ChangeRequestPDF struct {
 	URL string `json:"url"`
 }
 
+// A page of requested reviewers.
+type ChangeRequestRequestedReviewerList struct {
+	Items    []*store.RequestedReviewer `json:"items"`
+	Count    int                        `json:"count"`
+	Next     *ListNext                  `json:"next,omitempty"`
+	PageInfo *PageInfo                  `json:"pageInfo"`
+}
+
+// A page of reviews.
+type ChangeRequestReviewList struct {
+	Items    []*store.Review `json:"items"`
+	Count    int             `json:"count"`
+	Next     *ListNext       `json:"next,omitempty"`
+	PageInfo *PageInfo       `json:"pageInfo"`
+}
+
+// Addresses of a review.
+type ChangeRequestReviewURLs struct {
+	Location string `json:"location"`
+}
+
 // Addresses of a change request.
 type ChangeRequestURLs struct {
 	App      string `json:"app"`
@@ -654,6 +675,21 @@ type PublishedContentSite struct {
 type Query struct {
 }
 
+type RequestReviewersInput struct {
+	// The users to ask, by id: members who may review the space.
+	Users []string `json:"users"`
+	// Also sets the change request's subject (at most 100 characters).
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// Also sets the change request's description (a JSON document).
+	Description graphql.Omittable[map[string]any] `json:"description,omitempty"`
+}
+
+// What asking for reviews did.
+type RequestReviewersResult struct {
+	// The requests made (or renewed).
+	Users []*store.RequestedReviewer `json:"users"`
+}
+
 // A page of files.
 type RevisionFileList struct {
 	Items    []*store.RevisionFile `json:"items"`
@@ -917,6 +953,12 @@ type SpaceURLs struct {
 	Public *string `json:"public,omitempty"`
 	// The space's icon, when set.
 	Icon *string `json:"icon,omitempty"`
+}
+
+type SubmitChangeRequestReviewInput struct {
+	Status store.ReviewStatus `json:"status"`
+	// A comment left with the review: a JSON document, posted on the change request.
+	Comment graphql.Omittable[map[string]any] `json:"comment,omitempty"`
 }
 
 type TableCellInput struct {
