@@ -41,7 +41,7 @@ var routeNeeds = map[string]string{
 	"deleteOrganizationInviteById": "admin",
 
 	"getCurrentRevision": "read", "listPages": "read", "getPageById": "read", "getPageByPath": "read",
-	"getRevisionById": "read", "listPagesInRevisionById": "read", "getPageInRevisionById": "read", "getPageInRevisionByPath": "read",
+	"applyTemplateToSpace": "edit", "getRevisionById": "read", "listPagesInRevisionById": "read", "getPageInRevisionById": "read", "getPageInRevisionByPath": "read",
 
 	"listChangeRequestsForSpace": "read", "getChangeRequestById": "read", "getRevisionOfChangeRequestById": "read",
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
@@ -212,6 +212,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"updateSiteSpaceById":                 `{"path":"renamed"}`,
 			"moveSiteSpace":                       `{}`,
 			"submitChangeRequestReview":           `{"status":"changes-requested"}`,
+			"applyTemplateToSpace":                `{"id":"api-reference"}`,
 			"requestReviewersForChangeRequest":    `{"users":["` + users["review"].ID + `"]}`,
 		},
 	}

@@ -134,6 +134,8 @@ var Routes = []Route{
 	// Space content (spec 4.4) and revisions (the reference)
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content", Operation: "getCurrentRevision", Status: http.StatusOK,
 		Result: "space.content", Tag: "content", Summary: "Get the current revision of a space"},
+	{Method: "POST", Path: "/v1/spaces/{spaceId}/content/template", Operation: "applyTemplateToSpace", Status: http.StatusNoContent,
+		Tag: "content", Summary: "Add a template's pages to a space's content, or a change request's"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/pages", Operation: "listPages", Status: http.StatusOK,
 		Result: "space.content", Tag: "content", Summary: "List the pages of a space, nested"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/page/{pageId}", Operation: "getPageById", Status: http.StatusOK,

@@ -107,6 +107,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 		"submitChangeRequestReview":           `{"status":"approved"}`,
+		"applyTemplateToSpace":                `{"id":"api-reference","changeRequestId":"` + cr + `"}`,
 		"requestReviewersForChangeRequest":    `{"users":["` + victim.ID + `"]}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.

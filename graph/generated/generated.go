@@ -427,6 +427,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddSectionToGroup                   func(childComplexity int, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) int
 		AddTeamMember                       func(childComplexity int, organizationID string, teamID string, userID string, input model.AddTeamMemberInput) int
+		ApplySpaceTemplate                  func(childComplexity int, spaceID string, input model.ApplySpaceTemplateInput) int
 		CreateChangeRequest                 func(childComplexity int, spaceID string, input model.CreateChangeRequestInput) int
 		CreateCollection                    func(childComplexity int, organizationID string, input model.CreateCollectionInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
@@ -638,6 +639,7 @@ type ComplexityRoot struct {
 		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
 		SiteAdaptiveTemplateConditions func(childComplexity int, organizationID string, siteID string) int
 		Space                          func(childComplexity int, id string, shareKey *string) int
+		SpaceTemplates                 func(childComplexity int) int
 		Viewer                         func(childComplexity int) int
 	}
 
@@ -961,6 +963,14 @@ type ComplexityRoot struct {
 		ViewInviteLinks    func(childComplexity int) int
 	}
 
+	SpaceTemplate struct {
+		ContentRefs func(childComplexity int) int
+		Emoji       func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Subtitle    func(childComplexity int) int
+		Title       func(childComplexity int) int
+	}
+
 	SpaceURLs struct {
 		App       func(childComplexity int) int
 		Icon      func(childComplexity int) int
@@ -1172,6 +1182,7 @@ type MutationResolver interface {
 	UpdatePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput) (*model.PageNode, error)
 	MovePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput) (*model.PageNode, error)
 	DeletePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string) (bool, error)
+	ApplySpaceTemplate(ctx context.Context, spaceID string, input model.ApplySpaceTemplateInput) (bool, error)
 	CreateChangeRequest(ctx context.Context, spaceID string, input model.CreateChangeRequestInput) (*store.ChangeRequest, error)
 	UpdateChangeRequest(ctx context.Context, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error)
 	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
@@ -1236,6 +1247,7 @@ type OrganizationInviteResolver interface {
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
 	Organizations(ctx context.Context, page *string, limit *int) (*model.OrganizationList, error)
+	SpaceTemplates(ctx context.Context) ([]*model.SpaceTemplate, error)
 	Organization(ctx context.Context, id string) (*store.Organization, error)
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
 	Site(ctx context.Context, organizationID string, id string, shareKey *string) (*store.Site, error)
@@ -2809,6 +2821,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string), args["input"].(model.AddTeamMemberInput)), true
+	case "Mutation.applySpaceTemplate":
+		if e.ComplexityRoot.Mutation.ApplySpaceTemplate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applySpaceTemplate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplySpaceTemplate(childComplexity, args["spaceId"].(string), args["input"].(model.ApplySpaceTemplateInput)), true
 	case "Mutation.createChangeRequest":
 		if e.ComplexityRoot.Mutation.CreateChangeRequest == nil {
 			break
@@ -4333,6 +4356,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Space(childComplexity, args["id"].(string), args["shareKey"].(*string)), true
+	case "Query.spaceTemplates":
+		if e.ComplexityRoot.Query.SpaceTemplates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SpaceTemplates(childComplexity), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -5748,6 +5777,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SpacePermissions.ViewInviteLinks(childComplexity), true
 
+	case "SpaceTemplate.contentRefs":
+		if e.ComplexityRoot.SpaceTemplate.ContentRefs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.ContentRefs(childComplexity), true
+	case "SpaceTemplate.emoji":
+		if e.ComplexityRoot.SpaceTemplate.Emoji == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Emoji(childComplexity), true
+	case "SpaceTemplate.id":
+		if e.ComplexityRoot.SpaceTemplate.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.ID(childComplexity), true
+	case "SpaceTemplate.subtitle":
+		if e.ComplexityRoot.SpaceTemplate.Subtitle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Subtitle(childComplexity), true
+	case "SpaceTemplate.title":
+		if e.ComplexityRoot.SpaceTemplate.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Title(childComplexity), true
+
 	case "SpaceURLs.app":
 		if e.ComplexityRoot.SpaceURLs.App == nil {
 			break
@@ -6053,6 +6113,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddSectionToGroupInput,
 		ec.unmarshalInputAddTeamMemberInput,
+		ec.unmarshalInputApplySpaceTemplateInput,
 		ec.unmarshalInputCommentBodyInput,
 		ec.unmarshalInputContentPointer,
 		ec.unmarshalInputContentPosition,
@@ -6090,6 +6151,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSiteStructureItemPointer,
 		ec.unmarshalInputSiteStructureMovePosition,
 		ec.unmarshalInputSortSiteStructureInput,
+		ec.unmarshalInputSpaceTemplateParamsInput,
 		ec.unmarshalInputSubmitChangeRequestReviewInput,
 		ec.unmarshalInputTableCellInput,
 		ec.unmarshalInputTransferContentInput,
@@ -7795,6 +7857,40 @@ input MovePageInput {
 }
 
 # ---------------------------------------------------------------------------
+# Space templates
+# ---------------------------------------------------------------------------
+
+"""
+Starting content for a space: pages added by applySpaceTemplate. Its
+markdown may link files the caller names (` + "`" + `contentRefs` + "`" + `).
+"""
+type SpaceTemplate {
+  "What applySpaceTemplate takes as ` + "`" + `id` + "`" + `."
+  id: ID!
+  title: String!
+  subtitle: String!
+  emoji: String!
+  "The names of the file references it takes in ` + "`" + `params.contentRefs` + "`" + `."
+  contentRefs: [String!]!
+}
+
+input SpaceTemplateParamsInput {
+  """
+  Files for the template's references, by name:
+  ` + "`" + `{"logo": {"kind": "file", "file": "<file id>"}}` + "`" + `.
+  """
+  contentRefs: JSONObject
+}
+
+input ApplySpaceTemplateInput {
+  "A template of spaceTemplates."
+  id: String!
+  params: SpaceTemplateParamsInput
+  "Apply it in this change request instead of the space's content."
+  changeRequestId: ID
+}
+
+# ---------------------------------------------------------------------------
 # Change requests
 # ---------------------------------------------------------------------------
 
@@ -8309,6 +8405,8 @@ type Query {
   viewer: User!
   "The organizations the caller is a member of."
   organizations(page: String, limit: Int): OrganizationList!
+  "The space templates applySpaceTemplate can apply."
+  spaceTemplates: [SpaceTemplate!]!
   "An organization the caller is a member of."
   organization(id: ID!): Organization
   "A space. ` + "`" + `shareKey` + "`" + ` resolves published addresses of share-link content."
@@ -8468,6 +8566,13 @@ type Mutation {
   movePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, input: MovePageInput!): RevisionPage!
   "Deletes a page and the pages under it (editors and above), as a new revision. True when a page was deleted."
   deletePage(spaceId: ID!, changeRequestId: ID, pageId: ID!): Boolean!
+
+  """
+  Adds a template's pages after the top-level pages of a space's content,
+  or of one of its change requests (editors and above), as a new revision.
+  True once done.
+  """
+  applySpaceTemplate(spaceId: ID!, input: ApplySpaceTemplateInput!): Boolean!
 
   "Opens a change request on a space (editors and above), starting from its current content."
   createChangeRequest(spaceId: ID!, input: CreateChangeRequestInput!): ChangeRequest!
@@ -10140,6 +10245,22 @@ func (ec *executionContext) childFields_SpacePermissions(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SpacePermissions", field.Name)
 }
 
+func (ec *executionContext) childFields_SpaceTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SpaceTemplate_id(ctx, field)
+	case "title":
+		return ec.fieldContext_SpaceTemplate_title(ctx, field)
+	case "subtitle":
+		return ec.fieldContext_SpaceTemplate_subtitle(ctx, field)
+	case "emoji":
+		return ec.fieldContext_SpaceTemplate_emoji(ctx, field)
+	case "contentRefs":
+		return ec.fieldContext_SpaceTemplate_contentRefs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SpaceTemplate", field.Name)
+}
+
 func (ec *executionContext) childFields_SpaceURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "location":
@@ -10881,6 +11002,28 @@ func (ec *executionContext) field_Mutation_addTeamMember_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_applySpaceTemplate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplySpaceTemplateInput, error) {
+			return ec.unmarshalNApplySpaceTemplateInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐApplySpaceTemplateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -22138,6 +22281,50 @@ func (ec *executionContext) fieldContext_Mutation_deletePage(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_applySpaceTemplate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_applySpaceTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApplySpaceTemplate(ctx, fc.Args["spaceId"].(string), fc.Args["input"].(model.ApplySpaceTemplateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_applySpaceTemplate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_applySpaceTemplate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createChangeRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26085,6 +26272,38 @@ func (ec *executionContext) fieldContext_Query_organizations(ctx context.Context
 	if fc.Args, err = ec.field_Query_organizations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_spaceTemplates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_spaceTemplates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SpaceTemplates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SpaceTemplate) graphql.Marshaler {
+			return ec.marshalNSpaceTemplate2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_spaceTemplates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SpaceTemplate(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -32326,6 +32545,121 @@ func (ec *executionContext) fieldContext_SpacePermissions_installIntegration(_ c
 	return graphql.NewScalarFieldContext("SpacePermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _SpaceTemplate_id(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_title(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_subtitle(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_subtitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtitle, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_subtitle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_emoji(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_emoji(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Emoji, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_emoji(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_contentRefs(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_contentRefs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentRefs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_contentRefs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _SpaceURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.SpaceURLs) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34668,6 +35002,50 @@ func (ec *executionContext) unmarshalInputAddTeamMemberInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputApplySpaceTemplateInput(ctx context.Context, obj any) (model.ApplySpaceTemplateInput, error) {
+	var it model.ApplySpaceTemplateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "params", "changeRequestId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "params":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("params"))
+			data, err := ec.unmarshalOSpaceTemplateParamsInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateParamsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Params = graphql.OmittableOf(data)
+		case "changeRequestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeRequestId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeRequestID = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, obj any) (model.CommentBodyInput, error) {
 	var it model.CommentBodyInput
 	if obj == nil {
@@ -36263,6 +36641,36 @@ func (ec *executionContext) unmarshalInputSortSiteStructureInput(ctx context.Con
 				return it, err
 			}
 			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSpaceTemplateParamsInput(ctx context.Context, obj any) (model.SpaceTemplateParamsInput, error) {
+	var it model.SpaceTemplateParamsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"contentRefs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "contentRefs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentRefs"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentRefs = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -42024,6 +42432,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "applySpaceTemplate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_applySpaceTemplate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createChangeRequest":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createChangeRequest(ctx, field)
@@ -43720,6 +44135,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_organizations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "spaceTemplates":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_spaceTemplates(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -48105,6 +48542,64 @@ func (ec *executionContext) _SpacePermissions(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var spaceTemplateImplementors = []string{"SpaceTemplate"}
+
+func (ec *executionContext) _SpaceTemplate(ctx context.Context, sel ast.SelectionSet, obj *model.SpaceTemplate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, spaceTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SpaceTemplate")
+		case "id":
+			out.Values[i] = ec._SpaceTemplate_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._SpaceTemplate_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subtitle":
+			out.Values[i] = ec._SpaceTemplate_subtitle(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "emoji":
+			out.Values[i] = ec._SpaceTemplate_emoji(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contentRefs":
+			out.Values[i] = ec._SpaceTemplate_contentRefs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spaceURLsImplementors = []string{"SpaceURLs"}
 
 func (ec *executionContext) _SpaceURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SpaceURLs) graphql.Marshaler {
@@ -49382,6 +49877,11 @@ func (ec *executionContext) marshalNAgentInstructionsURLs2ᚖgithubᚗcomᚋdocs
 		return graphql.Null
 	}
 	return ec._AgentInstructionsURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNApplySpaceTemplateInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐApplySpaceTemplateInput(ctx context.Context, v any) (model.ApplySpaceTemplateInput, error) {
+	res, err := ec.unmarshalInputApplySpaceTemplateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNBillingProduct2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐBillingProduct(ctx context.Context, v any) (store.BillingProduct, error) {
@@ -51194,6 +51694,32 @@ func (ec *executionContext) marshalNSpacePermissions2ᚖgithubᚗcomᚋdocsapi�
 	return ec._SpacePermissions(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSpaceTemplate2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SpaceTemplate) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSpaceTemplate2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSpaceTemplate2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplate(ctx context.Context, sel ast.SelectionSet, v *model.SpaceTemplate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SpaceTemplate(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSpaceURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceURLs(ctx context.Context, sel ast.SelectionSet, v *model.SpaceURLs) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -52462,6 +52988,14 @@ func (ec *executionContext) marshalOSpaceEditMode2ᚖgithubᚗcomᚋdocsapiᚋdo
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOSpaceTemplateParamsInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateParamsInput(ctx context.Context, v any) (*model.SpaceTemplateParamsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSpaceTemplateParamsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {

@@ -44,6 +44,14 @@ type AgentInstructionsURLs struct {
 	Location string `json:"location"`
 }
 
+type ApplySpaceTemplateInput struct {
+	// A template of spaceTemplates.
+	ID     string                                       `json:"id"`
+	Params graphql.Omittable[*SpaceTemplateParamsInput] `json:"params,omitempty"`
+	// Apply it in this change request instead of the space's content.
+	ChangeRequestID graphql.Omittable[*string] `json:"changeRequestId,omitempty"`
+}
+
 // A page of change requests.
 type ChangeRequestList struct {
 	Items    []*store.ChangeRequest `json:"items"`
@@ -939,6 +947,24 @@ type SpacePermissions struct {
 	Merge              bool `json:"merge"`
 	Review             bool `json:"review"`
 	InstallIntegration bool `json:"installIntegration"`
+}
+
+// Starting content for a space: pages added by applySpaceTemplate. Its
+// markdown may link files the caller names (`contentRefs`).
+type SpaceTemplate struct {
+	// What applySpaceTemplate takes as `id`.
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Subtitle string `json:"subtitle"`
+	Emoji    string `json:"emoji"`
+	// The names of the file references it takes in `params.contentRefs`.
+	ContentRefs []string `json:"contentRefs"`
+}
+
+type SpaceTemplateParamsInput struct {
+	// Files for the template's references, by name:
+	// `{"logo": {"kind": "file", "file": "<file id>"}}`.
+	ContentRefs graphql.Omittable[map[string]any] `json:"contentRefs,omitempty"`
 }
 
 // Addresses of a space.
