@@ -137,7 +137,9 @@ func (r *changeRequestResolver) Urls(_ context.Context, cr *store.ChangeRequest)
 	}, nil
 }
 
-func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest) (*store.Revision, error) {
+// Content is the change request's revision; computed reads the same (see
+// spaceResolver.Content).
+func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest, _ bool) (*store.Revision, error) {
 	return store.GetRevision(ctx, r.DB, cr.SpaceID, cr.Revision)
 }
 

@@ -73,7 +73,7 @@ type ComplexityRoot struct {
 		Comment                    func(childComplexity int, id string) int
 		CommentList                func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Comments                   func(childComplexity int) int
-		Content                    func(childComplexity int) int
+		Content                    func(childComplexity int, computed bool) int
 		ConversationsIssuesCluster func(childComplexity int) int
 		CreatedAt                  func(childComplexity int) int
 		CreatedBy                  func(childComplexity int) int
@@ -655,8 +655,8 @@ type ComplexityRoot struct {
 		Git              func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Object           func(childComplexity int) int
-		Page             func(childComplexity int, id string, format *model.DocumentFormat) int
-		PageByPath       func(childComplexity int, path string, format *model.DocumentFormat) int
+		Page             func(childComplexity int, id string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) int
+		PageByPath       func(childComplexity int, path string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) int
 		Pages            func(childComplexity int) int
 		Parents          func(childComplexity int) int
 		ReusableContents func(childComplexity int) int
@@ -916,7 +916,7 @@ type ComplexityRoot struct {
 		Comment              func(childComplexity int, id string) int
 		CommentList          func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Comments             func(childComplexity int) int
-		Content              func(childComplexity int) int
+		Content              func(childComplexity int, computed bool) int
 		CreatedAt            func(childComplexity int) int
 		DefaultLevel         func(childComplexity int) int
 		DeletedAt            func(childComplexity int) int
@@ -932,7 +932,7 @@ type ComplexityRoot struct {
 		ParentID             func(childComplexity int) int
 		Permissions          func(childComplexity int) int
 		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
-		RevisionByID         func(childComplexity int, id string) int
+		RevisionByID         func(childComplexity int, id string, computed bool) int
 		RevisionID           func(childComplexity int) int
 		Search               func(childComplexity int, query string, page *string, limit *int) int
 		TeamPermissions      func(childComplexity int, page *string, limit *int) int
@@ -1076,7 +1076,7 @@ type ChangeRequestResolver interface {
 	Outdated(ctx context.Context, obj *store.ChangeRequest) (bool, error)
 	ConversationsIssuesCluster(ctx context.Context, obj *store.ChangeRequest) (*string, error)
 	Urls(ctx context.Context, obj *store.ChangeRequest) (*model.ChangeRequestURLs, error)
-	Content(ctx context.Context, obj *store.ChangeRequest) (*store.Revision, error)
+	Content(ctx context.Context, obj *store.ChangeRequest, computed bool) (*store.Revision, error)
 	PDF(ctx context.Context, obj *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error)
 	Comment(ctx context.Context, obj *store.ChangeRequest, id string) (*model.CommentNode, error)
 	CommentList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
@@ -1265,8 +1265,8 @@ type RevisionResolver interface {
 	ReusableContents(ctx context.Context, obj *store.Revision) ([]map[string]any, error)
 	Variables(ctx context.Context, obj *store.Revision) (map[string]any, error)
 	Urls(ctx context.Context, obj *store.Revision) (*model.RevisionURLs, error)
-	Page(ctx context.Context, obj *store.Revision, id string, format *model.DocumentFormat) (*model.PageNode, error)
-	PageByPath(ctx context.Context, obj *store.Revision, path string, format *model.DocumentFormat) (*model.PageNode, error)
+	Page(ctx context.Context, obj *store.Revision, id string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) (*model.PageNode, error)
+	PageByPath(ctx context.Context, obj *store.Revision, path string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) (*model.PageNode, error)
 }
 type RevisionFileResolver interface {
 	DownloadURL(ctx context.Context, obj *store.RevisionFile) (string, error)
@@ -1328,8 +1328,8 @@ type SpaceResolver interface {
 	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error)
 	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error)
 	PermissionsAggregate(ctx context.Context, obj *store.Space, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
-	Content(ctx context.Context, obj *store.Space) (*store.Revision, error)
-	RevisionByID(ctx context.Context, obj *store.Space, id string) (*store.Revision, error)
+	Content(ctx context.Context, obj *store.Space, computed bool) (*store.Revision, error)
+	RevisionByID(ctx context.Context, obj *store.Space, id string, computed bool) (*store.Revision, error)
 	ChangeRequest(ctx context.Context, obj *store.Space, id string) (*store.ChangeRequest, error)
 	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
 	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error)
@@ -1438,7 +1438,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.ChangeRequest.Content(childComplexity), true
+		args, err := ec.field_ChangeRequest_content_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.Content(childComplexity, args["computed"].(bool)), true
 	case "ChangeRequest.conversationsIssuesCluster":
 		if e.ComplexityRoot.ChangeRequest.ConversationsIssuesCluster == nil {
 			break
@@ -4438,7 +4443,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Revision.Page(childComplexity, args["id"].(string), args["format"].(*model.DocumentFormat)), true
+		return e.ComplexityRoot.Revision.Page(childComplexity, args["id"].(string), args["format"].(*model.DocumentFormat), args["evaluated"].(*model.DocumentEvaluation)), true
 	case "Revision.pageByPath":
 		if e.ComplexityRoot.Revision.PageByPath == nil {
 			break
@@ -4449,7 +4454,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Revision.PageByPath(childComplexity, args["path"].(string), args["format"].(*model.DocumentFormat)), true
+		return e.ComplexityRoot.Revision.PageByPath(childComplexity, args["path"].(string), args["format"].(*model.DocumentFormat), args["evaluated"].(*model.DocumentEvaluation)), true
 	case "Revision.pages":
 		if e.ComplexityRoot.Revision.Pages == nil {
 			break
@@ -5515,7 +5520,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Space.Content(childComplexity), true
+		args, err := ec.field_Space_content_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.Content(childComplexity, args["computed"].(bool)), true
 	case "Space.createdAt":
 		if e.ComplexityRoot.Space.CreatedAt == nil {
 			break
@@ -5626,7 +5636,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.RevisionByID(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Space.RevisionByID(childComplexity, args["id"].(string), args["computed"].(bool)), true
 	case "Space.revision":
 		if e.ComplexityRoot.Space.RevisionID == nil {
 			break
@@ -6696,10 +6706,20 @@ type Space {
   teamPermissions(page: String, limit: Int): TeamContentPermissionList!
   "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
   permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
-  "The space's current content."
-  content: Revision!
-  "A revision of the space, current or past."
-  revisionById(id: ID!): Revision
+  """
+  The space's current content. ` + "`" + `computed: false` + "`" + ` asks for content that is
+  not computed (see Revision).
+  """
+  content(
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision!
+  "A revision of the space, current or past; ` + "`" + `computed` + "`" + ` as for content."
+  revisionById(
+    id: ID!
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision
   "A change request of the space, by id or number."
   changeRequest(id: ID!): ChangeRequest
   """
@@ -7604,7 +7624,11 @@ input TransferContentInput {
 # Content: revisions and pages
 # ---------------------------------------------------------------------------
 
-"An immutable state of a space's content."
+"""
+An immutable state of a space's content. Content is never computed here:
+no page is generated from a content source (such as an OpenAPI
+specification), so ` + "`" + `computed: false` + "`" + ` gives the same content as ` + "`" + `true` + "`" + `.
+"""
 type Revision {
   "Always ` + "`" + `revision` + "`" + `."
   object: String!
@@ -7632,11 +7656,32 @@ type Revision {
   """
   A page by id. ` + "`" + `format` + "`" + ` chooses the body the page carries: ` + "`" + `markdown` + "`" + `, or
   ` + "`" + `document` + "`" + ` (the JSON document); without it both fields answer.
+  ` + "`" + `evaluated` + "`" + ` asks for the body's expressions evaluated (see
+  DocumentEvaluation).
   """
-  page(id: ID!, format: DocumentFormat): RevisionPage
+  page(
+    id: ID!
+    format: DocumentFormat
+    "Whether the body's expressions are evaluated (see DocumentEvaluation): the same body here, where bodies hold none."
+    evaluated: DocumentEvaluation = false
+  ): RevisionPage
   "A page by path (slugs joined by /), as page(id) otherwise."
-  pageByPath(path: String!, format: DocumentFormat): RevisionPage
+  pageByPath(
+    path: String!
+    format: DocumentFormat
+    "Whether the body's expressions are evaluated (see DocumentEvaluation): the same body here, where bodies hold none."
+    evaluated: DocumentEvaluation = false
+  ): RevisionPage
 }
+
+"""
+Whether a page's body is evaluated: ` + "`" + `false` + "`" + ` (the default), ` + "`" + `true` + "`" + ` (every
+expression), or ` + "`" + `deterministic-only` + "`" + ` (only expressions whose inputs are
+deterministic). Pages here are markdown, which holds no expressions, and
+revisions have no variables: every value gives the same body. Any other
+value is rejected.
+"""
+scalar DocumentEvaluation
 
 "An uploaded file of a revision."
 type RevisionFile {
@@ -7944,8 +7989,11 @@ type ChangeRequest {
   "Conversation clusters arrive with their issue: always null for now."
   conversationsIssuesCluster: ID
   urls: ChangeRequestURLs!
-  "The change request's content."
-  content: Revision!
+  "The change request's content; ` + "`" + `computed` + "`" + ` as for Space.content."
+  content(
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision!
   """
   A PDF of the change request's content: its address, signed and valid for
   an hour. ` + "`" + `page` + "`" + ` prints one page, with the pages under it unless ` + "`" + `only` + "`" + `.
@@ -10618,6 +10666,20 @@ func (ec *executionContext) field_ChangeRequest_comment_args(ctx context.Context
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_content_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg0
 	return args, nil
 }
 
@@ -13852,6 +13914,14 @@ func (ec *executionContext) field_Revision_pageByPath_args(ctx context.Context, 
 		return nil, err
 	}
 	args["format"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "evaluated",
+		func(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+			return ec.unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["evaluated"] = arg2
 	return args, nil
 }
 
@@ -13874,6 +13944,14 @@ func (ec *executionContext) field_Revision_page_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["format"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "evaluated",
+		func(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+			return ec.unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["evaluated"] = arg2
 	return args, nil
 }
 
@@ -14095,6 +14173,20 @@ func (ec *executionContext) field_Space_comment_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Space_content_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Space_links_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14166,6 +14258,14 @@ func (ec *executionContext) field_Space_revisionById_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg1
 	return args, nil
 }
 
@@ -14913,7 +15013,8 @@ func (ec *executionContext) _ChangeRequest_content(ctx context.Context, field gr
 			return ec.fieldContext_ChangeRequest_content(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ChangeRequest().Content(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().Content(ctx, obj, fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -14923,7 +15024,7 @@ func (ec *executionContext) _ChangeRequest_content(ctx context.Context, field gr
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ChangeRequest_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ChangeRequest_content(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ChangeRequest",
 		Field:      field,
@@ -14932,6 +15033,17 @@ func (ec *executionContext) fieldContext_ChangeRequest_content(_ context.Context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Revision(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_content_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -27155,7 +27267,7 @@ func (ec *executionContext) _Revision_page(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Revision().Page(ctx, obj, fc.Args["id"].(string), fc.Args["format"].(*model.DocumentFormat))
+			return ec.Resolvers.Revision().Page(ctx, obj, fc.Args["id"].(string), fc.Args["format"].(*model.DocumentFormat), fc.Args["evaluated"].(*model.DocumentEvaluation))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -27199,7 +27311,7 @@ func (ec *executionContext) _Revision_pageByPath(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Revision().PageByPath(ctx, obj, fc.Args["path"].(string), fc.Args["format"].(*model.DocumentFormat))
+			return ec.Resolvers.Revision().PageByPath(ctx, obj, fc.Args["path"].(string), fc.Args["format"].(*model.DocumentFormat), fc.Args["evaluated"].(*model.DocumentEvaluation))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -31833,7 +31945,8 @@ func (ec *executionContext) _Space_content(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Space_content(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().Content(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().Content(ctx, obj, fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -31843,7 +31956,7 @@ func (ec *executionContext) _Space_content(ctx context.Context, field graphql.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Space_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Space_content(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Space",
 		Field:      field,
@@ -31852,6 +31965,17 @@ func (ec *executionContext) fieldContext_Space_content(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Revision(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_content_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -31866,7 +31990,7 @@ func (ec *executionContext) _Space_revisionById(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().RevisionByID(ctx, obj, fc.Args["id"].(string))
+			return ec.Resolvers.Space().RevisionByID(ctx, obj, fc.Args["id"].(string), fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -52391,6 +52515,22 @@ func (ec *executionContext) unmarshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋd
 }
 
 func (ec *executionContext) marshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐDefaultLevel(ctx context.Context, sel ast.SelectionSet, v *store.DefaultLevel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.DocumentEvaluation)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.DocumentEvaluation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
