@@ -2,7 +2,7 @@ package graph
 
 import (
 	"context"
-	"path"
+	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -112,6 +112,11 @@ func templateFileRefs(t *spaceTemplate, refs map[string]any) (map[string]string,
 }
 
 func (r *mutationResolver) ApplySpaceTemplate(ctx context.Context, spaceID string, input model.ApplySpaceTemplateInput) (bool, error) {
+	// SECURITY: editors apply templates (editContent checks again).
+	s, err := r.editableSpace(ctx, spaceID)
+	if err != nil {
+		return false, err
+	}
 	t := templateByID(input.ID)
 	if t == nil {
 		ids := make([]string, len(spaceTemplates))
@@ -129,62 +134,96 @@ func (r *mutationResolver) ApplySpaceTemplate(ctx context.Context, spaceID strin
 		return false, err
 	}
 	crID, _ := input.ChangeRequestID.ValueOK()
+	names, err := r.templateFileNames(ctx, s, crID, files)
+	if err != nil {
+		return false, err
+	}
+	// The bodies are stored before the edit's transaction, as createPage
+	// does: a reference's link depends only on the page's depth in the
+	// template, and files never change once uploaded.
 	now := r.now()
-	_, _, err = r.editContent(ctx, spaceID, crID, func(tree *store.PageTree, c *store.Content) error {
-		names := map[string]string{} // reference name → file name
-		for ref, id := range files {
-			i := slices.IndexFunc(c.Files, func(f *store.RevisionFile) bool { return f.ID == id })
-			if i < 0 {
-				return Invalid("params.contentRefs."+ref, "no file %s in this content", id)
+	var pages []*store.RevisionPage
+	var build func(parent *string, tps []templatePage, depth int) error
+	build = func(parent *string, tps []templatePage, depth int) error {
+		for _, tp := range tps {
+			p := &store.RevisionPage{ID: store.NewID(), ParentID: parent, Type: store.PageDocument, Title: tp.Title,
+				CreatedAt: now, UpdatedAt: now}
+			if tp.Emoji != "" {
+				p.Emoji = &tp.Emoji
 			}
-			names[ref] = c.Files[i].Name
-		}
-		// Place the pages first: a reference's link is relative to the
-		// file of the page that holds it.
-		bodies := map[*store.RevisionPage]string{}
-		var add func(parent *string, pages []templatePage)
-		add = func(parent *string, pages []templatePage) {
-			for _, tp := range pages {
-				p := &store.RevisionPage{ID: store.NewID(), ParentID: parent, Type: store.PageDocument, Title: tp.Title,
-					CreatedAt: now, UpdatedAt: now}
-				if tp.Emoji != "" {
-					p.Emoji = &tp.Emoji
-				}
-				if tp.Description != "" {
-					p.Description = &tp.Description
-				}
-				t := store.NewPageTree(c.Pages)
-				_ = setSlug(t, p, nil) // a derived slug is always accepted
-				c.Pages = append(c.Pages, p)
-				_ = placePage(store.NewPageTree(c.Pages), p, nil) // at the end: no position to refuse
-				bodies[p] = tp.Markdown
-				add(&p.ID, tp.Pages)
+			if tp.Description != "" {
+				p.Description = &tp.Description
 			}
-		}
-		add(nil, t.Pages)
-		tree = store.NewPageTree(c.Pages)
-		for p, markdown := range bodies {
-			dir := path.Dir(layoutFileOf(tree, p))
-			body, err := store.SaveBody(ctx, r.DB, fillTemplate(markdown, names, dir))
-			if err != nil {
+			dirDepth := depth // a page's file: <dir>/<slug>.md, or <dir>/<slug>/README.md with pages under it
+			if len(tp.Pages) > 0 {
+				dirDepth++
+			}
+			var err error
+			if p.BodySHA256, err = store.SaveBody(ctx, r.DB, fillTemplate(tp.Markdown, names, dirDepth)); err != nil {
 				return err
 			}
-			p.BodySHA256 = body
+			pages = append(pages, p)
+			if err := build(&p.ID, tp.Pages, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := build(nil, t.Pages, 0); err != nil {
+		return false, err
+	}
+	_, _, err = r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+		for ref, id := range files {
+			if !slices.ContainsFunc(c.Files, func(f *store.RevisionFile) bool { return f.ID == id }) {
+				return Invalid("params.contentRefs."+ref, "no file %s in this content", id)
+			}
+		}
+		// Parents come before their pages: each is placed last among its
+		// siblings, with a slug unique among them.
+		for _, p := range pages {
+			_ = setSlug(store.NewPageTree(c.Pages), p, nil) // a derived slug is always accepted
+			c.Pages = append(c.Pages, p)
+			_ = placePage(store.NewPageTree(c.Pages), p, nil) // at the end: no position to refuse
 		}
 		return nil
 	})
 	return err == nil, err
 }
 
-// fillTemplate replaces the content references of markdown with links to
-// their files' layout paths (.gitbook/assets/<name>), relative to dir, the
-// directory of the page's file; lines naming a reference not given are
-// left out.
-func fillTemplate(markdown string, files map[string]string, dir string) string {
-	up := ""
-	if dir != "." {
-		up = strings.Repeat("../", strings.Count(dir, "/")+1)
+// templateFileNames reads the names of the files the references name, in
+// the content of space s (or of its change request crID) the template goes to.
+func (r *Resolver) templateFileNames(ctx context.Context, s *store.Space, crID *string, files map[string]string) (map[string]string, error) {
+	revision := s.RevisionID
+	if crID != nil {
+		cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, *crID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, NotFound("change request")
+		} else if err != nil {
+			return nil, err
+		}
+		revision = cr.Revision
 	}
+	content, err := store.LoadContent(ctx, r.DB, revision)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	for ref, id := range files {
+		i := slices.IndexFunc(content.Files, func(f *store.RevisionFile) bool { return f.ID == id })
+		if i < 0 {
+			return nil, Invalid("params.contentRefs."+ref, "no file %s in this content", id)
+		}
+		names[ref] = content.Files[i].Name
+	}
+	return names, nil
+}
+
+// fillTemplate replaces the content references of markdown with links to
+// their files' layout paths (.gitbook/assets/<name>), relative to the
+// directory of the page's file, depth levels below the root; lines naming a
+// reference not given are left out.
+func fillTemplate(markdown string, files map[string]string, depth int) string {
+	up := strings.Repeat("../", depth)
 	var out []string
 	for _, line := range strings.SplitAfter(markdown, "\n") {
 		missing := false
