@@ -1,9 +1,11 @@
 package rest_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
@@ -240,4 +242,28 @@ func TestMergeRulesWithReviews(t *testing.T) {
 	e.alice.Do("POST", e.crBase+"/"+cr2+"/merge", nil).Expect(http.StatusConflict)
 	dave.Do("POST", e.crBase+"/"+cr2+"/reviews", `{"status":"approved"}`).Expect(http.StatusCreated)
 	e.alice.Do("POST", e.crBase+"/"+cr2+"/merge", nil).Expect(http.StatusOK)
+}
+
+// Reviews and requests go with their space when it is purged: the foreign
+// keys to its revisions do not hold the purge back.
+func TestReviewsPurgedWithTheirSpace(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	bob := e.env.NewUser("Bob")
+	bob.Join(e.org, store.RoleReview)
+	cr := e.open("Reviewed")
+	e.mustEdit(cr, e.pageA, "a1 changed")
+	bob.Do("POST", e.crBase+"/"+cr+"/reviews", map[string]any{"status": "approved", "comment": paragraph("Fine.")}).Expect(http.StatusCreated)
+	e.alice.Do("POST", e.crBase+"/"+cr+"/requested-reviewers", `{"users":["`+bob.ID+`"]}`).Expect(http.StatusOK)
+	e.alice.Do("DELETE", e.spaceBase, nil).Expect(http.StatusNoContent)
+	ctx := context.Background()
+	if n, err := store.PurgeSpacesDeletedBefore(ctx, e.env.DB, e.env.Clock.Now().Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	for _, table := range []string{"change_request_reviews", "change_request_requested_reviewers"} {
+		var n int
+		if err := e.env.DB.NewRaw("SELECT count(*) FROM " + table).Scan(ctx, &n); err != nil || n != 0 {
+			t.Errorf("%s after the purge: %d rows, %v", table, n, err)
+		}
+	}
 }
