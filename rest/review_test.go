@@ -262,7 +262,7 @@ func TestReviewsPurgedWithTheirSpace(t *testing.T) {
 	}
 	for _, table := range []string{"change_request_reviews", "change_request_requested_reviewers"} {
 		var n int
-		if err := e.env.DB.NewRaw("SELECT count(*) FROM " + table).Scan(ctx, &n); err != nil || n != 0 {
+		if err := e.env.DB.NewRaw("SELECT count(*) FROM "+table).Scan(ctx, &n); err != nil || n != 0 {
 			t.Errorf("%s after the purge: %d rows, %v", table, n, err)
 		}
 	}
