@@ -84,8 +84,9 @@ func (r *mutationResolver) SubmitChangeRequestReview(ctx context.Context, spaceI
 		if _, err := document("comment", doc); err != nil {
 			return nil, err
 		}
+		// A document with no text (what an empty editor sends) is no comment.
 		commentBody = strings.TrimSpace(documentText(doc))
-		if err := checkLength("comment", commentBody, 1, maxCommentBody); err != nil {
+		if err := checkLength("comment", commentBody, 0, maxCommentBody); err != nil {
 			return nil, err
 		}
 	}
