@@ -34,7 +34,7 @@ func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id st
 // crFilter reads the filters of a change request list.
 func crFilter(status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) store.ChangeRequestFilter {
 	f := store.ChangeRequestFilter{Status: store.CROpen, Creator: creator, Contributor: contributor,
-		NoneMatch: requestedReviewer != nil || cluster != nil}
+		RequestedReviewer: requestedReviewer, NoneMatch: cluster != nil}
 	if status != nil {
 		f.Status = string(*status)
 	}
@@ -137,7 +137,9 @@ func (r *changeRequestResolver) Urls(_ context.Context, cr *store.ChangeRequest)
 	}, nil
 }
 
-func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest) (*store.Revision, error) {
+// Content is the change request's revision; computed reads the same (see
+// spaceResolver.Content).
+func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest, _ bool) (*store.Revision, error) {
 	return store.GetRevision(ctx, r.DB, cr.SpaceID, cr.Revision)
 }
 
@@ -421,9 +423,20 @@ func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locke
 			return nil
 		}
 	}
+	var current []*store.Review // the reviews not outdated, read once when a rule needs them
 	for _, rule := range rules.Rules {
 		switch rule.Rule {
 		case "allow_bypass":
+		case "require_at_least_one_review", "require_all_reviews_approved", "require_specific_reviewers", "require_one_of_specific_reviewers":
+			if current == nil {
+				var err error
+				if current, err = store.CurrentReviews(ctx, tx, cr.ID); err != nil {
+					return err
+				}
+			}
+			if err := reviewRule(rule, current); err != nil {
+				return err
+			}
 		case "require_up_to_date_change_request":
 			if locked.RevisionID != cr.Base() {
 				return Conflict("merge rule require_up_to_date_change_request: the space's content moved since the change request's base; update it first")
@@ -436,10 +449,11 @@ func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locke
 			if len(cr.Description) == 0 {
 				return Conflict("merge rule require_change_request_description: give the change request a description first")
 			}
+		case "require_agent_review":
+			return Conflict("merge rule require_agent_review cannot be satisfied: this server has no review agent")
 		default:
-			// Reviews, agent reviews and custom expressions cannot pass yet:
-			// there is no way to review a change request.
-			return Conflict("merge rule %s cannot be satisfied: change requests cannot be reviewed yet", rule.Rule)
+			// Custom expressions are not evaluated: refusing is the safe answer.
+			return Conflict("merge rule %s cannot be satisfied: custom merge rule expressions are not evaluated by this server", rule.Rule)
 		}
 	}
 	return nil

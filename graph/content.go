@@ -28,11 +28,16 @@ const (
 
 var pageSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-func (r *spaceResolver) Content(ctx context.Context, s *store.Space) (*store.Revision, error) {
+// The computed argument of the content reads (spec 4.4) asks for content
+// that is not computed; no content is computed here (no page comes from a
+// content source), so both values read the same revision. The schema says
+// so (Revision).
+
+func (r *spaceResolver) Content(ctx context.Context, s *store.Space, _ bool) (*store.Revision, error) {
 	return store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
 }
 
-func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string) (*store.Revision, error) {
+func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string, _ bool) (*store.Revision, error) {
 	rev, err := store.GetRevision(ctx, r.DB, s.ID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, NotFound("revision")
@@ -92,7 +97,12 @@ func (r *revisionResolver) Urls(ctx context.Context, rev *store.Revision) (*mode
 	return u, nil
 }
 
-func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id string, format *model.DocumentFormat) (*model.PageNode, error) {
+// The evaluated argument of page reads (spec 4.4) asks for the body's
+// expressions evaluated; markdown bodies hold none and revisions have no
+// variables, so every value gives the same body. The schema says so
+// (DocumentEvaluation), and the scalar rejects values outside the spec's.
+
+func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id string, format *model.DocumentFormat, _ *model.DocumentEvaluation) (*model.PageNode, error) {
 	t, err := r.tree(ctx, rev)
 	if err != nil {
 		return nil, err
@@ -104,7 +114,7 @@ func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id str
 	return &model.PageNode{RevisionPage: p, Revision: rev, Tree: t, Format: format}, nil
 }
 
-func (r *revisionResolver) PageByPath(ctx context.Context, rev *store.Revision, path string, format *model.DocumentFormat) (*model.PageNode, error) {
+func (r *revisionResolver) PageByPath(ctx context.Context, rev *store.Revision, path string, format *model.DocumentFormat, _ *model.DocumentEvaluation) (*model.PageNode, error) {
 	t, err := r.tree(ctx, rev)
 	if err != nil {
 		return nil, err

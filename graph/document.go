@@ -188,3 +188,37 @@ func nonEmpty(nodes []any) []any {
 }
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
+
+// documentText is the text of a JSON document (spec 2.16): its leaves'
+// text, a blank line between blocks. A review's comment becomes a comment's
+// markdown body this way; a translation's instructions go to the provider so.
+func documentText(doc map[string]any) string {
+	var b strings.Builder
+	var walk func(node any)
+	walk = func(node any) {
+		n, ok := node.(map[string]any)
+		if !ok {
+			return
+		}
+		if n["object"] == "leaf" {
+			if s, ok := n["text"].(string); ok {
+				b.WriteString(s)
+			}
+			return
+		}
+		if s, ok := n["text"].(string); ok && n["object"] == "text" {
+			b.WriteString(s)
+		}
+		for _, key := range []string{"leaves", "nodes"} {
+			children, _ := n[key].([]any)
+			for _, c := range children {
+				walk(c)
+			}
+		}
+		if n["object"] == "block" && !strings.HasSuffix(b.String(), "\n\n") && b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	walk(doc)
+	return b.String()
+}

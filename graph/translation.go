@@ -270,7 +270,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 		}
 	}
 	tr := &pageTranslator{provider: r.Translator, req: translator.Request{From: string(t.SourceLanguage), To: string(t.Language),
-		Instructions: documentText(t.Instructions)}}
+		Instructions: strings.TrimSpace(documentText(t.Instructions))}}
 	run := &translationRun{}
 	for _, p := range content.Pages {
 		body := ""
@@ -385,33 +385,6 @@ func (p *pageTranslator) translate(ctx context.Context, texts []string) ([]strin
 		start = end
 	}
 	return out, nil
-}
-
-// documentText is the text of a JSON document (its "text" leaves, in order),
-// for instructions given to a provider.
-func documentText(doc any) string {
-	var b strings.Builder
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if s, ok := v["text"].(string); ok {
-				b.WriteString(s)
-			}
-			for _, k := range []string{"nodes", "leaves", "fragments"} {
-				walk(v[k])
-			}
-			if v["object"] == "block" {
-				b.WriteString("\n")
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	walk(doc)
-	return strings.TrimSpace(b.String())
 }
 
 type translationResolver struct{ *Resolver }

@@ -41,7 +41,7 @@ var routeNeeds = map[string]string{
 	"deleteOrganizationInviteById": "admin",
 
 	"getCurrentRevision": "read", "listPages": "read", "getPageById": "read", "getPageByPath": "read",
-	"getRevisionById": "read", "listPagesInRevisionById": "read", "getPageInRevisionById": "read", "getPageInRevisionByPath": "read",
+	"applyTemplateToSpace": "edit", "getRevisionById": "read", "listPagesInRevisionById": "read", "getPageInRevisionById": "read", "getPageInRevisionByPath": "read",
 
 	"listChangeRequestsForSpace": "read", "getChangeRequestById": "read", "getRevisionOfChangeRequestById": "read",
 	"listPagesInChangeRequest": "read", "getPageInChangeRequestById": "read", "getPageInChangeRequestByPath": "read",
@@ -58,6 +58,9 @@ var routeNeeds = map[string]string{
 	"listSpaceLinks": "read", "listPageLinksInSpace": "read", "listSpacePageBacklinks": "read", "listSpaceFileBacklinks": "read",
 	"listPageLinksInChangeRequest": "read", "listChangeRequestFileBacklinks": "read", "importGitRepository": "edit", "exportToGitRepository": "edit", "searchSpaceContent": "read", "searchOrganizationContent": "member", "createChangeRequest": "edit", "updateChangeRequestById": "edit",
 	"mergeChangeRequest": "edit", "updateChangeRequest": "edit",
+	"getReviewsByChangeRequestId": "read", "getChangeRequestReviewById": "read", "submitChangeRequestReview": "review",
+	"getRequestedReviewersByChangeRequestId": "read", "requestReviewersForChangeRequest": "edit",
+	"removeRequestedReviewerFromChangeRequest": "edit",
 
 	"createSpace": "create", "getSpaceById": "read", "updateSpaceById": "admin", "deleteSpaceById": "admin",
 	"duplicateSpace": "create", "restoreSpace": "admin", "moveSpace": "admin", "transferSpace": "admin",
@@ -156,6 +159,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	specSrc := newSpecSource(t)
 	specSlug, specVersion := processedSpec(t, env, owner, org, specSrc.URL+"/v30/openapi.json")
 	translation := do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`, http.StatusCreated).String("id")
+	review := do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`, http.StatusCreated).String("id")
 
 	return &matrixFixture{
 		users: users,
@@ -165,6 +169,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
+			"reviewId": review,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
@@ -222,6 +227,9 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 			"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 			"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
+			"submitChangeRequestReview":           `{"status":"changes-requested"}`,
+			"applyTemplateToSpace":                `{"id":"api-reference"}`,
+			"requestReviewersForChangeRequest":    `{"users":["` + users["review"].ID + `"]}`,
 		},
 	}
 }

@@ -36,6 +36,8 @@ func TestCrossTenantAccess(t *testing.T) {
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
 	comment, reply := postThread(t, victim, space, "")
 	crComment, crReply := postThread(t, victim, space, cr)
+	review := victim.Do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/requested-reviewers", `{"users":["`+victim.ID+`"]}`).Expect(http.StatusOK)
 	collection := victim.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
 	team := victim.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","teams":["`+team+`"]}`).Expect(http.StatusNoContent)
@@ -56,6 +58,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
+		"reviewId": review,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -113,6 +116,9 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
 		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
+		"submitChangeRequestReview":           `{"status":"approved"}`,
+		"applyTemplateToSpace":                `{"id":"api-reference","changeRequestId":"` + cr + `"}`,
+		"requestReviewersForChangeRequest":    `{"users":["` + victim.ID + `"]}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
@@ -131,7 +137,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
 			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
-			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content"} {
+			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content",
+			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

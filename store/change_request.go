@@ -94,8 +94,9 @@ type ChangeRequestFilter struct {
 	Status      string // "" for any
 	Creator     *string
 	Contributor *string
-	// Nothing is reviewed or clustered yet: a filter on reviewers or
-	// clusters keeps nothing.
+	// RequestedReviewer keeps the change requests awaiting this user's review.
+	RequestedReviewer *string
+	// Nothing is clustered yet: a filter on clusters keeps nothing.
 	NoneMatch bool
 }
 
@@ -115,6 +116,9 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f Ch
 	}
 	if f.Contributor != nil {
 		q = q.Where("EXISTS (SELECT 1 FROM change_request_contributors AS c WHERE c.change_request_id = cr.id AND c.user_id = ?)", *f.Contributor)
+	}
+	if f.RequestedReviewer != nil {
+		q = q.Where("EXISTS (SELECT 1 FROM change_request_requested_reviewers AS q WHERE q.change_request_id = cr.id AND q.user_id = ?)", *f.RequestedReviewer)
 	}
 	err := p.byTime(q, "cr.created_at", "cr.id", true).Scan(ctx)
 	return rows, translate(err)

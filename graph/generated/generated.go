@@ -31,6 +31,8 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	ChangeRequest() ChangeRequestResolver
+	ChangeRequestRequestedReviewer() ChangeRequestRequestedReviewerResolver
+	ChangeRequestReview() ChangeRequestReviewResolver
 	Collection() CollectionResolver
 	Comment() CommentResolver
 	CommentReply() CommentReplyResolver
@@ -74,7 +76,7 @@ type ComplexityRoot struct {
 		Comment                    func(childComplexity int, id string) int
 		CommentList                func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Comments                   func(childComplexity int) int
-		Content                    func(childComplexity int) int
+		Content                    func(childComplexity int, computed bool) int
 		ConversationsIssuesCluster func(childComplexity int) int
 		CreatedAt                  func(childComplexity int) int
 		CreatedBy                  func(childComplexity int) int
@@ -84,6 +86,9 @@ type ComplexityRoot struct {
 		Object                     func(childComplexity int) int
 		Outdated                   func(childComplexity int) int
 		PDF                        func(childComplexity int, page *string, only *bool) int
+		RequestedReviewerList      func(childComplexity int, page *string, limit *int) int
+		Review                     func(childComplexity int, id string) int
+		ReviewList                 func(childComplexity int, page *string, limit *int, outdated *bool) int
 		Revision                   func(childComplexity int) int
 		RevisionInitial            func(childComplexity int) int
 		RevisionMerged             func(childComplexity int) int
@@ -104,6 +109,47 @@ type ComplexityRoot struct {
 
 	ChangeRequestPDF struct {
 		URL func(childComplexity int) int
+	}
+
+	ChangeRequestRequestedReviewer struct {
+		CreatedAt   func(childComplexity int) int
+		Kind        func(childComplexity int) int
+		Object      func(childComplexity int) int
+		RequestedBy func(childComplexity int) int
+		RevisionID  func(childComplexity int) int
+		User        func(childComplexity int) int
+	}
+
+	ChangeRequestRequestedReviewerList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeRequestReview struct {
+		Comment     func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Object      func(childComplexity int) int
+		Outdated    func(childComplexity int) int
+		RequestedBy func(childComplexity int) int
+		Reviewer    func(childComplexity int) int
+		RevisionID  func(childComplexity int) int
+		Status      func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Urls        func(childComplexity int) int
+	}
+
+	ChangeRequestReviewList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ChangeRequestReviewURLs struct {
+		Location func(childComplexity int) int
 	}
 
 	ChangeRequestURLs struct {
@@ -384,6 +430,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddSectionToGroup                   func(childComplexity int, organizationID string, siteID string, groupID string, input model.AddSectionToGroupInput) int
 		AddTeamMember                       func(childComplexity int, organizationID string, teamID string, userID string, input model.AddTeamMemberInput) int
+		ApplySpaceTemplate                  func(childComplexity int, spaceID string, input model.ApplySpaceTemplateInput) int
 		CreateChangeRequest                 func(childComplexity int, spaceID string, input model.CreateChangeRequestInput) int
 		CreateCollection                    func(childComplexity int, organizationID string, input model.CreateCollectionInput) int
 		CreateOpenAPISpec                   func(childComplexity int, organizationID string, input model.CreateOpenAPISpecInput) int
@@ -433,14 +480,17 @@ type ComplexityRoot struct {
 		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
 		RemoveCollectionUserPermission      func(childComplexity int, collectionID string, userID string) int
 		RemoveMember                        func(childComplexity int, organizationID string, userID string) int
+		RemoveRequestedReviewer             func(childComplexity int, spaceID string, changeRequestID string, userID string) int
 		RemoveSectionFromGroup              func(childComplexity int, organizationID string, siteID string, groupID string, sectionID string) int
 		RemoveSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string) int
 		RemoveSpaceUserPermission           func(childComplexity int, spaceID string, userID string) int
 		RemoveTeamMember                    func(childComplexity int, organizationID string, teamID string, userID string) int
+		RequestReviewers                    func(childComplexity int, spaceID string, changeRequestID string, input model.RequestReviewersInput) int
 		RestoreSpace                        func(childComplexity int, id string) int
 		RunTranslation                      func(childComplexity int, organizationID string, translationID string) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
+		SubmitChangeRequestReview           func(childComplexity int, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) int
 		TransferCollection                  func(childComplexity int, id string, input model.TransferContentInput) int
 		TransferSpace                       func(childComplexity int, id string, input model.TransferContentInput) int
 		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
@@ -676,7 +726,12 @@ type ComplexityRoot struct {
 		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
 		SiteAdaptiveTemplateConditions func(childComplexity int, organizationID string, siteID string) int
 		Space                          func(childComplexity int, id string, shareKey *string) int
+		SpaceTemplates                 func(childComplexity int) int
 		Viewer                         func(childComplexity int) int
+	}
+
+	RequestReviewersResult struct {
+		Users func(childComplexity int) int
 	}
 
 	Revision struct {
@@ -687,8 +742,8 @@ type ComplexityRoot struct {
 		Git              func(childComplexity int) int
 		ID               func(childComplexity int) int
 		Object           func(childComplexity int) int
-		Page             func(childComplexity int, id string, format *model.DocumentFormat) int
-		PageByPath       func(childComplexity int, path string, format *model.DocumentFormat) int
+		Page             func(childComplexity int, id string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) int
+		PageByPath       func(childComplexity int, path string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) int
 		Pages            func(childComplexity int) int
 		Parents          func(childComplexity int) int
 		ReusableContents func(childComplexity int) int
@@ -948,7 +1003,7 @@ type ComplexityRoot struct {
 		Comment              func(childComplexity int, id string) int
 		CommentList          func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Comments             func(childComplexity int) int
-		Content              func(childComplexity int) int
+		Content              func(childComplexity int, computed bool) int
 		CreatedAt            func(childComplexity int) int
 		DefaultLevel         func(childComplexity int) int
 		DeletedAt            func(childComplexity int) int
@@ -964,7 +1019,7 @@ type ComplexityRoot struct {
 		ParentID             func(childComplexity int) int
 		Permissions          func(childComplexity int) int
 		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
-		RevisionByID         func(childComplexity int, id string) int
+		RevisionByID         func(childComplexity int, id string, computed bool) int
 		RevisionID           func(childComplexity int) int
 		Search               func(childComplexity int, query string, page *string, limit *int) int
 		TeamPermissions      func(childComplexity int, page *string, limit *int) int
@@ -993,6 +1048,14 @@ type ComplexityRoot struct {
 		TriggerGitSync     func(childComplexity int) int
 		View               func(childComplexity int) int
 		ViewInviteLinks    func(childComplexity int) int
+	}
+
+	SpaceTemplate struct {
+		ContentRefs func(childComplexity int) int
+		Emoji       func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Subtitle    func(childComplexity int) int
+		Title       func(childComplexity int) int
 	}
 
 	SpaceURLs struct {
@@ -1152,10 +1215,27 @@ type ChangeRequestResolver interface {
 	Outdated(ctx context.Context, obj *store.ChangeRequest) (bool, error)
 	ConversationsIssuesCluster(ctx context.Context, obj *store.ChangeRequest) (*string, error)
 	Urls(ctx context.Context, obj *store.ChangeRequest) (*model.ChangeRequestURLs, error)
-	Content(ctx context.Context, obj *store.ChangeRequest) (*store.Revision, error)
+	Content(ctx context.Context, obj *store.ChangeRequest, computed bool) (*store.Revision, error)
 	PDF(ctx context.Context, obj *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error)
 	Comment(ctx context.Context, obj *store.ChangeRequest, id string) (*model.CommentNode, error)
 	CommentList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
+	Review(ctx context.Context, obj *store.ChangeRequest, id string) (*store.Review, error)
+	ReviewList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error)
+	RequestedReviewerList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int) (*model.ChangeRequestRequestedReviewerList, error)
+}
+type ChangeRequestRequestedReviewerResolver interface {
+	Kind(ctx context.Context, obj *store.RequestedReviewer) (string, error)
+	User(ctx context.Context, obj *store.RequestedReviewer) (*store.User, error)
+
+	RequestedBy(ctx context.Context, obj *store.RequestedReviewer) (*store.User, error)
+}
+type ChangeRequestReviewResolver interface {
+	Reviewer(ctx context.Context, obj *store.Review) (*store.User, error)
+	RequestedBy(ctx context.Context, obj *store.Review) (*store.User, error)
+
+	Comment(ctx context.Context, obj *store.Review) (*model.CommentNode, error)
+
+	Urls(ctx context.Context, obj *store.Review) (*model.ChangeRequestReviewURLs, error)
 }
 type CollectionResolver interface {
 	Urls(ctx context.Context, obj *store.Collection) (*model.CollectionURLs, error)
@@ -1241,10 +1321,14 @@ type MutationResolver interface {
 	UpdatePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput) (*model.PageNode, error)
 	MovePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput) (*model.PageNode, error)
 	DeletePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string) (bool, error)
+	ApplySpaceTemplate(ctx context.Context, spaceID string, input model.ApplySpaceTemplateInput) (bool, error)
 	CreateChangeRequest(ctx context.Context, spaceID string, input model.CreateChangeRequestInput) (*store.ChangeRequest, error)
 	UpdateChangeRequest(ctx context.Context, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error)
 	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
 	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
+	SubmitChangeRequestReview(ctx context.Context, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) (*store.Review, error)
+	RequestReviewers(ctx context.Context, spaceID string, changeRequestID string, input model.RequestReviewersInput) (*model.RequestReviewersResult, error)
+	RemoveRequestedReviewer(ctx context.Context, spaceID string, changeRequestID string, userID string) (bool, error)
 	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string) (*store.RevisionFile, error)
 	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string) (bool, error)
 	ImportGitRepository(ctx context.Context, spaceID string, input model.ImportGitRepositoryInput) (bool, error)
@@ -1325,6 +1409,7 @@ type OrganizationInviteResolver interface {
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
 	Organizations(ctx context.Context, page *string, limit *int) (*model.OrganizationList, error)
+	SpaceTemplates(ctx context.Context) ([]*model.SpaceTemplate, error)
 	Organization(ctx context.Context, id string) (*store.Organization, error)
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
 	Site(ctx context.Context, organizationID string, id string, shareKey *string) (*store.Site, error)
@@ -1342,8 +1427,8 @@ type RevisionResolver interface {
 	ReusableContents(ctx context.Context, obj *store.Revision) ([]map[string]any, error)
 	Variables(ctx context.Context, obj *store.Revision) (map[string]any, error)
 	Urls(ctx context.Context, obj *store.Revision) (*model.RevisionURLs, error)
-	Page(ctx context.Context, obj *store.Revision, id string, format *model.DocumentFormat) (*model.PageNode, error)
-	PageByPath(ctx context.Context, obj *store.Revision, path string, format *model.DocumentFormat) (*model.PageNode, error)
+	Page(ctx context.Context, obj *store.Revision, id string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) (*model.PageNode, error)
+	PageByPath(ctx context.Context, obj *store.Revision, path string, format *model.DocumentFormat, evaluated *model.DocumentEvaluation) (*model.PageNode, error)
 }
 type RevisionFileResolver interface {
 	DownloadURL(ctx context.Context, obj *store.RevisionFile) (string, error)
@@ -1405,8 +1490,8 @@ type SpaceResolver interface {
 	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error)
 	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error)
 	PermissionsAggregate(ctx context.Context, obj *store.Space, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
-	Content(ctx context.Context, obj *store.Space) (*store.Revision, error)
-	RevisionByID(ctx context.Context, obj *store.Space, id string) (*store.Revision, error)
+	Content(ctx context.Context, obj *store.Space, computed bool) (*store.Revision, error)
+	RevisionByID(ctx context.Context, obj *store.Space, id string, computed bool) (*store.Revision, error)
 	ChangeRequest(ctx context.Context, obj *store.Space, id string) (*store.ChangeRequest, error)
 	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
 	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error)
@@ -1524,7 +1609,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.ChangeRequest.Content(childComplexity), true
+		args, err := ec.field_ChangeRequest_content_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.Content(childComplexity, args["computed"].(bool)), true
 	case "ChangeRequest.conversationsIssuesCluster":
 		if e.ComplexityRoot.ChangeRequest.ConversationsIssuesCluster == nil {
 			break
@@ -1584,6 +1674,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequest.PDF(childComplexity, args["page"].(*string), args["only"].(*bool)), true
+	case "ChangeRequest.requestedReviewerList":
+		if e.ComplexityRoot.ChangeRequest.RequestedReviewerList == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_requestedReviewerList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.RequestedReviewerList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "ChangeRequest.review":
+		if e.ComplexityRoot.ChangeRequest.Review == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_review_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.Review(childComplexity, args["id"].(string)), true
+	case "ChangeRequest.reviewList":
+		if e.ComplexityRoot.ChangeRequest.ReviewList == nil {
+			break
+		}
+
+		args, err := ec.field_ChangeRequest_reviewList_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.ChangeRequest.ReviewList(childComplexity, args["page"].(*string), args["limit"].(*int), args["outdated"].(*bool)), true
 	case "ChangeRequest.revision":
 		if e.ComplexityRoot.ChangeRequest.Revision == nil {
 			break
@@ -1670,6 +1793,167 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ChangeRequestPDF.URL(childComplexity), true
+
+	case "ChangeRequestRequestedReviewer.createdAt":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.CreatedAt(childComplexity), true
+	case "ChangeRequestRequestedReviewer.kind":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.Kind(childComplexity), true
+	case "ChangeRequestRequestedReviewer.object":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.Object(childComplexity), true
+	case "ChangeRequestRequestedReviewer.requestedBy":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.RequestedBy(childComplexity), true
+	case "ChangeRequestRequestedReviewer.revision":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.RevisionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.RevisionID(childComplexity), true
+	case "ChangeRequestRequestedReviewer.user":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewer.User == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewer.User(childComplexity), true
+
+	case "ChangeRequestRequestedReviewerList.count":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.items":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Items(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.next":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Next(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.pageInfo":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.PageInfo(childComplexity), true
+
+	case "ChangeRequestReview.comment":
+		if e.ComplexityRoot.ChangeRequestReview.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Comment(childComplexity), true
+	case "ChangeRequestReview.createdAt":
+		if e.ComplexityRoot.ChangeRequestReview.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.CreatedAt(childComplexity), true
+	case "ChangeRequestReview.id":
+		if e.ComplexityRoot.ChangeRequestReview.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.ID(childComplexity), true
+	case "ChangeRequestReview.object":
+		if e.ComplexityRoot.ChangeRequestReview.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Object(childComplexity), true
+	case "ChangeRequestReview.outdated":
+		if e.ComplexityRoot.ChangeRequestReview.Outdated == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Outdated(childComplexity), true
+	case "ChangeRequestReview.requestedBy":
+		if e.ComplexityRoot.ChangeRequestReview.RequestedBy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.RequestedBy(childComplexity), true
+	case "ChangeRequestReview.reviewer":
+		if e.ComplexityRoot.ChangeRequestReview.Reviewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Reviewer(childComplexity), true
+	case "ChangeRequestReview.revision":
+		if e.ComplexityRoot.ChangeRequestReview.RevisionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.RevisionID(childComplexity), true
+	case "ChangeRequestReview.status":
+		if e.ComplexityRoot.ChangeRequestReview.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Status(childComplexity), true
+	case "ChangeRequestReview.updatedAt":
+		if e.ComplexityRoot.ChangeRequestReview.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.UpdatedAt(childComplexity), true
+	case "ChangeRequestReview.urls":
+		if e.ComplexityRoot.ChangeRequestReview.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReview.Urls(childComplexity), true
+
+	case "ChangeRequestReviewList.count":
+		if e.ComplexityRoot.ChangeRequestReviewList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Count(childComplexity), true
+	case "ChangeRequestReviewList.items":
+		if e.ComplexityRoot.ChangeRequestReviewList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Items(childComplexity), true
+	case "ChangeRequestReviewList.next":
+		if e.ComplexityRoot.ChangeRequestReviewList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Next(childComplexity), true
+	case "ChangeRequestReviewList.pageInfo":
+		if e.ComplexityRoot.ChangeRequestReviewList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.PageInfo(childComplexity), true
+
+	case "ChangeRequestReviewURLs.location":
+		if e.ComplexityRoot.ChangeRequestReviewURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewURLs.Location(childComplexity), true
 
 	case "ChangeRequestURLs.app":
 		if e.ComplexityRoot.ChangeRequestURLs.App == nil {
@@ -2713,6 +2997,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string), args["input"].(model.AddTeamMemberInput)), true
+	case "Mutation.applySpaceTemplate":
+		if e.ComplexityRoot.Mutation.ApplySpaceTemplate == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_applySpaceTemplate_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApplySpaceTemplate(childComplexity, args["spaceId"].(string), args["input"].(model.ApplySpaceTemplateInput)), true
 	case "Mutation.createChangeRequest":
 		if e.ComplexityRoot.Mutation.CreateChangeRequest == nil {
 			break
@@ -3252,6 +3547,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveMember(childComplexity, args["organizationId"].(string), args["userId"].(string)), true
+	case "Mutation.removeRequestedReviewer":
+		if e.ComplexityRoot.Mutation.RemoveRequestedReviewer == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removeRequestedReviewer_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemoveRequestedReviewer(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["userId"].(string)), true
 	case "Mutation.removeSectionFromGroup":
 		if e.ComplexityRoot.Mutation.RemoveSectionFromGroup == nil {
 			break
@@ -3296,6 +3602,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemoveTeamMember(childComplexity, args["organizationId"].(string), args["teamId"].(string), args["userId"].(string)), true
+	case "Mutation.requestReviewers":
+		if e.ComplexityRoot.Mutation.RequestReviewers == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestReviewers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestReviewers(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["input"].(model.RequestReviewersInput)), true
 	case "Mutation.restoreSpace":
 		if e.ComplexityRoot.Mutation.RestoreSpace == nil {
 			break
@@ -3340,6 +3657,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SortSiteStructure(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.SortSiteStructureInput)), true
+	case "Mutation.submitChangeRequestReview":
+		if e.ComplexityRoot.Mutation.SubmitChangeRequestReview == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_submitChangeRequestReview_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SubmitChangeRequestReview(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["input"].(model.SubmitChangeRequestReviewInput)), true
 	case "Mutation.transferCollection":
 		if e.ComplexityRoot.Mutation.TransferCollection == nil {
 			break
@@ -4608,12 +4936,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Space(childComplexity, args["id"].(string), args["shareKey"].(*string)), true
+	case "Query.spaceTemplates":
+		if e.ComplexityRoot.Query.SpaceTemplates == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.SpaceTemplates(childComplexity), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "RequestReviewersResult.users":
+		if e.ComplexityRoot.RequestReviewersResult.Users == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestReviewersResult.Users(childComplexity), true
 
 	case "Revision.createdAt":
 		if e.ComplexityRoot.Revision.CreatedAt == nil {
@@ -4677,7 +5018,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Revision.Page(childComplexity, args["id"].(string), args["format"].(*model.DocumentFormat)), true
+		return e.ComplexityRoot.Revision.Page(childComplexity, args["id"].(string), args["format"].(*model.DocumentFormat), args["evaluated"].(*model.DocumentEvaluation)), true
 	case "Revision.pageByPath":
 		if e.ComplexityRoot.Revision.PageByPath == nil {
 			break
@@ -4688,7 +5029,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Revision.PageByPath(childComplexity, args["path"].(string), args["format"].(*model.DocumentFormat)), true
+		return e.ComplexityRoot.Revision.PageByPath(childComplexity, args["path"].(string), args["format"].(*model.DocumentFormat), args["evaluated"].(*model.DocumentEvaluation)), true
 	case "Revision.pages":
 		if e.ComplexityRoot.Revision.Pages == nil {
 			break
@@ -5754,7 +6095,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Space.Content(childComplexity), true
+		args, err := ec.field_Space_content_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Space.Content(childComplexity, args["computed"].(bool)), true
 	case "Space.createdAt":
 		if e.ComplexityRoot.Space.CreatedAt == nil {
 			break
@@ -5865,7 +6211,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.RevisionByID(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Space.RevisionByID(childComplexity, args["id"].(string), args["computed"].(bool)), true
 	case "Space.revision":
 		if e.ComplexityRoot.Space.RevisionID == nil {
 			break
@@ -6015,6 +6361,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SpacePermissions.ViewInviteLinks(childComplexity), true
+
+	case "SpaceTemplate.contentRefs":
+		if e.ComplexityRoot.SpaceTemplate.ContentRefs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.ContentRefs(childComplexity), true
+	case "SpaceTemplate.emoji":
+		if e.ComplexityRoot.SpaceTemplate.Emoji == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Emoji(childComplexity), true
+	case "SpaceTemplate.id":
+		if e.ComplexityRoot.SpaceTemplate.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.ID(childComplexity), true
+	case "SpaceTemplate.subtitle":
+		if e.ComplexityRoot.SpaceTemplate.Subtitle == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Subtitle(childComplexity), true
+	case "SpaceTemplate.title":
+		if e.ComplexityRoot.SpaceTemplate.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceTemplate.Title(childComplexity), true
 
 	case "SpaceURLs.app":
 		if e.ComplexityRoot.SpaceURLs.App == nil {
@@ -6514,6 +6891,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddSectionToGroupInput,
 		ec.unmarshalInputAddTeamMemberInput,
+		ec.unmarshalInputApplySpaceTemplateInput,
 		ec.unmarshalInputCommentBodyInput,
 		ec.unmarshalInputContentPointer,
 		ec.unmarshalInputContentPosition,
@@ -6546,6 +6924,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputPostCommentInput,
 		ec.unmarshalInputPostCommentReplyInput,
 		ec.unmarshalInputPutOpenAPISpecInput,
+		ec.unmarshalInputRequestReviewersInput,
 		ec.unmarshalInputSiteAdaptiveContentInput,
 		ec.unmarshalInputSiteSectionMovePosition,
 		ec.unmarshalInputSiteSectionPointer,
@@ -6554,6 +6933,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputSiteStructureItemPointer,
 		ec.unmarshalInputSiteStructureMovePosition,
 		ec.unmarshalInputSortSiteStructureInput,
+		ec.unmarshalInputSpaceTemplateParamsInput,
+		ec.unmarshalInputSubmitChangeRequestReviewInput,
 		ec.unmarshalInputTableCellInput,
 		ec.unmarshalInputTransferContentInput,
 		ec.unmarshalInputTranslationSourceInput,
@@ -7108,10 +7489,20 @@ type Space {
   teamPermissions(page: String, limit: Int): TeamContentPermissionList!
   "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
   permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
-  "The space's current content."
-  content: Revision!
-  "A revision of the space, current or past."
-  revisionById(id: ID!): Revision
+  """
+  The space's current content. ` + "`" + `computed: false` + "`" + ` asks for content that is
+  not computed (see Revision).
+  """
+  content(
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision!
+  "A revision of the space, current or past; ` + "`" + `computed` + "`" + ` as for content."
+  revisionById(
+    id: ID!
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision
   "A change request of the space, by id or number."
   changeRequest(id: ID!): ChangeRequest
   """
@@ -8016,7 +8407,11 @@ input TransferContentInput {
 # Content: revisions and pages
 # ---------------------------------------------------------------------------
 
-"An immutable state of a space's content."
+"""
+An immutable state of a space's content. Content is never computed here:
+no page is generated from a content source (such as an OpenAPI
+specification), so ` + "`" + `computed: false` + "`" + ` gives the same content as ` + "`" + `true` + "`" + `.
+"""
 type Revision {
   "Always ` + "`" + `revision` + "`" + `."
   object: String!
@@ -8044,11 +8439,32 @@ type Revision {
   """
   A page by id. ` + "`" + `format` + "`" + ` chooses the body the page carries: ` + "`" + `markdown` + "`" + `, or
   ` + "`" + `document` + "`" + ` (the JSON document); without it both fields answer.
+  ` + "`" + `evaluated` + "`" + ` asks for the body's expressions evaluated (see
+  DocumentEvaluation).
   """
-  page(id: ID!, format: DocumentFormat): RevisionPage
+  page(
+    id: ID!
+    format: DocumentFormat
+    "Whether the body's expressions are evaluated (see DocumentEvaluation): the same body here, where bodies hold none."
+    evaluated: DocumentEvaluation = false
+  ): RevisionPage
   "A page by path (slugs joined by /), as page(id) otherwise."
-  pageByPath(path: String!, format: DocumentFormat): RevisionPage
+  pageByPath(
+    path: String!
+    format: DocumentFormat
+    "Whether the body's expressions are evaluated (see DocumentEvaluation): the same body here, where bodies hold none."
+    evaluated: DocumentEvaluation = false
+  ): RevisionPage
 }
+
+"""
+Whether a page's body is evaluated: ` + "`" + `false` + "`" + ` (the default), ` + "`" + `true` + "`" + ` (every
+expression), or ` + "`" + `deterministic-only` + "`" + ` (only expressions whose inputs are
+deterministic). Pages here are markdown, which holds no expressions, and
+revisions have no variables: every value gives the same body. Any other
+value is rejected.
+"""
+scalar DocumentEvaluation
 
 "An uploaded file of a revision."
 type RevisionFile {
@@ -8269,6 +8685,40 @@ input MovePageInput {
 }
 
 # ---------------------------------------------------------------------------
+# Space templates
+# ---------------------------------------------------------------------------
+
+"""
+Starting content for a space: pages added by applySpaceTemplate. Its
+markdown may link files the caller names (` + "`" + `contentRefs` + "`" + `).
+"""
+type SpaceTemplate {
+  "What applySpaceTemplate takes as ` + "`" + `id` + "`" + `."
+  id: ID!
+  title: String!
+  subtitle: String!
+  emoji: String!
+  "The names of the file references it takes in ` + "`" + `params.contentRefs` + "`" + `."
+  contentRefs: [String!]!
+}
+
+input SpaceTemplateParamsInput {
+  """
+  Files for the template's references, by name:
+  ` + "`" + `{"logo": {"kind": "file", "file": "<file id>"}}` + "`" + `.
+  """
+  contentRefs: JSONObject
+}
+
+input ApplySpaceTemplateInput {
+  "A template of spaceTemplates."
+  id: String!
+  params: SpaceTemplateParamsInput
+  "Apply it in this change request instead of the space's content."
+  changeRequestId: ID
+}
+
+# ---------------------------------------------------------------------------
 # Change requests
 # ---------------------------------------------------------------------------
 
@@ -8322,8 +8772,11 @@ type ChangeRequest {
   "Conversation clusters arrive with their issue: always null for now."
   conversationsIssuesCluster: ID
   urls: ChangeRequestURLs!
-  "The change request's content."
-  content: Revision!
+  "The change request's content; ` + "`" + `computed` + "`" + ` as for Space.content."
+  content(
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision!
   """
   A PDF of the change request's content: its address, signed and valid for
   an hour. ` + "`" + `page` + "`" + ` prints one page, with the pages under it unless ` + "`" + `only` + "`" + `.
@@ -8333,6 +8786,12 @@ type ChangeRequest {
   comment(id: ID!): Comment
   "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
   commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
+  "A review, by id."
+  review(id: ID!): ChangeRequestReview
+  "Reviews, newest first; ` + "`" + `outdated` + "`" + ` keeps those that are (true) or are not (false) outdated."
+  reviewList(page: String, limit: Int, outdated: Boolean): ChangeRequestReviewList!
+  "The users asked for a review who have not reviewed since, oldest request first."
+  requestedReviewerList(page: String, limit: Int): ChangeRequestRequestedReviewerList!
 }
 
 "Where a PDF of a change request is printed."
@@ -8367,6 +8826,97 @@ input UpdateChangeRequestInput {
   "A JSON document; null removes it."
   description: JSONObject
   status: ChangeRequestInputStatus
+}
+
+# ---------------------------------------------------------------------------
+# Change request reviews
+# ---------------------------------------------------------------------------
+
+"""
+A reviewer's verdict: ` + "`" + `approved` + "`" + ` or ` + "`" + `changes-requested` + "`" + `. A scalar because
+` + "`" + `changes-requested` + "`" + ` is not a GraphQL name; unknown values are rejected.
+"""
+scalar ChangeRequestReviewStatus
+
+"""
+A reviewer's verdict on a change request at one of its revisions. Reviews
+never change: reviewing again adds a review.
+"""
+type ChangeRequestReview {
+  "Always ` + "`" + `change-request-review` + "`" + `."
+  object: String!
+  id: ID!
+  "The change request's revision that was reviewed."
+  revision: ID!
+  reviewer: User!
+  "Who asked for the review; absent when nobody did."
+  requestedBy: User
+  status: ChangeRequestReviewStatus!
+  """
+  Whether it is superseded: the change request has a newer revision, or the
+  reviewer reviewed again or was asked again since.
+  """
+  outdated: Boolean!
+  "The comment left with the review, on the change request."
+  comment: Comment
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  urls: ChangeRequestReviewURLs!
+}
+
+"Addresses of a review."
+type ChangeRequestReviewURLs {
+  location: String!
+}
+
+"A page of reviews."
+type ChangeRequestReviewList {
+  items: [ChangeRequestReview!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A pending request for a user's review."
+type ChangeRequestRequestedReviewer {
+  "Always ` + "`" + `change-request-requested-reviewer` + "`" + `."
+  object: String!
+  "Always ` + "`" + `user` + "`" + `: reviews are requested from users."
+  kind: String!
+  user: User!
+  "The change request's revision when the review was requested."
+  revision: ID!
+  requestedBy: User
+  createdAt: DateTime!
+}
+
+"A page of requested reviewers."
+type ChangeRequestRequestedReviewerList {
+  items: [ChangeRequestRequestedReviewer!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"What asking for reviews did."
+type RequestReviewersResult {
+  "The requests made (or renewed)."
+  users: [ChangeRequestRequestedReviewer!]!
+}
+
+input SubmitChangeRequestReviewInput {
+  status: ChangeRequestReviewStatus!
+  "A comment left with the review: a JSON document, posted on the change request."
+  comment: JSONObject
+}
+
+input RequestReviewersInput {
+  "The users to ask, by id: members who may review the space."
+  users: [ID!]!
+  "Also sets the change request's subject (at most 100 characters)."
+  subject: String
+  "Also sets the change request's description (a JSON document)."
+  description: JSONObject
 }
 
 "What merging, or bringing up to date, made."
@@ -8939,6 +9489,8 @@ type Query {
   viewer: User!
   "The organizations the caller is a member of."
   organizations(page: String, limit: Int): OrganizationList!
+  "The space templates applySpaceTemplate can apply."
+  spaceTemplates: [SpaceTemplate!]!
   "An organization the caller is a member of."
   organization(id: ID!): Organization
   "A space. ` + "`" + `shareKey` + "`" + ` resolves published addresses of share-link content."
@@ -9099,6 +9651,13 @@ type Mutation {
   "Deletes a page and the pages under it (editors and above), as a new revision. True when a page was deleted."
   deletePage(spaceId: ID!, changeRequestId: ID, pageId: ID!): Boolean!
 
+  """
+  Adds a template's pages after the top-level pages of a space's content,
+  or of one of its change requests (editors and above), as a new revision.
+  True once done.
+  """
+  applySpaceTemplate(spaceId: ID!, input: ApplySpaceTemplateInput!): Boolean!
+
   "Opens a change request on a space (editors and above), starting from its current content."
   createChangeRequest(spaceId: ID!, input: CreateChangeRequestInput!): ChangeRequest!
   "Changes a change request's subject, description or status (editors and above)."
@@ -9112,6 +9671,15 @@ type Mutation {
   mergeChangeRequest(spaceId: ID!, changeRequestId: ID!): MergeResult!
   "Brings a change request up to date with the space's content, by the same merge."
   updateChangeRequestFromMain(spaceId: ID!, changeRequestId: ID!): MergeResult!
+  "Reviews a change request at its current revision (the review role or higher on the space)."
+  submitChangeRequestReview(spaceId: ID!, changeRequestId: ID!, input: SubmitChangeRequestReviewInput!): ChangeRequestReview!
+  """
+  Asks users for a review of a change request (editors and above); asking
+  again renews the request and makes the user's earlier reviews outdated.
+  """
+  requestReviewers(spaceId: ID!, changeRequestId: ID!, input: RequestReviewersInput!): RequestReviewersResult!
+  "Withdraws the request for a user's review (editors and above). True when there was one."
+  removeRequestedReviewer(spaceId: ID!, changeRequestId: ID!, userId: ID!): Boolean!
 
   """
   Uploads a file (editors and above) into the space's content, or a change
@@ -9277,6 +9845,12 @@ func (ec *executionContext) childFields_ChangeRequest(ctx context.Context, field
 		return ec.fieldContext_ChangeRequest_comment(ctx, field)
 	case "commentList":
 		return ec.fieldContext_ChangeRequest_commentList(ctx, field)
+	case "review":
+		return ec.fieldContext_ChangeRequest_review(ctx, field)
+	case "reviewList":
+		return ec.fieldContext_ChangeRequest_reviewList(ctx, field)
+	case "requestedReviewerList":
+		return ec.fieldContext_ChangeRequest_requestedReviewerList(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequest", field.Name)
 }
@@ -9301,6 +9875,88 @@ func (ec *executionContext) childFields_ChangeRequestPDF(ctx context.Context, fi
 		return ec.fieldContext_ChangeRequestPDF_url(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestPDF", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestRequestedReviewer(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_object(ctx, field)
+	case "kind":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_kind(ctx, field)
+	case "user":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_user(ctx, field)
+	case "revision":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_revision(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_requestedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ChangeRequestRequestedReviewer_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewer", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestRequestedReviewerList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewerList", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReview(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ChangeRequestReview_object(ctx, field)
+	case "id":
+		return ec.fieldContext_ChangeRequestReview_id(ctx, field)
+	case "revision":
+		return ec.fieldContext_ChangeRequestReview_revision(ctx, field)
+	case "reviewer":
+		return ec.fieldContext_ChangeRequestReview_reviewer(ctx, field)
+	case "requestedBy":
+		return ec.fieldContext_ChangeRequestReview_requestedBy(ctx, field)
+	case "status":
+		return ec.fieldContext_ChangeRequestReview_status(ctx, field)
+	case "outdated":
+		return ec.fieldContext_ChangeRequestReview_outdated(ctx, field)
+	case "comment":
+		return ec.fieldContext_ChangeRequestReview_comment(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ChangeRequestReview_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ChangeRequestReview_updatedAt(ctx, field)
+	case "urls":
+		return ec.fieldContext_ChangeRequestReview_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReview", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReviewList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ChangeRequestReviewList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ChangeRequestReviewList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ChangeRequestReviewList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReviewList", field.Name)
+}
+
+func (ec *executionContext) childFields_ChangeRequestReviewURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_ChangeRequestReviewURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReviewURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_ChangeRequestURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10201,6 +10857,14 @@ func (ec *executionContext) childFields_PutOpenAPISpecResult(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type PutOpenAPISpecResult", field.Name)
 }
 
+func (ec *executionContext) childFields_RequestReviewersResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "users":
+		return ec.fieldContext_RequestReviewersResult_users(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RequestReviewersResult", field.Name)
+}
+
 func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -10833,6 +11497,22 @@ func (ec *executionContext) childFields_SpacePermissions(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SpacePermissions", field.Name)
 }
 
+func (ec *executionContext) childFields_SpaceTemplate(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SpaceTemplate_id(ctx, field)
+	case "title":
+		return ec.fieldContext_SpaceTemplate_title(ctx, field)
+	case "subtitle":
+		return ec.fieldContext_SpaceTemplate_subtitle(ctx, field)
+	case "emoji":
+		return ec.fieldContext_SpaceTemplate_emoji(ctx, field)
+	case "contentRefs":
+		return ec.fieldContext_SpaceTemplate_contentRefs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SpaceTemplate", field.Name)
+}
+
 func (ec *executionContext) childFields_SpaceURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "location":
@@ -11297,6 +11977,20 @@ func (ec *executionContext) field_ChangeRequest_comment_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_ChangeRequest_content_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_ChangeRequest_pdf_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11316,6 +12010,72 @@ func (ec *executionContext) field_ChangeRequest_pdf_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["only"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_requestedReviewerList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_reviewList_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "outdated",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["outdated"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_ChangeRequest_review_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -11612,6 +12372,28 @@ func (ec *executionContext) field_Mutation_addTeamMember_args(ctx context.Contex
 		return nil, err
 	}
 	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_applySpaceTemplate_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApplySpaceTemplateInput, error) {
+			return ec.unmarshalNApplySpaceTemplateInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐApplySpaceTemplateInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -12837,6 +13619,36 @@ func (ec *executionContext) field_Mutation_removeMember_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removeRequestedReviewer_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "userId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["userId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_removeSectionFromGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12949,6 +13761,36 @@ func (ec *executionContext) field_Mutation_removeTeamMember_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_requestReviewers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RequestReviewersInput, error) {
+			return ec.unmarshalNRequestReviewersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restoreSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13029,6 +13871,36 @@ func (ec *executionContext) field_Mutation_sortSiteStructure_args(ctx context.Co
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SortSiteStructureInput, error) {
 			return ec.unmarshalNSortSiteStructureInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSortSiteStructureInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_submitChangeRequestReview_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "changeRequestId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SubmitChangeRequestReviewInput, error) {
+			return ec.unmarshalNSubmitChangeRequestReviewInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSubmitChangeRequestReviewInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14658,6 +15530,14 @@ func (ec *executionContext) field_Revision_pageByPath_args(ctx context.Context, 
 		return nil, err
 	}
 	args["format"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "evaluated",
+		func(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+			return ec.unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["evaluated"] = arg2
 	return args, nil
 }
 
@@ -14680,6 +15560,14 @@ func (ec *executionContext) field_Revision_page_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["format"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "evaluated",
+		func(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+			return ec.unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["evaluated"] = arg2
 	return args, nil
 }
 
@@ -14901,6 +15789,20 @@ func (ec *executionContext) field_Space_comment_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_Space_content_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Space_links_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14972,6 +15874,14 @@ func (ec *executionContext) field_Space_revisionById_args(ctx context.Context, r
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "computed",
+		func(ctx context.Context, v any) (bool, error) {
+			return ec.unmarshalNBoolean2bool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["computed"] = arg1
 	return args, nil
 }
 
@@ -15719,7 +16629,8 @@ func (ec *executionContext) _ChangeRequest_content(ctx context.Context, field gr
 			return ec.fieldContext_ChangeRequest_content(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.ChangeRequest().Content(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().Content(ctx, obj, fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -15729,7 +16640,7 @@ func (ec *executionContext) _ChangeRequest_content(ctx context.Context, field gr
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_ChangeRequest_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_ChangeRequest_content(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "ChangeRequest",
 		Field:      field,
@@ -15738,6 +16649,17 @@ func (ec *executionContext) fieldContext_ChangeRequest_content(_ context.Context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Revision(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_content_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -15868,6 +16790,138 @@ func (ec *executionContext) fieldContext_ChangeRequest_commentList(ctx context.C
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_ChangeRequest_commentList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequest_review(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_review(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().Review(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Review) graphql.Marshaler {
+			return ec.marshalOChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_review(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_review_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequest_reviewList(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_reviewList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().ReviewList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["outdated"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_reviewList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReviewList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_reviewList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequest_requestedReviewerList(ctx context.Context, field graphql.CollectedField, obj *store.ChangeRequest) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequest_requestedReviewerList(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.ChangeRequest().RequestedReviewerList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequest_requestedReviewerList(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequest",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewerList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_ChangeRequest_requestedReviewerList_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16014,6 +17068,712 @@ func (ec *executionContext) _ChangeRequestPDF_url(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_ChangeRequestPDF_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ChangeRequestPDF", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_object(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_kind(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_user(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_user(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().User(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_user(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_revision(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_requestedBy(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestRequestedReviewer().RequestedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewer",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.RequestedReviewer) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewer_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewerList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_object(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_id(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_revision(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_reviewer(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_reviewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Reviewer(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalNUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_reviewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_requestedBy(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_requestedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().RequestedBy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.User) graphql.Marshaler {
+			return ec.marshalOUser2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐUser(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_requestedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_User(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_status(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.ReviewStatus) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type ChangeRequestReviewStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_outdated(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_outdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Outdated, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_outdated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_comment(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Comment(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentNode) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReview_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReview", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReview_urls(ctx context.Context, field graphql.CollectedField, obj *store.Review) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReview_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ChangeRequestReview().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestReviewURLs) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReview_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReview",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReviewURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Review) graphql.Marshaler {
+			return ec.marshalNChangeRequestReview2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReviewList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReviewURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _ChangeRequestURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestURLs) (ret graphql.Marshaler) {
@@ -22249,6 +24009,50 @@ func (ec *executionContext) fieldContext_Mutation_deletePage(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_applySpaceTemplate(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_applySpaceTemplate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApplySpaceTemplate(ctx, fc.Args["spaceId"].(string), fc.Args["input"].(model.ApplySpaceTemplateInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_applySpaceTemplate(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_applySpaceTemplate_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createChangeRequest(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22419,6 +24223,138 @@ func (ec *executionContext) fieldContext_Mutation_updateChangeRequestFromMain(ct
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateChangeRequestFromMain_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_submitChangeRequestReview(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_submitChangeRequestReview(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SubmitChangeRequestReview(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["input"].(model.SubmitChangeRequestReviewInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Review) graphql.Marshaler {
+			return ec.marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_submitChangeRequestReview(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_submitChangeRequestReview_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_requestReviewers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestReviewers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestReviewers(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["input"].(model.RequestReviewersInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RequestReviewersResult) graphql.Marshaler {
+			return ec.marshalNRequestReviewersResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestReviewers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RequestReviewersResult(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestReviewers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removeRequestedReviewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removeRequestedReviewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemoveRequestedReviewer(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["userId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removeRequestedReviewer(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removeRequestedReviewer_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27712,6 +29648,38 @@ func (ec *executionContext) fieldContext_Query_organizations(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_spaceTemplates(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_spaceTemplates(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().SpaceTemplates(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SpaceTemplate) graphql.Marshaler {
+			return ec.marshalNSpaceTemplate2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_spaceTemplates(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SpaceTemplate(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_organization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28140,6 +30108,38 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RequestReviewersResult_users(ctx context.Context, field graphql.CollectedField, obj *model.RequestReviewersResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestReviewersResult_users(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Users, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestReviewersResult_users(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RequestReviewersResult",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Revision_object(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28527,7 +30527,7 @@ func (ec *executionContext) _Revision_page(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Revision().Page(ctx, obj, fc.Args["id"].(string), fc.Args["format"].(*model.DocumentFormat))
+			return ec.Resolvers.Revision().Page(ctx, obj, fc.Args["id"].(string), fc.Args["format"].(*model.DocumentFormat), fc.Args["evaluated"].(*model.DocumentEvaluation))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -28571,7 +30571,7 @@ func (ec *executionContext) _Revision_pageByPath(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Revision().PageByPath(ctx, obj, fc.Args["path"].(string), fc.Args["format"].(*model.DocumentFormat))
+			return ec.Resolvers.Revision().PageByPath(ctx, obj, fc.Args["path"].(string), fc.Args["format"].(*model.DocumentFormat), fc.Args["evaluated"].(*model.DocumentEvaluation))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -33205,7 +35205,8 @@ func (ec *executionContext) _Space_content(ctx context.Context, field graphql.Co
 			return ec.fieldContext_Space_content(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().Content(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Space().Content(ctx, obj, fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -33215,7 +35216,7 @@ func (ec *executionContext) _Space_content(ctx context.Context, field graphql.Co
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Space_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Space_content(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Space",
 		Field:      field,
@@ -33224,6 +35225,17 @@ func (ec *executionContext) fieldContext_Space_content(_ context.Context, field 
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Revision(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Space_content_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -33238,7 +35250,7 @@ func (ec *executionContext) _Space_revisionById(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().RevisionByID(ctx, obj, fc.Args["id"].(string))
+			return ec.Resolvers.Space().RevisionByID(ctx, obj, fc.Args["id"].(string), fc.Args["computed"].(bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -33915,6 +35927,121 @@ func (ec *executionContext) _SpacePermissions_installIntegration(ctx context.Con
 }
 func (ec *executionContext) fieldContext_SpacePermissions_installIntegration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SpacePermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_id(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_title(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_subtitle(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_subtitle(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subtitle, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_subtitle(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_emoji(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_emoji(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Emoji, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_emoji(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceTemplate_contentRefs(ctx context.Context, field graphql.CollectedField, obj *model.SpaceTemplate) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceTemplate_contentRefs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContentRefs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceTemplate_contentRefs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceTemplate", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SpaceURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.SpaceURLs) (ret graphql.Marshaler) {
@@ -37044,6 +39171,50 @@ func (ec *executionContext) unmarshalInputAddTeamMemberInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputApplySpaceTemplateInput(ctx context.Context, obj any) (model.ApplySpaceTemplateInput, error) {
+	var it model.ApplySpaceTemplateInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "params", "changeRequestId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "params":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("params"))
+			data, err := ec.unmarshalOSpaceTemplateParamsInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateParamsInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Params = graphql.OmittableOf(data)
+		case "changeRequestId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("changeRequestId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ChangeRequestID = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, obj any) (model.CommentBodyInput, error) {
 	var it model.CommentBodyInput
 	if obj == nil {
@@ -38452,6 +40623,50 @@ func (ec *executionContext) unmarshalInputPutOpenAPISpecInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRequestReviewersInput(ctx context.Context, obj any) (model.RequestReviewersInput, error) {
+	var it model.RequestReviewersInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"users", "subject", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "users":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("users"))
+			data, err := ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Users = data
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = graphql.OmittableOf(data)
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSiteAdaptiveContentInput(ctx context.Context, obj any) (model.SiteAdaptiveContentInput, error) {
 	var it model.SiteAdaptiveContentInput
 	if obj == nil {
@@ -38736,6 +40951,73 @@ func (ec *executionContext) unmarshalInputSortSiteStructureInput(ctx context.Con
 				return it, err
 			}
 			it.Position = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSpaceTemplateParamsInput(ctx context.Context, obj any) (model.SpaceTemplateParamsInput, error) {
+	var it model.SpaceTemplateParamsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"contentRefs"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "contentRefs":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentRefs"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentRefs = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSubmitChangeRequestReviewInput(ctx context.Context, obj any) (model.SubmitChangeRequestReviewInput, error) {
+	var it model.SubmitChangeRequestReviewInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"status", "comment"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		case "comment":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("comment"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Comment = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -40491,6 +42773,120 @@ func (ec *executionContext) _ChangeRequest(ctx context.Context, sel ast.Selectio
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "review":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_review(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "reviewList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_reviewList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requestedReviewerList":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequest_requestedReviewerList(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -40579,6 +42975,532 @@ func (ec *executionContext) _ChangeRequestPDF(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("ChangeRequestPDF")
 		case "url":
 			out.Values[i] = ec._ChangeRequestPDF_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestRequestedReviewerImplementors = []string{"ChangeRequestRequestedReviewer"}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewer(ctx context.Context, sel ast.SelectionSet, obj *store.RequestedReviewer) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewer")
+		case "object":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_kind(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "user":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_user(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "revision":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "requestedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestRequestedReviewer_requestedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ChangeRequestRequestedReviewer_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestRequestedReviewerListImplementors = []string{"ChangeRequestRequestedReviewerList"}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewerList")
+		case "items":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewImplementors = []string{"ChangeRequestReview"}
+
+func (ec *executionContext) _ChangeRequestReview(ctx context.Context, sel ast.SelectionSet, obj *store.Review) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReview")
+		case "object":
+			out.Values[i] = ec._ChangeRequestReview_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._ChangeRequestReview_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "revision":
+			out.Values[i] = ec._ChangeRequestReview_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "reviewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_reviewer(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "requestedBy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_requestedBy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._ChangeRequestReview_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "outdated":
+			out.Values[i] = ec._ChangeRequestReview_outdated(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "comment":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_comment(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._ChangeRequestReview_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ChangeRequestReview_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ChangeRequestReview_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewListImplementors = []string{"ChangeRequestReviewList"}
+
+func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestReviewList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReviewList")
+		case "items":
+			out.Values[i] = ec._ChangeRequestReviewList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ChangeRequestReviewList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ChangeRequestReviewList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ChangeRequestReviewList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var changeRequestReviewURLsImplementors = []string{"ChangeRequestReviewURLs"}
+
+func (ec *executionContext) _ChangeRequestReviewURLs(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestReviewURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReviewURLs")
+		case "location":
+			out.Values[i] = ec._ChangeRequestReviewURLs_location(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -43917,6 +46839,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "applySpaceTemplate":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_applySpaceTemplate(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createChangeRequest":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createChangeRequest(ctx, field)
@@ -43941,6 +46870,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateChangeRequestFromMain":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateChangeRequestFromMain(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submitChangeRequestReview":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_submitChangeRequestReview(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "requestReviewers":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestReviewers(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removeRequestedReviewer":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removeRequestedReviewer(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -46583,6 +49533,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "spaceTemplates":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_spaceTemplates(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "organization":
 			field := field
 
@@ -46772,6 +49744,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var requestReviewersResultImplementors = []string{"RequestReviewersResult"}
+
+func (ec *executionContext) _RequestReviewersResult(ctx context.Context, sel ast.SelectionSet, obj *model.RequestReviewersResult) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, requestReviewersResultImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RequestReviewersResult")
+		case "users":
+			out.Values[i] = ec._RequestReviewersResult_users(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -50918,6 +53928,64 @@ func (ec *executionContext) _SpacePermissions(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var spaceTemplateImplementors = []string{"SpaceTemplate"}
+
+func (ec *executionContext) _SpaceTemplate(ctx context.Context, sel ast.SelectionSet, obj *model.SpaceTemplate) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, spaceTemplateImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SpaceTemplate")
+		case "id":
+			out.Values[i] = ec._SpaceTemplate_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._SpaceTemplate_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subtitle":
+			out.Values[i] = ec._SpaceTemplate_subtitle(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "emoji":
+			out.Values[i] = ec._SpaceTemplate_emoji(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "contentRefs":
+			out.Values[i] = ec._SpaceTemplate_contentRefs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spaceURLsImplementors = []string{"SpaceURLs"}
 
 func (ec *executionContext) _SpaceURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SpaceURLs) graphql.Marshaler {
@@ -52748,6 +55816,11 @@ func (ec *executionContext) marshalNAgentInstructionsURLs2ᚖgithubᚗcomᚋdocs
 	return ec._AgentInstructionsURLs(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNApplySpaceTemplateInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐApplySpaceTemplateInput(ctx context.Context, v any) (model.ApplySpaceTemplateInput, error) {
+	res, err := ec.unmarshalInputApplySpaceTemplateInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNBillingProduct2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐBillingProduct(ctx context.Context, v any) (store.BillingProduct, error) {
 	var res store.BillingProduct
 	err := res.UnmarshalGQL(v)
@@ -52828,6 +55901,98 @@ func (ec *executionContext) marshalNChangeRequestPDF2ᚖgithubᚗcomᚋdocsapi�
 		return graphql.Null
 	}
 	return ec._ChangeRequestPDF(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewer2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewerᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.RequestedReviewer) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestRequestedReviewer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewer(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewer(ctx context.Context, sel ast.SelectionSet, v *store.RequestedReviewer) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestRequestedReviewer(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestRequestedReviewerList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestReview2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Review) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx context.Context, sel ast.SelectionSet, v *store.Review) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReview(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReviewList(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx context.Context, v any) (store.ReviewStatus, error) {
+	var res store.ReviewStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReviewStatus(ctx context.Context, sel ast.SelectionSet, v store.ReviewStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewURLs(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestReviewURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReviewURLs(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNChangeRequestStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx context.Context, v any) (model.ChangeRequestStatus, error) {
@@ -54013,6 +57178,21 @@ func (ec *executionContext) marshalNPutOpenAPISpecResult2ᚖgithubᚗcomᚋdocsa
 	return ec._PutOpenAPISpecResult(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRequestReviewersInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersInput(ctx context.Context, v any) (model.RequestReviewersInput, error) {
+	res, err := ec.unmarshalInputRequestReviewersInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRequestReviewersResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRequestReviewersResult(ctx context.Context, sel ast.SelectionSet, v *model.RequestReviewersResult) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RequestReviewersResult(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *store.Revision) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -54643,6 +57823,32 @@ func (ec *executionContext) marshalNSpacePermissions2ᚖgithubᚗcomᚋdocsapi�
 	return ec._SpacePermissions(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSpaceTemplate2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SpaceTemplate) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSpaceTemplate2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplate(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSpaceTemplate2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplate(ctx context.Context, sel ast.SelectionSet, v *model.SpaceTemplate) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SpaceTemplate(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSpaceURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceURLs(ctx context.Context, sel ast.SelectionSet, v *model.SpaceURLs) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -54696,6 +57902,11 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNSubmitChangeRequestReviewInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSubmitChangeRequestReviewInput(ctx context.Context, v any) (model.SubmitChangeRequestReviewInput, error) {
+	res, err := ec.unmarshalInputSubmitChangeRequestReviewInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTeam2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeamᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Team) graphql.Marshaler {
@@ -55291,6 +58502,13 @@ func (ec *executionContext) marshalOChangeRequestInputStatus2ᚖgithubᚗcomᚋd
 	return v
 }
 
+func (ec *executionContext) marshalOChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx context.Context, sel ast.SelectionSet, v *store.Review) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ChangeRequestReview(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOChangeRequestStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx context.Context, v any) (*model.ChangeRequestStatus, error) {
 	if v == nil {
 		return nil, nil
@@ -55403,6 +58621,22 @@ func (ec *executionContext) unmarshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋd
 }
 
 func (ec *executionContext) marshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐDefaultLevel(ctx context.Context, sel ast.SelectionSet, v *store.DefaultLevel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx context.Context, v any) (*model.DocumentEvaluation, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.DocumentEvaluation)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODocumentEvaluation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocumentEvaluation(ctx context.Context, sel ast.SelectionSet, v *model.DocumentEvaluation) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
@@ -56030,6 +59264,14 @@ func (ec *executionContext) marshalOSpaceEditMode2ᚖgithubᚗcomᚋdocsapiᚋdo
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOSpaceTemplateParamsInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceTemplateParamsInput(ctx context.Context, v any) (*model.SpaceTemplateParamsInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSpaceTemplateParamsInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {

@@ -44,6 +44,14 @@ type AgentInstructionsURLs struct {
 	Location string `json:"location"`
 }
 
+type ApplySpaceTemplateInput struct {
+	// A template of spaceTemplates.
+	ID     string                                       `json:"id"`
+	Params graphql.Omittable[*SpaceTemplateParamsInput] `json:"params,omitempty"`
+	// Apply it in this change request instead of the space's content.
+	ChangeRequestID graphql.Omittable[*string] `json:"changeRequestId,omitempty"`
+}
+
 // A page of change requests.
 type ChangeRequestList struct {
 	Items    []*store.ChangeRequest `json:"items"`
@@ -55,6 +63,27 @@ type ChangeRequestList struct {
 // Where a PDF of a change request is printed.
 type ChangeRequestPDF struct {
 	URL string `json:"url"`
+}
+
+// A page of requested reviewers.
+type ChangeRequestRequestedReviewerList struct {
+	Items    []*store.RequestedReviewer `json:"items"`
+	Count    int                        `json:"count"`
+	Next     *ListNext                  `json:"next,omitempty"`
+	PageInfo *PageInfo                  `json:"pageInfo"`
+}
+
+// A page of reviews.
+type ChangeRequestReviewList struct {
+	Items    []*store.Review `json:"items"`
+	Count    int             `json:"count"`
+	Next     *ListNext       `json:"next,omitempty"`
+	PageInfo *PageInfo       `json:"pageInfo"`
+}
+
+// Addresses of a review.
+type ChangeRequestReviewURLs struct {
+	Location string `json:"location"`
 }
 
 // Addresses of a change request.
@@ -724,6 +753,21 @@ type PutOpenAPISpecResult struct {
 type Query struct {
 }
 
+type RequestReviewersInput struct {
+	// The users to ask, by id: members who may review the space.
+	Users []string `json:"users"`
+	// Also sets the change request's subject (at most 100 characters).
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// Also sets the change request's description (a JSON document).
+	Description graphql.Omittable[map[string]any] `json:"description,omitempty"`
+}
+
+// What asking for reviews did.
+type RequestReviewersResult struct {
+	// The requests made (or renewed).
+	Users []*store.RequestedReviewer `json:"users"`
+}
+
 // A page of files.
 type RevisionFileList struct {
 	Items    []*store.RevisionFile `json:"items"`
@@ -975,6 +1019,24 @@ type SpacePermissions struct {
 	InstallIntegration bool `json:"installIntegration"`
 }
 
+// Starting content for a space: pages added by applySpaceTemplate. Its
+// markdown may link files the caller names (`contentRefs`).
+type SpaceTemplate struct {
+	// What applySpaceTemplate takes as `id`.
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Subtitle string `json:"subtitle"`
+	Emoji    string `json:"emoji"`
+	// The names of the file references it takes in `params.contentRefs`.
+	ContentRefs []string `json:"contentRefs"`
+}
+
+type SpaceTemplateParamsInput struct {
+	// Files for the template's references, by name:
+	// `{"logo": {"kind": "file", "file": "<file id>"}}`.
+	ContentRefs graphql.Omittable[map[string]any] `json:"contentRefs,omitempty"`
+}
+
 // Addresses of a space.
 type SpaceURLs struct {
 	// The space in the API.
@@ -987,6 +1049,12 @@ type SpaceURLs struct {
 	Public *string `json:"public,omitempty"`
 	// The space's icon, when set.
 	Icon *string `json:"icon,omitempty"`
+}
+
+type SubmitChangeRequestReviewInput struct {
+	Status store.ReviewStatus `json:"status"`
+	// A comment left with the review: a JSON document, posted on the change request.
+	Comment graphql.Omittable[map[string]any] `json:"comment,omitempty"`
 }
 
 type TableCellInput struct {

@@ -1,0 +1,47 @@
+package model
+
+import (
+	"io"
+	"strconv"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// DocumentEvaluation is the `evaluated` parameter of page reads (spec 4.4):
+// false, true, or "deterministic-only". REST query strings give "true" and
+// "false" as strings; both spellings are accepted.
+type DocumentEvaluation string
+
+const (
+	EvaluationNone              DocumentEvaluation = "false"
+	EvaluationAll               DocumentEvaluation = "true"
+	EvaluationDeterministicOnly DocumentEvaluation = "deterministic-only"
+)
+
+// UnmarshalGQL accepts true, false, "true", "false" and "deterministic-only".
+func (e *DocumentEvaluation) UnmarshalGQL(v any) error {
+	switch v := v.(type) {
+	case bool:
+		*e = EvaluationNone
+		if v {
+			*e = EvaluationAll
+		}
+		return nil
+	case string:
+		switch x := DocumentEvaluation(v); x {
+		case EvaluationNone, EvaluationAll, EvaluationDeterministicOnly:
+			*e = x
+			return nil
+		}
+	}
+	return store.InvalidValue(`evaluated must be true, false or "deterministic-only"`)
+}
+
+// MarshalGQL writes true and false as booleans, deterministic-only as a string.
+func (e DocumentEvaluation) MarshalGQL(w io.Writer) {
+	if e == EvaluationDeterministicOnly {
+		_, _ = io.WriteString(w, strconv.Quote(string(e)))
+		return
+	}
+	_, _ = io.WriteString(w, strconv.FormatBool(e == EvaluationAll))
+}
