@@ -30,6 +30,9 @@ type Resolver struct {
 	// none); GitAllowPrivate lets git URLs name private addresses.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// SecretKey is the AES-256 key integration secrets are sealed with
+	// (empty: none can be stored).
+	SecretKey []byte
 
 	signingKey signingKey
 }

@@ -37,6 +37,12 @@ func (a *adapter) handler(route Route) http.Handler {
 		resultPath = []string{rootKey(op.Def)}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := op
+		if route.Extended != "" {
+			if ext, _ := strconv.ParseBool(r.URL.Query().Get("extended")); ext {
+				op = a.ops[route.Extended]
+			}
+		}
 		vars, err := variables(r, a.schema, op)
 		if err != nil {
 			writeError(w, err.status, err.message)

@@ -429,7 +429,11 @@ func (g *openAPIGen) named(name string) obj {
 		if objectScalars[name] {
 			t = "object"
 		}
-		g.components[name] = withDescription(obj{"type": t}, def.Description)
+		s := obj{"type": t}
+		if name == "ContentSecurityPolicy" { // a string or an object
+			s = obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "object"}}}
+		}
+		g.components[name] = withDescription(s, def.Description)
 	case ast.Enum:
 		values := make([]string, 0, len(def.EnumValues))
 		desc := strings.TrimSpace(def.Description)

@@ -81,6 +81,16 @@ var routeNeeds = map[string]string{
 	"updateSiteSectionById": "create", "deleteSiteSectionById": "create", "moveSiteSection": "create",
 	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
 	"moveSiteSpace": "create",
+
+	"listIntegrations": "anyone", "getIntegrationByName": "member", "publishIntegration": "admin", "unpublishIntegration": "admin",
+	"listIntegrationInstallations": "member", "installIntegration": "admin", "getIntegrationInstallationById": "admin",
+	"updateIntegrationInstallation": "admin", "uninstallIntegration": "admin",
+	"listIntegrationInstallationSpaces": "admin", "installIntegrationOnSpace": "admin", "getIntegrationSpaceInstallation": "admin",
+	"updateIntegrationSpaceInstallation": "admin", "uninstallIntegrationFromSpace": "admin",
+	"listIntegrationInstallationSites": "admin", "installIntegrationOnSite": "admin", "getIntegrationSiteInstallation": "admin",
+	"updateIntegrationSiteInstallation": "admin", "uninstallIntegrationFromSite": "admin",
+	"listIntegrationSpaceInstallations": "member", "listIntegrationSiteInstallations": "member", "listIntegrationEvents": "member",
+	"getIntegrationEvent": "admin",
 }
 
 // matrixFixture is an organization with content of every kind and a user of
@@ -146,6 +156,14 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	cr := openChangeRequest(t, owner, space, "Edit the intro", page)
 	comment, reply := postThread(t, owner, space, "")
 	crComment, crReply := postThread(t, owner, space, cr)
+	// A private integration of the organization, installed on it, on the
+	// space and on the site (names are global: one per fixture).
+	integration := "int-" + org
+	do("POST", "/v1/integrations/"+integration, mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})), http.StatusOK)
+	inst := do("POST", "/v1/integrations/"+integration+"/installations", `{"organization":"`+org+`"}`, http.StatusCreated).String("id")
+	do("POST", "/v1/integrations/"+integration+"/installations/"+inst+"/spaces", `{"space":"`+space+`"}`, http.StatusCreated)
+	do("POST", "/v1/integrations/"+integration+"/installations/"+inst+"/sites", `{"site":"`+site+`"}`, http.StatusCreated)
+	event := do("GET", "/v1/integrations/"+integration+"/events", "", http.StatusOK).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
 
 	return &matrixFixture{
 		users: users,
@@ -154,8 +172,16 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+			"integrationName": integration, "installationId": inst, "eventId": event,
 		},
 		bodies: map[string]string{
+			"publishIntegration":                  mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})),
+			"installIntegration":                  `{"organization":"` + org + `"}`,
+			"updateIntegrationInstallation":       `{"configuration":{"channel":"x"}}`,
+			"installIntegrationOnSpace":           `{"space":"` + other + `"}`,
+			"updateIntegrationSpaceInstallation":  `{"externalIds":["a"]}`,
+			"installIntegrationOnSite":            `{"site":"` + site + `"}`,
+			"updateIntegrationSiteInstallation":   `{"configuration":{}}`,
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
 			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,
@@ -371,6 +397,15 @@ func TestInheritanceAndGrants(t *testing.T) {
 	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusResetContent)
 	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusNoContent)
 	gus.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // createPage adds a page to a space through GraphQL and returns its id,

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -33,6 +34,9 @@ type Config struct {
 	// file:// is refused); GitAllowPrivate lets git URLs name private hosts.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
+	// with; empty, publishing secrets is refused.
+	SecretKey []byte
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -58,6 +62,9 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 25 << 20
 	}
+	if n := len(cfg.SecretKey); n != 0 && n != 32 {
+		return nil, fmt.Errorf("the secret key must be 32 bytes, not %d", n)
+	}
 	if cfg.BlobDir == "" {
 		cfg.BlobDir = filepath.Join(os.TempDir(), "docsapi-blobs")
 	}
@@ -67,7 +74,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	}
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
-		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate}
+		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, SecretKey: cfg.SecretKey}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {
@@ -107,6 +114,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
 	// Files, at signed addresses that need no token (graph/file.go).
 	mux.Handle("GET "+graph.DownloadPath, labelled("GET "+graph.DownloadPath, http.HandlerFunc(res.ServeDownload)))
+	mux.Handle("GET "+graph.IntegrationAssetPath, labelled("GET "+graph.IntegrationAssetPath, http.HandlerFunc(res.ServeIntegrationAsset)))
 	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))

@@ -45,12 +45,21 @@ func TestCrossTenantAccess(t *testing.T) {
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":true}`).Expect(http.StatusOK)
 	invite := victim.Do("POST", "/v1/orgs/"+org+"/link-invites", `{"role":"read"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("PATCH", "/v1/orgs/"+org, `{"inviteLinks":false}`).Expect(http.StatusOK)
+	// A private integration of the victim's, installed on its organization,
+	// space and site.
+	intBase := "/v1/integrations/victim-tool"
+	victim.Do("POST", intBase, publishBody(org, map[string]any{"visibility": "private", "secrets": map[string]string{"K": "v"}})).Expect(http.StatusOK)
+	inst := victim.Do("POST", intBase+"/installations", `{"organization":"`+org+`"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("POST", intBase+"/installations/"+inst+"/spaces", `{"space":"`+space+`"}`).Expect(http.StatusCreated)
+	victim.Do("POST", intBase+"/installations/"+inst+"/sites", `{"site":"`+site+`"}`).Expect(http.StatusCreated)
+	event := victim.Do("GET", intBase+"/events", nil).Expect(http.StatusOK).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
+		"integrationName": "victim-tool", "installationId": inst, "eventId": event,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -103,11 +112,18 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateMembersInOrganizationTeam":     `{"add":["` + eve.ID + `"]}`,
 		"transferSpace":                       `{"organization":"` + eveOrg + `"}`,
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
+		"publishIntegration":                  `{"title":"Pwned","description":"x","script":"x","scopes":[],"organization":"` + eveOrg + `"}`,
+		"installIntegration":                  `{"organization":"` + eveOrg + `"}`,
+		"updateIntegrationInstallation":       `{"configuration":{"pwned":true}}`,
+		"installIntegrationOnSpace":           `{"space":"` + space2 + `"}`,
+		"updateIntegrationSpaceInstallation":  `{"configuration":{"pwned":true}}`,
+		"installIntegrationOnSite":            `{"site":"` + site + `"}`,
+		"updateIntegrationSiteInstallation":   `{"configuration":{"pwned":true}}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
 		"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
-		"getOrganizationsForEmailDomain": true,
+		"getOrganizationsForEmailDomain": true, "listIntegrations": true,
 	}
 
 	snapshot := func() string {
@@ -120,7 +136,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
-			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members"} {
+			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
+			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

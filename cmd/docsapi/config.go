@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"flag"
 	"log/slog"
 	"os"
@@ -29,6 +32,7 @@ type config struct {
 	GitAllowPrivate bool
 	MaxUploadBytes  int64
 	MaxConns        int32
+	SecretKey       string
 	ShutdownTimeout time.Duration
 }
 
@@ -53,6 +57,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
+	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -67,6 +72,20 @@ func (c *config) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
+// secretKey decodes DOCSAPI_SECRET_KEY: 64 hex digits or base64 of 32 bytes.
+func (c *config) secretKey() ([]byte, error) {
+	if c.SecretKey == "" {
+		return nil, nil
+	}
+	if b, err := hex.DecodeString(c.SecretKey); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(c.SecretKey); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	return nil, errors.New("DOCSAPI_SECRET_KEY must be 32 bytes, as 64 hex digits or base64")
+}
+
 func (c *config) server(log *slog.Logger) rest.Config {
 	public := c.PublicURL
 	if public == "" {
@@ -76,7 +95,8 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if blobs == "" {
 		blobs = filepath.Join(c.DataDir, "blobs")
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug,
+	key, _ := c.secretKey() // checked at start-up (serve)
+	return rest.Config{PublicURL: public, SecretKey: key, AdminToken: c.AdminToken, Debug: c.Debug,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log}
 }

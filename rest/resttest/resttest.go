@@ -59,7 +59,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	t.Cleanup(ts.Close)
 	srv, err := rest.NewServer(db, rest.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
-		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
