@@ -607,7 +607,7 @@ func (r *integrationResolver) Configurations(_ context.Context, in *store.Integr
 }
 
 func (r *integrationResolver) Owner(ctx context.Context, in *store.Integration) (*store.Organization, error) {
-	return store.GetOrganization(ctx, r.DB, in.OrganizationID)
+	return r.loaders(ctx).Organization.Load(ctx, in.OrganizationID)()
 }
 
 func (r *integrationResolver) Urls(_ context.Context, in *store.Integration) (*model.IntegrationURLs, error) {

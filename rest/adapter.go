@@ -38,8 +38,13 @@ func (a *adapter) handler(route Route) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := op
-		if route.Extended != "" {
-			if ext, _ := strconv.ParseBool(r.URL.Query().Get("extended")); ext {
+		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
+			ext, err := strconv.ParseBool(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %q is not true or false", v))
+				return
+			}
+			if ext {
 				op = a.ops[route.Extended]
 			}
 		}

@@ -305,6 +305,7 @@ func TestIntegrationInstallations(t *testing.T) {
 	if list["count"] != 1.0 || list["items"].([]any)[0].(map[string]any)["space"].(map[string]any)["title"] != "Docs" {
 		t.Errorf("INT/spaces extended: %v", list)
 	}
+	f.admin.Do("GET", f.base+"/spaces?extended=maybe", nil).Expect(http.StatusBadRequest).ErrorMessage()
 	if n := f.admin.Do("GET", f.base+"/spaces?externalId=other", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
 		t.Errorf("INT/spaces by another external id: %v", n)
 	}
@@ -451,6 +452,14 @@ func TestSpaceContentUpdatedEvent(t *testing.T) {
 	f.admin.Do("POST", "/v1/spaces/"+other+"/change-requests/"+otherCR+"/merge", nil).Expect(http.StatusOK)
 	if updates = f.events(t, f.admin)["space_content_updated"]; len(updates) != 2 || updates[0]["spaceId"] != other {
 		t.Errorf("space_content_updated with all spaces: %v", updates)
+	}
+	// A git import into the space is a content update too.
+	repo := bareRepo(t)
+	pushFiles(t, repo, map[string]string{"README.md": "# Imported\n", "SUMMARY.md": "* [Imported](README.md)\n"})
+	f.admin.Do("POST", "/v1/spaces/"+f.space+"/git/import", map[string]any{"url": repo, "ref": "refs/heads/main"}).Expect(http.StatusNoContent)
+	imported := f.admin.Do("GET", "/v1/spaces/"+f.space+"/content", nil).Expect(http.StatusOK).String("id")
+	if updates = f.events(t, f.admin)["space_content_updated"]; len(updates) != 3 || updates[0]["spaceId"] != f.space || updates[0]["revisionId"] != imported {
+		t.Errorf("space_content_updated after an import: %v", updates)
 	}
 	// The integration's vendor does not see the customer's events.
 	if n := f.vendor.Do("GET", f.base+"/events", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
