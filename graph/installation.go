@@ -95,7 +95,7 @@ func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, 
 		now := r.now()
 		inst = &store.IntegrationInstallation{ID: store.NewID(), IntegrationID: in.ID, OrganizationID: org.ID, Status: "active",
 			SpaceSelection: "selected", SiteSelection: "selected", Configuration: emptyObject, ExternalIDs: []string{},
-			CreatedAt: now, UpdatedAt: now}
+			CreatedAt: now, UpdatedAt: now, IntegrationName: in.Name}
 		if err := store.InsertRow(ctx, tx, inst); err != nil {
 			return err
 		}
@@ -468,9 +468,8 @@ func (r *Resolver) IntegrationInstallation() generated.IntegrationInstallationRe
 	return &installationResolver{r}
 }
 
-func (r *installationResolver) Spaces(ctx context.Context, inst *store.IntegrationInstallation) (int, error) {
-	n, err := store.CountSpaceInstallations(ctx, r.DB, []string{inst.ID})
-	return n[inst.ID], err
+func (r *installationResolver) Spaces(_ context.Context, inst *store.IntegrationInstallation) (int, error) {
+	return inst.SpaceCount, nil
 }
 
 func (r *installationResolver) Configuration(_ context.Context, inst *store.IntegrationInstallation) (map[string]any, error) {
@@ -481,14 +480,11 @@ func (r *Resolver) installationPath(name, id string) string {
 	return "/v1/integrations/" + pathEscape(name) + "/installations/" + pathEscape(id)
 }
 
-func (r *installationResolver) Urls(ctx context.Context, inst *store.IntegrationInstallation) (*model.IntegrationInstallationURLs, error) {
-	in, err := store.GetIntegrationByID(ctx, r.DB, inst.IntegrationID)
-	if err != nil {
-		return nil, err
-	}
-	path := r.installationPath(in.Name, inst.ID)
-	return &model.IntegrationInstallationURLs{Location: r.URLs.API(path), App: r.URLs.App("/o/" + pathEscape(inst.OrganizationID) + "/integrations/" + pathEscape(in.Name)),
-		PublicEndpoint: r.URLs.App("/integrations/" + pathEscape(in.Name) + "/installations/" + pathEscape(inst.ID) + "/public")}, nil
+func (r *installationResolver) Urls(_ context.Context, inst *store.IntegrationInstallation) (*model.IntegrationInstallationURLs, error) {
+	name := inst.IntegrationName
+	path := r.installationPath(name, inst.ID)
+	return &model.IntegrationInstallationURLs{Location: r.URLs.API(path), App: r.URLs.App("/o/" + pathEscape(inst.OrganizationID) + "/integrations/" + pathEscape(name)),
+		PublicEndpoint: r.URLs.App(path + "/public")}, nil
 }
 
 func (r *installationResolver) Target(_ context.Context, inst *store.IntegrationInstallation) (*model.IntegrationInstallationTarget, error) {

@@ -350,6 +350,25 @@ func TestIntegrationInstallations(t *testing.T) {
 	f.admin.Do("POST", f.base+"/installations/"+f.inst+"/spaces", map[string]any{"space": []string{f.space}}).Expect(http.StatusBadRequest)
 	f.admin.Do("GET", f.base+"/installations/"+f.inst+"/spaces/"+otherSpace, nil).Expect(http.StatusNotFound)
 	f.admin.Do("GET", f.base+"/installations/nope", nil).Expect(http.StatusNotFound)
+	f.admin.Do("GET", f.base+"/installations/"+f.inst+"/sites/nope", nil).Expect(http.StatusNotFound)
+	f.admin.Do("PATCH", f.base+"/installations/"+f.inst+"/spaces/nope", `{"configuration":{}}`).Expect(http.StatusNotFound)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/spaces", `{}`},
+		{"POST", "/sites", `{"site":null}`},
+		{"PATCH", "/spaces/" + f.space, `{"configuration":"on"}`},
+		{"PATCH", "/spaces/" + f.space, `{"externalIds":["1","2","3","4","5","6"]}`},
+		{"PATCH", "/sites/" + f.site, `{"externalIds":"x"}`},
+		{"PATCH", "", `{"status":"paused"}`},
+	} {
+		f.admin.Do(c.method, f.base+"/installations/"+f.inst+c.path, c.body).Expect(http.StatusBadRequest).ErrorMessage()
+	}
+	// An integration for sites only cannot be installed on a space.
+	f.vendor.Do("POST", "/v1/integrations/site-widget", publishBody(f.vendorOrg, map[string]any{"target": "site"})).Expect(http.StatusOK)
+	widget := f.admin.Do("POST", "/v1/integrations/site-widget/installations", map[string]any{"organization": f.org}).Expect(http.StatusCreated).String("id")
+	f.admin.Do("POST", "/v1/integrations/site-widget/installations/"+widget+"/spaces", map[string]any{"space": f.space}).Expect(http.StatusBadRequest).ErrorMessage()
+	f.admin.Do("POST", "/v1/integrations/site-widget/installations/"+widget+"/sites", map[string]any{"site": f.site}).Expect(http.StatusCreated)
+	// An installation is reached through its own integration only.
+	f.admin.Do("GET", "/v1/integrations/site-widget/installations/"+f.inst, nil).Expect(http.StatusNotFound)
 
 	// Events: one per change, with the reference's payloads.
 	ev := f.events(t, f.admin)

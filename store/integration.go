@@ -54,12 +54,6 @@ func GetIntegration(ctx context.Context, db bun.IDB, name string) (*Integration,
 	return in, translate(db.NewSelect().Model(in).Where("i.name = ?", name).Scan(ctx))
 }
 
-// GetIntegrationByID reads an integration by id.
-func GetIntegrationByID(ctx context.Context, db bun.IDB, id string) (*Integration, error) {
-	in := new(Integration)
-	return in, translate(db.NewSelect().Model(in).Where("i.id = ?", id).Scan(ctx))
-}
-
 // LockIntegration reads an integration by name for update, for the rest of tx.
 func LockIntegration(ctx context.Context, tx bun.Tx, name string) (*Integration, error) {
 	in := new(Integration)
@@ -143,19 +137,30 @@ type IntegrationInstallation struct {
 	ExternalIDs    []string              `bun:"external_ids,array"`
 	CreatedAt      time.Time             `bun:"created_at"`
 	UpdatedAt      time.Time             `bun:"updated_at"`
+
+	// Read along (see withExtras), never written.
+	IntegrationName string `bun:"integration_name,scanonly"`
+	SpaceCount      int    `bun:"space_count,scanonly"`
+}
+
+// withExtras reads an installation's integration name and number of spaces along.
+func withExtras(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.ColumnExpr("ii.*").
+		ColumnExpr("(SELECT i.name FROM integrations i WHERE i.id = ii.integration_id) AS integration_name").
+		ColumnExpr("(SELECT count(*) FROM integration_space_installations s WHERE s.installation_id = ii.id) AS space_count")
 }
 
 // GetInstallation reads installation id of an integration.
 func GetInstallation(ctx context.Context, db bun.IDB, integrationID, id string) (*IntegrationInstallation, error) {
 	in := new(IntegrationInstallation)
-	err := db.NewSelect().Model(in).Where("ii.id = ? AND ii.integration_id = ?", id, integrationID).Scan(ctx)
+	err := withExtras(db.NewSelect().Model(in)).Where("ii.id = ? AND ii.integration_id = ?", id, integrationID).Scan(ctx)
 	return in, translate(err)
 }
 
 // InstallationOn reads the installation of an integration on an organization.
 func InstallationOn(ctx context.Context, db bun.IDB, integrationID, orgID string) (*IntegrationInstallation, error) {
 	in := new(IntegrationInstallation)
-	err := db.NewSelect().Model(in).Where("ii.integration_id = ? AND ii.organization_id = ?", integrationID, orgID).Scan(ctx)
+	err := withExtras(db.NewSelect().Model(in)).Where("ii.integration_id = ? AND ii.organization_id = ?", integrationID, orgID).Scan(ctx)
 	return in, translate(err)
 }
 
@@ -167,26 +172,11 @@ func ListInstallations(ctx context.Context, db bun.IDB, integrationID string, or
 	if len(orgIDs) == 0 {
 		return rows, nil
 	}
-	q := db.NewSelect().Model(&rows).Where("ii.integration_id = ? AND ii.organization_id IN (?)", integrationID, bun.List(orgIDs))
+	q := withExtras(db.NewSelect().Model(&rows)).Where("ii.integration_id = ? AND ii.organization_id IN (?)", integrationID, bun.List(orgIDs))
 	if externalID != "" {
 		q = q.Where("? = ANY(ii.external_ids)", externalID)
 	}
 	return rows, translate(p.byCreation(q, "ii").Scan(ctx))
-}
-
-// CountSpaceInstallations is the number of spaces each installation is on.
-func CountSpaceInstallations(ctx context.Context, db bun.IDB, installationIDs []string) (map[string]int, error) {
-	out := map[string]int{}
-	var rows []struct {
-		InstallationID string `bun:"installation_id"`
-		N              int    `bun:"n"`
-	}
-	err := db.NewRaw(`SELECT installation_id, count(*) AS n FROM integration_space_installations
-		WHERE installation_id IN (?) GROUP BY installation_id`, bun.List(installationIDs)).Scan(ctx, &rows)
-	for _, r := range rows {
-		out[r.InstallationID] = r.N
-	}
-	return out, translate(err)
 }
 
 // ContentInstallation is an installation on one space or site: the columns
