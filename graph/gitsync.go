@@ -192,7 +192,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if !standalone {
 			s.RevisionID = rev.ID
 			columns = append(columns, "revision_id")
-			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, now); err != nil {
+			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, caller.User.ID, now); err != nil {
 				return err
 			}
 		}

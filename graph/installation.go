@@ -68,6 +68,14 @@ func deletedPayload(installationID string, prevConfig json.RawMessage) map[strin
 
 var emptyObject = json.RawMessage(`{}`)
 
+// actorID is the calling user's id, the actor of the events a change records.
+func actorID(ctx context.Context) string {
+	if c, err := CallerFrom(ctx); err == nil {
+		return c.User.ID
+	}
+	return ""
+}
+
 func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, input model.InstallIntegrationInput) (*store.IntegrationInstallation, error) {
 	in, err := r.integration(ctx, name)
 	if err != nil {
@@ -99,7 +107,7 @@ func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, 
 		if err := store.InsertRow(ctx, tx, inst); err != nil {
 			return err
 		}
-		_, err = store.RecordEvent(ctx, tx, store.NewEvent{Type: "installation_setup", OrganizationID: org.ID, InstallationID: inst.ID,
+		_, err = store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "installation_setup", OrganizationID: org.ID, InstallationID: inst.ID,
 			Payload: setupPayload(inst.ID, inst.Status, "pending", nil), At: now})
 		return err
 	})
@@ -170,7 +178,7 @@ func (r *mutationResolver) UpdateIntegrationInstallation(ctx context.Context, na
 		if err := store.UpdateRow(ctx, tx, inst, append(columns, "updated_at")...); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "installation_setup", OrganizationID: inst.OrganizationID,
+		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "installation_setup", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, Payload: setupPayload(inst.ID, inst.Status, prevStatus, prevConfig), At: inst.UpdatedAt})
 		return err
 	})
@@ -182,19 +190,16 @@ func (r *mutationResolver) UninstallIntegration(ctx context.Context, name, id st
 	if err != nil {
 		return false, err
 	}
-	inst, err := r.installation(ctx, in, id)
-	var e *Error
-	if errors.As(err, &e) && e.Code == "NOT_FOUND" {
-		if _, getErr := store.GetInstallation(ctx, r.DB, in.ID, id); errors.Is(getErr, store.ErrNotFound) {
-			return false, nil // there is none: 204
-		}
+	if _, err := store.GetInstallation(ctx, r.DB, in.ID, id); errors.Is(err, store.ErrNotFound) {
+		return false, nil // there is none: 204
 	}
+	inst, err := r.installation(ctx, in, id)
 	if err != nil {
 		return false, err
 	}
 	var deleted bool
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "installation_deleted", OrganizationID: inst.OrganizationID,
+		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "installation_deleted", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, Payload: deletedPayload(inst.ID, inst.Configuration), At: r.now()}); err != nil {
 			return err
 		}
@@ -239,7 +244,7 @@ func (r *mutationResolver) InstallIntegrationOnSpace(ctx context.Context, name, 
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
+		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SpaceID: s.ID, Payload: withSpace(setupPayload(inst.ID, "active", "pending", nil), s.ID), At: now})
 		return err
 	})
@@ -273,7 +278,7 @@ func (r *mutationResolver) UpdateIntegrationSpaceInstallation(ctx context.Contex
 		if err := store.UpdateRow(ctx, tx, row, append(columns, "updated_at")...); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
+		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SpaceID: spaceID, Payload: withSpace(setupPayload(inst.ID, row.Status, prevStatus, prevConfig), spaceID), At: row.UpdatedAt})
 		return err
 	})
@@ -293,7 +298,7 @@ func (r *mutationResolver) UninstallIntegrationFromSpace(ctx context.Context, na
 	}
 	var deleted bool
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "space_installation_deleted", OrganizationID: inst.OrganizationID,
+		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_deleted", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SpaceID: spaceID, Payload: withSpace(deletedPayload(inst.ID, row.Configuration), spaceID), At: r.now()}); err != nil {
 			return err
 		}
@@ -330,7 +335,7 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
+		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SiteID: site.ID, Payload: withSite(setupPayload(inst.ID, "active", "pending", nil), site.ID), At: now})
 		return err
 	})
@@ -361,7 +366,7 @@ func (r *mutationResolver) UpdateIntegrationSiteInstallation(ctx context.Context
 		if err := store.UpdateRow(ctx, tx, row, append(columns, "updated_at")...); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
+		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SiteID: siteID, Payload: withSite(setupPayload(inst.ID, row.Status, prevStatus, prevConfig), siteID), At: row.UpdatedAt})
 		return err
 	})
@@ -381,7 +386,7 @@ func (r *mutationResolver) UninstallIntegrationFromSite(ctx context.Context, nam
 	}
 	var deleted bool
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{Type: "site_installation_deleted", OrganizationID: inst.OrganizationID,
+		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_deleted", OrganizationID: inst.OrganizationID,
 			InstallationID: inst.ID, SiteID: siteID, Payload: withSite(deletedPayload(inst.ID, row.Configuration), siteID), At: r.now()}); err != nil {
 			return err
 		}

@@ -53,16 +53,7 @@ func callerOrgs(ctx context.Context, min store.MemberRole) []string {
 	if err != nil {
 		return nil
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var out []string
-	for org, role := range c.roles {
-		if min == "" || (role != nil && role.AtLeast(min)) {
-			out = append(out, org)
-		}
-	}
-	slices.Sort(out)
-	return out
+	return c.Organizations(min)
 }
 
 // canSee tells whether the caller may see integration in.
@@ -96,6 +87,9 @@ func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *i
 	// SECURITY: public integrations, and those of the caller's organizations.
 	f := store.IntegrationFilter{MemberOf: callerOrgs(ctx, ""), Blocks: blocks, ContentSources: contentSources}
 	if search != nil {
+		if err := checkLength("search", *search, 0, 512); err != nil {
+			return nil, err
+		}
 		f.Search = *search
 	}
 	if category != nil {
@@ -266,14 +260,16 @@ func checkObjects(field string, list []map[string]any, max int, check func(strin
 	return out, err
 }
 
-// checkMembers checks o has only the allowed members, the required ones
-// (each a string of min to max characters when given as a range).
+// member describes a member of a JSON object: its kind ("string",
+// "strings" or "object"), whether it is required, and for a string with
+// max > 0 its length range.
 type member struct {
-	kind     string // "string", "strings", "object"
+	kind     string
 	required bool
 	min, max int
 }
 
+// checkMembers checks o has only the members described, and the required ones.
 func checkMembers(field string, o map[string]any, members map[string]member) error {
 	for k, v := range o {
 		m, ok := members[k]
@@ -499,18 +495,14 @@ func (r *mutationResolver) PublishIntegration(ctx context.Context, name string, 
 }
 
 func (r *mutationResolver) UnpublishIntegration(ctx context.Context, name string) (bool, error) {
-	in, err := r.integration(ctx, name)
+	in, err := store.GetIntegration(ctx, r.DB, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	}
-	var e *Error
-	if errors.As(err, &e) && e.Status == http.StatusNotFound {
-		if _, getErr := store.GetIntegration(ctx, r.DB, name); errors.Is(getErr, store.ErrNotFound) {
-			return false, nil // there is none: 204
-		}
-		return false, err
+		return false, nil // there is none: 204
 	} else if err != nil {
 		return false, err
+	}
+	if !canSee(ctx, in) {
+		return false, NotFound("integration")
 	}
 	// SECURITY: the publishing organization's admins unpublish.
 	if err := requireOrgRole(ctx, in.OrganizationID, store.RoleAdmin, "integration"); err != nil {

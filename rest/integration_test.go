@@ -465,6 +465,12 @@ func TestSpaceContentUpdatedEvent(t *testing.T) {
 	if len(updates) != 1 || updates[0]["spaceId"] != f.space || updates[0]["revisionId"] != merged || updates[0]["installationId"] != f.inst {
 		t.Fatalf("space_content_updated: %v", updates)
 	}
+	// The event says who made the change.
+	var actors []string
+	if err := f.env.DB.NewRaw("SELECT DISTINCT actor_id FROM events WHERE type = 'space_content_updated'").Scan(context.Background(), &actors); err != nil ||
+		len(actors) != 1 || actors[0] != f.admin.ID {
+		t.Errorf("actors of the merges: %v %v", actors, err)
+	}
 	// With every space selected, the other space's merges reach it too.
 	f.admin.Do("PATCH", f.base+"/installations/"+f.inst, `{"space_selection":"all"}`).Expect(http.StatusOK)
 	otherCR = openChangeRequest(t, f.admin, other, "Again", otherPage)

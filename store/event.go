@@ -22,6 +22,7 @@ type Event struct {
 	OrganizationID string          `bun:"organization_id"`
 	SpaceID        *string         `bun:"space_id"`
 	SiteID         *string         `bun:"site_id"`
+	ActorID        *string         `bun:"actor_id"`
 	Payload        json.RawMessage `bun:"payload,type:jsonb"`
 	CreatedAt      time.Time       `bun:"created_at"`
 }
@@ -80,8 +81,10 @@ type NewEvent struct {
 	InstallationID string
 	SpaceID        string
 	SiteID         string
-	Payload        map[string]any
-	At             time.Time
+	// ActorID is the user who made the change ("" for none).
+	ActorID string
+	Payload map[string]any
+	At      time.Time
 }
 
 // noDeliveryTarget is the log line of an event no one delivers: delivery
@@ -102,6 +105,9 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	}
 	if e.SiteID != "" {
 		ev.SiteID = &e.SiteID
+	}
+	if e.ActorID != "" {
+		ev.ActorID = &e.ActorID
 	}
 	if _, err := db.NewInsert().Model(ev).Exec(ctx); err != nil {
 		return "", translate(err)
@@ -188,8 +194,8 @@ func AppendIntegrationEventLog(ctx context.Context, db bun.IDB, line *Integratio
 
 // RecordSpaceContentUpdated records space_content_updated: the primary
 // content of a space is now revisionID (a merge, an import).
-func RecordSpaceContentUpdated(ctx context.Context, db bun.IDB, s *Space, revisionID string, at time.Time) error {
-	_, err := RecordEvent(ctx, db, NewEvent{Type: "space_content_updated", OrganizationID: s.OrganizationID, SpaceID: s.ID,
+func RecordSpaceContentUpdated(ctx context.Context, db bun.IDB, s *Space, revisionID, actorID string, at time.Time) error {
+	_, err := RecordEvent(ctx, db, NewEvent{Type: "space_content_updated", OrganizationID: s.OrganizationID, SpaceID: s.ID, ActorID: actorID,
 		Payload: map[string]any{"spaceId": s.ID, "revisionId": revisionID}, At: at})
 	return err
 }

@@ -78,6 +78,8 @@ CREATE TABLE events (
     organization_id text NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
     space_id        text,
     site_id         text,
+    -- Who made the change (a user id; NULL when no user did).
+    actor_id        text,
     -- The type's own payload members (eventId, type and installationId are
     -- added per integration when read).
     payload         jsonb NOT NULL,
