@@ -176,6 +176,16 @@ func TestIntegrationPublishing(t *testing.T) {
 			t.Errorf("list%s: %q, want %q", c.query, got, c.want)
 		}
 	}
+	// Unlisted: found by name, not listed (but to its organization).
+	carol.Do("POST", "/v1/integrations/carol-unlisted", publishBody(carolOrg, map[string]any{"visibility": "unlisted", "title": "Hidden"})).Expect(http.StatusOK)
+	alice.Do("GET", "/v1/integrations/carol-unlisted", nil).Expect(http.StatusOK)
+	if got := names(alice, "?search=hidden"); got != "" {
+		t.Errorf("an unlisted integration is listed: %q", got)
+	}
+	if got := names(carol, "?search=hidden"); got != "carol-unlisted" {
+		t.Errorf("its organization's list: %q", got)
+	}
+	carol.Do("DELETE", "/v1/integrations/carol-unlisted", nil).Expect(http.StatusResetContent)
 	// Pages: one at a time, each integration once.
 	var seen []string
 	for page := ""; ; {
@@ -485,6 +495,16 @@ func TestSpaceContentUpdatedEvent(t *testing.T) {
 	imported := f.admin.Do("GET", "/v1/spaces/"+f.space+"/content", nil).Expect(http.StatusOK).String("id")
 	if updates = f.events(t, f.admin)["space_content_updated"]; len(updates) != 3 || updates[0]["spaceId"] != f.space || updates[0]["revisionId"] != imported {
 		t.Errorf("space_content_updated after an import: %v", updates)
+	}
+	// A deleted space leaves the lists (and comes back with the space).
+	f.admin.Do("DELETE", "/v1/spaces/"+f.space, nil).Expect(http.StatusNoContent)
+	if n := f.admin.Do("GET", f.base+"/spaces?extended=true", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
+		t.Errorf("space installations with the space deleted: %v", n)
+	}
+	f.admin.Do("GET", f.base+"/installations/"+f.inst+"/spaces/"+f.space, nil).Expect(http.StatusNotFound)
+	f.admin.Do("POST", "/v1/spaces/"+f.space+"/restore", nil).Expect(http.StatusOK)
+	if n := f.admin.Do("GET", f.base+"/spaces?extended=true", nil).Expect(http.StatusOK).JSON()["count"]; n != 1.0 {
+		t.Errorf("space installations with the space restored: %v", n)
 	}
 	// The integration's vendor does not see the customer's events.
 	if n := f.vendor.Do("GET", f.base+"/events", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {

@@ -147,7 +147,8 @@ type IntegrationInstallation struct {
 func withExtras(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.ColumnExpr("ii.*").
 		ColumnExpr("(SELECT i.name FROM integrations i WHERE i.id = ii.integration_id) AS integration_name").
-		ColumnExpr("(SELECT count(*) FROM integration_space_installations s WHERE s.installation_id = ii.id) AS space_count")
+		ColumnExpr(`(SELECT count(*) FROM integration_space_installations s JOIN spaces sp ON sp.id = s.space_id
+			WHERE s.installation_id = ii.id AND sp.deleted_at IS NULL) AS space_count`)
 }
 
 // GetInstallation reads installation id of an integration.
@@ -212,10 +213,16 @@ func withName(q *bun.SelectQuery, alias string) *bun.SelectQuery {
 		JOIN integration_installations ii ON ii.integration_id = i.id WHERE ii.id = ?.installation_id) AS integration_name`, bun.Ident(alias))
 }
 
+// liveSpaces leaves out the installations on deleted spaces: while a space
+// is deleted (and restorable) its installation stays, unseen.
+func liveSpaces(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.Where("EXISTS (SELECT 1 FROM spaces sp WHERE sp.id = isi.space_id AND sp.deleted_at IS NULL)")
+}
+
 // GetSpaceInstallation reads the installation on a space.
 func GetSpaceInstallation(ctx context.Context, db bun.IDB, installationID, spaceID string) (*IntegrationSpaceInstallation, error) {
 	in := new(IntegrationSpaceInstallation)
-	err := withName(db.NewSelect().Model(in), "isi").Where("isi.installation_id = ? AND isi.space_id = ?", installationID, spaceID).Scan(ctx)
+	err := liveSpaces(withName(db.NewSelect().Model(in), "isi")).Where("isi.installation_id = ? AND isi.space_id = ?", installationID, spaceID).Scan(ctx)
 	return in, translate(err)
 }
 
@@ -252,7 +259,7 @@ func (f ContentInstallationFilter) apply(q *bun.SelectQuery, alias string) *bun.
 // ListSpaceInstallations pages through space installations, oldest first.
 func ListSpaceInstallations(ctx context.Context, db bun.IDB, f ContentInstallationFilter, p Page) ([]*IntegrationSpaceInstallation, error) {
 	var rows []*IntegrationSpaceInstallation
-	q := f.apply(withName(db.NewSelect().Model(&rows), "isi"), "isi")
+	q := liveSpaces(f.apply(withName(db.NewSelect().Model(&rows), "isi"), "isi"))
 	return rows, translate(p.byTime(q, "isi.created_at", "isi.space_id", false).Scan(ctx))
 }
 
