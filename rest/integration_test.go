@@ -408,6 +408,17 @@ func TestIntegrationInstallations(t *testing.T) {
 		!strings.Contains(logs[0].(map[string]any)["message"].(string), "no delivery target") {
 		t.Errorf("event detail: %v", detail)
 	}
+	// No read of the integration shows its secrets.
+	for _, p := range []string{"", "/installations", "/installations/" + f.inst, "/installations/" + f.inst + "/spaces?extended=true",
+		"/installations/" + f.inst + "/sites?extended=true", "/installations/" + f.inst + "/spaces/" + f.space + "?extended=true",
+		"/installations/" + f.inst + "/sites/" + f.site, "/spaces?extended=true", "/sites?extended=true", "/events",
+		"/events/" + install["_id"].(string)} {
+		for _, u := range []*resttest.User{f.admin, f.vendor} {
+			if res := u.Do("GET", f.base+p, nil); bytes.Contains(res.Body, []byte(theSecret)) || bytes.Contains(res.Body, []byte(`"secrets"`)) {
+				t.Errorf("GET %s shows the secrets: %s", p, res.Body)
+			}
+		}
+	}
 	f.vendor.Do("GET", f.base+"/events/"+install["_id"].(string), nil).Expect(http.StatusNotFound)
 	f.admin.Do("GET", f.base+"/events/nope", nil).Expect(http.StatusNotFound)
 
@@ -505,6 +516,12 @@ func TestSpaceContentUpdatedEvent(t *testing.T) {
 	f.admin.Do("POST", "/v1/spaces/"+f.space+"/restore", nil).Expect(http.StatusOK)
 	if n := f.admin.Do("GET", f.base+"/spaces?extended=true", nil).Expect(http.StatusOK).JSON()["count"]; n != 1.0 {
 		t.Errorf("space installations with the space restored: %v", n)
+	}
+	// A space transferred to another organization leaves them too.
+	dest := f.admin.NewOrg("Elsewhere")
+	f.admin.Do("POST", "/v1/spaces/"+f.space+"/transfer", map[string]any{"organization": dest}).Expect(http.StatusOK)
+	if n := f.admin.Do("GET", f.base+"/spaces?extended=true", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
+		t.Errorf("space installations with the space transferred: %v", n)
 	}
 	// The integration's vendor does not see the customer's events.
 	if n := f.vendor.Do("GET", f.base+"/events", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {

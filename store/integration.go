@@ -148,7 +148,7 @@ func withExtras(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.ColumnExpr("ii.*").
 		ColumnExpr("(SELECT i.name FROM integrations i WHERE i.id = ii.integration_id) AS integration_name").
 		ColumnExpr(`(SELECT count(*) FROM integration_space_installations s JOIN spaces sp ON sp.id = s.space_id
-			WHERE s.installation_id = ii.id AND sp.deleted_at IS NULL) AS space_count`)
+			WHERE s.installation_id = ii.id AND sp.deleted_at IS NULL AND sp.organization_id = ii.organization_id) AS space_count`)
 }
 
 // GetInstallation reads installation id of an integration.
@@ -213,10 +213,12 @@ func withName(q *bun.SelectQuery, alias string) *bun.SelectQuery {
 		JOIN integration_installations ii ON ii.integration_id = i.id WHERE ii.id = ?.installation_id) AS integration_name`, bun.Ident(alias))
 }
 
-// liveSpaces leaves out the installations on deleted spaces: while a space
-// is deleted (and restorable) its installation stays, unseen.
+// liveSpaces leaves out the installations on deleted spaces (while a space
+// is deleted, and restorable, its installation stays, unseen) and on spaces
+// since transferred to another organization.
 func liveSpaces(q *bun.SelectQuery) *bun.SelectQuery {
-	return q.Where("EXISTS (SELECT 1 FROM spaces sp WHERE sp.id = isi.space_id AND sp.deleted_at IS NULL)")
+	return q.Where(`EXISTS (SELECT 1 FROM spaces sp JOIN integration_installations own ON own.id = isi.installation_id
+		WHERE sp.id = isi.space_id AND sp.deleted_at IS NULL AND sp.organization_id = own.organization_id)`)
 }
 
 // GetSpaceInstallation reads the installation on a space.
