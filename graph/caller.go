@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/docsapi/docsapi/store"
@@ -36,6 +37,21 @@ func (c *Caller) Membership(orgID string) (role store.MemberRole, member bool) {
 		role = *r
 	}
 	return role, member
+}
+
+// Organizations lists, sorted, the organizations where the caller holds at
+// least min (empty: every membership, guests included).
+func (c *Caller) Organizations(min store.MemberRole) []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for org, role := range c.roles {
+		if min == "" || (role != nil && role.AtLeast(min)) {
+			out = append(out, org)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // joined records a membership the caller gained during this request, so the

@@ -321,6 +321,9 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMai
 			if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {
 				return err
 			}
+			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, caller.User.ID, now); err != nil {
+				return err
+			}
 			cr.Status, cr.RevisionMerged = store.CRMerged, &rev.ID
 			out = &model.MergeResult{Revision: rev.ID, Result: "merge"}
 			return store.UpdateChangeRequest(ctx, tx, cr, "status", "revision_merged")

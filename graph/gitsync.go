@@ -197,6 +197,9 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if !standalone {
 			s.RevisionID = rev.ID
 			columns = append(columns, "revision_id")
+			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, caller.User.ID, now); err != nil {
+				return err
+			}
 		}
 		s.UpdatedAt = now
 		return store.UpdateSpace(ctx, tx, s, columns...)

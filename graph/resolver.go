@@ -36,6 +36,9 @@ type Resolver struct {
 	Translator translator.Provider
 	// Outbound is the guarded HTTP client for addresses users name.
 	Outbound *outbound.Client
+	// SecretKey is the AES-256 key integration secrets are sealed with
+	// (empty: none can be stored).
+	SecretKey []byte
 
 	signingKey signingKey
 	jobClient  jobClient

@@ -37,6 +37,17 @@ func (a *adapter) handler(route Route) http.Handler {
 		resultPath = []string{rootKey(op.Def)}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op := op
+		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
+			ext, err := strconv.ParseBool(v)
+			if err != nil {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %q is not true or false", v))
+				return
+			}
+			if ext {
+				op = a.ops[route.Extended]
+			}
+		}
 		vars, err := variables(r, a.schema, op)
 		if err != nil {
 			writeError(w, err.status, err.message)

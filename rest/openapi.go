@@ -99,6 +99,9 @@ func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serv
 			return nil, fmt.Errorf("rest: openapi: route %s %s: no operation document %s.graphql", route.Method, route.Path, route.Operation)
 		}
 		operation, err := g.operation(route, op)
+		if err == nil && route.Extended != "" {
+			err = g.extend(operation, route, ops[route.Extended])
+		}
 		if err != nil {
 			return nil, fmt.Errorf("rest: openapi: route %s %s: %w", route.Method, route.Path, err)
 		}
@@ -188,6 +191,32 @@ func errorResponses() obj {
 		"NotFound":     resp("No such resource, or one the caller cannot see."),
 		"Error":        resp("Any other error: 405, 409, 413, 500 and so on."),
 	}
+}
+
+// extend documents a route's `extended` query parameter and the answer of
+// its Extended operation, which comes in place of the usual one.
+func (g *openAPIGen) extend(operation obj, route Route, ext *operation) error {
+	if ext == nil {
+		return fmt.Errorf("no operation document %s.graphql", route.Extended)
+	}
+	plain := route
+	plain.Extended = ""
+	extOp, err := g.operation(plain, ext)
+	if err != nil {
+		return err
+	}
+	params, _ := operation["parameters"].([]obj)
+	operation["parameters"] = append(params, obj{"name": "extended", "in": "query", "required": false,
+		"schema":      obj{"type": "boolean", "default": false},
+		"description": fmt.Sprintf("true: whole objects in place of their ids (runs the GraphQL query `%s`).", ext.Name)})
+	status := fmt.Sprint(route.Status)
+	content := func(o obj) obj {
+		return o["responses"].(obj)[status].(obj)["content"].(obj)["application/json"].(obj)
+	}
+	base := content(operation)
+	base["schema"] = obj{"anyOf": []any{base["schema"], content(extOp)["schema"]}}
+	operation["x-graphql-operation"].(obj)["extended"] = ext.Name
+	return nil
 }
 
 // operation is the OpenAPI operation object of route.
@@ -432,7 +461,11 @@ func (g *openAPIGen) named(name string) obj {
 		if objectScalars[name] {
 			t = "object"
 		}
-		g.components[name] = withDescription(obj{"type": t}, def.Description)
+		s := obj{"type": t}
+		if name == "ContentSecurityPolicy" { // a string or an object
+			s = obj{"oneOf": []any{obj{"type": "string"}, obj{"type": "object"}}}
+		}
+		g.components[name] = withDescription(s, def.Description)
 	case ast.Enum:
 		values := make([]string, 0, len(def.EnumValues))
 		desc := strings.TrimSpace(def.Description)

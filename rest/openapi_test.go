@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -456,6 +457,44 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 	do("DELETE", s+"/section-groups/"+inner, "", 204)
 	do("DELETE", s+"/sections/"+sec2, "", 204)
 	do("DELETE", s, "", 204)
+
+	// Integrations, installations and events.
+	png := base64.StdEncoding.EncodeToString(tinyPNG)
+	ib := "/v1/integrations/tool"
+	do("POST", ib, fmt.Sprintf(`{"title":"Tool","description":"d","script":"s","scopes":["space:content:read"],"organization":%q,
+		"icon":%q,"previewImages":[%q],"secrets":{"K":"v"},"contentSecurityPolicy":"default-src 'self'",
+		"blocks":[{"id":"b","title":"Block","urlUnfurl":["https://x.example/y"],"markdown":{"codeblock":"tool","body":"x"}}],
+		"contentSources":[{"id":"c","title":"Source","configuration":{"componentId":"cfg"}}],
+		"externalLinks":[{"url":"https://example.com","label":"Site"}],"configurations":{"space":{"properties":{}}}}`, org, png, png), 200)
+	do("GET", ib, "", 200)
+	do("GET", "/v1/integrations?search=tool&blocks=true&target=all", "", 200)
+	inst := id(do("POST", ib+"/installations", fmt.Sprintf(`{"organization":%q}`, org), 201))
+	ins := ib + "/installations/" + inst
+	do("GET", ib+"/installations?externalId=x", "", 200)
+	do("GET", ins, "", 200)
+	do("PATCH", ins, `{"configuration":{"a":1},"externalIds":["x"],"site_selection":"all"}`, 200)
+	do("POST", ins+"/spaces", fmt.Sprintf(`{"space":%q}`, spaces[1]), 201)
+	do("GET", ins+"/spaces", "", 200)
+	do("GET", ins+"/spaces?extended=true", "", 200)
+	do("GET", ins+"/spaces/"+spaces[1], "", 200)
+	do("GET", ins+"/spaces/"+spaces[1]+"?extended=true", "", 200)
+	do("PATCH", ins+"/spaces/"+spaces[1], `{"externalIds":["s"]}`, 200)
+	do("GET", ib+"/spaces", "", 200)
+	do("GET", ib+"/spaces?extended=true", "", 200)
+	site2 := id(do("POST", o+"/sites", `{"title":"Second"}`, 201))
+	do("POST", ins+"/sites", fmt.Sprintf(`{"site":%q}`, site2), 201)
+	do("GET", ins+"/sites", "", 200)
+	do("GET", ins+"/sites/"+site2+"?extended=true", "", 200)
+	do("PATCH", ins+"/sites/"+site2, `{"configuration":{}}`, 200)
+	do("GET", ib+"/sites?extended=true", "", 200)
+	do("GET", ib+"/sites", "", 200)
+	events := do("GET", ib+"/events", "", 200)
+	do("GET", ib+"/events/"+id(events["items"].([]any)[0].(map[string]any)), "", 200)
+	do("DELETE", ins+"/sites/"+site2, "", 205)
+	do("DELETE", ins+"/spaces/"+spaces[1], "", 205)
+	do("DELETE", ins, "", 205)
+	do("DELETE", ib, "", 205)
+	do("DELETE", ib, "", 204)
 
 	// Errors.
 	do("GET", "/v1/spaces/nope", "", 404)

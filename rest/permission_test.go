@@ -91,6 +91,15 @@ var routeNeeds = map[string]string{
 	"updateOpenAPISpecBySlug": "create", "deleteOpenAPISpecBySlug": "create",
 	"listTranslations": "read", "getTranslation": "read", "createTranslation": "create", "updateTranslation": "create",
 	"deleteTranslation": "create", "runTranslation": "create",
+	"listIntegrations": "anyone", "getIntegrationByName": "member", "publishIntegration": "admin", "unpublishIntegration": "admin",
+	"listIntegrationInstallations": "member", "installIntegration": "admin", "getIntegrationInstallationById": "admin",
+	"updateIntegrationInstallation": "admin", "uninstallIntegration": "admin",
+	"listIntegrationInstallationSpaces": "admin", "installIntegrationOnSpace": "admin", "getIntegrationSpaceInstallation": "admin",
+	"updateIntegrationSpaceInstallation": "admin", "uninstallIntegrationFromSpace": "admin",
+	"listIntegrationInstallationSites": "admin", "installIntegrationOnSite": "admin", "getIntegrationSiteInstallation": "admin",
+	"updateIntegrationSiteInstallation": "admin", "uninstallIntegrationFromSite": "admin",
+	"listIntegrationSpaceInstallations": "member", "listIntegrationSiteInstallations": "member", "listIntegrationEvents": "member",
+	"getIntegrationEvent": "admin",
 }
 
 // matrixFixture is an organization with content of every kind and a user of
@@ -160,6 +169,14 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	specSlug, specVersion := processedSpec(t, env, owner, org, specSrc.URL+"/v30/openapi.json")
 	translation := do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`, http.StatusCreated).String("id")
 	review := do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`, http.StatusCreated).String("id")
+	// A private integration of the organization, installed on it, on the
+	// space and on the site (names are global: one per fixture).
+	integration := "int-" + org
+	do("POST", "/v1/integrations/"+integration, mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})), http.StatusOK)
+	inst := do("POST", "/v1/integrations/"+integration+"/installations", `{"organization":"`+org+`"}`, http.StatusCreated).String("id")
+	do("POST", "/v1/integrations/"+integration+"/installations/"+inst+"/spaces", `{"space":"`+space+`"}`, http.StatusCreated)
+	do("POST", "/v1/integrations/"+integration+"/installations/"+inst+"/sites", `{"site":"`+site+`"}`, http.StatusCreated)
+	event := do("GET", "/v1/integrations/"+integration+"/events", "", http.StatusOK).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
 
 	return &matrixFixture{
 		users: users,
@@ -169,11 +186,18 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
-			"reviewId": review,
+			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 			"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+			"publishIntegration":                  mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})),
+			"installIntegration":                  `{"organization":"` + org + `"}`,
+			"updateIntegrationInstallation":       `{"configuration":{"channel":"x"}}`,
+			"installIntegrationOnSpace":           `{"space":"` + other + `"}`,
+			"updateIntegrationSpaceInstallation":  `{"externalIds":["a"]}`,
+			"installIntegrationOnSite":            `{"site":"` + site + `"}`,
+			"updateIntegrationSiteInstallation":   `{"configuration":{}}`,
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
 			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,
@@ -395,6 +419,15 @@ func TestInheritanceAndGrants(t *testing.T) {
 	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusResetContent)
 	alice.Do("DELETE", "/v1/collections/"+coll+"/permissions/users/"+gus.ID, nil).Expect(http.StatusNoContent)
 	gus.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // createPage adds a page to a space through GraphQL and returns its id,

@@ -34,6 +34,10 @@ type Route struct {
 	// Created, for an upsert, is the dotted path of a boolean in the
 	// operation's data: when true the answer is 201 Created, not Status.
 	Created string
+	// Extended, when set, is the operation run instead when the query
+	// parameter `extended` is true: the same result with whole objects where
+	// Operation answers ids (the reference's integration space and site lists).
+	Extended string
 }
 
 // DocumentedPath is Path as OpenAPI writes it: a net/http wildcard
@@ -435,4 +439,57 @@ var Routes = []Route{
 		Result: "organization.openAPISpec.version", Tag: "openapi", Summary: "Get a version of an OpenAPI specification"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}/content", Operation: "getOpenAPISpecVersionContentById", Status: http.StatusOK,
 		Result: "organization.openAPISpec.version.content", Tag: "openapi", Summary: "Get the files and document address of a version"},
+
+	// Integrations, their installations and events (spec 4.14, 6; the
+	// reference's installation operations on spaces and sites)
+	{Method: "GET", Path: "/v1/integrations", Operation: "listIntegrations", Status: http.StatusOK, Tag: "integrations",
+		Summary: "List the integrations the caller can see"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}", Operation: "getIntegrationByName", Status: http.StatusOK, Tag: "integrations",
+		Summary: "Get an integration"},
+	{Method: "POST", Path: "/v1/integrations/{integrationName}", Operation: "publishIntegration", Status: http.StatusOK, Tag: "integrations",
+		Summary: "Publish an integration, or its next version"},
+	{Method: "DELETE", Path: "/v1/integrations/{integrationName}", Operation: "unpublishIntegration", Status: http.StatusResetContent, Tag: "integrations",
+		Summary: "Unpublish an integration with its installations (204 when there was none)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations", Operation: "listIntegrationInstallations", Status: http.StatusOK,
+		Result: "integration.installations", Tag: "integrations", Summary: "List an integration's installations on the caller's organizations"},
+	{Method: "POST", Path: "/v1/integrations/{integrationName}/installations", Operation: "installIntegration", Status: http.StatusCreated,
+		Tag: "integrations", Summary: "Install an integration on an organization"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations/{installationId}", Operation: "getIntegrationInstallationById",
+		Status: http.StatusOK, Result: "integration.installation", Tag: "integrations", Summary: "Get an installation"},
+	{Method: "PATCH", Path: "/v1/integrations/{integrationName}/installations/{installationId}", Operation: "updateIntegrationInstallation",
+		Status: http.StatusOK, Tag: "integrations", Summary: "Update an installation"},
+	{Method: "DELETE", Path: "/v1/integrations/{integrationName}/installations/{installationId}", Operation: "uninstallIntegration",
+		Status: http.StatusResetContent, Tag: "integrations", Summary: "Uninstall an integration from an organization (204 when it was not installed)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations/{installationId}/spaces", Operation: "listIntegrationInstallationSpaces",
+		Extended: "listIntegrationInstallationSpacesExtended", Status: http.StatusOK, Result: "integration.installation.spaceInstallations",
+		Tag: "integrations", Summary: "List an installation's spaces (extended=true: whole spaces)"},
+	{Method: "POST", Path: "/v1/integrations/{integrationName}/installations/{installationId}/spaces", Operation: "installIntegrationOnSpace",
+		Status: http.StatusCreated, Tag: "integrations", Summary: "Install an integration on a space"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}", Operation: "getIntegrationSpaceInstallation",
+		Extended: "getIntegrationSpaceInstallationExtended", Status: http.StatusOK, Result: "integration.installation.spaceInstallation",
+		Tag: "integrations", Summary: "Get an installation on a space (extended=true: the whole space)"},
+	{Method: "PATCH", Path: "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}", Operation: "updateIntegrationSpaceInstallation",
+		Status: http.StatusOK, Tag: "integrations", Summary: "Update an installation on a space"},
+	{Method: "DELETE", Path: "/v1/integrations/{integrationName}/installations/{installationId}/spaces/{spaceId}", Operation: "uninstallIntegrationFromSpace",
+		Status: http.StatusResetContent, Tag: "integrations", Summary: "Uninstall an integration from a space (204 when it was not installed)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations/{installationId}/sites", Operation: "listIntegrationInstallationSites",
+		Extended: "listIntegrationInstallationSitesExtended", Status: http.StatusOK, Result: "integration.installation.siteInstallations",
+		Tag: "integrations", Summary: "List an installation's sites (extended=true: whole sites)"},
+	{Method: "POST", Path: "/v1/integrations/{integrationName}/installations/{installationId}/sites", Operation: "installIntegrationOnSite",
+		Status: http.StatusCreated, Tag: "integrations", Summary: "Install an integration on a site"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}", Operation: "getIntegrationSiteInstallation",
+		Extended: "getIntegrationSiteInstallationExtended", Status: http.StatusOK, Result: "integration.installation.siteInstallation",
+		Tag: "integrations", Summary: "Get an installation on a site (extended=true: the whole site)"},
+	{Method: "PATCH", Path: "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}", Operation: "updateIntegrationSiteInstallation",
+		Status: http.StatusOK, Tag: "integrations", Summary: "Update an installation on a site"},
+	{Method: "DELETE", Path: "/v1/integrations/{integrationName}/installations/{installationId}/sites/{siteId}", Operation: "uninstallIntegrationFromSite",
+		Status: http.StatusResetContent, Tag: "integrations", Summary: "Uninstall an integration from a site (204 when it was not installed)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/spaces", Operation: "listIntegrationSpaceInstallations", Extended: "listIntegrationSpaceInstallationsExtended",
+		Status: http.StatusOK, Result: "integration.spaceInstallations", Tag: "integrations", Summary: "List an integration's space installations (extended=true: whole spaces)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/sites", Operation: "listIntegrationSiteInstallations", Extended: "listIntegrationSiteInstallationsExtended",
+		Status: http.StatusOK, Result: "integration.siteInstallations", Tag: "integrations", Summary: "List an integration's site installations (extended=true: whole sites)"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/events", Operation: "listIntegrationEvents", Status: http.StatusOK,
+		Result: "integration.events", Tag: "integrations", Summary: "List an integration's events, newest first"},
+	{Method: "GET", Path: "/v1/integrations/{integrationName}/events/{eventId}", Operation: "getIntegrationEvent", Status: http.StatusOK,
+		Result: "integration.event", Tag: "integrations", Summary: "Get an event with its delivery trace"},
 }

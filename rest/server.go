@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -39,6 +40,9 @@ type Config struct {
 	Outbound outbound.Config
 	// Translator runs translations (nil: runs fail, saying none is configured).
 	Translator translator.Provider
+	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
+	// with; empty, publishing secrets is refused.
+	SecretKey []byte
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -64,6 +68,9 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	if cfg.MaxUploadBytes == 0 {
 		cfg.MaxUploadBytes = 25 << 20
 	}
+	if n := len(cfg.SecretKey); n != 0 && n != 32 {
+		return nil, fmt.Errorf("the secret key must be 32 bytes, not %d", n)
+	}
 	if cfg.BlobDir == "" {
 		cfg.BlobDir = filepath.Join(os.TempDir(), "docsapi-blobs")
 	}
@@ -74,7 +81,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
-		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator}
+		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey}
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {
@@ -118,6 +125,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	// ones (graph/openapi_spec.go).
 	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
 	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
+	mux.Handle("GET "+graph.IntegrationAssetPath, labelled("GET "+graph.IntegrationAssetPath, http.HandlerFunc(res.ServeIntegrationAsset)))
 	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))

@@ -51,6 +51,14 @@ func TestCrossTenantAccess(t *testing.T) {
 	specSlug, specVersion := processedSpec(t, env, victim, org, specSrc.URL+"/v30/openapi.json")
 	translation := victim.Do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`).
 		Expect(http.StatusCreated).String("id")
+	// A private integration of the victim's, installed on its organization,
+	// space and site.
+	intBase := "/v1/integrations/victim-tool"
+	victim.Do("POST", intBase, publishBody(org, map[string]any{"visibility": "private", "secrets": map[string]string{"K": "v"}})).Expect(http.StatusOK)
+	inst := victim.Do("POST", intBase+"/installations", `{"organization":"`+org+`"}`).Expect(http.StatusCreated).String("id")
+	victim.Do("POST", intBase+"/installations/"+inst+"/spaces", `{"space":"`+space+`"}`).Expect(http.StatusCreated)
+	victim.Do("POST", intBase+"/installations/"+inst+"/sites", `{"site":"`+site+`"}`).Expect(http.StatusCreated)
+	event := victim.Do("GET", intBase+"/events", nil).Expect(http.StatusOK).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
 
 	ids := map[string]string{
 		"organizationId": org, "spaceId": space, "siteId": site, "siteSectionId": sectionID,
@@ -58,7 +66,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
-		"reviewId": review,
+		"reviewId": review, "integrationName": "victim-tool", "installationId": inst, "eventId": event,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -119,11 +127,18 @@ func TestCrossTenantAccess(t *testing.T) {
 		"submitChangeRequestReview":           `{"status":"approved"}`,
 		"applyTemplateToSpace":                `{"id":"api-reference","changeRequestId":"` + cr + `"}`,
 		"requestReviewersForChangeRequest":    `{"users":["` + victim.ID + `"]}`,
+		"publishIntegration":                  `{"title":"Pwned","description":"x","script":"x","scopes":[],"organization":"` + eveOrg + `"}`,
+		"installIntegration":                  `{"organization":"` + eveOrg + `"}`,
+		"updateIntegrationInstallation":       `{"configuration":{"pwned":true}}`,
+		"installIntegrationOnSpace":           `{"space":"` + space2 + `"}`,
+		"updateIntegrationSpaceInstallation":  `{"configuration":{"pwned":true}}`,
+		"installIntegrationOnSite":            `{"site":"` + site + `"}`,
+		"updateIntegrationSiteInstallation":   `{"configuration":{"pwned":true}}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{
 		"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
-		"getOrganizationsForEmailDomain": true,
+		"getOrganizationsForEmailDomain": true, "listIntegrations": true,
 	}
 
 	snapshot := func() string {
@@ -138,7 +153,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
 			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
 			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content",
-			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers"} {
+			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers",
+			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events"} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
 	"flag"
 	"log/slog"
 	"os"
@@ -37,6 +40,7 @@ type config struct {
 	OutboundMaxBytes      int64
 	// The translation provider: an OpenAI-compatible chat-completions API.
 	TranslationURL, TranslationModel, TranslationAPIKey string
+	SecretKey                                           string
 	MaxConns                                            int32
 	ShutdownTimeout                                     time.Duration
 }
@@ -71,6 +75,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.TranslationModel, "translation-model", "DOCSAPI_TRANSLATION_MODEL", "", "model of the translation API")
 	// The key only from the environment: flags show in process lists.
 	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
+	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -85,6 +90,20 @@ func (c *config) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
+// secretKey decodes DOCSAPI_SECRET_KEY: 64 hex digits or base64 of 32 bytes.
+func (c *config) secretKey() ([]byte, error) {
+	if c.SecretKey == "" {
+		return nil, nil
+	}
+	if b, err := hex.DecodeString(c.SecretKey); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	if b, err := base64.StdEncoding.DecodeString(c.SecretKey); err == nil && len(b) == 32 {
+		return b, nil
+	}
+	return nil, errors.New("DOCSAPI_SECRET_KEY must be 32 bytes, as 64 hex digits or base64")
+}
+
 func (c *config) server(log *slog.Logger) rest.Config {
 	public := c.PublicURL
 	if public == "" {
@@ -94,11 +113,12 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if blobs == "" {
 		blobs = filepath.Join(c.DataDir, "blobs")
 	}
+	key, _ := c.secretKey() // checked at start-up (serve)
 	var provider translator.Provider
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider,
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
 		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}

@@ -16,6 +16,9 @@ import (
 // serve runs the HTTP server until ctx ends (SIGINT or SIGTERM), then stops
 // accepting connections and lets in-flight requests finish.
 func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *config, log *slog.Logger) error {
+	if _, err := cfg.secretKey(); err != nil {
+		return err
+	}
 	srv, err := rest.NewServer(db, cfg.server(log))
 	if err != nil {
 		return err

@@ -36,6 +36,11 @@ type ResolverRoot interface {
 	Collection() CollectionResolver
 	Comment() CommentResolver
 	CommentReply() CommentReplyResolver
+	Integration() IntegrationResolver
+	IntegrationEvent() IntegrationEventResolver
+	IntegrationInstallation() IntegrationInstallationResolver
+	IntegrationSiteInstallation() IntegrationSiteInstallationResolver
+	IntegrationSpaceInstallation() IntegrationSpaceInstallationResolver
 	Member() MemberResolver
 	Mutation() MutationResolver
 	OpenAPISpec() OpenAPISpecResolver
@@ -333,6 +338,198 @@ type ComplexityRoot struct {
 		UpdatedAt func(childComplexity int) int
 	}
 
+	Integration struct {
+		Blocks                func(childComplexity int) int
+		Categories            func(childComplexity int) int
+		Configurations        func(childComplexity int) int
+		ContentSecurityPolicy func(childComplexity int) int
+		ContentSources        func(childComplexity int) int
+		Description           func(childComplexity int) int
+		Event                 func(childComplexity int, id string) int
+		Events                func(childComplexity int, page *string, limit *int) int
+		ExternalLinks         func(childComplexity int) int
+		Installation          func(childComplexity int, id string) int
+		Installations         func(childComplexity int, page *string, limit *int, externalID *string) int
+		Name                  func(childComplexity int) int
+		Object                func(childComplexity int) int
+		Owner                 func(childComplexity int) int
+		Permissions           func(childComplexity int) int
+		PreviewImages         func(childComplexity int) int
+		Scopes                func(childComplexity int) int
+		SiteInstallations     func(childComplexity int, page *string, limit *int, externalID *string) int
+		SpaceInstallations    func(childComplexity int, page *string, limit *int, externalID *string) int
+		Summary               func(childComplexity int) int
+		Target                func(childComplexity int) int
+		Title                 func(childComplexity int) int
+		Urls                  func(childComplexity int) int
+		Verified              func(childComplexity int) int
+		Version               func(childComplexity int) int
+		Visibility            func(childComplexity int) int
+	}
+
+	IntegrationBlock struct {
+		Description func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Icon        func(childComplexity int) int
+		Markdown    func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URLUnfurl   func(childComplexity int) int
+	}
+
+	IntegrationBlockMarkdown struct {
+		Body      func(childComplexity int) int
+		Codeblock func(childComplexity int) int
+	}
+
+	IntegrationConfigurationComponent struct {
+		ComponentID func(childComplexity int) int
+	}
+
+	IntegrationConfigurations struct {
+		Account func(childComplexity int) int
+		Site    func(childComplexity int) int
+		Space   func(childComplexity int) int
+	}
+
+	IntegrationContentInstallationURLs struct {
+		Location       func(childComplexity int) int
+		PublicEndpoint func(childComplexity int) int
+	}
+
+	IntegrationContentSource struct {
+		Configuration func(childComplexity int) int
+		Description   func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Icon          func(childComplexity int) int
+		Title         func(childComplexity int) int
+	}
+
+	IntegrationEvent struct {
+		CreatedAt      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		InstallationID func(childComplexity int) int
+		IntegrationID  func(childComplexity int) int
+		Payload        func(childComplexity int) int
+		Status         func(childComplexity int) int
+	}
+
+	IntegrationEventDetail struct {
+		Event func(childComplexity int) int
+		Trace func(childComplexity int) int
+	}
+
+	IntegrationEventList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	IntegrationEventLog struct {
+		Level    func(childComplexity int) int
+		LoggedAt func(childComplexity int) int
+		Message  func(childComplexity int) int
+	}
+
+	IntegrationEventTrace struct {
+		Logs func(childComplexity int) int
+	}
+
+	IntegrationExternalLink struct {
+		Label func(childComplexity int) int
+		URL   func(childComplexity int) int
+	}
+
+	IntegrationInstallation struct {
+		Configuration      func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		ExternalIDs        func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		SiteInstallation   func(childComplexity int, siteID string) int
+		SiteInstallations  func(childComplexity int, page *string, limit *int) int
+		SiteSelection      func(childComplexity int) int
+		SpaceInstallation  func(childComplexity int, spaceID string) int
+		SpaceInstallations func(childComplexity int, page *string, limit *int) int
+		SpaceSelection     func(childComplexity int) int
+		Spaces             func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Target             func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+		Urls               func(childComplexity int) int
+	}
+
+	IntegrationInstallationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	IntegrationInstallationTarget struct {
+		Organization func(childComplexity int) int
+	}
+
+	IntegrationInstallationURLs struct {
+		App            func(childComplexity int) int
+		Location       func(childComplexity int) int
+		PublicEndpoint func(childComplexity int) int
+	}
+
+	IntegrationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	IntegrationPermissions struct {
+		Admin func(childComplexity int) int
+	}
+
+	IntegrationSiteInstallation struct {
+		Configuration  func(childComplexity int) int
+		ExternalIDs    func(childComplexity int) int
+		InstallationID func(childComplexity int) int
+		Integration    func(childComplexity int) int
+		Site           func(childComplexity int) int
+		SiteID         func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Urls           func(childComplexity int) int
+	}
+
+	IntegrationSiteInstallationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	IntegrationSpaceInstallation struct {
+		Configuration  func(childComplexity int) int
+		ExternalIDs    func(childComplexity int) int
+		InstallationID func(childComplexity int) int
+		Integration    func(childComplexity int) int
+		Space          func(childComplexity int) int
+		SpaceID        func(childComplexity int) int
+		Status         func(childComplexity int) int
+		Urls           func(childComplexity int) int
+	}
+
+	IntegrationSpaceInstallationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	IntegrationURLs struct {
+		App            func(childComplexity int) int
+		Assets         func(childComplexity int) int
+		Icon           func(childComplexity int) int
+		Location       func(childComplexity int) int
+		PublicEndpoint func(childComplexity int) int
+	}
+
 	JoinOrganizationResult struct {
 		Organization func(childComplexity int) int
 	}
@@ -461,6 +658,9 @@ type ComplexityRoot struct {
 		DuplicateSpace                      func(childComplexity int, id string) int
 		ExportToGitRepository               func(childComplexity int, spaceID string, input model.ExportToGitRepositoryInput) int
 		ImportGitRepository                 func(childComplexity int, spaceID string, input model.ImportGitRepositoryInput) int
+		InstallIntegration                  func(childComplexity int, name string, input model.InstallIntegrationInput) int
+		InstallIntegrationOnSite            func(childComplexity int, name string, installationID string, input model.InstallIntegrationOnSiteInput) int
+		InstallIntegrationOnSpace           func(childComplexity int, name string, installationID string, input model.InstallIntegrationOnSpaceInput) int
 		InviteToCollection                  func(childComplexity int, collectionID string, input model.InviteToContentInput) int
 		InviteToSpace                       func(childComplexity int, spaceID string, input model.InviteToContentInput) int
 		JoinOrganization                    func(childComplexity int, organizationID string) int
@@ -475,6 +675,7 @@ type ComplexityRoot struct {
 		PingOrganization                    func(childComplexity int, organizationID string) int
 		PostComment                         func(childComplexity int, spaceID string, changeRequestID *string, input model.PostCommentInput) int
 		PostCommentReply                    func(childComplexity int, spaceID string, changeRequestID *string, commentID string, input model.PostCommentReplyInput) int
+		PublishIntegration                  func(childComplexity int, name string, input model.PublishIntegrationInput) int
 		PublishSite                         func(childComplexity int, organizationID string, id string) int
 		PutOpenAPISpec                      func(childComplexity int, organizationID string, slug string, input model.PutOpenAPISpecInput) int
 		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
@@ -493,6 +694,10 @@ type ComplexityRoot struct {
 		SubmitChangeRequestReview           func(childComplexity int, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) int
 		TransferCollection                  func(childComplexity int, id string, input model.TransferContentInput) int
 		TransferSpace                       func(childComplexity int, id string, input model.TransferContentInput) int
+		UninstallIntegration                func(childComplexity int, name string, installationID string) int
+		UninstallIntegrationFromSite        func(childComplexity int, name string, installationID string, siteID string) int
+		UninstallIntegrationFromSpace       func(childComplexity int, name string, installationID string, spaceID string) int
+		UnpublishIntegration                func(childComplexity int, name string) int
 		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
 		UpdateChangeRequest                 func(childComplexity int, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) int
 		UpdateChangeRequestFromMain         func(childComplexity int, spaceID string, changeRequestID string) int
@@ -501,6 +706,9 @@ type ComplexityRoot struct {
 		UpdateCollectionUserPermission      func(childComplexity int, collectionID string, userID string, input model.UpdateContentPermissionInput) int
 		UpdateComment                       func(childComplexity int, spaceID string, changeRequestID *string, commentID string, input model.UpdateCommentInput) int
 		UpdateCommentReply                  func(childComplexity int, spaceID string, changeRequestID *string, commentID string, replyID string, input model.UpdateCommentReplyInput) int
+		UpdateIntegrationInstallation       func(childComplexity int, name string, installationID string, input model.UpdateIntegrationInstallationInput) int
+		UpdateIntegrationSiteInstallation   func(childComplexity int, name string, installationID string, siteID string, input model.UpdateIntegrationContentInstallationInput) int
+		UpdateIntegrationSpaceInstallation  func(childComplexity int, name string, installationID string, spaceID string, input model.UpdateIntegrationContentInstallationInput) int
 		UpdateMember                        func(childComplexity int, organizationID string, userID string, input model.UpdateMemberInput) int
 		UpdateOpenAPISpec                   func(childComplexity int, organizationID string, slug string, input model.UpdateOpenAPISpecInput) int
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
@@ -718,6 +926,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		Collection                     func(childComplexity int, id string) int
+		Integration                    func(childComplexity int, name string) int
+		Integrations                   func(childComplexity int, page *string, limit *int, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) int
 		Organization                   func(childComplexity int, id string) int
 		OrganizationInvite             func(childComplexity int, organizationID string, id string) int
 		Organizations                  func(childComplexity int, page *string, limit *int) int
@@ -1268,6 +1478,59 @@ type CommentReplyResolver interface {
 	Urls(ctx context.Context, obj *model.ReplyNode) (*model.CommentURLs, error)
 	Permissions(ctx context.Context, obj *model.ReplyNode) (*model.CommentPermissions, error)
 }
+type IntegrationResolver interface {
+	Summary(ctx context.Context, obj *store.Integration) (*string, error)
+	PreviewImages(ctx context.Context, obj *store.Integration) ([]string, error)
+
+	Verified(ctx context.Context, obj *store.Integration) (bool, error)
+
+	Blocks(ctx context.Context, obj *store.Integration) ([]*model.IntegrationBlock, error)
+	ContentSources(ctx context.Context, obj *store.Integration) ([]*model.IntegrationContentSource, error)
+	Configurations(ctx context.Context, obj *store.Integration) (*model.IntegrationConfigurations, error)
+	ExternalLinks(ctx context.Context, obj *store.Integration) ([]*model.IntegrationExternalLink, error)
+	Owner(ctx context.Context, obj *store.Integration) (*store.Organization, error)
+	Urls(ctx context.Context, obj *store.Integration) (*model.IntegrationURLs, error)
+	Permissions(ctx context.Context, obj *store.Integration) (*model.IntegrationPermissions, error)
+	ContentSecurityPolicy(ctx context.Context, obj *store.Integration) (any, error)
+	Installations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationInstallationList, error)
+	Installation(ctx context.Context, obj *store.Integration, id string) (*store.IntegrationInstallation, error)
+	SpaceInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSpaceInstallationList, error)
+	SiteInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSiteInstallationList, error)
+	Events(ctx context.Context, obj *store.Integration, page *string, limit *int) (*model.IntegrationEventList, error)
+	Event(ctx context.Context, obj *store.Integration, id string) (*model.IntegrationEventDetail, error)
+}
+type IntegrationEventResolver interface {
+	Payload(ctx context.Context, obj *store.IntegrationEvent) (map[string]any, error)
+}
+type IntegrationInstallationResolver interface {
+	Spaces(ctx context.Context, obj *store.IntegrationInstallation) (int, error)
+	Configuration(ctx context.Context, obj *store.IntegrationInstallation) (map[string]any, error)
+
+	Urls(ctx context.Context, obj *store.IntegrationInstallation) (*model.IntegrationInstallationURLs, error)
+	Target(ctx context.Context, obj *store.IntegrationInstallation) (*model.IntegrationInstallationTarget, error)
+	SpaceInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSpaceInstallationList, error)
+	SpaceInstallation(ctx context.Context, obj *store.IntegrationInstallation, spaceID string) (*store.IntegrationSpaceInstallation, error)
+	SiteInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSiteInstallationList, error)
+	SiteInstallation(ctx context.Context, obj *store.IntegrationInstallation, siteID string) (*store.IntegrationSiteInstallation, error)
+}
+type IntegrationSiteInstallationResolver interface {
+	Integration(ctx context.Context, obj *store.IntegrationSiteInstallation) (string, error)
+
+	Configuration(ctx context.Context, obj *store.IntegrationSiteInstallation) (map[string]any, error)
+
+	Urls(ctx context.Context, obj *store.IntegrationSiteInstallation) (*model.IntegrationContentInstallationURLs, error)
+
+	Site(ctx context.Context, obj *store.IntegrationSiteInstallation) (*store.Site, error)
+}
+type IntegrationSpaceInstallationResolver interface {
+	Integration(ctx context.Context, obj *store.IntegrationSpaceInstallation) (string, error)
+
+	Configuration(ctx context.Context, obj *store.IntegrationSpaceInstallation) (map[string]any, error)
+
+	Urls(ctx context.Context, obj *store.IntegrationSpaceInstallation) (*model.IntegrationContentInstallationURLs, error)
+
+	Space(ctx context.Context, obj *store.IntegrationSpaceInstallation) (*store.Space, error)
+}
 type MemberResolver interface {
 	User(ctx context.Context, obj *store.Member) (*store.User, error)
 
@@ -1368,6 +1631,17 @@ type MutationResolver interface {
 	UpdateTranslation(ctx context.Context, organizationID string, translationID string, input model.UpdateTranslationInput) (*store.Translation, error)
 	DeleteTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
 	RunTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
+	PublishIntegration(ctx context.Context, name string, input model.PublishIntegrationInput) (*store.Integration, error)
+	UnpublishIntegration(ctx context.Context, name string) (bool, error)
+	InstallIntegration(ctx context.Context, name string, input model.InstallIntegrationInput) (*store.IntegrationInstallation, error)
+	UpdateIntegrationInstallation(ctx context.Context, name string, installationID string, input model.UpdateIntegrationInstallationInput) (*store.IntegrationInstallation, error)
+	UninstallIntegration(ctx context.Context, name string, installationID string) (bool, error)
+	InstallIntegrationOnSpace(ctx context.Context, name string, installationID string, input model.InstallIntegrationOnSpaceInput) (*store.IntegrationSpaceInstallation, error)
+	UpdateIntegrationSpaceInstallation(ctx context.Context, name string, installationID string, spaceID string, input model.UpdateIntegrationContentInstallationInput) (*store.IntegrationSpaceInstallation, error)
+	UninstallIntegrationFromSpace(ctx context.Context, name string, installationID string, spaceID string) (bool, error)
+	InstallIntegrationOnSite(ctx context.Context, name string, installationID string, input model.InstallIntegrationOnSiteInput) (*store.IntegrationSiteInstallation, error)
+	UpdateIntegrationSiteInstallation(ctx context.Context, name string, installationID string, siteID string, input model.UpdateIntegrationContentInstallationInput) (*store.IntegrationSiteInstallation, error)
+	UninstallIntegrationFromSite(ctx context.Context, name string, installationID string, siteID string) (bool, error)
 }
 type OpenAPISpecResolver interface {
 	Permissions(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecPermissions, error)
@@ -1418,6 +1692,8 @@ type QueryResolver interface {
 	OrganizationInvite(ctx context.Context, organizationID string, id string) (*store.Invite, error)
 	OrganizationsForEmailDomain(ctx context.Context, emailDomain string) (*model.EmailDomainOrganizations, error)
 	SiteAdaptiveTemplateConditions(ctx context.Context, organizationID string, siteID string) (*model.SiteAdaptiveTemplateConditionList, error)
+	Integrations(ctx context.Context, page *string, limit *int, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) (*model.IntegrationList, error)
+	Integration(ctx context.Context, name string) (*store.Integration, error)
 }
 type RevisionResolver interface {
 	Pages(ctx context.Context, obj *store.Revision) ([]*model.PageNode, error)
@@ -2656,6 +2932,800 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.GitSyncState.UpdatedAt(childComplexity), true
 
+	case "Integration.blocks":
+		if e.ComplexityRoot.Integration.Blocks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Blocks(childComplexity), true
+	case "Integration.categories":
+		if e.ComplexityRoot.Integration.Categories == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Categories(childComplexity), true
+	case "Integration.configurations":
+		if e.ComplexityRoot.Integration.Configurations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Configurations(childComplexity), true
+	case "Integration.contentSecurityPolicy":
+		if e.ComplexityRoot.Integration.ContentSecurityPolicy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.ContentSecurityPolicy(childComplexity), true
+	case "Integration.contentSources":
+		if e.ComplexityRoot.Integration.ContentSources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.ContentSources(childComplexity), true
+	case "Integration.description":
+		if e.ComplexityRoot.Integration.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Description(childComplexity), true
+	case "Integration.event":
+		if e.ComplexityRoot.Integration.Event == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_event_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.Event(childComplexity, args["id"].(string)), true
+	case "Integration.events":
+		if e.ComplexityRoot.Integration.Events == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_events_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.Events(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Integration.externalLinks":
+		if e.ComplexityRoot.Integration.ExternalLinks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.ExternalLinks(childComplexity), true
+	case "Integration.installation":
+		if e.ComplexityRoot.Integration.Installation == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_installation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.Installation(childComplexity, args["id"].(string)), true
+	case "Integration.installations":
+		if e.ComplexityRoot.Integration.Installations == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_installations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.Installations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+	case "Integration.name":
+		if e.ComplexityRoot.Integration.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Name(childComplexity), true
+	case "Integration.object":
+		if e.ComplexityRoot.Integration.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Object(childComplexity), true
+	case "Integration.owner":
+		if e.ComplexityRoot.Integration.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Owner(childComplexity), true
+	case "Integration.permissions":
+		if e.ComplexityRoot.Integration.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Permissions(childComplexity), true
+	case "Integration.previewImages":
+		if e.ComplexityRoot.Integration.PreviewImages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.PreviewImages(childComplexity), true
+	case "Integration.scopes":
+		if e.ComplexityRoot.Integration.Scopes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Scopes(childComplexity), true
+	case "Integration.siteInstallations":
+		if e.ComplexityRoot.Integration.SiteInstallations == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_siteInstallations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+	case "Integration.spaceInstallations":
+		if e.ComplexityRoot.Integration.SpaceInstallations == nil {
+			break
+		}
+
+		args, err := ec.field_Integration_spaceInstallations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Integration.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+	case "Integration.summary":
+		if e.ComplexityRoot.Integration.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Summary(childComplexity), true
+	case "Integration.target":
+		if e.ComplexityRoot.Integration.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Target(childComplexity), true
+	case "Integration.title":
+		if e.ComplexityRoot.Integration.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Title(childComplexity), true
+	case "Integration.urls":
+		if e.ComplexityRoot.Integration.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Urls(childComplexity), true
+	case "Integration.verified":
+		if e.ComplexityRoot.Integration.Verified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Verified(childComplexity), true
+	case "Integration.version":
+		if e.ComplexityRoot.Integration.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Version(childComplexity), true
+	case "Integration.visibility":
+		if e.ComplexityRoot.Integration.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Visibility(childComplexity), true
+
+	case "IntegrationBlock.description":
+		if e.ComplexityRoot.IntegrationBlock.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.Description(childComplexity), true
+	case "IntegrationBlock.id":
+		if e.ComplexityRoot.IntegrationBlock.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.ID(childComplexity), true
+	case "IntegrationBlock.icon":
+		if e.ComplexityRoot.IntegrationBlock.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.Icon(childComplexity), true
+	case "IntegrationBlock.markdown":
+		if e.ComplexityRoot.IntegrationBlock.Markdown == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.Markdown(childComplexity), true
+	case "IntegrationBlock.title":
+		if e.ComplexityRoot.IntegrationBlock.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.Title(childComplexity), true
+	case "IntegrationBlock.urlUnfurl":
+		if e.ComplexityRoot.IntegrationBlock.URLUnfurl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlock.URLUnfurl(childComplexity), true
+
+	case "IntegrationBlockMarkdown.body":
+		if e.ComplexityRoot.IntegrationBlockMarkdown.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlockMarkdown.Body(childComplexity), true
+	case "IntegrationBlockMarkdown.codeblock":
+		if e.ComplexityRoot.IntegrationBlockMarkdown.Codeblock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationBlockMarkdown.Codeblock(childComplexity), true
+
+	case "IntegrationConfigurationComponent.componentId":
+		if e.ComplexityRoot.IntegrationConfigurationComponent.ComponentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationConfigurationComponent.ComponentID(childComplexity), true
+
+	case "IntegrationConfigurations.account":
+		if e.ComplexityRoot.IntegrationConfigurations.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationConfigurations.Account(childComplexity), true
+	case "IntegrationConfigurations.site":
+		if e.ComplexityRoot.IntegrationConfigurations.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationConfigurations.Site(childComplexity), true
+	case "IntegrationConfigurations.space":
+		if e.ComplexityRoot.IntegrationConfigurations.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationConfigurations.Space(childComplexity), true
+
+	case "IntegrationContentInstallationURLs.location":
+		if e.ComplexityRoot.IntegrationContentInstallationURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentInstallationURLs.Location(childComplexity), true
+	case "IntegrationContentInstallationURLs.publicEndpoint":
+		if e.ComplexityRoot.IntegrationContentInstallationURLs.PublicEndpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentInstallationURLs.PublicEndpoint(childComplexity), true
+
+	case "IntegrationContentSource.configuration":
+		if e.ComplexityRoot.IntegrationContentSource.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentSource.Configuration(childComplexity), true
+	case "IntegrationContentSource.description":
+		if e.ComplexityRoot.IntegrationContentSource.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentSource.Description(childComplexity), true
+	case "IntegrationContentSource.id":
+		if e.ComplexityRoot.IntegrationContentSource.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentSource.ID(childComplexity), true
+	case "IntegrationContentSource.icon":
+		if e.ComplexityRoot.IntegrationContentSource.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentSource.Icon(childComplexity), true
+	case "IntegrationContentSource.title":
+		if e.ComplexityRoot.IntegrationContentSource.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationContentSource.Title(childComplexity), true
+
+	case "IntegrationEvent.createdAt":
+		if e.ComplexityRoot.IntegrationEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.CreatedAt(childComplexity), true
+	case "IntegrationEvent.id":
+		if e.ComplexityRoot.IntegrationEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.ID(childComplexity), true
+	case "IntegrationEvent.installationId":
+		if e.ComplexityRoot.IntegrationEvent.InstallationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.InstallationID(childComplexity), true
+	case "IntegrationEvent.integrationId":
+		if e.ComplexityRoot.IntegrationEvent.IntegrationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.IntegrationID(childComplexity), true
+	case "IntegrationEvent.payload":
+		if e.ComplexityRoot.IntegrationEvent.Payload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.Payload(childComplexity), true
+	case "IntegrationEvent.status":
+		if e.ComplexityRoot.IntegrationEvent.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEvent.Status(childComplexity), true
+
+	case "IntegrationEventDetail.event":
+		if e.ComplexityRoot.IntegrationEventDetail.Event == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventDetail.Event(childComplexity), true
+	case "IntegrationEventDetail.trace":
+		if e.ComplexityRoot.IntegrationEventDetail.Trace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventDetail.Trace(childComplexity), true
+
+	case "IntegrationEventList.count":
+		if e.ComplexityRoot.IntegrationEventList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventList.Count(childComplexity), true
+	case "IntegrationEventList.items":
+		if e.ComplexityRoot.IntegrationEventList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventList.Items(childComplexity), true
+	case "IntegrationEventList.next":
+		if e.ComplexityRoot.IntegrationEventList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventList.Next(childComplexity), true
+	case "IntegrationEventList.pageInfo":
+		if e.ComplexityRoot.IntegrationEventList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventList.PageInfo(childComplexity), true
+
+	case "IntegrationEventLog.level":
+		if e.ComplexityRoot.IntegrationEventLog.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventLog.Level(childComplexity), true
+	case "IntegrationEventLog.timestamp":
+		if e.ComplexityRoot.IntegrationEventLog.LoggedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventLog.LoggedAt(childComplexity), true
+	case "IntegrationEventLog.message":
+		if e.ComplexityRoot.IntegrationEventLog.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventLog.Message(childComplexity), true
+
+	case "IntegrationEventTrace.logs":
+		if e.ComplexityRoot.IntegrationEventTrace.Logs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventTrace.Logs(childComplexity), true
+
+	case "IntegrationExternalLink.label":
+		if e.ComplexityRoot.IntegrationExternalLink.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationExternalLink.Label(childComplexity), true
+	case "IntegrationExternalLink.url":
+		if e.ComplexityRoot.IntegrationExternalLink.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationExternalLink.URL(childComplexity), true
+
+	case "IntegrationInstallation.configuration":
+		if e.ComplexityRoot.IntegrationInstallation.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.Configuration(childComplexity), true
+	case "IntegrationInstallation.createdAt":
+		if e.ComplexityRoot.IntegrationInstallation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.CreatedAt(childComplexity), true
+	case "IntegrationInstallation.externalIds":
+		if e.ComplexityRoot.IntegrationInstallation.ExternalIDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.ExternalIDs(childComplexity), true
+	case "IntegrationInstallation.id":
+		if e.ComplexityRoot.IntegrationInstallation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.ID(childComplexity), true
+	case "IntegrationInstallation.siteInstallation":
+		if e.ComplexityRoot.IntegrationInstallation.SiteInstallation == nil {
+			break
+		}
+
+		args, err := ec.field_IntegrationInstallation_siteInstallation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SiteInstallation(childComplexity, args["siteId"].(string)), true
+	case "IntegrationInstallation.siteInstallations":
+		if e.ComplexityRoot.IntegrationInstallation.SiteInstallations == nil {
+			break
+		}
+
+		args, err := ec.field_IntegrationInstallation_siteInstallations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "IntegrationInstallation.site_selection":
+		if e.ComplexityRoot.IntegrationInstallation.SiteSelection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SiteSelection(childComplexity), true
+	case "IntegrationInstallation.spaceInstallation":
+		if e.ComplexityRoot.IntegrationInstallation.SpaceInstallation == nil {
+			break
+		}
+
+		args, err := ec.field_IntegrationInstallation_spaceInstallation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SpaceInstallation(childComplexity, args["spaceId"].(string)), true
+	case "IntegrationInstallation.spaceInstallations":
+		if e.ComplexityRoot.IntegrationInstallation.SpaceInstallations == nil {
+			break
+		}
+
+		args, err := ec.field_IntegrationInstallation_spaceInstallations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "IntegrationInstallation.space_selection":
+		if e.ComplexityRoot.IntegrationInstallation.SpaceSelection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.SpaceSelection(childComplexity), true
+	case "IntegrationInstallation.spaces":
+		if e.ComplexityRoot.IntegrationInstallation.Spaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.Spaces(childComplexity), true
+	case "IntegrationInstallation.status":
+		if e.ComplexityRoot.IntegrationInstallation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.Status(childComplexity), true
+	case "IntegrationInstallation.target":
+		if e.ComplexityRoot.IntegrationInstallation.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.Target(childComplexity), true
+	case "IntegrationInstallation.updatedAt":
+		if e.ComplexityRoot.IntegrationInstallation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.UpdatedAt(childComplexity), true
+	case "IntegrationInstallation.urls":
+		if e.ComplexityRoot.IntegrationInstallation.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallation.Urls(childComplexity), true
+
+	case "IntegrationInstallationList.count":
+		if e.ComplexityRoot.IntegrationInstallationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationList.Count(childComplexity), true
+	case "IntegrationInstallationList.items":
+		if e.ComplexityRoot.IntegrationInstallationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationList.Items(childComplexity), true
+	case "IntegrationInstallationList.next":
+		if e.ComplexityRoot.IntegrationInstallationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationList.Next(childComplexity), true
+	case "IntegrationInstallationList.pageInfo":
+		if e.ComplexityRoot.IntegrationInstallationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationList.PageInfo(childComplexity), true
+
+	case "IntegrationInstallationTarget.organization":
+		if e.ComplexityRoot.IntegrationInstallationTarget.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationTarget.Organization(childComplexity), true
+
+	case "IntegrationInstallationURLs.app":
+		if e.ComplexityRoot.IntegrationInstallationURLs.App == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationURLs.App(childComplexity), true
+	case "IntegrationInstallationURLs.location":
+		if e.ComplexityRoot.IntegrationInstallationURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationURLs.Location(childComplexity), true
+	case "IntegrationInstallationURLs.publicEndpoint":
+		if e.ComplexityRoot.IntegrationInstallationURLs.PublicEndpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationURLs.PublicEndpoint(childComplexity), true
+
+	case "IntegrationList.count":
+		if e.ComplexityRoot.IntegrationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationList.Count(childComplexity), true
+	case "IntegrationList.items":
+		if e.ComplexityRoot.IntegrationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationList.Items(childComplexity), true
+	case "IntegrationList.next":
+		if e.ComplexityRoot.IntegrationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationList.Next(childComplexity), true
+	case "IntegrationList.pageInfo":
+		if e.ComplexityRoot.IntegrationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationList.PageInfo(childComplexity), true
+
+	case "IntegrationPermissions.admin":
+		if e.ComplexityRoot.IntegrationPermissions.Admin == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationPermissions.Admin(childComplexity), true
+
+	case "IntegrationSiteInstallation.configuration":
+		if e.ComplexityRoot.IntegrationSiteInstallation.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.Configuration(childComplexity), true
+	case "IntegrationSiteInstallation.externalIds":
+		if e.ComplexityRoot.IntegrationSiteInstallation.ExternalIDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.ExternalIDs(childComplexity), true
+	case "IntegrationSiteInstallation.installation":
+		if e.ComplexityRoot.IntegrationSiteInstallation.InstallationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.InstallationID(childComplexity), true
+	case "IntegrationSiteInstallation.integration":
+		if e.ComplexityRoot.IntegrationSiteInstallation.Integration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.Integration(childComplexity), true
+	case "IntegrationSiteInstallation.site":
+		if e.ComplexityRoot.IntegrationSiteInstallation.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.Site(childComplexity), true
+	case "IntegrationSiteInstallation.siteId":
+		if e.ComplexityRoot.IntegrationSiteInstallation.SiteID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.SiteID(childComplexity), true
+	case "IntegrationSiteInstallation.status":
+		if e.ComplexityRoot.IntegrationSiteInstallation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.Status(childComplexity), true
+	case "IntegrationSiteInstallation.urls":
+		if e.ComplexityRoot.IntegrationSiteInstallation.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallation.Urls(childComplexity), true
+
+	case "IntegrationSiteInstallationList.count":
+		if e.ComplexityRoot.IntegrationSiteInstallationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationList.Count(childComplexity), true
+	case "IntegrationSiteInstallationList.items":
+		if e.ComplexityRoot.IntegrationSiteInstallationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationList.Items(childComplexity), true
+	case "IntegrationSiteInstallationList.next":
+		if e.ComplexityRoot.IntegrationSiteInstallationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationList.Next(childComplexity), true
+	case "IntegrationSiteInstallationList.pageInfo":
+		if e.ComplexityRoot.IntegrationSiteInstallationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationList.PageInfo(childComplexity), true
+
+	case "IntegrationSpaceInstallation.configuration":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.Configuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.Configuration(childComplexity), true
+	case "IntegrationSpaceInstallation.externalIds":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.ExternalIDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.ExternalIDs(childComplexity), true
+	case "IntegrationSpaceInstallation.installation":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.InstallationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.InstallationID(childComplexity), true
+	case "IntegrationSpaceInstallation.integration":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.Integration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.Integration(childComplexity), true
+	case "IntegrationSpaceInstallation.space":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.Space(childComplexity), true
+	case "IntegrationSpaceInstallation.spaceId":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.SpaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.SpaceID(childComplexity), true
+	case "IntegrationSpaceInstallation.status":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.Status(childComplexity), true
+	case "IntegrationSpaceInstallation.urls":
+		if e.ComplexityRoot.IntegrationSpaceInstallation.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallation.Urls(childComplexity), true
+
+	case "IntegrationSpaceInstallationList.count":
+		if e.ComplexityRoot.IntegrationSpaceInstallationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationList.Count(childComplexity), true
+	case "IntegrationSpaceInstallationList.items":
+		if e.ComplexityRoot.IntegrationSpaceInstallationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationList.Items(childComplexity), true
+	case "IntegrationSpaceInstallationList.next":
+		if e.ComplexityRoot.IntegrationSpaceInstallationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationList.Next(childComplexity), true
+	case "IntegrationSpaceInstallationList.pageInfo":
+		if e.ComplexityRoot.IntegrationSpaceInstallationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationList.PageInfo(childComplexity), true
+
+	case "IntegrationURLs.app":
+		if e.ComplexityRoot.IntegrationURLs.App == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationURLs.App(childComplexity), true
+	case "IntegrationURLs.assets":
+		if e.ComplexityRoot.IntegrationURLs.Assets == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationURLs.Assets(childComplexity), true
+	case "IntegrationURLs.icon":
+		if e.ComplexityRoot.IntegrationURLs.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationURLs.Icon(childComplexity), true
+	case "IntegrationURLs.location":
+		if e.ComplexityRoot.IntegrationURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationURLs.Location(childComplexity), true
+	case "IntegrationURLs.publicEndpoint":
+		if e.ComplexityRoot.IntegrationURLs.PublicEndpoint == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationURLs.PublicEndpoint(childComplexity), true
+
 	case "JoinOrganizationResult.organization":
 		if e.ComplexityRoot.JoinOrganizationResult.Organization == nil {
 			break
@@ -3338,6 +4408,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportGitRepository(childComplexity, args["spaceId"].(string), args["input"].(model.ImportGitRepositoryInput)), true
+	case "Mutation.installIntegration":
+		if e.ComplexityRoot.Mutation.InstallIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_installIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InstallIntegration(childComplexity, args["name"].(string), args["input"].(model.InstallIntegrationInput)), true
+	case "Mutation.installIntegrationOnSite":
+		if e.ComplexityRoot.Mutation.InstallIntegrationOnSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_installIntegrationOnSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InstallIntegrationOnSite(childComplexity, args["name"].(string), args["installationId"].(string), args["input"].(model.InstallIntegrationOnSiteInput)), true
+	case "Mutation.installIntegrationOnSpace":
+		if e.ComplexityRoot.Mutation.InstallIntegrationOnSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_installIntegrationOnSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.InstallIntegrationOnSpace(childComplexity, args["name"].(string), args["installationId"].(string), args["input"].(model.InstallIntegrationOnSpaceInput)), true
 	case "Mutation.inviteToCollection":
 		if e.ComplexityRoot.Mutation.InviteToCollection == nil {
 			break
@@ -3492,6 +4595,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PostCommentReply(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["commentId"].(string), args["input"].(model.PostCommentReplyInput)), true
+	case "Mutation.publishIntegration":
+		if e.ComplexityRoot.Mutation.PublishIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_publishIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PublishIntegration(childComplexity, args["name"].(string), args["input"].(model.PublishIntegrationInput)), true
 	case "Mutation.publishSite":
 		if e.ComplexityRoot.Mutation.PublishSite == nil {
 			break
@@ -3690,6 +4804,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.TransferSpace(childComplexity, args["id"].(string), args["input"].(model.TransferContentInput)), true
+	case "Mutation.uninstallIntegration":
+		if e.ComplexityRoot.Mutation.UninstallIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uninstallIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UninstallIntegration(childComplexity, args["name"].(string), args["installationId"].(string)), true
+	case "Mutation.uninstallIntegrationFromSite":
+		if e.ComplexityRoot.Mutation.UninstallIntegrationFromSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uninstallIntegrationFromSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UninstallIntegrationFromSite(childComplexity, args["name"].(string), args["installationId"].(string), args["siteId"].(string)), true
+	case "Mutation.uninstallIntegrationFromSpace":
+		if e.ComplexityRoot.Mutation.UninstallIntegrationFromSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_uninstallIntegrationFromSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UninstallIntegrationFromSpace(childComplexity, args["name"].(string), args["installationId"].(string), args["spaceId"].(string)), true
+	case "Mutation.unpublishIntegration":
+		if e.ComplexityRoot.Mutation.UnpublishIntegration == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unpublishIntegration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnpublishIntegration(childComplexity, args["name"].(string)), true
 	case "Mutation.unpublishSite":
 		if e.ComplexityRoot.Mutation.UnpublishSite == nil {
 			break
@@ -3778,6 +4936,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCommentReply(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["commentId"].(string), args["replyId"].(string), args["input"].(model.UpdateCommentReplyInput)), true
+	case "Mutation.updateIntegrationInstallation":
+		if e.ComplexityRoot.Mutation.UpdateIntegrationInstallation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateIntegrationInstallation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateIntegrationInstallation(childComplexity, args["name"].(string), args["installationId"].(string), args["input"].(model.UpdateIntegrationInstallationInput)), true
+	case "Mutation.updateIntegrationSiteInstallation":
+		if e.ComplexityRoot.Mutation.UpdateIntegrationSiteInstallation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateIntegrationSiteInstallation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateIntegrationSiteInstallation(childComplexity, args["name"].(string), args["installationId"].(string), args["siteId"].(string), args["input"].(model.UpdateIntegrationContentInstallationInput)), true
+	case "Mutation.updateIntegrationSpaceInstallation":
+		if e.ComplexityRoot.Mutation.UpdateIntegrationSpaceInstallation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateIntegrationSpaceInstallation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateIntegrationSpaceInstallation(childComplexity, args["name"].(string), args["installationId"].(string), args["spaceId"].(string), args["input"].(model.UpdateIntegrationContentInstallationInput)), true
 	case "Mutation.updateMember":
 		if e.ComplexityRoot.Mutation.UpdateMember == nil {
 			break
@@ -4847,6 +6038,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Collection(childComplexity, args["id"].(string)), true
+	case "Query.integration":
+		if e.ComplexityRoot.Query.Integration == nil {
+			break
+		}
+
+		args, err := ec.field_Query_integration_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Integration(childComplexity, args["name"].(string)), true
+	case "Query.integrations":
+		if e.ComplexityRoot.Query.Integrations == nil {
+			break
+		}
+
+		args, err := ec.field_Query_integrations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Integrations(childComplexity, args["page"].(*string), args["limit"].(*int), args["search"].(*string), args["category"].(*store.IntegrationCategory), args["blockDomain"].(*string), args["blocks"].(*bool), args["contentSources"].(*bool), args["owner"].(*string), args["scope"].(*store.IntegrationScope), args["target"].(*store.IntegrationTarget)), true
 
 	case "Query.organization":
 		if e.ComplexityRoot.Query.Organization == nil {
@@ -6910,6 +8123,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateTranslationInput,
 		ec.unmarshalInputExportToGitRepositoryInput,
 		ec.unmarshalInputImportGitRepositoryInput,
+		ec.unmarshalInputInstallIntegrationInput,
+		ec.unmarshalInputInstallIntegrationOnSiteInput,
+		ec.unmarshalInputInstallIntegrationOnSpaceInput,
 		ec.unmarshalInputInviteToContentInput,
 		ec.unmarshalInputMergeRuleInput,
 		ec.unmarshalInputMergeRulesInput,
@@ -6923,6 +8139,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputPagePosition,
 		ec.unmarshalInputPostCommentInput,
 		ec.unmarshalInputPostCommentReplyInput,
+		ec.unmarshalInputPublishIntegrationInput,
 		ec.unmarshalInputPutOpenAPISpecInput,
 		ec.unmarshalInputRequestReviewersInput,
 		ec.unmarshalInputSiteAdaptiveContentInput,
@@ -6944,6 +8161,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateCommentInput,
 		ec.unmarshalInputUpdateCommentReplyInput,
 		ec.unmarshalInputUpdateContentPermissionInput,
+		ec.unmarshalInputUpdateIntegrationContentInstallationInput,
+		ec.unmarshalInputUpdateIntegrationInstallationInput,
 		ec.unmarshalInputUpdateMemberInput,
 		ec.unmarshalInputUpdateOpenAPISpecInput,
 		ec.unmarshalInputUpdateOrganizationInput,
@@ -9484,6 +10703,378 @@ input UpdateTranslationInput {
   instructions: JSONObject!
 }
 
+# ---------------------------------------------------------------------------
+# Integrations and their events
+# ---------------------------------------------------------------------------
+
+"A permission an integration asks for, such as ` + "`" + `space:content:read` + "`" + `."
+scalar IntegrationScope
+"A marketplace category: ` + "`" + `analytics` + "`" + `, ` + "`" + `collaboration` + "`" + `, ` + "`" + `content` + "`" + `, ` + "`" + `gitsync` + "`" + `, ` + "`" + `marketing` + "`" + `, ` + "`" + `visitor-auth` + "`" + ` or ` + "`" + `other` + "`" + `."
+scalar IntegrationCategory
+"A content security policy: a policy string, or an object of directives to their values."
+scalar ContentSecurityPolicy
+
+"Where an integration operates and is configured."
+enum IntegrationTarget {
+  all
+  site
+  space
+  organization
+}
+
+"Who can find an integration: everyone (` + "`" + `public` + "`" + `), its organization's members (` + "`" + `private` + "`" + `), or those who know its name (` + "`" + `unlisted` + "`" + `)."
+enum IntegrationVisibility {
+  public
+  private
+  unlisted
+}
+
+"The state of an installation."
+enum IntegrationInstallationStatus {
+  active
+  pending
+  paused
+}
+
+"Whether an installation covers every space (or site) of its organization or a selection."
+enum IntegrationInstallationSelection {
+  all
+  selected
+}
+
+"What became of an event's delivery: ` + "`" + `pending` + "`" + ` until delivered (` + "`" + `success` + "`" + `) or given up (` + "`" + `failed` + "`" + `)."
+enum IntegrationEventStatus {
+  pending
+  success
+  failed
+}
+
+"The level of a delivery log line."
+enum IntegrationEventLogLevel {
+  debug
+  info
+  warn
+  error
+}
+
+"""
+An integration, published by an organization under a global name. Public
+integrations are seen by everyone, unlisted ones by whoever names them,
+private ones by the members of their organization. Its secrets are never
+returned.
+"""
+type Integration {
+  "Always ` + "`" + `integration` + "`" + `."
+  object: String!
+  name: String!
+  "Grows by one at each publish."
+  version: Int!
+  title: String!
+  description: String!
+  summary: String
+  "Addresses of the preview images."
+  previewImages: [String!]!
+  target: IntegrationTarget!
+  "Always false: no one verifies integrations on this server."
+  verified: Boolean!
+  visibility: IntegrationVisibility!
+  scopes: [IntegrationScope!]!
+  categories: [IntegrationCategory!]!
+  blocks: [IntegrationBlock!]!
+  contentSources: [IntegrationContentSource!]!
+  configurations: IntegrationConfigurations!
+  externalLinks: [IntegrationExternalLink!]!
+  "The organization that published it."
+  owner: Organization!
+  urls: IntegrationURLs!
+  permissions: IntegrationPermissions!
+  contentSecurityPolicy: ContentSecurityPolicy
+  "Its installations on the organizations the caller administers, oldest first, with ` + "`" + `externalId` + "`" + ` among their external ids."
+  installations(page: String, limit: Int, externalId: String): IntegrationInstallationList!
+  "An installation, on an organization the caller administers."
+  installation(id: ID!): IntegrationInstallation
+  "Its installations on spaces, in the organizations the caller administers."
+  spaceInstallations(page: String, limit: Int, externalId: String): IntegrationSpaceInstallationList!
+  "Its installations on sites, in the organizations the caller administers."
+  siteInstallations(page: String, limit: Int, externalId: String): IntegrationSiteInstallationList!
+  "Its events, newest first: those of its installations on the organizations the caller administers."
+  events(page: String, limit: Int): IntegrationEventList!
+  "An event with its delivery trace."
+  event(id: ID!): IntegrationEventDetail
+}
+
+"A custom block of an integration."
+type IntegrationBlock {
+  id: String!
+  title: String!
+  description: String
+  icon: String
+  urlUnfurl: [String!]
+  markdown: IntegrationBlockMarkdown
+}
+
+"How a block is written in markdown."
+type IntegrationBlockMarkdown {
+  codeblock: String!
+  body: String!
+}
+
+"A content source an integration provides."
+type IntegrationContentSource {
+  id: String!
+  title: String!
+  description: String
+  icon: String
+  configuration: IntegrationConfigurationComponent!
+}
+
+"A ContentKit component that configures something."
+type IntegrationConfigurationComponent {
+  componentId: String!
+}
+
+"The configuration schemas of an integration, per target: each a JSON schema (` + "`" + `properties` + "`" + `, ` + "`" + `required` + "`" + `) or a component (` + "`" + `componentId` + "`" + `)."
+type IntegrationConfigurations {
+  account: JSONObject
+  space: JSONObject
+  site: JSONObject
+}
+
+"A link of an integration's developer."
+type IntegrationExternalLink {
+  url: String!
+  label: String!
+}
+
+"Addresses of an integration."
+type IntegrationURLs {
+  location: String!
+  icon: String
+  app: String!
+  assets: String!
+  publicEndpoint: String!
+}
+
+"What the caller may do with an integration."
+type IntegrationPermissions {
+  "Publish new versions and unpublish: the publishing organization's admins."
+  admin: Boolean!
+}
+
+"A page of integrations."
+type IntegrationList {
+  items: [Integration!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"An integration installed on an organization, seen by that organization's admins."
+type IntegrationInstallation {
+  id: ID!
+  status: IntegrationInstallationStatus!
+  space_selection: IntegrationInstallationSelection!
+  site_selection: IntegrationInstallationSelection!
+  "The number of spaces it is installed on."
+  spaces: Int!
+  configuration: JSONObject!
+  externalIds: [String!]!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  urls: IntegrationInstallationURLs!
+  target: IntegrationInstallationTarget!
+  "Its installations on spaces, oldest first."
+  spaceInstallations(page: String, limit: Int): IntegrationSpaceInstallationList!
+  "Its installation on a space."
+  spaceInstallation(spaceId: ID!): IntegrationSpaceInstallation
+  "Its installations on sites, oldest first."
+  siteInstallations(page: String, limit: Int): IntegrationSiteInstallationList!
+  "Its installation on a site."
+  siteInstallation(siteId: ID!): IntegrationSiteInstallation
+}
+
+"Addresses of an installation."
+type IntegrationInstallationURLs {
+  location: String!
+  app: String!
+  publicEndpoint: String!
+}
+
+"What an installation is installed on."
+type IntegrationInstallationTarget {
+  organization: ID!
+}
+
+"A page of installations."
+type IntegrationInstallationList {
+  items: [IntegrationInstallation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"An installation on a space."
+type IntegrationSpaceInstallation {
+  "The integration's name."
+  integration: String!
+  "The installation's id."
+  installation: ID!
+  status: IntegrationInstallationStatus!
+  configuration: JSONObject!
+  externalIds: [String!]!
+  urls: IntegrationContentInstallationURLs!
+  spaceId: ID!
+  space: Space!
+}
+
+"An installation on a site."
+type IntegrationSiteInstallation {
+  "The integration's name."
+  integration: String!
+  "The installation's id."
+  installation: ID!
+  status: IntegrationInstallationStatus!
+  configuration: JSONObject!
+  externalIds: [String!]!
+  urls: IntegrationContentInstallationURLs!
+  siteId: ID!
+  site: Site!
+}
+
+"Addresses of an installation on a space or site."
+type IntegrationContentInstallationURLs {
+  location: String!
+  publicEndpoint: String!
+}
+
+"A page of space installations."
+type IntegrationSpaceInstallationList {
+  items: [IntegrationSpaceInstallation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A page of site installations."
+type IntegrationSiteInstallationList {
+  items: [IntegrationSiteInstallation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+An event as an installation of the integration receives it. ` + "`" + `payload` + "`" + ` holds
+` + "`" + `eventId` + "`" + `, ` + "`" + `type` + "`" + `, ` + "`" + `installationId` + "`" + ` and the type's members: for
+` + "`" + `installation_setup` + "`" + `, ` + "`" + `space_installation_setup` + "`" + ` and
+` + "`" + `site_installation_setup` + "`" + `, ` + "`" + `status` + "`" + ` and ` + "`" + `previous {status, configuration}` + "`" + `;
+for the ` + "`" + `*_deleted` + "`" + ` types, ` + "`" + `previous {configuration}` + "`" + `; for
+` + "`" + `space_content_updated` + "`" + `, ` + "`" + `spaceId` + "`" + ` and ` + "`" + `revisionId` + "`" + `.
+"""
+type IntegrationEvent {
+  id: ID!
+  integrationId: ID!
+  installationId: ID
+  createdAt: DateTime!
+  payload: JSONObject!
+  status: IntegrationEventStatus!
+}
+
+"An event with what happened to its delivery."
+type IntegrationEventDetail {
+  event: IntegrationEvent!
+  trace: IntegrationEventTrace!
+}
+
+"The delivery log of an event."
+type IntegrationEventTrace {
+  logs: [IntegrationEventLog!]!
+}
+
+"A line of a delivery log."
+type IntegrationEventLog {
+  message: String!
+  timestamp: DateTime!
+  level: IntegrationEventLogLevel!
+}
+
+"A page of events."
+type IntegrationEventList {
+  items: [IntegrationEvent!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+An integration to publish: a new one, or the next version of one the
+caller's organization published. Images come base64-encoded.
+"""
+input PublishIntegrationInput {
+  "` + "`" + `v1` + "`" + ` (the default) or ` + "`" + `v2` + "`" + `."
+  runtime: String
+  icon: String
+  "2 to 30 characters."
+  title: String!
+  "At most 100 characters."
+  description: String!
+  "At most 2048 characters."
+  summary: String
+  "At most 3."
+  previewImages: [String!]
+  visibility: IntegrationVisibility
+  "Default ` + "`" + `all` + "`" + `."
+  target: IntegrationTarget
+  scopes: [IntegrationScope!]!
+  categories: [IntegrationCategory!]
+  "Each {id, title, description, icon, urlUnfurl, markdown {codeblock, body}}."
+  blocks: [JSONObject!]
+  "Each {id, title, description, icon, configuration {componentId}}."
+  contentSources: [JSONObject!]
+  "At most 5, each {url, label}."
+  externalLinks: [JSONObject!]
+  "{account, space, site}."
+  configurations: JSONObject
+  "The script's source."
+  script: String!
+  "The publishing organization: its id or hostname."
+  organization: String!
+  "At most 20; stored encrypted, never returned."
+  secrets: JSONObject
+  contentSecurityPolicy: ContentSecurityPolicy
+}
+
+"An organization to install on: its id or hostname."
+input InstallIntegrationInput {
+  organization: String!
+}
+
+"Changes to an installation; absent members are left as they are."
+input UpdateIntegrationInstallationInput {
+  "At most 5."
+  externalIds: [String!]
+  configuration: JSONObject
+  space_selection: IntegrationInstallationSelection
+  site_selection: IntegrationInstallationSelection
+}
+
+"A space to install on."
+input InstallIntegrationOnSpaceInput {
+  space: ID!
+}
+
+"A site to install on."
+input InstallIntegrationOnSiteInput {
+  site: ID!
+}
+
+"Changes to an installation on a space or site; absent members are left as they are."
+input UpdateIntegrationContentInstallationInput {
+  "At most 5."
+  externalIds: [String!]
+  configuration: JSONObject
+}
+
 type Query {
   "The authenticated user."
   viewer: User!
@@ -9514,6 +11105,15 @@ type Query {
   organizationsForEmailDomain(emailDomain: String!): EmailDomainOrganizations!
   "The template conditions a site's visitor schema suggests."
   siteAdaptiveTemplateConditions(organizationId: ID!, siteId: ID!): SiteAdaptiveTemplateConditionList!
+  """
+  Integrations the caller can see, oldest first: filtered by name or title
+  (` + "`" + `search` + "`" + `), ` + "`" + `category` + "`" + `, the domain of a block's unfurled URLs
+  (` + "`" + `blockDomain` + "`" + `), whether they have ` + "`" + `blocks` + "`" + ` or ` + "`" + `contentSources` + "`" + `, the
+  ` + "`" + `owner` + "`" + ` organization, a ` + "`" + `scope` + "`" + ` and ` + "`" + `target` + "`" + `.
+  """
+  integrations(page: String, limit: Int, search: String, category: IntegrationCategory, blockDomain: String, blocks: Boolean, contentSources: Boolean, owner: ID, scope: IntegrationScope, target: IntegrationTarget): IntegrationList!
+  "An integration, by name."
+  integration(name: String!): Integration
 }
 
 type Mutation {
@@ -9766,6 +11366,32 @@ type Mutation {
   deleteTranslation(organizationId: ID!, translationId: ID!): Boolean!
   "Starts a run in the background: the translation becomes pending, then running."
   runTranslation(organizationId: ID!, translationId: ID!): Boolean!
+
+  """
+  Publishes an integration, or its next version (the publishing
+  organization's admins). Its ` + "`" + `version` + "`" + ` grows by one each time.
+  """
+  publishIntegration(name: String!, input: PublishIntegrationInput!): Integration!
+  "Unpublishes an integration with its installations and events (its organization's admins). True when one was removed."
+  unpublishIntegration(name: String!): Boolean!
+  "Installs an integration on an organization (its admins); installing again answers the existing installation."
+  installIntegration(name: String!, input: InstallIntegrationInput!): IntegrationInstallation!
+  "Changes an installation (the organization's admins)."
+  updateIntegrationInstallation(name: String!, installationId: ID!, input: UpdateIntegrationInstallationInput!): IntegrationInstallation!
+  "Uninstalls an integration from an organization, and from its spaces and sites. True when there was an installation."
+  uninstallIntegration(name: String!, installationId: ID!): Boolean!
+  "Installs an integration on a space of the installation's organization; installing again answers the existing one."
+  installIntegrationOnSpace(name: String!, installationId: ID!, input: InstallIntegrationOnSpaceInput!): IntegrationSpaceInstallation!
+  "Changes an installation on a space."
+  updateIntegrationSpaceInstallation(name: String!, installationId: ID!, spaceId: ID!, input: UpdateIntegrationContentInstallationInput!): IntegrationSpaceInstallation!
+  "Uninstalls an integration from a space. True when it was installed there."
+  uninstallIntegrationFromSpace(name: String!, installationId: ID!, spaceId: ID!): Boolean!
+  "Installs an integration on a site of the installation's organization; installing again answers the existing one."
+  installIntegrationOnSite(name: String!, installationId: ID!, input: InstallIntegrationOnSiteInput!): IntegrationSiteInstallation!
+  "Changes an installation on a site."
+  updateIntegrationSiteInstallation(name: String!, installationId: ID!, siteId: ID!, input: UpdateIntegrationContentInstallationInput!): IntegrationSiteInstallation!
+  "Uninstalls an integration from a site. True when it was installed there."
+  uninstallIntegrationFromSite(name: String!, installationId: ID!, siteId: ID!): Boolean!
 }
 `, BuiltIn: false},
 }
@@ -10277,6 +11903,390 @@ func (ec *executionContext) childFields_GitSyncState(ctx context.Context, field 
 		return ec.fieldContext_GitSyncState_updatedAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type GitSyncState", field.Name)
+}
+
+func (ec *executionContext) childFields_Integration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_Integration_object(ctx, field)
+	case "name":
+		return ec.fieldContext_Integration_name(ctx, field)
+	case "version":
+		return ec.fieldContext_Integration_version(ctx, field)
+	case "title":
+		return ec.fieldContext_Integration_title(ctx, field)
+	case "description":
+		return ec.fieldContext_Integration_description(ctx, field)
+	case "summary":
+		return ec.fieldContext_Integration_summary(ctx, field)
+	case "previewImages":
+		return ec.fieldContext_Integration_previewImages(ctx, field)
+	case "target":
+		return ec.fieldContext_Integration_target(ctx, field)
+	case "verified":
+		return ec.fieldContext_Integration_verified(ctx, field)
+	case "visibility":
+		return ec.fieldContext_Integration_visibility(ctx, field)
+	case "scopes":
+		return ec.fieldContext_Integration_scopes(ctx, field)
+	case "categories":
+		return ec.fieldContext_Integration_categories(ctx, field)
+	case "blocks":
+		return ec.fieldContext_Integration_blocks(ctx, field)
+	case "contentSources":
+		return ec.fieldContext_Integration_contentSources(ctx, field)
+	case "configurations":
+		return ec.fieldContext_Integration_configurations(ctx, field)
+	case "externalLinks":
+		return ec.fieldContext_Integration_externalLinks(ctx, field)
+	case "owner":
+		return ec.fieldContext_Integration_owner(ctx, field)
+	case "urls":
+		return ec.fieldContext_Integration_urls(ctx, field)
+	case "permissions":
+		return ec.fieldContext_Integration_permissions(ctx, field)
+	case "contentSecurityPolicy":
+		return ec.fieldContext_Integration_contentSecurityPolicy(ctx, field)
+	case "installations":
+		return ec.fieldContext_Integration_installations(ctx, field)
+	case "installation":
+		return ec.fieldContext_Integration_installation(ctx, field)
+	case "spaceInstallations":
+		return ec.fieldContext_Integration_spaceInstallations(ctx, field)
+	case "siteInstallations":
+		return ec.fieldContext_Integration_siteInstallations(ctx, field)
+	case "events":
+		return ec.fieldContext_Integration_events(ctx, field)
+	case "event":
+		return ec.fieldContext_Integration_event(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Integration", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationBlock(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IntegrationBlock_id(ctx, field)
+	case "title":
+		return ec.fieldContext_IntegrationBlock_title(ctx, field)
+	case "description":
+		return ec.fieldContext_IntegrationBlock_description(ctx, field)
+	case "icon":
+		return ec.fieldContext_IntegrationBlock_icon(ctx, field)
+	case "urlUnfurl":
+		return ec.fieldContext_IntegrationBlock_urlUnfurl(ctx, field)
+	case "markdown":
+		return ec.fieldContext_IntegrationBlock_markdown(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationBlock", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationBlockMarkdown(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "codeblock":
+		return ec.fieldContext_IntegrationBlockMarkdown_codeblock(ctx, field)
+	case "body":
+		return ec.fieldContext_IntegrationBlockMarkdown_body(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationBlockMarkdown", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationConfigurationComponent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "componentId":
+		return ec.fieldContext_IntegrationConfigurationComponent_componentId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationConfigurationComponent", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationConfigurations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "account":
+		return ec.fieldContext_IntegrationConfigurations_account(ctx, field)
+	case "space":
+		return ec.fieldContext_IntegrationConfigurations_space(ctx, field)
+	case "site":
+		return ec.fieldContext_IntegrationConfigurations_site(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationConfigurations", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationContentInstallationURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_IntegrationContentInstallationURLs_location(ctx, field)
+	case "publicEndpoint":
+		return ec.fieldContext_IntegrationContentInstallationURLs_publicEndpoint(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationContentInstallationURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationContentSource(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IntegrationContentSource_id(ctx, field)
+	case "title":
+		return ec.fieldContext_IntegrationContentSource_title(ctx, field)
+	case "description":
+		return ec.fieldContext_IntegrationContentSource_description(ctx, field)
+	case "icon":
+		return ec.fieldContext_IntegrationContentSource_icon(ctx, field)
+	case "configuration":
+		return ec.fieldContext_IntegrationContentSource_configuration(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationContentSource", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IntegrationEvent_id(ctx, field)
+	case "integrationId":
+		return ec.fieldContext_IntegrationEvent_integrationId(ctx, field)
+	case "installationId":
+		return ec.fieldContext_IntegrationEvent_installationId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_IntegrationEvent_createdAt(ctx, field)
+	case "payload":
+		return ec.fieldContext_IntegrationEvent_payload(ctx, field)
+	case "status":
+		return ec.fieldContext_IntegrationEvent_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationEventDetail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "event":
+		return ec.fieldContext_IntegrationEventDetail_event(ctx, field)
+	case "trace":
+		return ec.fieldContext_IntegrationEventDetail_trace(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventDetail", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationEventList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IntegrationEventList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_IntegrationEventList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_IntegrationEventList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IntegrationEventList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventList", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationEventLog(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "message":
+		return ec.fieldContext_IntegrationEventLog_message(ctx, field)
+	case "timestamp":
+		return ec.fieldContext_IntegrationEventLog_timestamp(ctx, field)
+	case "level":
+		return ec.fieldContext_IntegrationEventLog_level(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventLog", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationEventTrace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "logs":
+		return ec.fieldContext_IntegrationEventTrace_logs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventTrace", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationExternalLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_IntegrationExternalLink_url(ctx, field)
+	case "label":
+		return ec.fieldContext_IntegrationExternalLink_label(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationExternalLink", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationInstallation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_IntegrationInstallation_id(ctx, field)
+	case "status":
+		return ec.fieldContext_IntegrationInstallation_status(ctx, field)
+	case "space_selection":
+		return ec.fieldContext_IntegrationInstallation_space_selection(ctx, field)
+	case "site_selection":
+		return ec.fieldContext_IntegrationInstallation_site_selection(ctx, field)
+	case "spaces":
+		return ec.fieldContext_IntegrationInstallation_spaces(ctx, field)
+	case "configuration":
+		return ec.fieldContext_IntegrationInstallation_configuration(ctx, field)
+	case "externalIds":
+		return ec.fieldContext_IntegrationInstallation_externalIds(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_IntegrationInstallation_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_IntegrationInstallation_updatedAt(ctx, field)
+	case "urls":
+		return ec.fieldContext_IntegrationInstallation_urls(ctx, field)
+	case "target":
+		return ec.fieldContext_IntegrationInstallation_target(ctx, field)
+	case "spaceInstallations":
+		return ec.fieldContext_IntegrationInstallation_spaceInstallations(ctx, field)
+	case "spaceInstallation":
+		return ec.fieldContext_IntegrationInstallation_spaceInstallation(ctx, field)
+	case "siteInstallations":
+		return ec.fieldContext_IntegrationInstallation_siteInstallations(ctx, field)
+	case "siteInstallation":
+		return ec.fieldContext_IntegrationInstallation_siteInstallation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallation", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IntegrationInstallationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_IntegrationInstallationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_IntegrationInstallationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IntegrationInstallationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallationList", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationInstallationTarget(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "organization":
+		return ec.fieldContext_IntegrationInstallationTarget_organization(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallationTarget", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationInstallationURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_IntegrationInstallationURLs_location(ctx, field)
+	case "app":
+		return ec.fieldContext_IntegrationInstallationURLs_app(ctx, field)
+	case "publicEndpoint":
+		return ec.fieldContext_IntegrationInstallationURLs_publicEndpoint(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallationURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IntegrationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_IntegrationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_IntegrationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IntegrationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationList", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationPermissions(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "admin":
+		return ec.fieldContext_IntegrationPermissions_admin(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationPermissions", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationSiteInstallation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "integration":
+		return ec.fieldContext_IntegrationSiteInstallation_integration(ctx, field)
+	case "installation":
+		return ec.fieldContext_IntegrationSiteInstallation_installation(ctx, field)
+	case "status":
+		return ec.fieldContext_IntegrationSiteInstallation_status(ctx, field)
+	case "configuration":
+		return ec.fieldContext_IntegrationSiteInstallation_configuration(ctx, field)
+	case "externalIds":
+		return ec.fieldContext_IntegrationSiteInstallation_externalIds(ctx, field)
+	case "urls":
+		return ec.fieldContext_IntegrationSiteInstallation_urls(ctx, field)
+	case "siteId":
+		return ec.fieldContext_IntegrationSiteInstallation_siteId(ctx, field)
+	case "site":
+		return ec.fieldContext_IntegrationSiteInstallation_site(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSiteInstallation", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationSiteInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IntegrationSiteInstallationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_IntegrationSiteInstallationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_IntegrationSiteInstallationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IntegrationSiteInstallationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSiteInstallationList", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationSpaceInstallation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "integration":
+		return ec.fieldContext_IntegrationSpaceInstallation_integration(ctx, field)
+	case "installation":
+		return ec.fieldContext_IntegrationSpaceInstallation_installation(ctx, field)
+	case "status":
+		return ec.fieldContext_IntegrationSpaceInstallation_status(ctx, field)
+	case "configuration":
+		return ec.fieldContext_IntegrationSpaceInstallation_configuration(ctx, field)
+	case "externalIds":
+		return ec.fieldContext_IntegrationSpaceInstallation_externalIds(ctx, field)
+	case "urls":
+		return ec.fieldContext_IntegrationSpaceInstallation_urls(ctx, field)
+	case "spaceId":
+		return ec.fieldContext_IntegrationSpaceInstallation_spaceId(ctx, field)
+	case "space":
+		return ec.fieldContext_IntegrationSpaceInstallation_space(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSpaceInstallation", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationSpaceInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_IntegrationSpaceInstallationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_IntegrationSpaceInstallationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_IntegrationSpaceInstallationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_IntegrationSpaceInstallationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSpaceInstallationList", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_IntegrationURLs_location(ctx, field)
+	case "icon":
+		return ec.fieldContext_IntegrationURLs_icon(ctx, field)
+	case "app":
+		return ec.fieldContext_IntegrationURLs_app(ctx, field)
+	case "assets":
+		return ec.fieldContext_IntegrationURLs_assets(ctx, field)
+	case "publicEndpoint":
+		return ec.fieldContext_IntegrationURLs_publicEndpoint(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_JoinOrganizationResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12239,6 +14249,218 @@ func (ec *executionContext) field_Comment_reply_args(ctx context.Context, rawArg
 	return args, nil
 }
 
+func (ec *executionContext) field_IntegrationInstallation_siteInstallation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_IntegrationInstallation_siteInstallations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_IntegrationInstallation_spaceInstallation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_IntegrationInstallation_spaceInstallations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_event_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_events_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_installation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_installations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_siteInstallations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Integration_spaceInstallations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Member_contentPermissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13121,6 +15343,88 @@ func (ec *executionContext) field_Mutation_importGitRepository_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_installIntegrationOnSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InstallIntegrationOnSiteInput, error) {
+			return ec.unmarshalNInstallIntegrationOnSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationOnSiteInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_installIntegrationOnSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InstallIntegrationOnSpaceInput, error) {
+			return ec.unmarshalNInstallIntegrationOnSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationOnSpaceInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_installIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.InstallIntegrationInput, error) {
+			return ec.unmarshalNInstallIntegrationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_inviteToCollection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -13498,6 +15802,28 @@ func (ec *executionContext) field_Mutation_postComment_args(ctx context.Context,
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_publishIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PublishIntegrationInput, error) {
+			return ec.unmarshalNPublishIntegrationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishIntegrationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -13953,6 +16279,102 @@ func (ec *executionContext) field_Mutation_transferSpace_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_uninstallIntegrationFromSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uninstallIntegrationFromSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_uninstallIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unpublishIntegration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unpublishSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -14185,6 +16607,112 @@ func (ec *executionContext) field_Mutation_updateComment_args(ctx context.Contex
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateCommentInput, error) {
 			return ec.unmarshalNUpdateCommentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateIntegrationInstallation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateIntegrationInstallationInput, error) {
+			return ec.unmarshalNUpdateIntegrationInstallationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateIntegrationInstallationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateIntegrationSiteInstallation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateIntegrationContentInstallationInput, error) {
+			return ec.unmarshalNUpdateIntegrationContentInstallationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateIntegrationContentInstallationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateIntegrationSpaceInstallation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "installationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["installationId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateIntegrationContentInstallationInput, error) {
+			return ec.unmarshalNUpdateIntegrationContentInstallationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateIntegrationContentInstallationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15222,6 +17750,106 @@ func (ec *executionContext) field_Query_collection_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_integration_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_integrations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*store.IntegrationCategory, error) {
+			return ec.unmarshalOIntegrationCategory2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "blockDomain",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["blockDomain"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "blocks",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["blocks"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "contentSources",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["contentSources"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "owner",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["owner"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+		func(ctx context.Context, v any) (*store.IntegrationScope, error) {
+			return ec.unmarshalOIntegrationScope2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["scope"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "target",
+		func(ctx context.Context, v any) (*store.IntegrationTarget, error) {
+			return ec.unmarshalOIntegrationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["target"] = arg9
 	return args, nil
 }
 
@@ -20724,6 +23352,3273 @@ func (ec *executionContext) fieldContext_GitSyncState_updatedAt(_ context.Contex
 	return graphql.NewScalarFieldContext("GitSyncState", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _Integration_object(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_name(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_version(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_title(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_description(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_summary(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Summary(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_previewImages(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_previewImages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().PreviewImages(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_previewImages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_target(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationTarget) graphql.Marshaler {
+			return ec.marshalNIntegrationTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type IntegrationTarget does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_verified(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_verified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Verified(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_verified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_visibility(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Visibility, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationVisibility) graphql.Marshaler {
+			return ec.marshalNIntegrationVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type IntegrationVisibility does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_scopes(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_scopes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scopes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.IntegrationScope) graphql.Marshaler {
+			return ec.marshalNIntegrationScope2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScopeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_scopes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type IntegrationScope does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_categories(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_categories(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Categories, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []store.IntegrationCategory) graphql.Marshaler {
+			return ec.marshalNIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_categories(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, false, false, errors.New("field of type IntegrationCategory does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_blocks(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_blocks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Blocks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.IntegrationBlock) graphql.Marshaler {
+			return ec.marshalNIntegrationBlock2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlockᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_blocks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationBlock(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_contentSources(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_contentSources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().ContentSources(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.IntegrationContentSource) graphql.Marshaler {
+			return ec.marshalNIntegrationContentSource2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentSourceᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_contentSources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationContentSource(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_configurations(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_configurations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Configurations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationConfigurations) graphql.Marshaler {
+			return ec.marshalNIntegrationConfigurations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationConfigurations(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_configurations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationConfigurations(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_externalLinks(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_externalLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().ExternalLinks(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.IntegrationExternalLink) graphql.Marshaler {
+			return ec.marshalNIntegrationExternalLink2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationExternalLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_externalLinks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationExternalLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_owner(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Owner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_urls(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationURLs) graphql.Marshaler {
+			return ec.marshalNIntegrationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_permissions(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationPermissions) graphql.Marshaler {
+			return ec.marshalNIntegrationPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationPermissions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationPermissions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_contentSecurityPolicy(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_contentSecurityPolicy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().ContentSecurityPolicy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v any) graphql.Marshaler {
+			return ec.marshalOContentSecurityPolicy2interface(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_contentSecurityPolicy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Integration", field, true, true, errors.New("field of type ContentSecurityPolicy does not have child fields"))
+}
+
+func (ec *executionContext) _Integration_installations(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_installations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().Installations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationInstallationList) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_installations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_installations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_installation(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_installation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().Installation(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+			return ec.marshalOIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_installation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_installation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_spaceInstallations(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_spaceInstallations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_spaceInstallations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_spaceInstallations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_siteInstallations(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_siteInstallations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_siteInstallations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_siteInstallations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_events(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().Events(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
+			return ec.marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_events(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEventList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_events_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Integration_event(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Integration().Event(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationEventDetail) graphql.Marshaler {
+			return ec.marshalOIntegrationEventDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventDetail(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_event(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEventDetail(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Integration_event_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationBlock_id(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlock", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlock_title(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlock", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlock_description(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlock", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlock_icon(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlock", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlock_urlUnfurl(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_urlUnfurl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URLUnfurl, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalOString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_urlUnfurl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlock", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlock_markdown(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlock_markdown(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Markdown, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationBlockMarkdown) graphql.Marshaler {
+			return ec.marshalOIntegrationBlockMarkdown2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlockMarkdown(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlock_markdown(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationBlock",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationBlockMarkdown(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationBlockMarkdown_codeblock(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlockMarkdown) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlockMarkdown_codeblock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Codeblock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlockMarkdown_codeblock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlockMarkdown", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationBlockMarkdown_body(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlockMarkdown) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationBlockMarkdown_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationBlockMarkdown_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationBlockMarkdown", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationConfigurationComponent_componentId(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationConfigurationComponent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationConfigurationComponent_componentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ComponentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationConfigurationComponent_componentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationConfigurationComponent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationConfigurations_account(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationConfigurations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationConfigurations_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Account, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOJSONObject2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationConfigurations_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationConfigurations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationConfigurations_space(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationConfigurations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationConfigurations_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOJSONObject2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationConfigurations_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationConfigurations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationConfigurations_site(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationConfigurations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationConfigurations_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalOJSONObject2map(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationConfigurations_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationConfigurations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentInstallationURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentInstallationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentInstallationURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentInstallationURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentInstallationURLs_publicEndpoint(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentInstallationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentInstallationURLs_publicEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicEndpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentInstallationURLs_publicEndpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentSource_id(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentSource_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentSource_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentSource_title(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentSource_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentSource_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentSource_description(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentSource_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentSource_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentSource_icon(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentSource_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentSource_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationContentSource", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationContentSource_configuration(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationContentSource) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationContentSource_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Configuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationConfigurationComponent) graphql.Marshaler {
+			return ec.marshalNIntegrationConfigurationComponent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationConfigurationComponent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationContentSource_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationContentSource",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationConfigurationComponent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEvent_id(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_integrationId(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_integrationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IntegrationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_integrationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_installationId(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_installationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InstallationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_installationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_payload(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_payload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationEvent().Payload(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_payload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_status(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+			return ec.marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type IntegrationEventStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventDetail_event(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventDetail_event(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Event, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationEvent) graphql.Marshaler {
+			return ec.marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventDetail_event(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventDetail_trace(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventDetail_trace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationEventTrace) graphql.Marshaler {
+			return ec.marshalNIntegrationEventTrace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventTrace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventDetail_trace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEventTrace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IntegrationEvent) graphql.Marshaler {
+			return ec.marshalNIntegrationEvent2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEventList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventLog_message(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEventLog) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventLog_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Message, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventLog_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEventLog", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventLog_timestamp(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEventLog) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventLog_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LoggedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventLog_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEventLog", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventLog_level(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEventLog) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventLog_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.EventLogLevel) graphql.Marshaler {
+			return ec.marshalNIntegrationEventLogLevel2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐEventLogLevel(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventLog_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEventLog", field, false, false, errors.New("field of type IntegrationEventLogLevel does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventTrace_logs(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventTrace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventTrace_logs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Logs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IntegrationEventLog) graphql.Marshaler {
+			return ec.marshalNIntegrationEventLog2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventLogᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventTrace_logs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventTrace",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEventLog(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationExternalLink_url(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationExternalLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationExternalLink_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationExternalLink_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationExternalLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationExternalLink_label(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationExternalLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationExternalLink_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationExternalLink_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationExternalLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_id(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_status(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.InstallationStatus) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type IntegrationInstallationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_space_selection(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_space_selection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpaceSelection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.InstallationSelection) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationSelection2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_space_selection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type IntegrationInstallationSelection does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_site_selection(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_site_selection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSelection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.InstallationSelection) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationSelection2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_site_selection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type IntegrationInstallationSelection does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_spaces(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_spaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationInstallation().Spaces(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_spaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_configuration(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationInstallation().Configuration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_externalIds(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_externalIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalIDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_externalIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallation_urls(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationInstallation().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationInstallationURLs) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallation_target(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationInstallation().Target(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationInstallationTarget) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationTarget(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallationTarget(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallation_spaceInstallations(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_spaceInstallations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.IntegrationInstallation().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_spaceInstallations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_IntegrationInstallation_spaceInstallations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallation_spaceInstallation(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_spaceInstallation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.IntegrationInstallation().SpaceInstallation(ctx, obj, fc.Args["spaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+			return ec.marshalOIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_spaceInstallation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_IntegrationInstallation_spaceInstallation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallation_siteInstallations(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_siteInstallations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.IntegrationInstallation().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_siteInstallations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_IntegrationInstallation_siteInstallations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallation_siteInstallation(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallation_siteInstallation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.IntegrationInstallation().SiteInstallation(ctx, obj, fc.Args["siteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+			return ec.marshalOIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallation_siteInstallation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_IntegrationInstallation_siteInstallation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IntegrationInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationTarget_organization(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationTarget) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationTarget_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationTarget_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationTarget", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallationURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallationURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationURLs_app(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.App, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationURLs_app(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallationURLs_publicEndpoint(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationURLs_publicEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicEndpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationURLs_publicEndpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Integration) graphql.Marshaler {
+			return ec.marshalNIntegration2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Integration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationPermissions_admin(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationPermissions) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationPermissions_admin(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Admin, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationPermissions_admin(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_integration(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_integration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSiteInstallation().Integration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_integration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_installation(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_installation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InstallationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_installation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_status(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.InstallationStatus) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, false, false, errors.New("field of type IntegrationInstallationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_configuration(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSiteInstallation().Configuration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_externalIds(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_externalIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalIDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_externalIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_urls(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSiteInstallation().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationContentInstallationURLs) graphql.Marshaler {
+			return ec.marshalNIntegrationContentInstallationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentInstallationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationContentInstallationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_siteId(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_siteId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_siteId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallation_site(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSiteInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallation_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSiteInstallation().Site(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallation_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IntegrationSiteInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_integration(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_integration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSpaceInstallation().Integration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_integration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_installation(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_installation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InstallationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_installation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_status(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.InstallationStatus) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, false, false, errors.New("field of type IntegrationInstallationStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_configuration(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_configuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSpaceInstallation().Configuration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_configuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_externalIds(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_externalIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExternalIDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_externalIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_urls(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSpaceInstallation().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationContentInstallationURLs) graphql.Marshaler {
+			return ec.marshalNIntegrationContentInstallationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentInstallationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationContentInstallationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_spaceId(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_spaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_spaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallation_space(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationSpaceInstallation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallation_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationSpaceInstallation().Space(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Space) graphql.Marshaler {
+			return ec.marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Space(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IntegrationSpaceInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationURLs_icon(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationURLs_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationURLs_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationURLs_app(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.App, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationURLs_app(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationURLs_assets(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationURLs_assets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Assets, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationURLs_assets(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationURLs_publicEndpoint(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationURLs_publicEndpoint(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublicEndpoint, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationURLs_publicEndpoint(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _JoinOrganizationResult_organization(ctx context.Context, field graphql.CollectedField, obj *model.JoinOrganizationResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26077,6 +31972,490 @@ func (ec *executionContext) fieldContext_Mutation_runTranslation(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_publishIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_publishIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PublishIntegration(ctx, fc.Args["name"].(string), fc.Args["input"].(model.PublishIntegrationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Integration) graphql.Marshaler {
+			return ec.marshalNIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_publishIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Integration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_publishIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unpublishIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unpublishIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnpublishIntegration(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unpublishIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unpublishIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_installIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_installIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InstallIntegration(ctx, fc.Args["name"].(string), fc.Args["input"].(model.InstallIntegrationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_installIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_installIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateIntegrationInstallation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateIntegrationInstallation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateIntegrationInstallation(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["input"].(model.UpdateIntegrationInstallationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateIntegrationInstallation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateIntegrationInstallation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uninstallIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uninstallIntegration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UninstallIntegration(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uninstallIntegration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uninstallIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_installIntegrationOnSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_installIntegrationOnSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InstallIntegrationOnSpace(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["input"].(model.InstallIntegrationOnSpaceInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_installIntegrationOnSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_installIntegrationOnSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateIntegrationSpaceInstallation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateIntegrationSpaceInstallation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateIntegrationSpaceInstallation(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["spaceId"].(string), fc.Args["input"].(model.UpdateIntegrationContentInstallationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateIntegrationSpaceInstallation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateIntegrationSpaceInstallation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uninstallIntegrationFromSpace(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uninstallIntegrationFromSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UninstallIntegrationFromSpace(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["spaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uninstallIntegrationFromSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uninstallIntegrationFromSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_installIntegrationOnSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_installIntegrationOnSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().InstallIntegrationOnSite(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["input"].(model.InstallIntegrationOnSiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_installIntegrationOnSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_installIntegrationOnSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateIntegrationSiteInstallation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateIntegrationSiteInstallation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateIntegrationSiteInstallation(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.UpdateIntegrationContentInstallationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateIntegrationSiteInstallation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallation(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateIntegrationSiteInstallation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_uninstallIntegrationFromSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_uninstallIntegrationFromSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UninstallIntegrationFromSite(ctx, fc.Args["name"].(string), fc.Args["installationId"].(string), fc.Args["siteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_uninstallIntegrationFromSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_uninstallIntegrationFromSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OpenAPIErrorObject_message(ctx context.Context, field graphql.CollectedField, obj *store.OpenAPIProcessError) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30026,6 +36405,94 @@ func (ec *executionContext) fieldContext_Query_siteAdaptiveTemplateConditions(ct
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_siteAdaptiveTemplateConditions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_integrations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_integrations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Integrations(ctx, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["search"].(*string), fc.Args["category"].(*store.IntegrationCategory), fc.Args["blockDomain"].(*string), fc.Args["blocks"].(*bool), fc.Args["contentSources"].(*bool), fc.Args["owner"].(*string), fc.Args["scope"].(*store.IntegrationScope), fc.Args["target"].(*store.IntegrationTarget))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationList) graphql.Marshaler {
+			return ec.marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_integrations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_integrations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_integration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_integration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Integration(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Integration) graphql.Marshaler {
+			return ec.marshalOIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_integration(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Integration(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_integration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -40119,6 +46586,96 @@ func (ec *executionContext) unmarshalInputImportGitRepositoryInput(ctx context.C
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputInstallIntegrationInput(ctx context.Context, obj any) (model.InstallIntegrationInput, error) {
+	var it model.InstallIntegrationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"organization"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "organization":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organization"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Organization = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputInstallIntegrationOnSiteInput(ctx context.Context, obj any) (model.InstallIntegrationOnSiteInput, error) {
+	var it model.InstallIntegrationOnSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"site"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "site":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("site"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Site = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputInstallIntegrationOnSpaceInput(ctx context.Context, obj any) (model.InstallIntegrationOnSpaceInput, error) {
+	var it model.InstallIntegrationOnSpaceInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"space"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "space":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("space"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Space = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputInviteToContentInput(ctx context.Context, obj any) (model.InviteToContentInput, error) {
 	var it model.InviteToContentInput
 	if obj == nil {
@@ -40588,6 +47145,155 @@ func (ec *executionContext) unmarshalInputPostCommentReplyInput(ctx context.Cont
 				return it, err
 			}
 			it.Body = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPublishIntegrationInput(ctx context.Context, obj any) (model.PublishIntegrationInput, error) {
+	var it model.PublishIntegrationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"runtime", "icon", "title", "description", "summary", "previewImages", "visibility", "target", "scopes", "categories", "blocks", "contentSources", "externalLinks", "configurations", "script", "organization", "secrets", "contentSecurityPolicy"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "runtime":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("runtime"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Runtime = graphql.OmittableOf(data)
+		case "icon":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("icon"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Icon = graphql.OmittableOf(data)
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "summary":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("summary"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Summary = graphql.OmittableOf(data)
+		case "previewImages":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("previewImages"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PreviewImages = graphql.OmittableOf(data)
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOIntegrationVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = graphql.OmittableOf(data)
+		case "target":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("target"))
+			data, err := ec.unmarshalOIntegrationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Target = graphql.OmittableOf(data)
+		case "scopes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scopes"))
+			data, err := ec.unmarshalNIntegrationScope2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScopeᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scopes = data
+		case "categories":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("categories"))
+			data, err := ec.unmarshalOIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Categories = graphql.OmittableOf(data)
+		case "blocks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("blocks"))
+			data, err := ec.unmarshalOJSONObject2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Blocks = graphql.OmittableOf(data)
+		case "contentSources":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentSources"))
+			data, err := ec.unmarshalOJSONObject2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentSources = graphql.OmittableOf(data)
+		case "externalLinks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalLinks"))
+			data, err := ec.unmarshalOJSONObject2ᚕmapᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalLinks = graphql.OmittableOf(data)
+		case "configurations":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configurations"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Configurations = graphql.OmittableOf(data)
+		case "script":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("script"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Script = data
+		case "organization":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("organization"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Organization = data
+		case "secrets":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("secrets"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Secrets = graphql.OmittableOf(data)
+		case "contentSecurityPolicy":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentSecurityPolicy"))
+			data, err := ec.unmarshalOContentSecurityPolicy2interface(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentSecurityPolicy = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -41365,6 +48071,94 @@ func (ec *executionContext) unmarshalInputUpdateContentPermissionInput(ctx conte
 				return it, err
 			}
 			it.Role = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateIntegrationContentInstallationInput(ctx context.Context, obj any) (model.UpdateIntegrationContentInstallationInput, error) {
+	var it model.UpdateIntegrationContentInstallationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"externalIds", "configuration"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "externalIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIds"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIds = graphql.OmittableOf(data)
+		case "configuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuration"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Configuration = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateIntegrationInstallationInput(ctx context.Context, obj any) (model.UpdateIntegrationInstallationInput, error) {
+	var it model.UpdateIntegrationInstallationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"externalIds", "configuration", "space_selection", "site_selection"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "externalIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("externalIds"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExternalIds = graphql.OmittableOf(data)
+		case "configuration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("configuration"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Configuration = graphql.OmittableOf(data)
+		case "space_selection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("space_selection"))
+			data, err := ec.unmarshalOIntegrationInstallationSelection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SpaceSelection = graphql.OmittableOf(data)
+		case "site_selection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("site_selection"))
+			data, err := ec.unmarshalOIntegrationInstallationSelection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSelection = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -45606,6 +52400,2520 @@ func (ec *executionContext) _GitSyncState(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var integrationImplementors = []string{"Integration"}
+
+func (ec *executionContext) _Integration(ctx context.Context, sel ast.SelectionSet, obj *store.Integration) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Integration")
+		case "object":
+			out.Values[i] = ec._Integration_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Integration_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Integration_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Integration_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Integration_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "summary":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_summary(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "previewImages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_previewImages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "target":
+			out.Values[i] = ec._Integration_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "verified":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_verified(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "visibility":
+			out.Values[i] = ec._Integration_visibility(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "scopes":
+			out.Values[i] = ec._Integration_scopes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "categories":
+			out.Values[i] = ec._Integration_categories(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blocks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_blocks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contentSources":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_contentSources(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "configurations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_configurations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "externalLinks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_externalLinks(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "owner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_owner(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_permissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "contentSecurityPolicy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_contentSecurityPolicy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "installations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_installations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "installation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_installation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "spaceInstallations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_spaceInstallations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteInstallations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_siteInstallations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "event":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_event(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationBlockImplementors = []string{"IntegrationBlock"}
+
+func (ec *executionContext) _IntegrationBlock(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationBlock) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationBlockImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationBlock")
+		case "id":
+			out.Values[i] = ec._IntegrationBlock_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._IntegrationBlock_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._IntegrationBlock_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "icon":
+			out.Values[i] = ec._IntegrationBlock_icon(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "urlUnfurl":
+			out.Values[i] = ec._IntegrationBlock_urlUnfurl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "markdown":
+			out.Values[i] = ec._IntegrationBlock_markdown(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationBlockMarkdownImplementors = []string{"IntegrationBlockMarkdown"}
+
+func (ec *executionContext) _IntegrationBlockMarkdown(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationBlockMarkdown) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationBlockMarkdownImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationBlockMarkdown")
+		case "codeblock":
+			out.Values[i] = ec._IntegrationBlockMarkdown_codeblock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._IntegrationBlockMarkdown_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationConfigurationComponentImplementors = []string{"IntegrationConfigurationComponent"}
+
+func (ec *executionContext) _IntegrationConfigurationComponent(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationConfigurationComponent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationConfigurationComponentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationConfigurationComponent")
+		case "componentId":
+			out.Values[i] = ec._IntegrationConfigurationComponent_componentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationConfigurationsImplementors = []string{"IntegrationConfigurations"}
+
+func (ec *executionContext) _IntegrationConfigurations(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationConfigurations) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationConfigurationsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationConfigurations")
+		case "account":
+			out.Values[i] = ec._IntegrationConfigurations_account(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "space":
+			out.Values[i] = ec._IntegrationConfigurations_space(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "site":
+			out.Values[i] = ec._IntegrationConfigurations_site(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationContentInstallationURLsImplementors = []string{"IntegrationContentInstallationURLs"}
+
+func (ec *executionContext) _IntegrationContentInstallationURLs(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationContentInstallationURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationContentInstallationURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationContentInstallationURLs")
+		case "location":
+			out.Values[i] = ec._IntegrationContentInstallationURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicEndpoint":
+			out.Values[i] = ec._IntegrationContentInstallationURLs_publicEndpoint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationContentSourceImplementors = []string{"IntegrationContentSource"}
+
+func (ec *executionContext) _IntegrationContentSource(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationContentSource) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationContentSourceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationContentSource")
+		case "id":
+			out.Values[i] = ec._IntegrationContentSource_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._IntegrationContentSource_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._IntegrationContentSource_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "icon":
+			out.Values[i] = ec._IntegrationContentSource_icon(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "configuration":
+			out.Values[i] = ec._IntegrationContentSource_configuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventImplementors = []string{"IntegrationEvent"}
+
+func (ec *executionContext) _IntegrationEvent(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEvent")
+		case "id":
+			out.Values[i] = ec._IntegrationEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "integrationId":
+			out.Values[i] = ec._IntegrationEvent_integrationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "installationId":
+			out.Values[i] = ec._IntegrationEvent_installationId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._IntegrationEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "payload":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationEvent_payload(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			out.Values[i] = ec._IntegrationEvent_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventDetailImplementors = []string{"IntegrationEventDetail"}
+
+func (ec *executionContext) _IntegrationEventDetail(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationEventDetail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventDetailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEventDetail")
+		case "event":
+			out.Values[i] = ec._IntegrationEventDetail_event(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "trace":
+			out.Values[i] = ec._IntegrationEventDetail_trace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventListImplementors = []string{"IntegrationEventList"}
+
+func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationEventList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEventList")
+		case "items":
+			out.Values[i] = ec._IntegrationEventList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IntegrationEventList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._IntegrationEventList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IntegrationEventList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventLogImplementors = []string{"IntegrationEventLog"}
+
+func (ec *executionContext) _IntegrationEventLog(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationEventLog) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventLogImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEventLog")
+		case "message":
+			out.Values[i] = ec._IntegrationEventLog_message(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "timestamp":
+			out.Values[i] = ec._IntegrationEventLog_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "level":
+			out.Values[i] = ec._IntegrationEventLog_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventTraceImplementors = []string{"IntegrationEventTrace"}
+
+func (ec *executionContext) _IntegrationEventTrace(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationEventTrace) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventTraceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEventTrace")
+		case "logs":
+			out.Values[i] = ec._IntegrationEventTrace_logs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationExternalLinkImplementors = []string{"IntegrationExternalLink"}
+
+func (ec *executionContext) _IntegrationExternalLink(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationExternalLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationExternalLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationExternalLink")
+		case "url":
+			out.Values[i] = ec._IntegrationExternalLink_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._IntegrationExternalLink_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationInstallationImplementors = []string{"IntegrationInstallation"}
+
+func (ec *executionContext) _IntegrationInstallation(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationInstallation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationInstallation")
+		case "id":
+			out.Values[i] = ec._IntegrationInstallation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._IntegrationInstallation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "space_selection":
+			out.Values[i] = ec._IntegrationInstallation_space_selection(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "site_selection":
+			out.Values[i] = ec._IntegrationInstallation_site_selection(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "spaces":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_spaces(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "configuration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_configuration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "externalIds":
+			out.Values[i] = ec._IntegrationInstallation_externalIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._IntegrationInstallation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._IntegrationInstallation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "target":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_target(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "spaceInstallations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_spaceInstallations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "spaceInstallation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_spaceInstallation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteInstallations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_siteInstallations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteInstallation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationInstallation_siteInstallation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationInstallationListImplementors = []string{"IntegrationInstallationList"}
+
+func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationInstallationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationInstallationList")
+		case "items":
+			out.Values[i] = ec._IntegrationInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IntegrationInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._IntegrationInstallationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IntegrationInstallationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationInstallationTargetImplementors = []string{"IntegrationInstallationTarget"}
+
+func (ec *executionContext) _IntegrationInstallationTarget(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationInstallationTarget) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationTargetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationInstallationTarget")
+		case "organization":
+			out.Values[i] = ec._IntegrationInstallationTarget_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationInstallationURLsImplementors = []string{"IntegrationInstallationURLs"}
+
+func (ec *executionContext) _IntegrationInstallationURLs(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationInstallationURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationInstallationURLs")
+		case "location":
+			out.Values[i] = ec._IntegrationInstallationURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "app":
+			out.Values[i] = ec._IntegrationInstallationURLs_app(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicEndpoint":
+			out.Values[i] = ec._IntegrationInstallationURLs_publicEndpoint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationListImplementors = []string{"IntegrationList"}
+
+func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationList")
+		case "items":
+			out.Values[i] = ec._IntegrationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IntegrationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._IntegrationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IntegrationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationPermissionsImplementors = []string{"IntegrationPermissions"}
+
+func (ec *executionContext) _IntegrationPermissions(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationPermissions) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationPermissionsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationPermissions")
+		case "admin":
+			out.Values[i] = ec._IntegrationPermissions_admin(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationSiteInstallationImplementors = []string{"IntegrationSiteInstallation"}
+
+func (ec *executionContext) _IntegrationSiteInstallation(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationSiteInstallation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSiteInstallationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSiteInstallation")
+		case "integration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSiteInstallation_integration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "installation":
+			out.Values[i] = ec._IntegrationSiteInstallation_installation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._IntegrationSiteInstallation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "configuration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSiteInstallation_configuration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "externalIds":
+			out.Values[i] = ec._IntegrationSiteInstallation_externalIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSiteInstallation_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteId":
+			out.Values[i] = ec._IntegrationSiteInstallation_siteId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "site":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSiteInstallation_site(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationSiteInstallationListImplementors = []string{"IntegrationSiteInstallationList"}
+
+func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationSiteInstallationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSiteInstallationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSiteInstallationList")
+		case "items":
+			out.Values[i] = ec._IntegrationSiteInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IntegrationSiteInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._IntegrationSiteInstallationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IntegrationSiteInstallationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationSpaceInstallationImplementors = []string{"IntegrationSpaceInstallation"}
+
+func (ec *executionContext) _IntegrationSpaceInstallation(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationSpaceInstallation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSpaceInstallationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSpaceInstallation")
+		case "integration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSpaceInstallation_integration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "installation":
+			out.Values[i] = ec._IntegrationSpaceInstallation_installation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._IntegrationSpaceInstallation_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "configuration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSpaceInstallation_configuration(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "externalIds":
+			out.Values[i] = ec._IntegrationSpaceInstallation_externalIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSpaceInstallation_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "spaceId":
+			out.Values[i] = ec._IntegrationSpaceInstallation_spaceId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "space":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationSpaceInstallation_space(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationSpaceInstallationListImplementors = []string{"IntegrationSpaceInstallationList"}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSpaceInstallationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSpaceInstallationList")
+		case "items":
+			out.Values[i] = ec._IntegrationSpaceInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._IntegrationSpaceInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._IntegrationSpaceInstallationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._IntegrationSpaceInstallationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationURLsImplementors = []string{"IntegrationURLs"}
+
+func (ec *executionContext) _IntegrationURLs(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationURLs")
+		case "location":
+			out.Values[i] = ec._IntegrationURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "icon":
+			out.Values[i] = ec._IntegrationURLs_icon(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "app":
+			out.Values[i] = ec._IntegrationURLs_app(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "assets":
+			out.Values[i] = ec._IntegrationURLs_assets(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publicEndpoint":
+			out.Values[i] = ec._IntegrationURLs_publicEndpoint(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var joinOrganizationResultImplementors = []string{"JoinOrganizationResult"}
 
 func (ec *executionContext) _JoinOrganizationResult(ctx context.Context, sel ast.SelectionSet, obj *model.JoinOrganizationResult) graphql.Marshaler {
@@ -47164,6 +56472,83 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "runTranslation":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_runTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishIntegration":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_publishIntegration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpublishIntegration":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unpublishIntegration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "installIntegration":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_installIntegration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateIntegrationInstallation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateIntegrationInstallation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uninstallIntegration":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uninstallIntegration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "installIntegrationOnSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_installIntegrationOnSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateIntegrationSpaceInstallation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateIntegrationSpaceInstallation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uninstallIntegrationFromSpace":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uninstallIntegrationFromSpace(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "installIntegrationOnSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_installIntegrationOnSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateIntegrationSiteInstallation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateIntegrationSiteInstallation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "uninstallIntegrationFromSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_uninstallIntegrationFromSite(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -49720,6 +59105,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_siteAdaptiveTemplateConditions(ctx, field)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "integrations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_integrations(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "integration":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_integration(ctx, field)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -56484,6 +65913,21 @@ func (ec *executionContext) unmarshalNImportGitRepositoryInput2githubᚗcomᚋdo
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNInstallIntegrationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationInput(ctx context.Context, v any) (model.InstallIntegrationInput, error) {
+	res, err := ec.unmarshalInputInstallIntegrationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNInstallIntegrationOnSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationOnSiteInput(ctx context.Context, v any) (model.InstallIntegrationOnSiteInput, error) {
+	res, err := ec.unmarshalInputInstallIntegrationOnSiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNInstallIntegrationOnSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInstallIntegrationOnSpaceInput(ctx context.Context, v any) (model.InstallIntegrationOnSpaceInput, error) {
+	res, err := ec.unmarshalInputInstallIntegrationOnSpaceInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := model.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -56498,6 +65942,508 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNIntegration2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Integration) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx context.Context, sel ast.SelectionSet, v *store.Integration) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Integration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationBlock2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlockᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.IntegrationBlock) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationBlock2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlock(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationBlock2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlock(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationBlock) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationBlock(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx context.Context, v any) (store.IntegrationCategory, error) {
+	var res store.IntegrationCategory
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx context.Context, sel ast.SelectionSet, v store.IntegrationCategory) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx context.Context, v any) ([]store.IntegrationCategory, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]store.IntegrationCategory, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []store.IntegrationCategory) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationConfigurationComponent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationConfigurationComponent(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationConfigurationComponent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationConfigurationComponent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationConfigurations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationConfigurations(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationConfigurations) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationConfigurations(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationContentInstallationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentInstallationURLs(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationContentInstallationURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationContentInstallationURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationContentSource2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentSourceᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.IntegrationContentSource) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationContentSource2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentSource(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationContentSource2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationContentSource(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationContentSource) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationContentSource(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationEvent2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationEvent) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEvent(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEventList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationEventLog2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventLogᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationEventLog) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationEventLog2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventLog(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationEventLog2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventLog(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationEventLog) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEventLog(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationEventLogLevel2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐEventLogLevel(ctx context.Context, v any) (store.EventLogLevel, error) {
+	var res store.EventLogLevel
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationEventLogLevel2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐEventLogLevel(ctx context.Context, sel ast.SelectionSet, v store.EventLogLevel) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, v any) (store.IntegrationEventState, error) {
+	var res store.IntegrationEventState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, sel ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNIntegrationEventTrace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventTrace(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventTrace) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEventTrace(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationExternalLink2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationExternalLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.IntegrationExternalLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationExternalLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationExternalLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationExternalLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationExternalLink(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationExternalLink) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationExternalLink(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationInstallation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationInstallationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationInstallationList(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationInstallationSelection2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx context.Context, v any) (store.InstallationSelection, error) {
+	var res store.InstallationSelection
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationSelection2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx context.Context, sel ast.SelectionSet, v store.InstallationSelection) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNIntegrationInstallationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationStatus(ctx context.Context, v any) (store.InstallationStatus, error) {
+	var res store.InstallationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationStatus(ctx context.Context, sel ast.SelectionSet, v store.InstallationStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationTarget(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationInstallationTarget) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationInstallationTarget(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationURLs(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationInstallationURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationInstallationURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationPermissions(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationPermissions) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationPermissions(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationScope2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx context.Context, v any) (store.IntegrationScope, error) {
+	var res store.IntegrationScope
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationScope2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx context.Context, sel ast.SelectionSet, v store.IntegrationScope) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNIntegrationScope2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScopeᚄ(ctx context.Context, v any) ([]store.IntegrationScope, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]store.IntegrationScope, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNIntegrationScope2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNIntegrationScope2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScopeᚄ(ctx context.Context, sel ast.SelectionSet, v []store.IntegrationScope) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNIntegrationScope2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationSiteInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationSiteInstallation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSiteInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSiteInstallationList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationSpaceInstallation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationSpaceInstallation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSpaceInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSpaceInstallationList(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx context.Context, v any) (store.IntegrationTarget, error) {
+	var res store.IntegrationTarget
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx context.Context, sel ast.SelectionSet, v store.IntegrationTarget) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNIntegrationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationURLs(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNIntegrationVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx context.Context, v any) (store.IntegrationVisibility, error) {
+	var res store.IntegrationVisibility
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationVisibility2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx context.Context, sel ast.SelectionSet, v store.IntegrationVisibility) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNInviteToContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐInviteToContentInput(ctx context.Context, v any) (model.InviteToContentInput, error) {
@@ -57160,6 +67106,11 @@ func (ec *executionContext) unmarshalNPostCommentInput2githubᚗcomᚋdocsapiᚋ
 
 func (ec *executionContext) unmarshalNPostCommentReplyInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPostCommentReplyInput(ctx context.Context, v any) (model.PostCommentReplyInput, error) {
 	res, err := ec.unmarshalInputPostCommentReplyInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNPublishIntegrationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishIntegrationInput(ctx context.Context, v any) (model.PublishIntegrationInput, error) {
+	res, err := ec.unmarshalInputPublishIntegrationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -58157,6 +68108,16 @@ func (ec *executionContext) unmarshalNUpdateContentPermissionInput2githubᚗcom�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpdateIntegrationContentInstallationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateIntegrationContentInstallationInput(ctx context.Context, v any) (model.UpdateIntegrationContentInstallationInput, error) {
+	res, err := ec.unmarshalInputUpdateIntegrationContentInstallationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateIntegrationInstallationInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateIntegrationInstallationInput(ctx context.Context, v any) (model.UpdateIntegrationInstallationInput, error) {
+	res, err := ec.unmarshalInputUpdateIntegrationInstallationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateMemberInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateMemberInput(ctx context.Context, v any) (model.UpdateMemberInput, error) {
 	res, err := ec.unmarshalInputUpdateMemberInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -58593,6 +68554,24 @@ func (ec *executionContext) unmarshalOContentPosition2ᚖgithubᚗcomᚋdocsapi�
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalOContentSecurityPolicy2interface(ctx context.Context, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalAny(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContentSecurityPolicy2interface(ctx context.Context, sel ast.SelectionSet, v any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalAny(v)
+	return res
+}
+
 func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
 	if v == nil {
 		return nil, nil
@@ -58751,6 +68730,163 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) marshalOIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx context.Context, sel ast.SelectionSet, v *store.Integration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Integration(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOIntegrationBlockMarkdown2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationBlockMarkdown(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationBlockMarkdown) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationBlockMarkdown(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx context.Context, v any) ([]store.IntegrationCategory, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]store.IntegrationCategory, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOIntegrationCategory2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []store.IntegrationCategory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNIntegrationCategory2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalOIntegrationCategory2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx context.Context, v any) (*store.IntegrationCategory, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.IntegrationCategory)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIntegrationCategory2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationCategory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOIntegrationEventDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventDetail(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventDetail) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationEventDetail(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIntegrationInstallationSelection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx context.Context, v any) (*store.InstallationSelection, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.InstallationSelection)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIntegrationInstallationSelection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInstallationSelection(ctx context.Context, sel ast.SelectionSet, v *store.InstallationSelection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOIntegrationScope2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx context.Context, v any) (*store.IntegrationScope, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.IntegrationScope)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIntegrationScope2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationScope) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) marshalOIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationSiteInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationSpaceInstallation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOIntegrationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx context.Context, v any) (*store.IntegrationTarget, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.IntegrationTarget)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIntegrationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationTarget) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOIntegrationVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx context.Context, v any) (*store.IntegrationVisibility, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.IntegrationVisibility)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOIntegrationVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationVisibility(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationVisibility) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) unmarshalOJSONObject2map(ctx context.Context, v any) (map[string]any, error) {
 	if v == nil {
 		return nil, nil
@@ -58767,6 +68903,41 @@ func (ec *executionContext) marshalOJSONObject2map(ctx context.Context, sel ast.
 	_ = ctx
 	res := graphql.MarshalMap(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOJSONObject2ᚕmapᚄ(ctx context.Context, v any) ([]map[string]any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]map[string]any, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNJSONObject2map(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOJSONObject2ᚕmapᚄ(ctx context.Context, sel ast.SelectionSet, v []map[string]any) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNJSONObject2map(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOLanguage2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLanguage(ctx context.Context, v any) (*store.Language, error) {

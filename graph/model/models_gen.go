@@ -432,6 +432,148 @@ type ImportGitRepositoryInput struct {
 	GitInfo       graphql.Omittable[map[string]any] `json:"gitInfo,omitempty"`
 }
 
+// An organization to install on: its id or hostname.
+type InstallIntegrationInput struct {
+	Organization string `json:"organization"`
+}
+
+// A site to install on.
+type InstallIntegrationOnSiteInput struct {
+	Site string `json:"site"`
+}
+
+// A space to install on.
+type InstallIntegrationOnSpaceInput struct {
+	Space string `json:"space"`
+}
+
+// A custom block of an integration.
+type IntegrationBlock struct {
+	ID          string                    `json:"id"`
+	Title       string                    `json:"title"`
+	Description *string                   `json:"description,omitempty"`
+	Icon        *string                   `json:"icon,omitempty"`
+	URLUnfurl   []string                  `json:"urlUnfurl,omitempty"`
+	Markdown    *IntegrationBlockMarkdown `json:"markdown,omitempty"`
+}
+
+// How a block is written in markdown.
+type IntegrationBlockMarkdown struct {
+	Codeblock string `json:"codeblock"`
+	Body      string `json:"body"`
+}
+
+// A ContentKit component that configures something.
+type IntegrationConfigurationComponent struct {
+	ComponentID string `json:"componentId"`
+}
+
+// The configuration schemas of an integration, per target: each a JSON schema (`properties`, `required`) or a component (`componentId`).
+type IntegrationConfigurations struct {
+	Account map[string]any `json:"account,omitempty"`
+	Space   map[string]any `json:"space,omitempty"`
+	Site    map[string]any `json:"site,omitempty"`
+}
+
+// Addresses of an installation on a space or site.
+type IntegrationContentInstallationURLs struct {
+	Location       string `json:"location"`
+	PublicEndpoint string `json:"publicEndpoint"`
+}
+
+// A content source an integration provides.
+type IntegrationContentSource struct {
+	ID            string                             `json:"id"`
+	Title         string                             `json:"title"`
+	Description   *string                            `json:"description,omitempty"`
+	Icon          *string                            `json:"icon,omitempty"`
+	Configuration *IntegrationConfigurationComponent `json:"configuration"`
+}
+
+// An event with what happened to its delivery.
+type IntegrationEventDetail struct {
+	Event *store.IntegrationEvent `json:"event"`
+	Trace *IntegrationEventTrace  `json:"trace"`
+}
+
+// A page of events.
+type IntegrationEventList struct {
+	Items    []*store.IntegrationEvent `json:"items"`
+	Count    int                       `json:"count"`
+	Next     *ListNext                 `json:"next,omitempty"`
+	PageInfo *PageInfo                 `json:"pageInfo"`
+}
+
+// The delivery log of an event.
+type IntegrationEventTrace struct {
+	Logs []*store.IntegrationEventLog `json:"logs"`
+}
+
+// A link of an integration's developer.
+type IntegrationExternalLink struct {
+	URL   string `json:"url"`
+	Label string `json:"label"`
+}
+
+// A page of installations.
+type IntegrationInstallationList struct {
+	Items    []*store.IntegrationInstallation `json:"items"`
+	Count    int                              `json:"count"`
+	Next     *ListNext                        `json:"next,omitempty"`
+	PageInfo *PageInfo                        `json:"pageInfo"`
+}
+
+// What an installation is installed on.
+type IntegrationInstallationTarget struct {
+	Organization string `json:"organization"`
+}
+
+// Addresses of an installation.
+type IntegrationInstallationURLs struct {
+	Location       string `json:"location"`
+	App            string `json:"app"`
+	PublicEndpoint string `json:"publicEndpoint"`
+}
+
+// A page of integrations.
+type IntegrationList struct {
+	Items    []*store.Integration `json:"items"`
+	Count    int                  `json:"count"`
+	Next     *ListNext            `json:"next,omitempty"`
+	PageInfo *PageInfo            `json:"pageInfo"`
+}
+
+// What the caller may do with an integration.
+type IntegrationPermissions struct {
+	// Publish new versions and unpublish: the publishing organization's admins.
+	Admin bool `json:"admin"`
+}
+
+// A page of site installations.
+type IntegrationSiteInstallationList struct {
+	Items    []*store.IntegrationSiteInstallation `json:"items"`
+	Count    int                                  `json:"count"`
+	Next     *ListNext                            `json:"next,omitempty"`
+	PageInfo *PageInfo                            `json:"pageInfo"`
+}
+
+// A page of space installations.
+type IntegrationSpaceInstallationList struct {
+	Items    []*store.IntegrationSpaceInstallation `json:"items"`
+	Count    int                                   `json:"count"`
+	Next     *ListNext                             `json:"next,omitempty"`
+	PageInfo *PageInfo                             `json:"pageInfo"`
+}
+
+// Addresses of an integration.
+type IntegrationURLs struct {
+	Location       string  `json:"location"`
+	Icon           *string `json:"icon,omitempty"`
+	App            string  `json:"app"`
+	Assets         string  `json:"assets"`
+	PublicEndpoint string  `json:"publicEndpoint"`
+}
+
 // Grants `role` to members (guests included) and teams of the organization on
 // a space or a collection (and so on everything in it), replacing a grant they
 // had there. A grant adds to what the default levels give; it never takes away.
@@ -730,6 +872,42 @@ type PostCommentInput struct {
 
 type PostCommentReplyInput struct {
 	Body *CommentBodyInput `json:"body"`
+}
+
+// An integration to publish: a new one, or the next version of one the
+// caller's organization published. Images come base64-encoded.
+type PublishIntegrationInput struct {
+	// `v1` (the default) or `v2`.
+	Runtime graphql.Omittable[*string] `json:"runtime,omitempty"`
+	Icon    graphql.Omittable[*string] `json:"icon,omitempty"`
+	// 2 to 30 characters.
+	Title string `json:"title"`
+	// At most 100 characters.
+	Description string `json:"description"`
+	// At most 2048 characters.
+	Summary graphql.Omittable[*string] `json:"summary,omitempty"`
+	// At most 3.
+	PreviewImages graphql.Omittable[[]string]                     `json:"previewImages,omitempty"`
+	Visibility    graphql.Omittable[*store.IntegrationVisibility] `json:"visibility,omitempty"`
+	// Default `all`.
+	Target     graphql.Omittable[*store.IntegrationTarget]    `json:"target,omitempty"`
+	Scopes     []store.IntegrationScope                       `json:"scopes"`
+	Categories graphql.Omittable[[]store.IntegrationCategory] `json:"categories,omitempty"`
+	// Each {id, title, description, icon, urlUnfurl, markdown {codeblock, body}}.
+	Blocks graphql.Omittable[[]map[string]any] `json:"blocks,omitempty"`
+	// Each {id, title, description, icon, configuration {componentId}}.
+	ContentSources graphql.Omittable[[]map[string]any] `json:"contentSources,omitempty"`
+	// At most 5, each {url, label}.
+	ExternalLinks graphql.Omittable[[]map[string]any] `json:"externalLinks,omitempty"`
+	// {account, space, site}.
+	Configurations graphql.Omittable[map[string]any] `json:"configurations,omitempty"`
+	// The script's source.
+	Script string `json:"script"`
+	// The publishing organization: its id or hostname.
+	Organization string `json:"organization"`
+	// At most 20; stored encrypted, never returned.
+	Secrets               graphql.Omittable[map[string]any] `json:"secrets,omitempty"`
+	ContentSecurityPolicy graphql.Omittable[any]            `json:"contentSecurityPolicy,omitempty"`
 }
 
 // A site as its visitors get it.
@@ -1200,6 +1378,22 @@ type UpdateCommentReplyInput struct {
 type UpdateContentPermissionInput struct {
 	// The new role; required.
 	Role graphql.Omittable[*store.MemberRole] `json:"role,omitempty"`
+}
+
+// Changes to an installation on a space or site; absent members are left as they are.
+type UpdateIntegrationContentInstallationInput struct {
+	// At most 5.
+	ExternalIds   graphql.Omittable[[]string]       `json:"externalIds,omitempty"`
+	Configuration graphql.Omittable[map[string]any] `json:"configuration,omitempty"`
+}
+
+// Changes to an installation; absent members are left as they are.
+type UpdateIntegrationInstallationInput struct {
+	// At most 5.
+	ExternalIds    graphql.Omittable[[]string]                     `json:"externalIds,omitempty"`
+	Configuration  graphql.Omittable[map[string]any]               `json:"configuration,omitempty"`
+	SpaceSelection graphql.Omittable[*store.InstallationSelection] `json:"space_selection,omitempty"`
+	SiteSelection  graphql.Omittable[*store.InstallationSelection] `json:"site_selection,omitempty"`
 }
 
 type UpdateMemberInput struct {

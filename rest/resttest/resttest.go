@@ -67,7 +67,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	t.Cleanup(ts.Close)
 	srv, err := rest.NewServer(db, rest.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
-		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
