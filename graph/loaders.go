@@ -136,14 +136,9 @@ func NewLoaders(db *store.DB) *Loaders {
 			}
 			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
 		}),
+		// Several keys come together only through LoadMany (search).
 		PageTree: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
-			// Several keys come together only through LoadMany (search).
-			pages, err := store.RevisionsPages(ctx, db, ids)
-			out := make(map[string]*store.PageTree, len(ids))
-			for _, id := range ids {
-				out[id] = store.NewPageTree(pages[id])
-			}
-			return out, err
+			return db.PageTrees(ctx, ids)
 		}),
 		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
 			return store.PageBodies(ctx, db, digests)

@@ -214,3 +214,31 @@ func TestPageNestingIsBounded(t *testing.T) {
 		t.Errorf("the deepest page is missing: %s", got)
 	}
 }
+
+// A revision never changes, so the server keeps its page tree: reading the
+// same content again does not read its pages again, and an edit (a new
+// revision) is read afresh.
+func TestRevisionPagesAreReadOnce(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t, resttest.Options{Debug: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
+	page, _, _ := createPage(t, alice, space, "Intro", "Hello")
+	read := func() (title string, queries int) {
+		res := alice.Do("GET", "/v1/spaces/"+space+"/content/page/"+page, nil).Expect(http.StatusOK)
+		return res.String("title"), atoi(t, res.Header.Get("X-SQL-Queries"))
+	}
+	if out := alice.GraphQL(`mutation($s: ID!, $p: ID!) { updatePage(spaceId: $s, pageId: $p, input: {title: "Welcome"}) { id } }`,
+		map[string]any{"s": space, "p": page}); len(out.Errors) > 0 {
+		t.Fatalf("updatePage: %+v", out.Errors)
+	}
+	title1, first := read()
+	title2, second := read()
+	if title1 != "Welcome" || title2 != "Welcome" {
+		t.Errorf("after the edit the page reads %q, then %q", title1, title2)
+	}
+	if second != first-1 {
+		t.Errorf("page reads: %d then %d SQL queries, want one fewer the second time (the pages from memory)", first, second)
+	}
+}

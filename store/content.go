@@ -92,6 +92,40 @@ func RevisionsPages(ctx context.Context, db bun.IDB, revisionIDs []string) (map[
 	return out, err
 }
 
+// pageTreeCacheSize is how many revisions' page trees a process keeps.
+const pageTreeCacheSize = 256
+
+// PageTrees returns the page trees of these revisions. A revision never
+// changes once written, so its tree is cached for the life of the process
+// (the most recently used ones) with no invalidation: reads of the same
+// content, and searches over many spaces, read the pages once. The trees
+// and their pages are shared between requests: callers must not modify
+// them (edits build their own trees from LoadContent).
+func (db *DB) PageTrees(ctx context.Context, revisionIDs []string) (map[string]*PageTree, error) {
+	out := make(map[string]*PageTree, len(revisionIDs))
+	var missing []string
+	for _, id := range revisionIDs {
+		if t, ok := db.trees.Get(id); ok {
+			out[id] = t
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	pages, err := RevisionsPages(ctx, db, missing)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range missing {
+		t := NewPageTree(pages[id])
+		out[id] = t
+		db.trees.Add(id, t)
+	}
+	return out, nil
+}
+
 // PageBodies returns the markdown of these body digests.
 func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]string, error) {
 	var rows []struct {

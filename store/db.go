@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"log/slog"
 	"time"
 
@@ -26,6 +27,8 @@ type DB struct {
 	Pool *pgxpool.Pool
 	// Callers answers "whose token is this" from memory when it safely can.
 	Callers *CallerCache
+	// trees keeps recently read revisions' page trees (PageTrees).
+	trees *lru.Cache[string, *PageTree]
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -56,7 +59,12 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	sqldb := stdlib.OpenDBFromPool(pool)
 	db := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
 	db.AddQueryHook(queryCountHook{})
-	d := &DB{DB: db, Pool: pool, listening: make(chan struct{})}
+	trees, err := lru.New[string, *PageTree](pageTreeCacheSize)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{})}
 	d.Callers = newCallerCache(d)
 	db.AddQueryHook(callerWatchHook{cache: d.Callers})
 	listenCtx, stop := context.WithCancel(context.Background())
