@@ -26,6 +26,10 @@ type DB struct {
 	Pool *pgxpool.Pool
 	// Callers answers "whose token is this" from memory when it safely can.
 	Callers *CallerCache
+	// OnDeliveries, when set, is given the integration events to deliver
+	// that a transaction recorded, once it committed (graph/delivery.go
+	// enqueues their delivery jobs).
+	OnDeliveries func(ctx context.Context, integrationEventIDs []string)
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -110,6 +114,9 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, fn)
 	if cache := writes.callers.Load(); cache != nil && err == nil {
 		cache.Invalidate()
+	}
+	if err == nil {
+		runAfterCommit(ctx, db, writes)
 	}
 	return translate(err)
 }
