@@ -215,11 +215,11 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	}
 	what := deliveryError(sendErr, code, timeout)
 	if claim.Attempt >= cfg.Attempts {
-		line.Level, line.Message = "error", fmt.Sprintf("attempt %d: %s after %s; failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
+		line.Level, line.Message = "error", fmt.Sprintf("attempt %d: %s (%s); failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
 		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "failed", 0, true)
 	}
 	wait := cfg.Backoff << (claim.Attempt - 1)
-	line.Level, line.Message = "warn", fmt.Sprintf("attempt %d: %s after %s; next attempt in %s", claim.Attempt, what, took, wait)
+	line.Level, line.Message = "warn", fmt.Sprintf("attempt %d: %s (%s); next attempt in %s", claim.Attempt, what, took, wait)
 	return wait, store.FinishDeliveryAttempt(ctx, r.DB, line, "", wait, true)
 }
 
@@ -253,15 +253,15 @@ func (r *Resolver) send(ctx context.Context, url, secret string, ev *store.Integ
 func deliveryError(err error, code int, timeout time.Duration) string {
 	switch {
 	case errors.Is(err, outbound.ErrStatus):
-		return fmt.Sprintf("not delivered: the receiver answered %d", code)
+		return fmt.Sprintf("the receiver answered %d", code)
 	case errors.Is(err, outbound.ErrTimeout):
-		return fmt.Sprintf("not delivered: no answer within %s", timeout)
+		return fmt.Sprintf("no answer within %s", timeout)
 	case errors.Is(err, outbound.ErrBlockedAddress):
-		return "not delivered: the URL's address is not allowed"
+		return "the URL's address is not allowed"
 	case errors.Is(err, outbound.ErrUnreachable):
-		return "not delivered: the receiver is unreachable"
+		return "the receiver is unreachable"
 	case errors.Is(err, outbound.ErrBadURL):
-		return "not delivered: the URL is not an http(s) URL"
+		return "the URL is not an http(s) URL"
 	}
-	return "not delivered: the request failed"
+	return "the request failed"
 }
