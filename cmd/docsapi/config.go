@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest"
 )
@@ -45,8 +45,8 @@ type config struct {
 	// Deliveries of integration events in development mode.
 	DeliveryAttempts int
 	DeliveryBackoff  time.Duration
-	MaxConns                                            int32
-	ShutdownTimeout                                     time.Duration
+	MaxConns         int32
+	ShutdownTimeout  time.Duration
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
