@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -407,5 +409,35 @@ func TestDevelopmentModeInput(t *testing.T) {
 	}
 	if s := signingSecret(t, alice, "pub"); s != first {
 		t.Error("publishing changed the signing secret")
+	}
+}
+
+// A delivery whose job was lost (the enqueue after the commit failed, or the
+// process died) is enqueued again by the sweep_unfinished job.
+func TestDeliverySweptAfterLostJob(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t) // no job runner yet: the enqueued job waits
+	vendor := env.NewUser("Vendor")
+	org := vendor.NewOrg("Vendor Inc")
+	base := "/v1/integrations/swept"
+	vendor.Do("POST", base, publishBody(org, nil)).Expect(http.StatusOK)
+	rc := newReceiver(t, func(int) int { return http.StatusOK })
+	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL}).Expect(http.StatusNoContent)
+	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
+	id := eventIDs(vendor, base)[0]
+	// The job is lost.
+	res, err := env.DB.ExecContext(context.Background(), "DELETE FROM river_job WHERE kind = 'deliver_integration_event'")
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("deleting the delivery job: %v, %d rows", err, n)
+	}
+	runner, err := jobs.Start(context.Background(), jobs.Config{DB: env.DB, Resolver: env.Server.Resolver, Clock: env.Clock.Now,
+		PollInterval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = runner.Stop(context.Background()) })
+	ev := awaitStatus(t, vendor, base, id, "success")
+	if countLogs(ev, "delivered") != 1 || len(rc.received(id)) != 1 {
+		t.Errorf("swept delivery: %+v, %d requests", ev.Trace.Logs, len(rc.received(id)))
 	}
 }
