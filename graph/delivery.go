@@ -89,10 +89,20 @@ func (r *Resolver) ownedIntegration(ctx context.Context, name string) (*store.In
 }
 
 func (r *mutationResolver) SetIntegrationDevelopmentMode(ctx context.Context, name string, input model.IntegrationDevelopmentInput) (bool, error) {
-	if err := checkLength("url", input.URL, 1, maxDevURL); err != nil {
+	url, _ := input.URL.ValueOK()
+	tunnel, _ := input.TunnelURL.ValueOK()
+	switch {
+	case url == nil && tunnel == nil:
+		return false, Invalid("url", "is required")
+	case url == nil:
+		url = tunnel
+	case tunnel != nil && *tunnel != *url:
+		return false, Invalid("tunnelUrl", "names the url another way: it must be the same")
+	}
+	if err := checkLength("url", *url, 1, maxDevURL); err != nil {
 		return false, err
 	}
-	if _, err := outbound.CheckURL(input.URL); err != nil {
+	if _, err := outbound.CheckURL(*url); err != nil {
 		return false, Invalid("url", "must be an absolute http or https URL")
 	}
 	in, err := r.ownedIntegration(ctx, name)
@@ -100,7 +110,7 @@ func (r *mutationResolver) SetIntegrationDevelopmentMode(ctx context.Context, na
 		return false, err
 	}
 	all, _ := input.All.ValueOK()
-	_, err = store.SetIntegrationDevelopment(ctx, r.DB, in.ID, &input.URL, all != nil && *all, store.NewSecret())
+	_, err = store.SetIntegrationDevelopment(ctx, r.DB, in.ID, url, all != nil && *all, store.NewSecret())
 	if errors.Is(err, store.ErrNotFound) {
 		return false, NotFound("integration") // unpublished meanwhile
 	}

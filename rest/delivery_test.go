@@ -365,7 +365,8 @@ func TestDevelopmentModeInput(t *testing.T) {
 	alice.Do("POST", "/v1/integrations/priv", publishBody(org, map[string]any{"visibility": "private"})).Expect(http.StatusOK)
 
 	for _, body := range []string{`{}`, `{"url":""}`, `{"url":"not a url"}`, `{"url":"ftp://example.com/x"}`, `{"url":"/relative"}`,
-		`{"url":"https://` + strings.Repeat("a", 250) + `.example/"}`, `{"url":"https://example.com","all":"yes"}`, `{"url":42}`, `[]`} {
+		`{"url":"https://` + strings.Repeat("a", 250) + `.example/"}`, `{"url":"https://example.com","all":"yes"}`, `{"url":42}`, `[]`,
+		`{"url":null}`, `{"tunnelUrl":""}`, `{"tunnelUrl":"nope"}`, `{"url":"https://a.example/","tunnelUrl":"https://b.example/"}`} {
 		alice.Do("PUT", "/v1/integrations/pub/dev", body).Expect(http.StatusBadRequest).ErrorMessage()
 	}
 	// Nothing was set by the bad requests.
@@ -401,6 +402,13 @@ func TestDevelopmentModeInput(t *testing.T) {
 	_ = json.Unmarshal(res.Data, &data)
 	if d := data.Integration.Development; d.URL != "https://example.com/b" || !d.All || d.SigningSecret != first {
 		t.Errorf("development mode: %s", res.Data)
+	}
+	// The reference's name of the URL is accepted too.
+	alice.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com/c","all":true}`).Expect(http.StatusNoContent)
+	alice.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com/c","tunnelUrl":"https://example.com/c","all":true}`).Expect(http.StatusNoContent)
+	res = alice.GraphQL(`{ integration(name: "pub") { development { url } } }`, nil)
+	if !strings.Contains(string(res.Data), `"https://example.com/c"`) {
+		t.Errorf("development mode set by tunnelUrl: %s", res.Data)
 	}
 	// Publishing a new version keeps it; the secret is in no REST answer.
 	body := alice.Do("POST", "/v1/integrations/pub", publishBody(org, nil)).Expect(http.StatusOK).Body

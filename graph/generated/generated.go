@@ -10889,8 +10889,10 @@ type IntegrationDevelopment {
 
 "Turns on an integration's development mode."
 input IntegrationDevelopmentInput {
-  "An absolute http(s) URL, at most 256 characters."
-  url: String!
+  "An absolute http(s) URL, at most 256 characters (required, or tunnelUrl)."
+  url: String
+  "The reference's name of url; both given, they must be the same."
+  tunnelUrl: String
   "True: send the events of every organization's installations, not only the owner's."
   all: Boolean
 }
@@ -47022,7 +47024,7 @@ func (ec *executionContext) unmarshalInputIntegrationDevelopmentInput(ctx contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"url", "all"}
+	fieldsInOrder := [...]string{"url", "tunnelUrl", "all"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -47031,11 +47033,18 @@ func (ec *executionContext) unmarshalInputIntegrationDevelopmentInput(ctx contex
 		switch k {
 		case "url":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.URL = data
+			it.URL = graphql.OmittableOf(data)
+		case "tunnelUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tunnelUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TunnelURL = graphql.OmittableOf(data)
 		case "all":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("all"))
 			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
