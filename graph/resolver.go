@@ -39,6 +39,9 @@ type Resolver struct {
 	// SecretKey is the AES-256 key integration secrets are sealed with
 	// (empty: none can be stored).
 	SecretKey []byte
+	// Delivery configures the delivery of integration events in development
+	// mode (graph/delivery.go).
+	Delivery DeliveryConfig
 
 	signingKey signingKey
 	jobClient  jobClient

@@ -99,7 +99,7 @@ var routeNeeds = map[string]string{
 	"listIntegrationInstallationSites": "admin", "installIntegrationOnSite": "admin", "getIntegrationSiteInstallation": "admin",
 	"updateIntegrationSiteInstallation": "admin", "uninstallIntegrationFromSite": "admin",
 	"listIntegrationSpaceInstallations": "member", "listIntegrationSiteInstallations": "member", "listIntegrationEvents": "member",
-	"getIntegrationEvent": "admin",
+	"getIntegrationEvent": "admin", "setIntegrationDevelopmentMode": "admin", "disableIntegrationDevelopmentMode": "admin",
 }
 
 // matrixFixture is an organization with content of every kind and a user of
@@ -198,6 +198,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"updateIntegrationSpaceInstallation":  `{"externalIds":["a"]}`,
 			"installIntegrationOnSite":            `{"site":"` + site + `"}`,
 			"updateIntegrationSiteInstallation":   `{"configuration":{}}`,
+			"setIntegrationDevelopmentMode":       `{"url":"https://example.com/hook"}`,
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
 			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,

@@ -492,4 +492,8 @@ var Routes = []Route{
 		Result: "integration.events", Tag: "integrations", Summary: "List an integration's events, newest first"},
 	{Method: "GET", Path: "/v1/integrations/{integrationName}/events/{eventId}", Operation: "getIntegrationEvent", Status: http.StatusOK,
 		Result: "integration.event", Tag: "integrations", Summary: "Get an event with its delivery trace"},
+	{Method: "PUT", Path: "/v1/integrations/{integrationName}/dev", Operation: "setIntegrationDevelopmentMode", Status: http.StatusNoContent,
+		Tag: "integrations", Summary: "Turn on development mode: the integration's events are POSTed, signed, to a URL"},
+	{Method: "DELETE", Path: "/v1/integrations/{integrationName}/dev", Operation: "disableIntegrationDevelopmentMode", Status: http.StatusResetContent,
+		Tag: "integrations", Summary: "Turn off development mode (204 when it was off)"},
 }

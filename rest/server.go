@@ -43,6 +43,9 @@ type Config struct {
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
+	// Delivery configures the delivery of integration events in
+	// development mode (attempts, backoff).
+	Delivery graph.DeliveryConfig
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
@@ -81,7 +84,10 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
-		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey}
+		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
+		Delivery: cfg.Delivery}
+	// Events recorded for delivery are enqueued once their transaction commits.
+	db.OnDeliveries = res.EnqueueDeliveries
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
 	ops, err := loadOperations(schema)
 	if err != nil {

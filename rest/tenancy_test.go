@@ -134,6 +134,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateIntegrationSpaceInstallation":  `{"configuration":{"pwned":true}}`,
 		"installIntegrationOnSite":            `{"site":"` + site + `"}`,
 		"updateIntegrationSiteInstallation":   `{"configuration":{"pwned":true}}`,
+		"setIntegrationDevelopmentMode":       `{"url":"https://eve.example/hook","all":true}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,7 +126,14 @@ var callerTables = []string{"users", "api_tokens", "organization_members", "orga
 // txWrites marks the context of a transaction run by RunInTx: writes to
 // callerTables inside it invalidate the cache once the transaction commits,
 // not before (a lookup in between would read, and cache, the old rows).
-type txWrites struct{ callers atomic.Pointer[CallerCache] }
+// It also collects the integration events to deliver after the commit
+// (store/delivery.go).
+type txWrites struct {
+	callers atomic.Pointer[CallerCache]
+
+	mu         sync.Mutex
+	deliveries []string
+}
 
 type txWritesKey struct{}
 

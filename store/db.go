@@ -29,6 +29,10 @@ type DB struct {
 	Callers *CallerCache
 	// trees keeps recently read revisions' page trees (PageTrees).
 	trees *lru.Cache[string, *PageTree]
+	// OnDeliveries, when set, is given the integration events to deliver
+	// that a transaction recorded, once it committed (graph/delivery.go
+	// enqueues their delivery jobs).
+	OnDeliveries func(ctx context.Context, integrationEventIDs []string)
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -118,6 +122,9 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, fn)
 	if cache := writes.callers.Load(); cache != nil && err == nil {
 		cache.Invalidate()
+	}
+	if err == nil {
+		runAfterCommit(ctx, db, writes)
 	}
 	return translate(err)
 }

@@ -39,6 +39,9 @@ type IntegrationEvent struct {
 	Status         IntegrationEventState `bun:"status"`
 	CreatedAt      time.Time             `bun:"created_at"`
 	Seq            int64                 `bun:"seq,nullzero"`
+	// Deliver: development mode sends this event to the integration's
+	// development URL (graph/delivery.go).
+	Deliver bool `bun:"deliver"`
 
 	Event *Event `bun:"rel:belongs-to,join:event_id=id"`
 }
@@ -91,6 +94,9 @@ type NewEvent struct {
 // needs a target (development mode) the integration does not have.
 const noDeliveryTarget = "not delivered: no delivery target is configured for this integration"
 
+// queuedForDelivery is the first log line of an event development mode sends.
+const queuedForDelivery = "queued for delivery to the integration's development URL"
+
 // RecordEvent records e in db, which must be the transaction of the change
 // the event tells of, and hands it to the installations it concerns. It
 // returns the event's id.
@@ -112,8 +118,17 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	if _, err := db.NewInsert().Model(ev).Exec(ctx); err != nil {
 		return "", translate(err)
 	}
-	var targets []*IntegrationInstallation
-	q := db.NewSelect().Model(&targets).Column("ii.id", "ii.integration_id", "ii.organization_id")
+	// Each target says whether the integration's development mode sends it
+	// the event: SECURITY: only events of the owner organization's
+	// installations, unless the owner asked for all (dev_all).
+	var targets []struct {
+		ID             string `bun:"id"`
+		IntegrationID  string `bun:"integration_id"`
+		OrganizationID string `bun:"organization_id"`
+		Deliver        bool   `bun:"deliver"`
+	}
+	q := db.NewSelect().TableExpr("integration_installations AS ii").Column("ii.id", "ii.integration_id", "ii.organization_id").
+		ColumnExpr("(SELECT i.dev_url IS NOT NULL AND (i.dev_all OR i.organization_id = ii.organization_id) FROM integrations i WHERE i.id = ii.integration_id) AS deliver")
 	switch {
 	case e.InstallationID != "":
 		q = q.Where("ii.id = ?", e.InstallationID)
@@ -126,7 +141,7 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	default:
 		q = q.Where("ii.organization_id = ? AND ii.status = 'active'", e.OrganizationID)
 	}
-	if err := q.Scan(ctx); err != nil {
+	if err := q.Scan(ctx, &targets); err != nil {
 		return "", translate(err)
 	}
 	if len(targets) == 0 {
@@ -134,10 +149,16 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	}
 	rows := make([]*IntegrationEvent, len(targets))
 	logs := make([]*IntegrationEventLog, len(targets))
+	var deliveries []string
 	for i, t := range targets {
 		rows[i] = &IntegrationEvent{ID: NewID(), EventID: ev.ID, IntegrationID: t.IntegrationID, InstallationID: &t.ID,
-			OrganizationID: t.OrganizationID, Status: "pending", CreatedAt: e.At}
-		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, Level: "info", Message: noDeliveryTarget, LoggedAt: e.At}
+			OrganizationID: t.OrganizationID, Status: "pending", CreatedAt: e.At, Deliver: t.Deliver}
+		msg := noDeliveryTarget
+		if t.Deliver {
+			msg = queuedForDelivery
+			deliveries = append(deliveries, rows[i].ID)
+		}
+		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, Level: "info", Message: msg, LoggedAt: e.At}
 	}
 	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return "", translate(err)
@@ -145,6 +166,7 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	if _, err := db.NewInsert().Model(&logs).Exec(ctx); err != nil {
 		return "", translate(err)
 	}
+	afterCommitDeliver(ctx, deliveries)
 	return ev.ID, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest"
@@ -41,8 +42,11 @@ type config struct {
 	// The translation provider: an OpenAI-compatible chat-completions API.
 	TranslationURL, TranslationModel, TranslationAPIKey string
 	SecretKey                                           string
-	MaxConns                                            int32
-	ShutdownTimeout                                     time.Duration
+	// Deliveries of integration events in development mode.
+	DeliveryAttempts int
+	DeliveryBackoff  time.Duration
+	MaxConns         int32
+	ShutdownTimeout  time.Duration
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
@@ -76,6 +80,10 @@ func bindConfig(fs *flag.FlagSet) *config {
 	// The key only from the environment: flags show in process lists.
 	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
 	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
+	attempts, _ := strconv.Atoi(envOr("DOCSAPI_DELIVERY_ATTEMPTS", "5"))
+	fs.IntVar(&c.DeliveryAttempts, "delivery-attempts", attempts, "attempts to deliver an integration event in development mode before it fails ($DOCSAPI_DELIVERY_ATTEMPTS)")
+	backoff, _ := time.ParseDuration(envOr("DOCSAPI_DELIVERY_BACKOFF", "10s"))
+	fs.DurationVar(&c.DeliveryBackoff, "delivery-backoff", backoff, "wait after a failed delivery attempt, doubled after each ($DOCSAPI_DELIVERY_BACKOFF)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
@@ -121,6 +129,7 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
+		Delivery: graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
 }
 

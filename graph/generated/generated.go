@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	Comment() CommentResolver
 	CommentReply() CommentReplyResolver
 	Integration() IntegrationResolver
+	IntegrationDevelopment() IntegrationDevelopmentResolver
 	IntegrationEvent() IntegrationEventResolver
 	IntegrationInstallation() IntegrationInstallationResolver
 	IntegrationSiteInstallation() IntegrationSiteInstallationResolver
@@ -345,6 +346,7 @@ type ComplexityRoot struct {
 		ContentSecurityPolicy func(childComplexity int) int
 		ContentSources        func(childComplexity int) int
 		Description           func(childComplexity int) int
+		Development           func(childComplexity int) int
 		Event                 func(childComplexity int, id string) int
 		Events                func(childComplexity int, page *string, limit *int) int
 		ExternalLinks         func(childComplexity int) int
@@ -402,6 +404,12 @@ type ComplexityRoot struct {
 		ID            func(childComplexity int) int
 		Icon          func(childComplexity int) int
 		Title         func(childComplexity int) int
+	}
+
+	IntegrationDevelopment struct {
+		All           func(childComplexity int) int
+		SigningSecret func(childComplexity int) int
+		URL           func(childComplexity int) int
 	}
 
 	IntegrationEvent struct {
@@ -655,6 +663,7 @@ type ComplexityRoot struct {
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
 		DeleteTranslation                   func(childComplexity int, organizationID string, translationID string) int
+		DisableIntegrationDevelopmentMode   func(childComplexity int, name string) int
 		DuplicateSpace                      func(childComplexity int, id string) int
 		ExportToGitRepository               func(childComplexity int, spaceID string, input model.ExportToGitRepositoryInput) int
 		ImportGitRepository                 func(childComplexity int, spaceID string, input model.ImportGitRepositoryInput) int
@@ -689,6 +698,7 @@ type ComplexityRoot struct {
 		RequestReviewers                    func(childComplexity int, spaceID string, changeRequestID string, input model.RequestReviewersInput) int
 		RestoreSpace                        func(childComplexity int, id string) int
 		RunTranslation                      func(childComplexity int, organizationID string, translationID string) int
+		SetIntegrationDevelopmentMode       func(childComplexity int, name string, input model.IntegrationDevelopmentInput) int
 		SetMemberSso                        func(childComplexity int, organizationID string, userID string) int
 		SortSiteStructure                   func(childComplexity int, organizationID string, siteID string, input model.SortSiteStructureInput) int
 		SubmitChangeRequestReview           func(childComplexity int, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) int
@@ -1498,6 +1508,10 @@ type IntegrationResolver interface {
 	SiteInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSiteInstallationList, error)
 	Events(ctx context.Context, obj *store.Integration, page *string, limit *int) (*model.IntegrationEventList, error)
 	Event(ctx context.Context, obj *store.Integration, id string) (*model.IntegrationEventDetail, error)
+	Development(ctx context.Context, obj *store.Integration) (*store.IntegrationDevelopment, error)
+}
+type IntegrationDevelopmentResolver interface {
+	SigningSecret(ctx context.Context, obj *store.IntegrationDevelopment) (*string, error)
 }
 type IntegrationEventResolver interface {
 	Payload(ctx context.Context, obj *store.IntegrationEvent) (map[string]any, error)
@@ -1633,6 +1647,8 @@ type MutationResolver interface {
 	RunTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
 	PublishIntegration(ctx context.Context, name string, input model.PublishIntegrationInput) (*store.Integration, error)
 	UnpublishIntegration(ctx context.Context, name string) (bool, error)
+	SetIntegrationDevelopmentMode(ctx context.Context, name string, input model.IntegrationDevelopmentInput) (bool, error)
+	DisableIntegrationDevelopmentMode(ctx context.Context, name string) (bool, error)
 	InstallIntegration(ctx context.Context, name string, input model.InstallIntegrationInput) (*store.IntegrationInstallation, error)
 	UpdateIntegrationInstallation(ctx context.Context, name string, installationID string, input model.UpdateIntegrationInstallationInput) (*store.IntegrationInstallation, error)
 	UninstallIntegration(ctx context.Context, name string, installationID string) (bool, error)
@@ -2968,6 +2984,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Integration.Description(childComplexity), true
+	case "Integration.development":
+		if e.ComplexityRoot.Integration.Development == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Integration.Development(childComplexity), true
 	case "Integration.event":
 		if e.ComplexityRoot.Integration.Event == nil {
 			break
@@ -3238,6 +3260,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IntegrationContentSource.Title(childComplexity), true
+
+	case "IntegrationDevelopment.all":
+		if e.ComplexityRoot.IntegrationDevelopment.All == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationDevelopment.All(childComplexity), true
+	case "IntegrationDevelopment.signingSecret":
+		if e.ComplexityRoot.IntegrationDevelopment.SigningSecret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationDevelopment.SigningSecret(childComplexity), true
+	case "IntegrationDevelopment.url":
+		if e.ComplexityRoot.IntegrationDevelopment.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationDevelopment.URL(childComplexity), true
 
 	case "IntegrationEvent.createdAt":
 		if e.ComplexityRoot.IntegrationEvent.CreatedAt == nil {
@@ -4375,6 +4416,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteTranslation(childComplexity, args["organizationId"].(string), args["translationId"].(string)), true
+	case "Mutation.disableIntegrationDevelopmentMode":
+		if e.ComplexityRoot.Mutation.DisableIntegrationDevelopmentMode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_disableIntegrationDevelopmentMode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DisableIntegrationDevelopmentMode(childComplexity, args["name"].(string)), true
 	case "Mutation.duplicateSpace":
 		if e.ComplexityRoot.Mutation.DuplicateSpace == nil {
 			break
@@ -4749,6 +4801,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RunTranslation(childComplexity, args["organizationId"].(string), args["translationId"].(string)), true
+	case "Mutation.setIntegrationDevelopmentMode":
+		if e.ComplexityRoot.Mutation.SetIntegrationDevelopmentMode == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setIntegrationDevelopmentMode_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetIntegrationDevelopmentMode(childComplexity, args["name"].(string), args["input"].(model.IntegrationDevelopmentInput)), true
 	case "Mutation.setMemberSSO":
 		if e.ComplexityRoot.Mutation.SetMemberSso == nil {
 			break
@@ -8126,6 +8189,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputInstallIntegrationInput,
 		ec.unmarshalInputInstallIntegrationOnSiteInput,
 		ec.unmarshalInputInstallIntegrationOnSpaceInput,
+		ec.unmarshalInputIntegrationDevelopmentInput,
 		ec.unmarshalInputInviteToContentInput,
 		ec.unmarshalInputMergeRuleInput,
 		ec.unmarshalInputMergeRulesInput,
@@ -10801,6 +10865,36 @@ type Integration {
   events(page: String, limit: Int): IntegrationEventList!
   "An event with its delivery trace."
   event(id: ID!): IntegrationEventDetail
+  """
+  Its development mode, with the secret deliveries are signed with: for the
+  admins of the organization that published it (null for everyone else).
+  """
+  development: IntegrationDevelopment
+}
+
+"""
+An integration's development mode: while ` + "`" + `url` + "`" + ` is set, its events are POSTed
+there as JSON, signed (header ` + "`" + `X-GitBook-Signature: t=<unix seconds>,v1=<hex
+HMAC-SHA256 of "<t>.<body>" under signingSecret>` + "`" + `), retried with exponential
+backoff; each attempt is written to the event's trace.
+"""
+type IntegrationDevelopment {
+  "Where events are sent; null when development mode is off."
+  url: String
+  "True: the events of every organization's installations; false: the owner organization's only."
+  all: Boolean!
+  "The secret deliveries are signed with; null until development mode was first turned on."
+  signingSecret: String
+}
+
+"Turns on an integration's development mode."
+input IntegrationDevelopmentInput {
+  "An absolute http(s) URL, at most 256 characters (required, or tunnelUrl)."
+  url: String
+  "The reference's name of url; both given, they must be the same."
+  tunnelUrl: String
+  "True: send the events of every organization's installations, not only the owner's."
+  all: Boolean
 }
 
 "A custom block of an integration."
@@ -11374,6 +11468,10 @@ type Mutation {
   publishIntegration(name: String!, input: PublishIntegrationInput!): Integration!
   "Unpublishes an integration with its installations and events (its organization's admins). True when one was removed."
   unpublishIntegration(name: String!): Boolean!
+  "Turns on (or changes) an integration's development mode (its organization's admins)."
+  setIntegrationDevelopmentMode(name: String!, input: IntegrationDevelopmentInput!): Boolean!
+  "Turns off an integration's development mode (its organization's admins). True when it was on."
+  disableIntegrationDevelopmentMode(name: String!): Boolean!
   "Installs an integration on an organization (its admins); installing again answers the existing installation."
   installIntegration(name: String!, input: InstallIntegrationInput!): IntegrationInstallation!
   "Changes an installation (the organization's admins)."
@@ -11959,6 +12057,8 @@ func (ec *executionContext) childFields_Integration(ctx context.Context, field g
 		return ec.fieldContext_Integration_events(ctx, field)
 	case "event":
 		return ec.fieldContext_Integration_event(ctx, field)
+	case "development":
+		return ec.fieldContext_Integration_development(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Integration", field.Name)
 }
@@ -12035,6 +12135,18 @@ func (ec *executionContext) childFields_IntegrationContentSource(ctx context.Con
 		return ec.fieldContext_IntegrationContentSource_configuration(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationContentSource", field.Name)
+}
+
+func (ec *executionContext) childFields_IntegrationDevelopment(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_IntegrationDevelopment_url(ctx, field)
+	case "all":
+		return ec.fieldContext_IntegrationDevelopment_all(ctx, field)
+	case "signingSecret":
+		return ec.fieldContext_IntegrationDevelopment_signingSecret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationDevelopment", field.Name)
 }
 
 func (ec *executionContext) childFields_IntegrationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15285,6 +15397,20 @@ func (ec *executionContext) field_Mutation_deleteTranslation_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_disableIntegrationDevelopmentMode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_duplicateSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -16150,6 +16276,28 @@ func (ec *executionContext) field_Mutation_runTranslation_args(ctx context.Conte
 		return nil, err
 	}
 	args["translationId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setIntegrationDevelopmentMode_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.IntegrationDevelopmentInput, error) {
+			return ec.unmarshalNIntegrationDevelopmentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationDevelopmentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
 	return args, nil
 }
 
@@ -24139,6 +24287,38 @@ func (ec *executionContext) fieldContext_Integration_event(ctx context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Integration_development(ctx context.Context, field graphql.CollectedField, obj *store.Integration) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Integration_development(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Integration().Development(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationDevelopment) graphql.Marshaler {
+			return ec.marshalOIntegrationDevelopment2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationDevelopment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Integration_development(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Integration",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationDevelopment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IntegrationBlock_id(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationBlock) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24592,6 +24772,75 @@ func (ec *executionContext) fieldContext_IntegrationContentSource_configuration(
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationDevelopment_url(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationDevelopment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationDevelopment_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationDevelopment_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationDevelopment", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationDevelopment_all(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationDevelopment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationDevelopment_all(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.All, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationDevelopment_all(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationDevelopment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationDevelopment_signingSecret(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationDevelopment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationDevelopment_signingSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.IntegrationDevelopment().SigningSecret(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationDevelopment_signingSecret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationDevelopment", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _IntegrationEvent_id(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
@@ -32054,6 +32303,94 @@ func (ec *executionContext) fieldContext_Mutation_unpublishIntegration(ctx conte
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unpublishIntegration_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setIntegrationDevelopmentMode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setIntegrationDevelopmentMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetIntegrationDevelopmentMode(ctx, fc.Args["name"].(string), fc.Args["input"].(model.IntegrationDevelopmentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setIntegrationDevelopmentMode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setIntegrationDevelopmentMode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_disableIntegrationDevelopmentMode(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_disableIntegrationDevelopmentMode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DisableIntegrationDevelopmentMode(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_disableIntegrationDevelopmentMode(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_disableIntegrationDevelopmentMode_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -46676,6 +47013,50 @@ func (ec *executionContext) unmarshalInputInstallIntegrationOnSpaceInput(ctx con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputIntegrationDevelopmentInput(ctx context.Context, obj any) (model.IntegrationDevelopmentInput, error) {
+	var it model.IntegrationDevelopmentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "tunnelUrl", "all"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = graphql.OmittableOf(data)
+		case "tunnelUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tunnelUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TunnelURL = graphql.OmittableOf(data)
+		case "all":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("all"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.All = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputInviteToContentInput(ctx context.Context, obj any) (model.InviteToContentInput, error) {
 	var it model.InviteToContentInput
 	if obj == nil {
@@ -53103,6 +53484,44 @@ func (ec *executionContext) _Integration(ctx context.Context, sel ast.SelectionS
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "development":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Integration_development(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -53396,6 +53815,87 @@ func (ec *executionContext) _IntegrationContentSource(ctx context.Context, sel a
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationDevelopmentImplementors = []string{"IntegrationDevelopment"}
+
+func (ec *executionContext) _IntegrationDevelopment(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationDevelopment) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationDevelopmentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationDevelopment")
+		case "url":
+			out.Values[i] = ec._IntegrationDevelopment_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "all":
+			out.Values[i] = ec._IntegrationDevelopment_all(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "signingSecret":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationDevelopment_signingSecret(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -56486,6 +56986,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unpublishIntegration":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unpublishIntegration(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setIntegrationDevelopmentMode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setIntegrationDevelopmentMode(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "disableIntegrationDevelopmentMode":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_disableIntegrationDevelopmentMode(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -66091,6 +66605,11 @@ func (ec *executionContext) marshalNIntegrationContentSource2ᚖgithubᚗcomᚋd
 	return ec._IntegrationContentSource(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNIntegrationDevelopmentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationDevelopmentInput(ctx context.Context, v any) (model.IntegrationDevelopmentInput, error) {
+	res, err := ec.unmarshalInputIntegrationDevelopmentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNIntegrationEvent2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -68793,6 +69312,13 @@ func (ec *executionContext) marshalOIntegrationCategory2ᚖgithubᚗcomᚋdocsap
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOIntegrationDevelopment2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationDevelopment(ctx context.Context, sel ast.SelectionSet, v *store.IntegrationDevelopment) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._IntegrationDevelopment(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOIntegrationEventDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventDetail(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventDetail) graphql.Marshaler {

@@ -59,6 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
 	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
 	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
+	river.AddWorker(workers, &deliverIntegrationEvent{res: cfg.Resolver})
 	river.AddWorker(workers, &sweepUnfinished{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
@@ -148,9 +149,31 @@ func (w *runTranslation) Timeout(*river.Job[graph.RunTranslationArgs]) time.Dura
 	return 30 * time.Minute
 }
 
+// deliverIntegrationEvent makes an integration event's next delivery
+// attempt (graph/delivery.go) and waits (snoozes) until the one after: the
+// attempts are counted on the event, not by River, whose own retries are
+// left for errors of the database.
+type deliverIntegrationEvent struct {
+	river.WorkerDefaults[graph.DeliverIntegrationEventArgs]
+	res *graph.Resolver
+}
+
+func (w *deliverIntegrationEvent) Work(ctx context.Context, job *river.Job[graph.DeliverIntegrationEventArgs]) error {
+	wait, err := w.res.DeliverIntegrationEvent(ctx, job.Args.IntegrationEventID)
+	if err == nil && wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return err
+}
+
+// Timeout leaves an attempt the outbound client's time limit, and some.
+func (w *deliverIntegrationEvent) Timeout(*river.Job[graph.DeliverIntegrationEventArgs]) time.Duration {
+	return w.res.Outbound.Timeout() + time.Minute
+}
+
 // SweepUnfinished enqueues the work left pending: an enqueue after a commit
 // that failed, or a job that died while working (OpenAPI specs, translation
-// runs). Each job claims its item, so an item enqueued twice is done once.
+// runs, deliveries of integration events). Each job claims its item, so an item enqueued twice is done once.
 type SweepUnfinished struct{}
 
 // Kind names the job in River's table.
@@ -176,6 +199,13 @@ func (w *sweepUnfinished) Work(ctx context.Context, _ *river.Job[SweepUnfinished
 	}
 	for _, id := range translations {
 		params = append(params, river.InsertManyParams{Args: graph.RunTranslationArgs{TranslationID: id}})
+	}
+	deliveries, err := w.res.DeliveriesToSend(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range deliveries {
+		params = append(params, river.InsertManyParams{Args: graph.DeliverIntegrationEventArgs{IntegrationEventID: id}})
 	}
 	if len(params) == 0 {
 		return nil

@@ -490,6 +490,16 @@ type IntegrationContentSource struct {
 	Configuration *IntegrationConfigurationComponent `json:"configuration"`
 }
 
+// Turns on an integration's development mode.
+type IntegrationDevelopmentInput struct {
+	// An absolute http(s) URL, at most 256 characters (required, or tunnelUrl).
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// The reference's name of url; both given, they must be the same.
+	TunnelURL graphql.Omittable[*string] `json:"tunnelUrl,omitempty"`
+	// True: send the events of every organization's installations, not only the owner's.
+	All graphql.Omittable[*bool] `json:"all,omitempty"`
+}
+
 // An event with what happened to its delivery.
 type IntegrationEventDetail struct {
 	Event *store.IntegrationEvent `json:"event"`

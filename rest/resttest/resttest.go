@@ -4,6 +4,7 @@ package resttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
@@ -48,6 +50,9 @@ type Options struct {
 	OutboundMaxBytes int64
 	// Translator runs translations (nil: none configured).
 	Translator translator.Provider
+	// DeliveryAttempts is how many attempts a delivery of an integration
+	// event makes (default 3); they are 20ms apart, then 40ms...
+	DeliveryAttempts int
 }
 
 // New starts a server on a new database; it stops when the test ends.
@@ -72,6 +77,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
 		Translator: o.Translator,
+		Delivery:   graph.DeliveryConfig{Attempts: cmp.Or(o.DeliveryAttempts, 3), Backoff: 20 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)
