@@ -392,6 +392,16 @@ func TestSAMLSignIn(t *testing.T) {
 		t.Fatalf("members after two sign-ins: %v, want %v", n, before+1)
 	}
 
+	// An organization enforcing SSO: its non-admin members get tokens only
+	// by signing in with it; its admins still by other routes.
+	alice.Do("PATCH", "/v1/orgs/"+org, `{"sso":true}`).Expect(http.StatusOK)
+	env.Do("POST", "/admin/users/"+login.User+"/tokens", env.AdminToken, nil).Expect(http.StatusForbidden).ErrorMessage()
+	env.Do("POST", "/admin/users/"+alice.ID+"/tokens", env.AdminToken, nil).Expect(http.StatusCreated)
+	acs, response = samlForm(t, startURL)
+	if status, body := postSAML(t, acs, response, "application/json"); status != http.StatusOK {
+		t.Fatalf("sign-in with SSO enforced: %d %s", status, body)
+	}
+
 	// A pending or deleted provider cannot be signed in with.
 	pending := alice.Do("POST", "/v1/orgs/"+org+"/saml", map[string]any{"label": "Draft"}).Expect(http.StatusCreated).JSON()
 	if res, err := noRedirects.Get(pending["service"].(map[string]any)["startURL"].(string)); err != nil || res.StatusCode != http.StatusNotFound {

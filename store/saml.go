@@ -141,3 +141,16 @@ func ConsumeSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, 
 	n, err := res.RowsAffected()
 	return n > 0, translate(err)
 }
+
+// SSOEnforcingOrganization is an organization that enforces single sign-on
+// (its sso flag) on userID, a member there who is not an admin; "" when
+// there is none.
+func SSOEnforcingOrganization(ctx context.Context, db bun.IDB, userID string) (string, error) {
+	var ids []string
+	err := db.NewRaw(`SELECT o.id FROM organizations AS o JOIN organization_members AS m ON m.organization_id = o.id
+		WHERE m.user_id = ? AND o.sso AND m.role IS DISTINCT FROM 'admin' ORDER BY o.id LIMIT 1`, userID).Scan(ctx, &ids)
+	if err != nil || len(ids) == 0 {
+		return "", translate(err)
+	}
+	return ids[0], nil
+}
