@@ -15,6 +15,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,9 +61,18 @@ func newTestKeyPair(t *testing.T, name string) *testKeyPair {
 // request (its assertion, its key, its clock) before the response is signed.
 type testIdP struct {
 	*httptest.Server
-	keys   *testKeyPair
+	keys *testKeyPair
+	// mu guards email and change: the test sets them, the server reads them.
+	mu     sync.Mutex
 	email  string
 	change func(*saml.IdpAuthnRequest)
+}
+
+// set makes the next answers assert email, altered by change.
+func (i *testIdP) set(email string, change func(*saml.IdpAuthnRequest)) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.email, i.change = email, change
 }
 
 func newTestIdP(t *testing.T) *testIdP {
@@ -84,6 +94,9 @@ func (i *testIdP) provider() *saml.IdentityProvider {
 
 func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { http.Error(w, err.Error(), http.StatusBadRequest) }
+	i.mu.Lock()
+	email, change := i.email, i.change
+	i.mu.Unlock()
 	if r.URL.Path != "/sso" {
 		http.NotFound(w, r)
 		return
@@ -102,18 +115,18 @@ func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	req.ServiceProviderMetadata = &saml.EntityDescriptor{EntityID: req.Request.Issuer.Value}
 	req.SPSSODescriptor = &saml.SPSSODescriptor{}
 	req.ACSEndpoint = &saml.IndexedEndpoint{Binding: saml.HTTPPostBinding, Location: req.Request.AssertionConsumerServiceURL}
-	if i.change != nil {
-		i.change(req) // before the assertion: a clock change must reach it
+	if change != nil {
+		change(req) // before the assertion: a clock change must reach it
 	}
-	session := &saml.Session{ID: "s1", CreateTime: req.Now, NameID: i.email, NameIDFormat: string(saml.EmailAddressNameIDFormat),
-		UserEmail: i.email, UserCommonName: "Dana Scully"}
+	session := &saml.Session{ID: "s1", CreateTime: req.Now, NameID: email, NameIDFormat: string(saml.EmailAddressNameIDFormat),
+		UserEmail: email, UserCommonName: "Dana Scully"}
 	if err := (saml.DefaultAssertionMaker{}).MakeAssertion(req, session); err != nil {
 		fail(err)
 		return
 	}
 	req.Assertion.IssueInstant = req.Now
-	if i.change != nil {
-		i.change(req) // and after it, for the assertion's content
+	if change != nil {
+		change(req) // and after it, for the assertion's content
 	}
 	form, err := req.PostBinding()
 	if err != nil {
@@ -327,8 +340,8 @@ func TestSAMLSignIn(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			idp.change = tc.change
-			defer func() { idp.change = nil }()
+			idp.set("dana@corp.example", tc.change)
+			defer idp.set("dana@corp.example", nil)
 			_, response := samlForm(t, startURL)
 			if tc.tamper != nil {
 				response = tc.tamper(response)
@@ -359,11 +372,11 @@ func TestSAMLSignIn(t *testing.T) {
 		t.Fatalf("sign-in: %d %s", status, body)
 	}
 	var login struct{ Token, User, Email, Organization string }
-	if err := json.Unmarshal(body, &login); err != nil || login.Token == "" || login.Email != idp.email || login.Organization != org {
+	if err := json.Unmarshal(body, &login); err != nil || login.Token == "" || login.Email != "dana@corp.example" || login.Organization != org {
 		t.Fatalf("sign-in answer: %s", body)
 	}
 	dana := &resttest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
-	if me := dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK).JSON(); me["email"] != idp.email || me["displayName"] != "Dana Scully" {
+	if me := dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK).JSON(); me["email"] != "dana@corp.example" || me["displayName"] != "Dana Scully" {
 		t.Fatalf("the signed-in user: %v", me)
 	}
 	member := alice.Do("GET", "/v1/orgs/"+org+"/members/"+login.User, nil).Expect(http.StatusOK).JSON()
@@ -390,6 +403,21 @@ func TestSAMLSignIn(t *testing.T) {
 	}
 	if n := members(); n != before+1 {
 		t.Fatalf("members after two sign-ins: %v, want %v", n, before+1)
+	}
+
+	// Someone who already has an account (any case of the email) is linked
+	// to it, not given a second one.
+	bob := env.NewUser("Bob")
+	idp.set(strings.ToUpper(bob.Email[:1])+bob.Email[1:], nil)
+	acs, response = samlForm(t, startURL)
+	status, body = postSAML(t, acs, response, "application/json")
+	idp.set("dana@corp.example", nil)
+	var linked struct{ User string }
+	if status != http.StatusOK || json.Unmarshal(body, &linked) != nil || linked.User != bob.ID {
+		t.Fatalf("sign-in of an existing user: %d %s (want user %s)", status, body, bob.ID)
+	}
+	if m := alice.Do("GET", "/v1/orgs/"+org+"/members/"+bob.ID, nil).Expect(http.StatusOK).JSON(); m["sso"] != true || m["role"] != "edit" {
+		t.Fatalf("linked member: %v", m)
 	}
 
 	// An organization enforcing SSO: its non-admin members get tokens only
