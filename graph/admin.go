@@ -63,6 +63,13 @@ func (r *Resolver) CreateToken(ctx context.Context, userID string) (string, erro
 	} else if err != nil {
 		return "", err
 	}
+	// SECURITY: an organization enforcing single sign-on lets its non-admin
+	// members in only through its identity provider (graph/sso_login.go).
+	if org, err := store.SSOEnforcingOrganization(ctx, r.DB, userID); err != nil {
+		return "", err
+	} else if org != "" {
+		return "", Forbidden("organization %s enforces single sign-on: this user signs in with its SAML provider", org)
+	}
 	token := store.NewSecret()
 	if _, err := store.AddToken(ctx, r.DB, userID, token, "created by an administrator", r.now()); err != nil {
 		return "", err

@@ -91,6 +91,9 @@ var routeNeeds = map[string]string{
 	"updateOpenAPISpecBySlug": "create", "deleteOpenAPISpecBySlug": "create",
 	"listTranslations": "read", "getTranslation": "read", "createTranslation": "create", "updateTranslation": "create",
 	"deleteTranslation": "create", "runTranslation": "create",
+	"listSAMLProvidersInOrganizationById": "admin", "createOrganizationSAMLProvider": "admin",
+	"getOrganizationSAMLProviderById": "admin", "updateOrganizationSAMLProvider": "admin",
+	"deleteOrganizationSAMLProvider": "admin", "listSSOProviderLoginsInOrganization": "member",
 	"listIntegrations": "anyone", "getIntegrationByName": "member", "publishIntegration": "admin", "unpublishIntegration": "admin",
 	"listIntegrationInstallations": "member", "installIntegration": "admin", "getIntegrationInstallationById": "admin",
 	"updateIntegrationInstallation": "admin", "uninstallIntegration": "admin",
@@ -168,6 +171,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	specSrc := newSpecSource(t)
 	specSlug, specVersion := processedSpec(t, env, owner, org, specSrc.URL+"/v30/openapi.json")
 	translation := do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`, http.StatusCreated).String("id")
+	samlProvider := do("POST", "/v1/orgs/"+org+"/saml", `{"label":"Corp IdP"}`, http.StatusCreated).String("id")
 	review := do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`, http.StatusCreated).String("id")
 	// A private integration of the organization, installed on it, on the
 	// space and on the site (names are global: one per fixture).
@@ -185,12 +189,14 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"siteSpaceId": siteSpace, "userId": target.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 			"emailDomain": "example.com", "pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
-			"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
+			"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 			"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+			"createOrganizationSAMLProvider":      `{"label":"New"}`,
+			"updateOrganizationSAMLProvider":      `{"label":"Renamed"}`,
 			"publishIntegration":                  mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})),
 			"installIntegration":                  `{"organization":"` + org + `"}`,
 			"updateIntegrationInstallation":       `{"configuration":{"channel":"x"}}`,

@@ -401,6 +401,21 @@ var Routes = []Route{
 		Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a site space"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move", Operation: "moveSiteSpace",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a site space (deprecated: use sortSiteStructure)"},
+	// SAML single sign-on (spec 4.17; graph/saml.go; the sign-in itself is
+	// served outside /v1, graph/sso_login.go)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,
+		Result: "organization.samlProviders", Tag: "sso", Summary: "List the SAML identity providers of an organization"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/saml", Operation: "createOrganizationSAMLProvider", Status: http.StatusCreated,
+		Tag: "sso", Summary: "Add a SAML identity provider"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml/{samlProviderId}", Operation: "getOrganizationSAMLProviderById", Status: http.StatusOK,
+		Result: "organization.samlProvider", Tag: "sso", Summary: "Get a SAML identity provider"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/saml/{samlProviderId}", Operation: "updateOrganizationSAMLProvider", Status: http.StatusOK,
+		Tag: "sso", Summary: "Change a SAML identity provider"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/saml/{samlProviderId}", Operation: "deleteOrganizationSAMLProvider", Status: http.StatusResetContent,
+		Tag: "sso", Summary: "Delete a SAML identity provider (205; 204 when there was none)"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sso", Operation: "listSSOProviderLoginsInOrganization", Status: http.StatusOK,
+		Result: "organization.ssoProviderLogins", Tag: "sso", Summary: "List where the members of an organization can sign in"},
+
 	// Translations (spec 4.17; graph/translation.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/translations", Operation: "listTranslations", Status: http.StatusOK,
 		Result: "organization.translations", Tag: "translations", Summary: "List the translations of an organization"},

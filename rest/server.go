@@ -132,6 +132,17 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
 	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
 	mux.Handle("GET "+graph.IntegrationAssetPath, labelled("GET "+graph.IntegrationAssetPath, http.HandlerFunc(res.ServeIntegrationAsset)))
+	// SAML sign-in (graph/sso_login.go): the person has no token yet.
+	for _, h := range []struct {
+		pattern string
+		serve   http.HandlerFunc
+	}{
+		{"GET " + graph.SAMLPath + "{providerId}", res.ServeSAMLMetadata},
+		{"GET " + graph.SAMLPath + "{providerId}/start", res.ServeSAMLStart},
+		{"POST " + graph.SAMLPath + "{providerId}/acs", res.ServeSAMLACS},
+	} {
+		mux.Handle(h.pattern, labelled(h.pattern, h.serve))
+	}
 	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))

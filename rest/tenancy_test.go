@@ -51,6 +51,8 @@ func TestCrossTenantAccess(t *testing.T) {
 	specSlug, specVersion := processedSpec(t, env, victim, org, specSrc.URL+"/v30/openapi.json")
 	translation := victim.Do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`).
 		Expect(http.StatusCreated).String("id")
+	samlProvider := victim.Do("POST", "/v1/orgs/"+org+"/saml", `{"label":"Corp IdP","ssoURL":"https://idp.example/sso"}`).
+		Expect(http.StatusCreated).String("id")
 	// A private integration of the victim's, installed on its organization,
 	// space and site.
 	intBase := "/v1/integrations/victim-tool"
@@ -65,7 +67,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"siteSectionGroupId": group, "siteSpaceId": siteSpaceID, "userId": victim.ID, "teamId": team, "inviteId": invite, "collectionId": collection,
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
-		"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
+		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": "victim-tool", "installationId": inst, "eventId": event,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
@@ -122,6 +124,8 @@ func TestCrossTenantAccess(t *testing.T) {
 		"createOpenAPISpec":                   `{"slug":"planted","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 		"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+		"createOrganizationSAMLProvider":      `{"label":"Planted","ssoURL":"https://evil.example/sso"}`,
+		"updateOrganizationSAMLProvider":      `{"ssoURL":"https://evil.example/sso"}`,
 		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 		"submitChangeRequestReview":           `{"status":"approved"}`,
@@ -153,6 +157,7 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/permissions/aggregate", "/v1/spaces/" + space + "/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr, "/v1/spaces/" + space + "/change-requests/" + cr + "/content",
 			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
+			"/v1/orgs/" + org + "/saml", "/v1/orgs/" + org + "/sso",
 			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers",
 			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events"} {

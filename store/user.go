@@ -96,3 +96,10 @@ func LockBootstrap(ctx context.Context, tx bun.Tx) error {
 	_, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", migrationLockKey+1)
 	return translate(err)
 }
+
+// UserByEmail returns the user with email, ignoring case.
+func UserByEmail(ctx context.Context, db bun.IDB, email string) (*User, error) {
+	u := new(User)
+	err := db.NewSelect().Model(u).Where("lower(email) = lower(?)", email).Scan(ctx)
+	return u, translate(err)
+}

@@ -52,6 +52,7 @@ type ResolverRoot interface {
 	Revision() RevisionResolver
 	RevisionFile() RevisionFileResolver
 	RevisionPage() RevisionPageResolver
+	SAMLProvider() SAMLProviderResolver
 	Site() SiteResolver
 	SiteSection() SiteSectionResolver
 	SiteSectionGroup() SiteSectionGroupResolver
@@ -642,6 +643,7 @@ type ComplexityRoot struct {
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
 		CreateOrganizationInvite            func(childComplexity int, organizationID string, input model.CreateOrganizationInviteInput) int
 		CreatePage                          func(childComplexity int, spaceID string, changeRequestID *string, input model.CreatePageInput) int
+		CreateSAMLProvider                  func(childComplexity int, organizationID string, input model.CreateSAMLProviderInput) int
 		CreateSite                          func(childComplexity int, organizationID string, input model.CreateSiteInput) int
 		CreateSiteSection                   func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionInput) int
 		CreateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) int
@@ -656,6 +658,7 @@ type ComplexityRoot struct {
 		DeleteOpenAPISpec                   func(childComplexity int, organizationID string, slug string) int
 		DeleteOrganizationInvite            func(childComplexity int, organizationID string, id string) int
 		DeletePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string) int
+		DeleteSAMLProvider                  func(childComplexity int, organizationID string, samlProviderID string) int
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
 		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string) int
@@ -725,6 +728,7 @@ type ComplexityRoot struct {
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
 		UpdateOrganizationInvite            func(childComplexity int, organizationID string, id string, input model.UpdateOrganizationInviteInput) int
 		UpdatePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput) int
+		UpdateSAMLProvider                  func(childComplexity int, organizationID string, samlProviderID string, input model.UpdateSAMLProviderInput) int
 		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
 		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
 		UpdateSiteSection                   func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) int
@@ -830,9 +834,12 @@ type ComplexityRoot struct {
 		Permissions          func(childComplexity int) int
 		Plan                 func(childComplexity int) int
 		SSO                  func(childComplexity int) int
+		SamlProvider         func(childComplexity int, id string) int
+		SamlProviders        func(childComplexity int, page *string, limit *int) int
 		Search               func(childComplexity int, query string, page *string, limit *int) int
 		Sites                func(childComplexity int, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) int
 		Spaces               func(childComplexity int, page *string, limit *int) int
+		SsoProviderLogins    func(childComplexity int) int
 		Team                 func(childComplexity int, id string) int
 		Teams                func(childComplexity int, page *string, limit *int, owner *string, title *string) int
 		Title                func(childComplexity int) int
@@ -1030,6 +1037,48 @@ type ComplexityRoot struct {
 		App       func(childComplexity int) int
 		Public    func(childComplexity int) int
 		Published func(childComplexity int) int
+	}
+
+	SAMLProvider struct {
+		Certificate func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		DefaultRole func(childComplexity int) int
+		DefaultTeam func(childComplexity int) int
+		EntityID    func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Label       func(childComplexity int) int
+		Object      func(childComplexity int) int
+		SSOURL      func(childComplexity int) int
+		Service     func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Urls        func(childComplexity int) int
+	}
+
+	SAMLProviderList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SAMLProviderService struct {
+		AcsURL   func(childComplexity int) int
+		EntityID func(childComplexity int) int
+		StartURL func(childComplexity int) int
+	}
+
+	SAMLProviderURLs struct {
+		Location func(childComplexity int) int
+	}
+
+	SSOProviderLogin struct {
+		ID       func(childComplexity int) int
+		Label    func(childComplexity int) int
+		StartURL func(childComplexity int) int
+	}
+
+	SSOProviderLoginList struct {
+		Items func(childComplexity int) int
 	}
 
 	SearchAncestor struct {
@@ -1645,6 +1694,9 @@ type MutationResolver interface {
 	UpdateTranslation(ctx context.Context, organizationID string, translationID string, input model.UpdateTranslationInput) (*store.Translation, error)
 	DeleteTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
 	RunTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
+	CreateSAMLProvider(ctx context.Context, organizationID string, input model.CreateSAMLProviderInput) (*store.SAMLProvider, error)
+	UpdateSAMLProvider(ctx context.Context, organizationID string, samlProviderID string, input model.UpdateSAMLProviderInput) (*store.SAMLProvider, error)
+	DeleteSAMLProvider(ctx context.Context, organizationID string, samlProviderID string) (bool, error)
 	PublishIntegration(ctx context.Context, name string, input model.PublishIntegrationInput) (*store.Integration, error)
 	UnpublishIntegration(ctx context.Context, name string) (bool, error)
 	SetIntegrationDevelopmentMode(ctx context.Context, name string, input model.IntegrationDevelopmentInput) (bool, error)
@@ -1688,6 +1740,9 @@ type OrganizationResolver interface {
 	OpenAPISpec(ctx context.Context, obj *store.Organization, slug string) (*store.OpenAPISpec, error)
 	Translations(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.TranslationList, error)
 	Translation(ctx context.Context, obj *store.Organization, id string) (*store.Translation, error)
+	SamlProviders(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.SAMLProviderList, error)
+	SamlProvider(ctx context.Context, obj *store.Organization, id string) (*store.SAMLProvider, error)
+	SsoProviderLogins(ctx context.Context, obj *store.Organization) (*model.SSOProviderLoginList, error)
 	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error)
 	Search(ctx context.Context, obj *store.Organization, query string, page *string, limit *int) (*model.SearchSpaceResultList, error)
 	ChangeRequests(ctx context.Context, obj *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
@@ -1740,6 +1795,12 @@ type RevisionPageResolver interface {
 	Git(ctx context.Context, obj *model.PageNode) (*model.GitSyncBlob, error)
 	Links(ctx context.Context, obj *model.PageNode, page *string, limit *int, status *string) (*model.LinkList, error)
 	Backlinks(ctx context.Context, obj *model.PageNode, page *string, limit *int) (*model.ContentLocationList, error)
+}
+type SAMLProviderResolver interface {
+	DefaultTeam(ctx context.Context, obj *store.SAMLProvider) (*store.Team, error)
+
+	Service(ctx context.Context, obj *store.SAMLProvider) (*model.SAMLProviderService, error)
+	Urls(ctx context.Context, obj *store.SAMLProvider) (*model.SAMLProviderURLs, error)
 }
 type SiteResolver interface {
 	Proxy(ctx context.Context, obj *store.Site) (*model.SiteProxy, error)
@@ -4185,6 +4246,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["input"].(model.CreatePageInput)), true
+	case "Mutation.createSAMLProvider":
+		if e.ComplexityRoot.Mutation.CreateSAMLProvider == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSAMLProvider_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSAMLProvider(childComplexity, args["organizationId"].(string), args["input"].(model.CreateSAMLProviderInput)), true
 	case "Mutation.createSite":
 		if e.ComplexityRoot.Mutation.CreateSite == nil {
 			break
@@ -4339,6 +4411,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string)), true
+	case "Mutation.deleteSAMLProvider":
+		if e.ComplexityRoot.Mutation.DeleteSAMLProvider == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSAMLProvider_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSAMLProvider(childComplexity, args["organizationId"].(string), args["samlProviderId"].(string)), true
 	case "Mutation.deleteSite":
 		if e.ComplexityRoot.Mutation.DeleteSite == nil {
 			break
@@ -5098,6 +5181,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["input"].(model.UpdatePageInput)), true
+	case "Mutation.updateSAMLProvider":
+		if e.ComplexityRoot.Mutation.UpdateSAMLProvider == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSAMLProvider_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSAMLProvider(childComplexity, args["organizationId"].(string), args["samlProviderId"].(string), args["input"].(model.UpdateSAMLProviderInput)), true
 	case "Mutation.updateSite":
 		if e.ComplexityRoot.Mutation.UpdateSite == nil {
 			break
@@ -5663,6 +5757,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.SSO(childComplexity), true
+	case "Organization.samlProvider":
+		if e.ComplexityRoot.Organization.SamlProvider == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_samlProvider_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.SamlProvider(childComplexity, args["id"].(string)), true
+	case "Organization.samlProviders":
+		if e.ComplexityRoot.Organization.SamlProviders == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_samlProviders_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.SamlProviders(childComplexity, args["page"].(*string), args["limit"].(*int)), true
 	case "Organization.search":
 		if e.ComplexityRoot.Organization.Search == nil {
 			break
@@ -5696,6 +5812,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+	case "Organization.ssoProviderLogins":
+		if e.ComplexityRoot.Organization.SsoProviderLogins == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Organization.SsoProviderLogins(childComplexity), true
 	case "Organization.team":
 		if e.ComplexityRoot.Organization.Team == nil {
 			break
@@ -6615,6 +6737,156 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionURLs.Published(childComplexity), true
+
+	case "SAMLProvider.certificate":
+		if e.ComplexityRoot.SAMLProvider.Certificate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Certificate(childComplexity), true
+	case "SAMLProvider.createdAt":
+		if e.ComplexityRoot.SAMLProvider.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.CreatedAt(childComplexity), true
+	case "SAMLProvider.defaultRole":
+		if e.ComplexityRoot.SAMLProvider.DefaultRole == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.DefaultRole(childComplexity), true
+	case "SAMLProvider.defaultTeam":
+		if e.ComplexityRoot.SAMLProvider.DefaultTeam == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.DefaultTeam(childComplexity), true
+	case "SAMLProvider.entityID":
+		if e.ComplexityRoot.SAMLProvider.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.EntityID(childComplexity), true
+	case "SAMLProvider.id":
+		if e.ComplexityRoot.SAMLProvider.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.ID(childComplexity), true
+	case "SAMLProvider.label":
+		if e.ComplexityRoot.SAMLProvider.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Label(childComplexity), true
+	case "SAMLProvider.object":
+		if e.ComplexityRoot.SAMLProvider.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Object(childComplexity), true
+	case "SAMLProvider.ssoURL":
+		if e.ComplexityRoot.SAMLProvider.SSOURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.SSOURL(childComplexity), true
+	case "SAMLProvider.service":
+		if e.ComplexityRoot.SAMLProvider.Service == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Service(childComplexity), true
+	case "SAMLProvider.status":
+		if e.ComplexityRoot.SAMLProvider.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Status(childComplexity), true
+	case "SAMLProvider.urls":
+		if e.ComplexityRoot.SAMLProvider.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProvider.Urls(childComplexity), true
+
+	case "SAMLProviderList.count":
+		if e.ComplexityRoot.SAMLProviderList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderList.Count(childComplexity), true
+	case "SAMLProviderList.items":
+		if e.ComplexityRoot.SAMLProviderList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderList.Items(childComplexity), true
+	case "SAMLProviderList.next":
+		if e.ComplexityRoot.SAMLProviderList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderList.Next(childComplexity), true
+	case "SAMLProviderList.pageInfo":
+		if e.ComplexityRoot.SAMLProviderList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderList.PageInfo(childComplexity), true
+
+	case "SAMLProviderService.acsURL":
+		if e.ComplexityRoot.SAMLProviderService.AcsURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderService.AcsURL(childComplexity), true
+	case "SAMLProviderService.entityID":
+		if e.ComplexityRoot.SAMLProviderService.EntityID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderService.EntityID(childComplexity), true
+	case "SAMLProviderService.startURL":
+		if e.ComplexityRoot.SAMLProviderService.StartURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderService.StartURL(childComplexity), true
+
+	case "SAMLProviderURLs.location":
+		if e.ComplexityRoot.SAMLProviderURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderURLs.Location(childComplexity), true
+
+	case "SSOProviderLogin.id":
+		if e.ComplexityRoot.SSOProviderLogin.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSOProviderLogin.ID(childComplexity), true
+	case "SSOProviderLogin.label":
+		if e.ComplexityRoot.SSOProviderLogin.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSOProviderLogin.Label(childComplexity), true
+	case "SSOProviderLogin.startURL":
+		if e.ComplexityRoot.SSOProviderLogin.StartURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSOProviderLogin.StartURL(childComplexity), true
+
+	case "SSOProviderLoginList.items":
+		if e.ComplexityRoot.SSOProviderLoginList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SSOProviderLoginList.Items(childComplexity), true
 
 	case "SearchAncestor.title":
 		if e.ComplexityRoot.SearchAncestor.Title == nil {
@@ -8177,6 +8449,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateOrganizationInput,
 		ec.unmarshalInputCreateOrganizationInviteInput,
 		ec.unmarshalInputCreatePageInput,
+		ec.unmarshalInputCreateSAMLProviderInput,
 		ec.unmarshalInputCreateSiteInput,
 		ec.unmarshalInputCreateSiteSectionGroupInput,
 		ec.unmarshalInputCreateSiteSectionInput,
@@ -8232,6 +8505,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateOrganizationInput,
 		ec.unmarshalInputUpdateOrganizationInviteInput,
 		ec.unmarshalInputUpdatePageInput,
+		ec.unmarshalInputUpdateSAMLProviderInput,
 		ec.unmarshalInputUpdateSiteAdaptiveSchemaInput,
 		ec.unmarshalInputUpdateSiteInput,
 		ec.unmarshalInputUpdateSiteSectionGroupInput,
@@ -8553,6 +8827,12 @@ type Organization {
   translations(page: String, limit: Int): TranslationList!
   "A translation."
   translation(id: ID!): Translation
+  "The organization's SAML identity providers, oldest first (admins only)."
+  samlProviders(page: String, limit: Int): SAMLProviderList!
+  "A SAML identity provider (admins only)."
+  samlProvider(id: ID!): SAMLProvider
+  "Where the organization's members can sign in: its active SAML providers, oldest first (members)."
+  ssoProviderLogins: SSOProviderLoginList!
   "The organization's invite links, oldest first (admins only)."
   invites(page: String, limit: Int): OrganizationInviteList!
   "Search across the spaces the caller can read: spaces with their matching pages, best first."
@@ -10768,6 +11048,105 @@ input UpdateTranslationInput {
 }
 
 # ---------------------------------------------------------------------------
+# SAML single sign-on (spec 4.17 and 2.24; graph/saml.go, graph/sso_login.go)
+# ---------------------------------------------------------------------------
+
+"` + "`" + `active` + "`" + `: members can sign in with the provider; ` + "`" + `pending` + "`" + `: its SSO URL, entity ID or certificate is missing."
+enum SAMLProviderStatus {
+  active
+  pending
+}
+
+"""
+An identity provider the organization's members sign in with. A sign-in
+starts at ` + "`" + `service.startURL` + "`" + ` (an AuthnRequest to ` + "`" + `ssoURL` + "`" + `); the provider
+answers at ` + "`" + `service.acsURL` + "`" + ` with a response signed by ` + "`" + `certificate` + "`" + `, and the
+person becomes an SSO member of the organization with ` + "`" + `defaultRole` + "`" + `, in
+` + "`" + `defaultTeam` + "`" + `.
+"""
+type SAMLProvider {
+  "Always ` + "`" + `saml-provider` + "`" + `."
+  object: String!
+  id: ID!
+  "1 to 30 characters."
+  label: String!
+  "The identity provider's single sign-on URL (empty until set)."
+  ssoURL: String!
+  "The identity provider's entity ID: the Issuer of its responses (empty until set)."
+  entityID: String!
+  "The identity provider's X.509 signing certificate, PEM (empty until set)."
+  certificate: String!
+  "The team new members join."
+  defaultTeam: Team
+  "The role new members get; null makes them guests."
+  defaultRole: MemberRole
+  createdAt: DateTime!
+  status: SAMLProviderStatus!
+  "What to configure in the identity provider."
+  service: SAMLProviderService!
+  urls: SAMLProviderURLs!
+}
+
+"This service, as the identity provider knows it."
+type SAMLProviderService {
+  "Assertion Consumer Service URL: where the identity provider posts its responses."
+  acsURL: String!
+  "Where a sign-in starts (it redirects to the identity provider)."
+  startURL: String!
+  "This service's entity ID: the audience of the identity provider's assertions."
+  entityID: String!
+}
+
+type SAMLProviderURLs {
+  location: String!
+}
+
+"A page of SAML providers."
+type SAMLProviderList {
+  items: [SAMLProvider!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A way to sign in to an organization."
+type SSOProviderLogin {
+  id: ID!
+  label: String!
+  startURL: String!
+}
+
+type SSOProviderLoginList {
+  items: [SSOProviderLogin!]!
+}
+
+input CreateSAMLProviderInput {
+  "1 to 30 characters."
+  label: String!
+  "At most 1024 characters."
+  entityID: String
+  "An X.509 certificate, PEM, at most 10000 characters."
+  certificate: String
+  "An absolute http(s) URL."
+  ssoURL: String
+  "A team of the organization."
+  defaultTeam: ID
+  "Null (the default) makes new members guests."
+  defaultRole: MemberRole
+}
+
+input UpdateSAMLProviderInput {
+  label: String
+  entityID: String
+  certificate: String
+  ssoURL: String
+  "Null removes the default team."
+  defaultTeam: ID
+  "Null makes new members guests."
+  defaultRole: MemberRole
+}
+
+# ---------------------------------------------------------------------------
 # Integrations and their events
 # ---------------------------------------------------------------------------
 
@@ -11460,6 +11839,12 @@ type Mutation {
   deleteTranslation(organizationId: ID!, translationId: ID!): Boolean!
   "Starts a run in the background: the translation becomes pending, then running."
   runTranslation(organizationId: ID!, translationId: ID!): Boolean!
+  "Adds a SAML identity provider (admins only); it is ` + "`" + `pending` + "`" + ` until its URL, entity ID and certificate are set."
+  createSAMLProvider(organizationId: ID!, input: CreateSAMLProviderInput!): SAMLProvider!
+  "Changes a SAML identity provider (admins only); null clears defaultTeam and defaultRole."
+  updateSAMLProvider(organizationId: ID!, samlProviderId: ID!, input: UpdateSAMLProviderInput!): SAMLProvider!
+  "Deletes a SAML identity provider (admins only). True when one was deleted."
+  deleteSAMLProvider(organizationId: ID!, samlProviderId: ID!): Boolean!
 
   """
   Publishes an integration, or its next version (the publishing
@@ -12787,6 +13172,12 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_translations(ctx, field)
 	case "translation":
 		return ec.fieldContext_Organization_translation(ctx, field)
+	case "samlProviders":
+		return ec.fieldContext_Organization_samlProviders(ctx, field)
+	case "samlProvider":
+		return ec.fieldContext_Organization_samlProvider(ctx, field)
+	case "ssoProviderLogins":
+		return ec.fieldContext_Organization_ssoProviderLogins(ctx, field)
 	case "invites":
 		return ec.fieldContext_Organization_invites(ctx, field)
 	case "search":
@@ -13141,6 +13532,90 @@ func (ec *executionContext) childFields_RevisionURLs(ctx context.Context, field 
 		return ec.fieldContext_RevisionURLs_public(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RevisionURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_SAMLProvider(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SAMLProvider_object(ctx, field)
+	case "id":
+		return ec.fieldContext_SAMLProvider_id(ctx, field)
+	case "label":
+		return ec.fieldContext_SAMLProvider_label(ctx, field)
+	case "ssoURL":
+		return ec.fieldContext_SAMLProvider_ssoURL(ctx, field)
+	case "entityID":
+		return ec.fieldContext_SAMLProvider_entityID(ctx, field)
+	case "certificate":
+		return ec.fieldContext_SAMLProvider_certificate(ctx, field)
+	case "defaultTeam":
+		return ec.fieldContext_SAMLProvider_defaultTeam(ctx, field)
+	case "defaultRole":
+		return ec.fieldContext_SAMLProvider_defaultRole(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SAMLProvider_createdAt(ctx, field)
+	case "status":
+		return ec.fieldContext_SAMLProvider_status(ctx, field)
+	case "service":
+		return ec.fieldContext_SAMLProvider_service(ctx, field)
+	case "urls":
+		return ec.fieldContext_SAMLProvider_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SAMLProvider", field.Name)
+}
+
+func (ec *executionContext) childFields_SAMLProviderList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SAMLProviderList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_SAMLProviderList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SAMLProviderList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SAMLProviderList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SAMLProviderList", field.Name)
+}
+
+func (ec *executionContext) childFields_SAMLProviderService(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "acsURL":
+		return ec.fieldContext_SAMLProviderService_acsURL(ctx, field)
+	case "startURL":
+		return ec.fieldContext_SAMLProviderService_startURL(ctx, field)
+	case "entityID":
+		return ec.fieldContext_SAMLProviderService_entityID(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SAMLProviderService", field.Name)
+}
+
+func (ec *executionContext) childFields_SAMLProviderURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_SAMLProviderURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SAMLProviderURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_SSOProviderLogin(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_SSOProviderLogin_id(ctx, field)
+	case "label":
+		return ec.fieldContext_SSOProviderLogin_label(ctx, field)
+	case "startURL":
+		return ec.fieldContext_SSOProviderLogin_startURL(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SSOProviderLogin", field.Name)
+}
+
+func (ec *executionContext) childFields_SSOProviderLoginList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SSOProviderLoginList_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SSOProviderLoginList", field.Name)
 }
 
 func (ec *executionContext) childFields_SearchAncestor(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14863,6 +15338,28 @@ func (ec *executionContext) field_Mutation_createPage_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createSAMLProvider_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSAMLProviderInput, error) {
+			return ec.unmarshalNCreateSAMLProviderInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSAMLProviderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -15224,6 +15721,28 @@ func (ec *executionContext) field_Mutation_deletePage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["pageId"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSAMLProvider_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "samlProviderId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["samlProviderId"] = arg1
 	return args, nil
 }
 
@@ -17041,6 +17560,36 @@ func (ec *executionContext) field_Mutation_updatePage_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateSAMLProvider_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "samlProviderId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["samlProviderId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSAMLProviderInput, error) {
+			return ec.unmarshalNUpdateSAMLProviderInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSAMLProviderInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateSiteAdaptiveSchema_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -17658,6 +18207,42 @@ func (ec *executionContext) field_Organization_openAPISpec_args(ctx context.Cont
 }
 
 func (ec *executionContext) field_Organization_openAPISpecs_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_samlProvider_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_samlProviders_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
@@ -32221,6 +32806,138 @@ func (ec *executionContext) fieldContext_Mutation_runTranslation(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createSAMLProvider(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSAMLProvider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSAMLProvider(ctx, fc.Args["organizationId"].(string), fc.Args["input"].(model.CreateSAMLProviderInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+			return ec.marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSAMLProvider(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProvider(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSAMLProvider_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSAMLProvider(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSAMLProvider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSAMLProvider(ctx, fc.Args["organizationId"].(string), fc.Args["samlProviderId"].(string), fc.Args["input"].(model.UpdateSAMLProviderInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+			return ec.marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSAMLProvider(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProvider(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSAMLProvider_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSAMLProvider(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSAMLProvider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSAMLProvider(ctx, fc.Args["organizationId"].(string), fc.Args["samlProviderId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSAMLProvider(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSAMLProvider_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_publishIntegration(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -34827,6 +35544,126 @@ func (ec *executionContext) fieldContext_Organization_translation(ctx context.Co
 	if fc.Args, err = ec.field_Organization_translation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_samlProviders(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_samlProviders(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().SamlProviders(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SAMLProviderList) graphql.Marshaler {
+			return ec.marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_samlProviders(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProviderList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_samlProviders_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_samlProvider(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_samlProvider(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().SamlProvider(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+			return ec.marshalOSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_samlProvider(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProvider(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_samlProvider_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_ssoProviderLogins(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_ssoProviderLogins(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Organization().SsoProviderLogins(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SSOProviderLoginList) graphql.Marshaler {
+			return ec.marshalNSSOProviderLoginList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLoginList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_ssoProviderLogins(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SSOProviderLoginList(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -38517,6 +39354,621 @@ func (ec *executionContext) _RevisionURLs_public(ctx context.Context, field grap
 }
 func (ec *executionContext) fieldContext_RevisionURLs_public(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_object(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_id(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_label(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_ssoURL(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_ssoURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SSOURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_ssoURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_entityID(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_entityID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_entityID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_certificate(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_certificate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Certificate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_certificate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_defaultTeam(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_defaultTeam(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SAMLProvider().DefaultTeam(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Team) graphql.Marshaler {
+			return ec.marshalOTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeam(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_defaultTeam(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProvider",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProvider_defaultRole(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_defaultRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DefaultRole, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.MemberRole) graphql.Marshaler {
+			return ec.marshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_defaultRole(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type MemberRole does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_status(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.SAMLProviderStatus) graphql.Marshaler {
+			return ec.marshalNSAMLProviderStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProviderStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProvider", field, true, false, errors.New("field of type SAMLProviderStatus does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProvider_service(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_service(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SAMLProvider().Service(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SAMLProviderService) graphql.Marshaler {
+			return ec.marshalNSAMLProviderService2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderService(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_service(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProvider",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProviderService(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProvider_urls(ctx context.Context, field graphql.CollectedField, obj *store.SAMLProvider) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProvider_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SAMLProvider().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SAMLProviderURLs) graphql.Marshaler {
+			return ec.marshalNSAMLProviderURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProvider_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProvider",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProviderURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderList_items(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SAMLProvider) graphql.Marshaler {
+			return ec.marshalNSAMLProvider2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProviderᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProviderList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProvider(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderList_count(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProviderList_next(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProviderList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProviderList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderService_acsURL(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderService_acsURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AcsURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderService_acsURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderService", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProviderService_startURL(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderService_startURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderService_startURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderService", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProviderService_entityID(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderService) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderService_entityID(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EntityID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderService_entityID(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderService", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProviderURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SSOProviderLogin_id(ctx context.Context, field graphql.CollectedField, obj *model.SSOProviderLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSOProviderLogin_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSOProviderLogin_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSOProviderLogin", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SSOProviderLogin_label(ctx context.Context, field graphql.CollectedField, obj *model.SSOProviderLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSOProviderLogin_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSOProviderLogin_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSOProviderLogin", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SSOProviderLogin_startURL(ctx context.Context, field graphql.CollectedField, obj *model.SSOProviderLogin) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSOProviderLogin_startURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSOProviderLogin_startURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SSOProviderLogin", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SSOProviderLoginList_items(ctx context.Context, field graphql.CollectedField, obj *model.SSOProviderLoginList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SSOProviderLoginList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SSOProviderLogin) graphql.Marshaler {
+			return ec.marshalNSSOProviderLogin2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLoginᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SSOProviderLoginList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SSOProviderLoginList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SSOProviderLogin(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SearchAncestor_title(ctx context.Context, field graphql.CollectedField, obj *model.SearchAncestor) (ret graphql.Marshaler) {
@@ -46408,6 +47860,71 @@ func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateSAMLProviderInput(ctx context.Context, obj any) (model.CreateSAMLProviderInput, error) {
+	var it model.CreateSAMLProviderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"label", "entityID", "certificate", "ssoURL", "defaultTeam", "defaultRole"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		case "entityID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityID = graphql.OmittableOf(data)
+		case "certificate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("certificate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Certificate = graphql.OmittableOf(data)
+		case "ssoURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ssoURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SsoURL = graphql.OmittableOf(data)
+		case "defaultTeam":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultTeam"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultTeam = graphql.OmittableOf(data)
+		case "defaultRole":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultRole"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultRole = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateSiteInput(ctx context.Context, obj any) (model.CreateSiteInput, error) {
 	var it model.CreateSiteInput
 	if obj == nil {
@@ -48788,6 +50305,71 @@ func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, o
 				return it, err
 			}
 			it.Slug = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSAMLProviderInput(ctx context.Context, obj any) (model.UpdateSAMLProviderInput, error) {
+	var it model.UpdateSAMLProviderInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"label", "entityID", "certificate", "ssoURL", "defaultTeam", "defaultRole"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = graphql.OmittableOf(data)
+		case "entityID":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("entityID"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EntityID = graphql.OmittableOf(data)
+		case "certificate":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("certificate"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Certificate = graphql.OmittableOf(data)
+		case "ssoURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ssoURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SsoURL = graphql.OmittableOf(data)
+		case "defaultTeam":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultTeam"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultTeam = graphql.OmittableOf(data)
+		case "defaultRole":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("defaultRole"))
+			data, err := ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.DefaultRole = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -56976,6 +58558,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createSAMLProvider":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSAMLProvider(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSAMLProvider":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSAMLProvider(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSAMLProvider":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSAMLProvider(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "publishIntegration":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_publishIntegration(ctx, field)
@@ -58451,6 +60054,120 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 				}()
 				res = ec._Organization_translation(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "samlProviders":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_samlProviders(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "samlProvider":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_samlProvider(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "ssoProviderLogins":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_ssoProviderLogins(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -60966,6 +62683,423 @@ func (ec *executionContext) _RevisionURLs(ctx context.Context, sel ast.Selection
 		case "public":
 			out.Values[i] = ec._RevisionURLs_public(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sAMLProviderImplementors = []string{"SAMLProvider"}
+
+func (ec *executionContext) _SAMLProvider(ctx context.Context, sel ast.SelectionSet, obj *store.SAMLProvider) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SAMLProvider")
+		case "object":
+			out.Values[i] = ec._SAMLProvider_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._SAMLProvider_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "label":
+			out.Values[i] = ec._SAMLProvider_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ssoURL":
+			out.Values[i] = ec._SAMLProvider_ssoURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "entityID":
+			out.Values[i] = ec._SAMLProvider_entityID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "certificate":
+			out.Values[i] = ec._SAMLProvider_certificate(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "defaultTeam":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SAMLProvider_defaultTeam(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "defaultRole":
+			out.Values[i] = ec._SAMLProvider_defaultRole(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._SAMLProvider_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._SAMLProvider_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "service":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SAMLProvider_service(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SAMLProvider_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sAMLProviderListImplementors = []string{"SAMLProviderList"}
+
+func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.SelectionSet, obj *model.SAMLProviderList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SAMLProviderList")
+		case "items":
+			out.Values[i] = ec._SAMLProviderList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SAMLProviderList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SAMLProviderList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SAMLProviderList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sAMLProviderServiceImplementors = []string{"SAMLProviderService"}
+
+func (ec *executionContext) _SAMLProviderService(ctx context.Context, sel ast.SelectionSet, obj *model.SAMLProviderService) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderServiceImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SAMLProviderService")
+		case "acsURL":
+			out.Values[i] = ec._SAMLProviderService_acsURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startURL":
+			out.Values[i] = ec._SAMLProviderService_startURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "entityID":
+			out.Values[i] = ec._SAMLProviderService_entityID(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sAMLProviderURLsImplementors = []string{"SAMLProviderURLs"}
+
+func (ec *executionContext) _SAMLProviderURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SAMLProviderURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SAMLProviderURLs")
+		case "location":
+			out.Values[i] = ec._SAMLProviderURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sSOProviderLoginImplementors = []string{"SSOProviderLogin"}
+
+func (ec *executionContext) _SSOProviderLogin(ctx context.Context, sel ast.SelectionSet, obj *model.SSOProviderLogin) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sSOProviderLoginImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SSOProviderLogin")
+		case "id":
+			out.Values[i] = ec._SSOProviderLogin_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "label":
+			out.Values[i] = ec._SSOProviderLogin_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startURL":
+			out.Values[i] = ec._SSOProviderLogin_startURL(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sSOProviderLoginListImplementors = []string{"SSOProviderLoginList"}
+
+func (ec *executionContext) _SSOProviderLoginList(ctx context.Context, sel ast.SelectionSet, obj *model.SSOProviderLoginList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sSOProviderLoginListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SSOProviderLoginList")
+		case "items":
+			out.Values[i] = ec._SSOProviderLoginList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -66295,6 +68429,11 @@ func (ec *executionContext) unmarshalNCreatePageInput2githubᚗcomᚋdocsapiᚋd
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateSAMLProviderInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSAMLProviderInput(ctx context.Context, v any) (model.CreateSAMLProviderInput, error) {
+	res, err := ec.unmarshalInputCreateSAMLProviderInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateSiteInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteInput(ctx context.Context, v any) (model.CreateSiteInput, error) {
 	res, err := ec.unmarshalInputCreateSiteInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -67755,6 +69894,108 @@ func (ec *executionContext) marshalNRevisionURLs2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._RevisionURLs(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSAMLProvider2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProviderᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SAMLProvider) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx context.Context, sel ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SAMLProvider(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderList(ctx context.Context, sel ast.SelectionSet, v *model.SAMLProviderList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SAMLProviderList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSAMLProviderService2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderService(ctx context.Context, sel ast.SelectionSet, v *model.SAMLProviderService) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SAMLProviderService(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSAMLProviderStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProviderStatus(ctx context.Context, v any) (store.SAMLProviderStatus, error) {
+	var res store.SAMLProviderStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSAMLProviderStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProviderStatus(ctx context.Context, sel ast.SelectionSet, v store.SAMLProviderStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNSAMLProviderURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderURLs(ctx context.Context, sel ast.SelectionSet, v *model.SAMLProviderURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SAMLProviderURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSSOProviderLogin2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLoginᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SSOProviderLogin) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSSOProviderLogin2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLogin(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSSOProviderLogin2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLogin(ctx context.Context, sel ast.SelectionSet, v *model.SSOProviderLogin) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SSOProviderLogin(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSSOProviderLoginList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSSOProviderLoginList(ctx context.Context, sel ast.SelectionSet, v *model.SSOProviderLoginList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SSOProviderLoginList(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSearchAncestor2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchAncestorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SearchAncestor) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -68659,6 +70900,11 @@ func (ec *executionContext) unmarshalNUpdateOrganizationInviteInput2githubᚗcom
 
 func (ec *executionContext) unmarshalNUpdatePageInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdatePageInput(ctx context.Context, v any) (model.UpdatePageInput, error) {
 	res, err := ec.unmarshalInputUpdatePageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSAMLProviderInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSAMLProviderInput(ctx context.Context, v any) (model.UpdateSAMLProviderInput, error) {
+	res, err := ec.unmarshalInputUpdateSAMLProviderInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -69768,6 +72014,13 @@ func (ec *executionContext) marshalORevisionPage2ᚖgithubᚗcomᚋdocsapiᚋdoc
 		return graphql.Null
 	}
 	return ec._RevisionPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx context.Context, sel ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SAMLProvider(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx context.Context, sel ast.SelectionSet, v *store.Site) graphql.Marshaler {

@@ -303,6 +303,21 @@ type CreatePageInput struct {
 	Slug graphql.Omittable[*string] `json:"slug,omitempty"`
 }
 
+type CreateSAMLProviderInput struct {
+	// 1 to 30 characters.
+	Label string `json:"label"`
+	// At most 1024 characters.
+	EntityID graphql.Omittable[*string] `json:"entityID,omitempty"`
+	// An X.509 certificate, PEM, at most 10000 characters.
+	Certificate graphql.Omittable[*string] `json:"certificate,omitempty"`
+	// An absolute http(s) URL.
+	SsoURL graphql.Omittable[*string] `json:"ssoURL,omitempty"`
+	// A team of the organization.
+	DefaultTeam graphql.Omittable[*string] `json:"defaultTeam,omitempty"`
+	// Null (the default) makes new members guests.
+	DefaultRole graphql.Omittable[*store.MemberRole] `json:"defaultRole,omitempty"`
+}
+
 // A new site.
 type CreateSiteInput struct {
 	// Defaults to `basic`.
@@ -978,6 +993,39 @@ type RevisionURLs struct {
 	Public *string `json:"public,omitempty"`
 }
 
+// A page of SAML providers.
+type SAMLProviderList struct {
+	Items    []*store.SAMLProvider `json:"items"`
+	Count    int                   `json:"count"`
+	Next     *ListNext             `json:"next,omitempty"`
+	PageInfo *PageInfo             `json:"pageInfo"`
+}
+
+// This service, as the identity provider knows it.
+type SAMLProviderService struct {
+	// Assertion Consumer Service URL: where the identity provider posts its responses.
+	AcsURL string `json:"acsURL"`
+	// Where a sign-in starts (it redirects to the identity provider).
+	StartURL string `json:"startURL"`
+	// This service's entity ID: the audience of the identity provider's assertions.
+	EntityID string `json:"entityID"`
+}
+
+type SAMLProviderURLs struct {
+	Location string `json:"location"`
+}
+
+// A way to sign in to an organization.
+type SSOProviderLogin struct {
+	ID       string `json:"id"`
+	Label    string `json:"label"`
+	StartURL string `json:"startURL"`
+}
+
+type SSOProviderLoginList struct {
+	Items []*SSOProviderLogin `json:"items"`
+}
+
 // A page above a search result.
 type SearchAncestor struct {
 	Title string `json:"title"`
@@ -1450,6 +1498,17 @@ type UpdatePageInput struct {
 	Emoji  graphql.Omittable[*string] `json:"emoji,omitempty"`
 	Hidden graphql.Omittable[*bool]   `json:"hidden,omitempty"`
 	Slug   graphql.Omittable[*string] `json:"slug,omitempty"`
+}
+
+type UpdateSAMLProviderInput struct {
+	Label       graphql.Omittable[*string] `json:"label,omitempty"`
+	EntityID    graphql.Omittable[*string] `json:"entityID,omitempty"`
+	Certificate graphql.Omittable[*string] `json:"certificate,omitempty"`
+	SsoURL      graphql.Omittable[*string] `json:"ssoURL,omitempty"`
+	// Null removes the default team.
+	DefaultTeam graphql.Omittable[*string] `json:"defaultTeam,omitempty"`
+	// Null makes new members guests.
+	DefaultRole graphql.Omittable[*store.MemberRole] `json:"defaultRole,omitempty"`
 }
 
 // A new visitor schema.

@@ -1,0 +1,324 @@
+package graph
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/beevik/etree"
+	"github.com/crewjam/saml"
+	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// The SAML sign-in (SP-initiated, HTTP-Redirect out, HTTP-POST back), served
+// outside /v1 because the person signing in has no token yet:
+//
+//	GET  /sso/saml/{providerId}        this service's metadata (its entity ID)
+//	GET  /sso/saml/{providerId}/start  records an AuthnRequest and redirects to the provider's ssoURL
+//	POST /sso/saml/{providerId}/acs    the provider's SAMLResponse: verified, then the person is signed in
+//
+// crewjam/saml checks the response: its signature (the response's or the
+// assertion's) against the provider's certificate, the Issuer against the
+// provider's entity ID, the Destination and Recipient against the ACS URL,
+// the audience against this service's entity ID, the time conditions, and
+// InResponseTo against the request this service sent. Each request is
+// answered once (replays are refused) and only within samlRequestLifetime.
+// Protocol times are checked against the wall clock, as the identity
+// provider's are: the library keeps them, not the resolver's clock.
+//
+// A verified response signs the person in: the user with the asserted email
+// (created when there is none) becomes an SSO member of the organization with
+// the provider's default role and team, and gets a new API token, answered
+// as JSON to a client that asks for it and as a small HTML page otherwise.
+
+// SAMLPath is where the sign-in endpoints are served.
+const SAMLPath = "/sso/saml/"
+
+// samlRequestLifetime is how long an AuthnRequest may be answered.
+const samlRequestLifetime = 10 * time.Minute
+
+// SSOLogin is what a successful sign-in answers.
+type SSOLogin struct {
+	// Token is a new API token of the user: Authorization: Bearer <token>.
+	Token        string `json:"token"`
+	User         string `json:"user"`
+	Email        string `json:"email"`
+	Organization string `json:"organization"`
+}
+
+// ServeSAMLMetadata answers this service's SAML metadata for a provider, to
+// configure the identity provider with.
+func (r *Resolver) ServeSAMLMetadata(w http.ResponseWriter, req *http.Request) {
+	_, sp, ok := r.samlServiceProvider(w, req, false)
+	if !ok {
+		return
+	}
+	buf, err := xml.MarshalIndent(sp.Metadata(), "", "  ")
+	if err != nil {
+		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/samlmetadata+xml")
+	_, _ = w.Write(buf)
+}
+
+// ServeSAMLStart begins a sign-in: an AuthnRequest, remembered, sent to the
+// identity provider by redirect.
+func (r *Resolver) ServeSAMLStart(w http.ResponseWriter, req *http.Request) {
+	p, sp, ok := r.samlServiceProvider(w, req, true)
+	if !ok {
+		return
+	}
+	authn, err := sp.MakeAuthenticationRequest(p.SSOURL, saml.HTTPRedirectBinding, saml.HTTPPostBinding)
+	if err == nil {
+		now := r.now()
+		err = store.AddSAMLRequest(req.Context(), r.DB, authn.ID, p.ID, now, now.Add(-samlRequestLifetime))
+	}
+	var to *url.URL
+	if err == nil {
+		to, err = authn.Redirect("", sp)
+	}
+	if err != nil {
+		r.Log.ErrorContext(req.Context(), "saml start", "provider", p.ID, "error", err)
+		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		return
+	}
+	http.Redirect(w, req, to.String(), http.StatusFound)
+}
+
+// ServeSAMLACS receives the identity provider's answer and signs the person in.
+func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
+	p, sp, ok := r.samlServiceProvider(w, req, true)
+	if !ok {
+		return
+	}
+	ctx := req.Context()
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(req.PostFormValue("SAMLResponse")))
+	if err != nil || len(raw) == 0 {
+		writeHTTPError(w, BadRequest("SAMLResponse: a base64-encoded SAML response is required (HTTP-POST binding)"))
+		return
+	}
+	refused := func(reason string, err error) {
+		r.Log.InfoContext(ctx, "saml sign-in refused", "provider", p.ID, "reason", reason, "error", err)
+		writeHTTPError(w, Forbidden("the SAML response is refused: %s", reason))
+	}
+	// Only answers to a request this service sent, still open, are read
+	// further: an unsolicited (IdP-initiated) or replayed response stops here.
+	requestID := inResponseTo(raw)
+	now := r.now()
+	if requestID == "" {
+		refused("it answers no sign-in request of this service (start at the provider's startURL)", nil)
+		return
+	}
+	if open, err := store.OpenSAMLRequest(ctx, r.DB, requestID, p.ID, now.Add(-samlRequestLifetime)); err != nil {
+		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		return
+	} else if !open {
+		refused("its sign-in request is unknown, expired or already answered", nil)
+		return
+	}
+	assertion, err := sp.ParseXMLResponse(raw, []string{requestID}, sp.AcsURL)
+	if err != nil {
+		var invalid *saml.InvalidResponseError
+		if errors.As(err, &invalid) {
+			err = invalid.PrivateErr
+		}
+		refused("it is not validly signed by the provider, or not meant for this service now", err)
+		return
+	}
+	email, name := assertedPerson(assertion)
+	if email == "" {
+		refused("it asserts no email address", nil)
+		return
+	}
+	login, err := r.signInWithSAML(ctx, p, requestID, email, name)
+	var e *Error
+	if errors.As(err, &e) {
+		writeHTTPError(w, e)
+		return
+	} else if err != nil {
+		r.Log.ErrorContext(ctx, "saml sign-in", "provider", p.ID, "error", err)
+		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if strings.Contains(req.Header.Get("Accept"), "application/json") {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(login)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = ssoLoginPage.Execute(w, login)
+}
+
+// ssoLoginPage shows the token to the person who signed in; the token is
+// also in a meta element, for a client driving the browser.
+var ssoLoginPage = template.Must(template.New("sso").Parse(`<!doctype html>
+<html><head><meta charset="utf-8"><meta name="docsapi-token" content="{{.Token}}"><title>Signed in</title></head>
+<body><h1>Signed in as {{.Email}}</h1>
+<p>Your API token (shown once): <code id="token">{{.Token}}</code></p>
+<p>Use it as <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>
+`))
+
+// signInWithSAML makes the person asserted for request requestID an SSO
+// member of p's organization and issues them a token, in one transaction
+// that also consumes the request: of two answers to one request, one wins.
+func (r *Resolver) signInWithSAML(ctx context.Context, p *store.SAMLProvider, requestID, email, name string) (*SSOLogin, error) {
+	var login *SSOLogin
+	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		now := r.now()
+		if ok, err := store.ConsumeSAMLRequest(ctx, tx, requestID, p.ID, now); err != nil {
+			return err
+		} else if !ok {
+			return Forbidden("the SAML response is refused: its sign-in request is already answered")
+		}
+		u, err := store.UserByEmail(ctx, tx, email)
+		if errors.Is(err, store.ErrNotFound) {
+			u = &store.User{ID: store.NewID(), Email: email, DisplayName: name, CreatedAt: now, UpdatedAt: now}
+			err = store.CreateUser(ctx, tx, u)
+		}
+		if err != nil {
+			return err
+		}
+		m, err := store.GetMember(ctx, tx, p.OrganizationID, u.ID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			if err := store.AddMember(ctx, tx, p.OrganizationID, u.ID, p.DefaultRole, now); err != nil {
+				return err
+			}
+			m = &store.Member{OrganizationID: p.OrganizationID, UserID: u.ID}
+			if p.DefaultTeamID != nil {
+				t, err := store.GetTeam(ctx, tx, p.OrganizationID, *p.DefaultTeamID)
+				if err == nil {
+					err = store.PutTeamMember(ctx, tx, t, u.ID, store.TeamRoleMember)
+				}
+				if err != nil && !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+			}
+		case err != nil:
+			return err
+		case m.Disabled:
+			// SECURITY: an admin disabled this member; signing in does not undo it.
+			return Forbidden("your membership of this organization is disabled")
+		}
+		// An existing member keeps their role and teams, and signs in with SSO from now on.
+		m.SSO = true
+		if err := store.UpdateMember(ctx, tx, m, "sso"); err != nil {
+			return err
+		}
+		token := store.NewSecret()
+		if _, err := store.AddToken(ctx, tx, u.ID, token, "SAML sign-in with "+p.Label, now); err != nil {
+			return err
+		}
+		login = &SSOLogin{Token: token, User: u.ID, Email: u.Email, Organization: p.OrganizationID}
+		return nil
+	})
+	return login, err
+}
+
+// samlServiceProvider reads the provider of the request's path and builds
+// this service's SAML side for it; it answers 404 itself when there is no
+// such provider (or, with active, it is not configured yet).
+func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request, active bool) (*store.SAMLProvider, *saml.ServiceProvider, bool) {
+	p, err := store.SAMLProviderByID(req.Context(), r.DB, req.PathValue("providerId"))
+	if err != nil || (active && p.Status() != store.SAMLProviderActive) {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		} else {
+			writeHTTPError(w, NotFound("SAML provider"))
+		}
+		return nil, nil, false
+	}
+	service := r.samlService(p)
+	entity, _ := url.Parse(service.EntityID)
+	acs, _ := url.Parse(service.AcsURL)
+	sp := &saml.ServiceProvider{EntityID: service.EntityID, MetadataURL: *entity, AcsURL: *acs,
+		AuthnNameIDFormat: saml.EmailAddressNameIDFormat}
+	if p.Status() == store.SAMLProviderActive {
+		cert, err := providerCertificate(p)
+		if err != nil {
+			writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+			return nil, nil, false
+		}
+		sp.IDPMetadata = &saml.EntityDescriptor{EntityID: p.EntityID, IDPSSODescriptors: []saml.IDPSSODescriptor{{
+			SSODescriptor: saml.SSODescriptor{RoleDescriptor: saml.RoleDescriptor{KeyDescriptors: []saml.KeyDescriptor{{
+				Use:     "signing",
+				KeyInfo: saml.KeyInfo{X509Data: saml.X509Data{X509Certificates: []saml.X509Certificate{{Data: base64.StdEncoding.EncodeToString(cert.Raw)}}}},
+			}}}},
+			SingleSignOnServices: []saml.Endpoint{{Binding: saml.HTTPRedirectBinding, Location: p.SSOURL}},
+		}}}
+	}
+	return p, sp, true
+}
+
+// inResponseTo is the request a response says it answers; empty when it
+// says none or is not XML. Read before verifying, only to find the request.
+func inResponseTo(raw []byte) string {
+	doc := etree.NewDocument()
+	if err := doc.ReadFromBytes(raw); err != nil || doc.Root() == nil {
+		return ""
+	}
+	return doc.Root().SelectAttrValue("InResponseTo", "")
+}
+
+// assertedPerson is the email and display name an assertion gives: the
+// email from the usual attributes (or an email-shaped NameID), the name from
+// the display name, common name, or given name and surname attributes.
+func assertedPerson(a *saml.Assertion) (email, name string) {
+	attrs := map[string]string{}
+	for _, st := range a.AttributeStatements {
+		for _, at := range st.Attributes {
+			if len(at.Values) == 0 {
+				continue
+			}
+			for _, key := range []string{at.Name, at.FriendlyName} {
+				if key != "" {
+					attrs[strings.ToLower(key)] = strings.TrimSpace(at.Values[0].Value)
+				}
+			}
+		}
+	}
+	first := func(keys ...string) string {
+		for _, k := range keys {
+			if v := attrs[k]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	email = first("email", "mail", "emailaddress", "urn:oid:0.9.2342.19200300.100.1.3",
+		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress")
+	if email == "" && a.Subject != nil && a.Subject.NameID != nil {
+		email = strings.TrimSpace(a.Subject.NameID.Value)
+	}
+	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
+		return "", ""
+	}
+	name = first("displayname", "name", "cn", "urn:oid:2.5.4.3", "urn:oid:2.16.840.1.113730.3.1.241",
+		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name")
+	if name == "" {
+		name = strings.TrimSpace(first("givenname", "firstname", "urn:oid:2.5.4.42") + " " + first("sn", "surname", "lastname", "urn:oid:2.5.4.4"))
+	}
+	if name == "" {
+		name, _, _ = strings.Cut(email, "@")
+	}
+	return email, truncateRunes(name, 255)
+}
+
+// writeHTTPError answers e in the API's error shape.
+func writeHTTPError(w http.ResponseWriter, e *Error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(e.Status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": e.Status, "message": e.Message}})
+}

@@ -1,0 +1,156 @@
+package store
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// SAMLProvider is an identity provider the members of an organization sign
+// in with (graph/saml.go).
+type SAMLProvider struct {
+	bun.BaseModel `bun:"table:saml_providers,alias:sp"`
+
+	ID             string      `bun:"id,pk"`
+	OrganizationID string      `bun:"organization_id"`
+	Label          string      `bun:"label"`
+	SSOURL         string      `bun:"sso_url"`
+	EntityID       string      `bun:"entity_id"`
+	Certificate    string      `bun:"certificate"`
+	DefaultTeamID  *string     `bun:"default_team_id"`
+	DefaultRole    *MemberRole `bun:"default_role"`
+	CreatedAt      time.Time   `bun:"created_at"`
+	UpdatedAt      time.Time   `bun:"updated_at"`
+}
+
+// Object is the REST type name of a SAML provider.
+func (SAMLProvider) Object() string { return "saml-provider" }
+
+// Status is active once the identity provider's URL, entity ID and
+// certificate are all set: only then can anyone sign in with it.
+func (p *SAMLProvider) Status() SAMLProviderStatus {
+	if p.SSOURL == "" || p.EntityID == "" || p.Certificate == "" {
+		return SAMLProviderPending
+	}
+	return SAMLProviderActive
+}
+
+// SAMLProviderStatus says whether a provider can be signed in with.
+type SAMLProviderStatus string
+
+const (
+	SAMLProviderActive  SAMLProviderStatus = "active"
+	SAMLProviderPending SAMLProviderStatus = "pending"
+)
+
+func (s *SAMLProviderStatus) UnmarshalGQL(x any) error {
+	return unmarshalEnum(s, x, "SAMLProviderStatus", []SAMLProviderStatus{SAMLProviderActive, SAMLProviderPending})
+}
+func (s SAMLProviderStatus) MarshalGQL(w io.Writer) { marshalEnum(w, s) }
+
+// CreateSAMLProvider inserts p.
+func CreateSAMLProvider(ctx context.Context, db bun.IDB, p *SAMLProvider) error {
+	_, err := db.NewInsert().Model(p).Exec(ctx)
+	return translate(err)
+}
+
+// GetSAMLProvider returns provider id of orgID.
+func GetSAMLProvider(ctx context.Context, db bun.IDB, orgID, id string) (*SAMLProvider, error) {
+	p := new(SAMLProvider)
+	err := db.NewSelect().Model(p).Where("sp.organization_id = ? AND sp.id = ?", orgID, id).Scan(ctx)
+	return p, translate(err)
+}
+
+// SAMLProviderByID returns provider id, whatever its organization: a sign-in
+// names only the provider.
+func SAMLProviderByID(ctx context.Context, db bun.IDB, id string) (*SAMLProvider, error) {
+	p := new(SAMLProvider)
+	err := db.NewSelect().Model(p).Where("sp.id = ?", id).Scan(ctx)
+	return p, translate(err)
+}
+
+// ListSAMLProviders pages through the providers of an organization, oldest first.
+func ListSAMLProviders(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*SAMLProvider, error) {
+	var rows []*SAMLProvider
+	q := db.NewSelect().Model(&rows).Where("sp.organization_id = ?", orgID)
+	err := p.byTime(q, "sp.created_at", "sp.id", false).Scan(ctx)
+	return rows, translate(err)
+}
+
+// AllSAMLProviders is every provider of an organization, oldest first (the
+// sign-in entries: an organization has a handful).
+func AllSAMLProviders(ctx context.Context, db bun.IDB, orgID string) ([]*SAMLProvider, error) {
+	var rows []*SAMLProvider
+	err := db.NewSelect().Model(&rows).Where("sp.organization_id = ?", orgID).Order("sp.created_at", "sp.id").Scan(ctx)
+	return rows, translate(err)
+}
+
+// UpdateSAMLProvider writes the given columns of p.
+func UpdateSAMLProvider(ctx context.Context, db bun.IDB, p *SAMLProvider, columns ...string) error {
+	_, err := db.NewUpdate().Model(p).Column(columns...).WherePK().Exec(ctx)
+	return translate(err)
+}
+
+// DeleteSAMLProvider removes provider id of orgID (and its pending
+// requests); false when there was none.
+func DeleteSAMLProvider(ctx context.Context, db bun.IDB, orgID, id string) (bool, error) {
+	return deleteRows(ctx, db, (*SAMLProvider)(nil), "organization_id = ? AND id = ?", orgID, id)
+}
+
+// SAMLRequest is an AuthnRequest sent to a provider, remembered so that a
+// response is accepted only in answer to it, and only once.
+type SAMLRequest struct {
+	bun.BaseModel `bun:"table:saml_requests,alias:sr"`
+
+	ID         string     `bun:"id,pk"`
+	ProviderID string     `bun:"provider_id"`
+	CreatedAt  time.Time  `bun:"created_at"`
+	ConsumedAt *time.Time `bun:"consumed_at"`
+}
+
+// AddSAMLRequest records request id sent for providerID, and forgets the
+// requests older than forgetBefore (their answers are refused anyway).
+func AddSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, now, forgetBefore time.Time) error {
+	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("created_at < ?", forgetBefore).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	_, err := db.NewInsert().Model(&SAMLRequest{ID: id, ProviderID: providerID, CreatedAt: now}).Exec(ctx)
+	return translate(err)
+}
+
+// OpenSAMLRequest reports whether request id of providerID was sent since
+// after and is not answered yet.
+func OpenSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, after time.Time) (bool, error) {
+	ok, err := db.NewSelect().Model((*SAMLRequest)(nil)).
+		Where("id = ? AND provider_id = ? AND created_at >= ? AND consumed_at IS NULL", id, providerID, after).
+		Exists(ctx)
+	return ok, translate(err)
+}
+
+// ConsumeSAMLRequest marks request id of providerID answered; false when it
+// already was (a replay) or is gone. In the sign-in's transaction, so of two
+// concurrent answers only one signs in.
+func ConsumeSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, now time.Time) (bool, error) {
+	res, err := db.NewUpdate().Model((*SAMLRequest)(nil)).Set("consumed_at = ?", now).
+		Where("id = ? AND provider_id = ? AND consumed_at IS NULL", id, providerID).Exec(ctx)
+	if err != nil {
+		return false, translate(err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, translate(err)
+}
+
+// SSOEnforcingOrganization is an organization that enforces single sign-on
+// (its sso flag) on userID, a member there who is not an admin; "" when
+// there is none.
+func SSOEnforcingOrganization(ctx context.Context, db bun.IDB, userID string) (string, error) {
+	var ids []string
+	err := db.NewRaw(`SELECT o.id FROM organizations AS o JOIN organization_members AS m ON m.organization_id = o.id
+		WHERE m.user_id = ? AND o.sso AND m.role IS DISTINCT FROM 'admin' ORDER BY o.id LIMIT 1`, userID).Scan(ctx, &ids)
+	if err != nil || len(ids) == 0 {
+		return "", translate(err)
+	}
+	return ids[0], nil
+}
