@@ -39,6 +39,8 @@ type Resolver struct {
 	// SecretKey is the AES-256 key integration secrets are sealed with
 	// (empty: none can be stored).
 	SecretKey []byte
+	// Live hands changes to this process's subscriptions (live.go).
+	Live *LiveHub
 
 	signingKey signingKey
 	jobClient  jobClient
