@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docsapi/docsapi/graph/outbound"
@@ -41,8 +42,11 @@ type config struct {
 	// The translation provider: an OpenAI-compatible chat-completions API.
 	TranslationURL, TranslationModel, TranslationAPIKey string
 	SecretKey                                           string
-	MaxConns                                            int32
-	ShutdownTimeout                                     time.Duration
+	// WebsocketOrigins: comma-separated host patterns of the browser
+	// origins allowed to open subscriptions' websockets.
+	WebsocketOrigins string
+	MaxConns         int32
+	ShutdownTimeout  time.Duration
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
@@ -75,6 +79,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.TranslationModel, "translation-model", "DOCSAPI_TRANSLATION_MODEL", "", "model of the translation API")
 	// The key only from the environment: flags show in process lists.
 	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
+	str(&c.WebsocketOrigins, "websocket-origins", "DOCSAPI_WEBSOCKET_ORIGINS", "", "comma-separated host patterns (docs.example.com, *.example.com) of browser origins, besides the public URL's, allowed to open GraphQL subscriptions")
 	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
@@ -118,7 +123,13 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key,
+	var origins []string
+	for _, o := range strings.Split(c.WebsocketOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
 		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}

@@ -77,6 +77,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	handler = srv
+	t.Cleanup(srv.Close) // before ts.Close: subscriptions end first
 	env.URL, env.Server = ts.URL, srv
 	if o.Jobs {
 		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: srv.Resolver, Clock: clock.Now,
