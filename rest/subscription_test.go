@@ -363,3 +363,40 @@ func TestSubscriptionSiteAndIntegrationEvents(t *testing.T) {
 		t.Fatalf("integration event: %v", ev)
 	}
 }
+
+// The listener reconnects when its connection drops, and delivery resumes.
+func TestSubscriptionListenerReconnects(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	c := connectWS(t, e.env, e.alice)
+	c.subscribe(e.env, "s", spaceEventsQuery, map[string]any{"s": e.space}, 1)
+
+	ctx := context.Background()
+	listeners := func() []int {
+		var pids []int
+		err := e.env.DB.NewRaw(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = ?`,
+			"LISTEN "+store.IntegrationEventsChannel).Scan(ctx, &pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pids
+	}
+	old := listeners()
+	if len(old) != 1 {
+		t.Fatalf("listener connections: %v", old)
+	}
+	if _, err := e.env.DB.ExecContext(ctx, `SELECT pg_terminate_backend(?)`, old[0]); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(wsWait)
+	for now := listeners(); len(now) != 1 || now[0] == old[0]; now = listeners() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the listener did not come back: %v", now)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cr := e.open("After the reconnection")
+	if ev := c.event("s", "spaceEvents"); ev["type"] != "change_request_opened" || ev["changeRequestId"] != cr {
+		t.Fatalf("after reconnecting: %v", ev)
+	}
+}
