@@ -214,17 +214,22 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 		cr = &store.ChangeRequest{ID: store.NewID(), SpaceID: s.ID, Number: number, Status: store.CROpen, Subject: subject,
 			Description: description, CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
 			RevisionInitial: s.RevisionID, Revision: s.RevisionID}
-		return store.CreateChangeRequest(ctx, tx, cr)
+		if err := store.CreateChangeRequest(ctx, tx, cr); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveChangeRequestOpened, OrganizationID: s.OrganizationID,
+			SpaceID: &s.ID, ChangeRequestID: &cr.ID, RevisionID: &cr.Revision})
 	})
 	return cr, err
 }
 
 func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error) {
-	if _, err := r.editableSpace(ctx, spaceID); err != nil {
+	s, err := r.editableSpace(ctx, spaceID)
+	if err != nil {
 		return nil, err
 	}
 	var cr *store.ChangeRequest
-	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		var err error
 		if cr, err = r.lockedChangeRequest(ctx, tx, spaceID, ref); err != nil {
 			return err
@@ -254,7 +259,11 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 			return nil
 		}
 		cr.UpdatedAt = r.now()
-		return store.UpdateChangeRequest(ctx, tx, cr, p.columns...)
+		if err := store.UpdateChangeRequest(ctx, tx, cr, p.columns...); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveChangeRequestUpdated, OrganizationID: s.OrganizationID,
+			SpaceID: &cr.SpaceID, ChangeRequestID: &cr.ID, RevisionID: &cr.Revision})
 	})
 	return cr, err
 }
@@ -326,11 +335,19 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMai
 			}
 			cr.Status, cr.RevisionMerged = store.CRMerged, &rev.ID
 			out = &model.MergeResult{Revision: rev.ID, Result: "merge"}
-			return store.UpdateChangeRequest(ctx, tx, cr, "status", "revision_merged")
+			if err := store.UpdateChangeRequest(ctx, tx, cr, "status", "revision_merged"); err != nil {
+				return err
+			}
+			return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveChangeRequestMerged, OrganizationID: s.OrganizationID,
+				SpaceID: &s.ID, ChangeRequestID: &cr.ID, RevisionID: &rev.ID})
 		}
 		cr.Revision, cr.RevisionMergedAncestor = rev.ID, &main
 		out = &model.MergeResult{Revision: rev.ID, Result: "update"}
-		return store.UpdateChangeRequest(ctx, tx, cr, "revision", "revision_merged_ancestor")
+		if err := store.UpdateChangeRequest(ctx, tx, cr, "revision", "revision_merged_ancestor"); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveChangeRequestUpdated, OrganizationID: s.OrganizationID,
+			SpaceID: &s.ID, ChangeRequestID: &cr.ID, RevisionID: &rev.ID})
 	})
 	return out, err
 }

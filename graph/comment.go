@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
@@ -160,7 +162,14 @@ func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRe
 	if cell, _ := input.TableCell.ValueOK(); cell != nil {
 		c.TableCell, _ = json.Marshal(map[string]string{"record": cell.Record, "definition": cell.Definition})
 	}
-	if err := store.InsertRow(ctx, r.DB, c); err != nil {
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.InsertRow(ctx, tx, c); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveCommentPosted, OrganizationID: t.space.OrganizationID,
+			SpaceID: &t.space.ID, ChangeRequestID: c.ChangeRequestID, CommentID: &c.ID})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return &model.CommentNode{Comment: c}, nil
@@ -226,7 +235,17 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, cr
 		return nil, Forbidden("reacting needs the comment role or higher")
 	}
 	if len(columns) > 0 {
-		if err := store.UpdateRow(ctx, r.DB, c.Comment, columns...); err != nil {
+		err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+			if err := store.UpdateRow(ctx, tx, c.Comment, columns...); err != nil {
+				return err
+			}
+			if resolved, _ := input.Resolved.ValueOK(); resolved == nil || !*resolved {
+				return nil
+			}
+			return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveCommentResolved, OrganizationID: t.space.OrganizationID,
+				SpaceID: &t.space.ID, ChangeRequestID: c.ChangeRequestID, CommentID: &c.ID})
+		})
+		if err != nil {
 			return nil, err
 		}
 	}

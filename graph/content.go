@@ -230,10 +230,18 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string
 			if err := store.UpdateChangeRequest(ctx, tx, cr, "revision"); err != nil {
 				return err
 			}
+			if err := r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveChangeRequestUpdated, OrganizationID: s.OrganizationID,
+				SpaceID: &s.ID, ChangeRequestID: &cr.ID, RevisionID: &rev.ID}); err != nil {
+				return err
+			}
 			return store.AddContributor(ctx, tx, cr.ID, caller.User.ID)
 		}
 		s.RevisionID, s.UpdatedAt = rev.ID, r.now()
-		return store.UpdateSpace(ctx, tx, s, "revision_id")
+		if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: s.OrganizationID,
+			SpaceID: &s.ID, RevisionID: &rev.ID})
 	})
 	return rev, tree, err
 }

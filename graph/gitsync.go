@@ -200,6 +200,10 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, caller.User.ID, now); err != nil {
 				return err
 			}
+			if err := r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: s.OrganizationID,
+				SpaceID: &s.ID, RevisionID: &rev.ID}); err != nil {
+				return err
+			}
 		}
 		s.UpdatedAt = now
 		return store.UpdateSpace(ctx, tx, s, columns...)

@@ -42,6 +42,8 @@ type Resolver struct {
 	// Delivery configures the delivery of integration events in development
 	// mode (graph/delivery.go).
 	Delivery DeliveryConfig
+	// Live hands changes to this process's subscriptions (live.go).
+	Live *LiveHub
 
 	signingKey signingKey
 	jobClient  jobClient

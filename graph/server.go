@@ -77,15 +77,17 @@ func (statsExtension) InterceptResponse(ctx context.Context, next graphql.Respon
 }
 
 // HTTPHandler serves GraphQL over HTTP (POST, GET for queries, and
-// multipart requests for uploads of at most maxUpload bytes) with ex.
-func HTTPHandler(ex *executor.Executor, log *slog.Logger, maxUpload int64) http.Handler {
-	transports := []graphql.Transport{
+// multipart requests for uploads of at most maxUpload bytes) with ex, and
+// over the transports of extra (the websocket of subscriptions), which come
+// first.
+func HTTPHandler(ex *executor.Executor, log *slog.Logger, maxUpload int64, extra ...graphql.Transport) http.Handler {
+	transports := append(extra,
 		transport.GET{},
 		transport.POST{},
 		// The transport's bound leaves room for the form around the file, so
 		// a file just too large gets the resolver's clear 400 (blob.Put).
 		transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20},
-	}
+	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {

@@ -237,5 +237,10 @@ func (r *Resolver) changeStructure(ctx context.Context, orgID, siteID string, fn
 	if err := requireContentRole(ctx, orgID, store.RoleCreate, "site"); err != nil {
 		return err
 	}
-	return r.changeSite(ctx, orgID, siteID, fn)
+	return r.changeSite(ctx, orgID, siteID, func(ctx context.Context, tx bun.Tx, s *store.Site, t *siteTree) error {
+		if err := fn(ctx, tx, s, t); err != nil {
+			return err
+		}
+		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveSiteStructureUpdated, OrganizationID: s.OrganizationID, SiteID: &s.ID})
+	})
 }

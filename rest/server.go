@@ -40,6 +40,10 @@ type Config struct {
 	Outbound outbound.Config
 	// Translator runs translations (nil: runs fail, saying none is configured).
 	Translator translator.Provider
+	// WebsocketOrigins are the browser origins, besides the public URL's,
+	// allowed to open subscriptions' websockets: host patterns such as
+	// "docs.example.com" or "*.example.com".
+	WebsocketOrigins []string
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -85,7 +89,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
 		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
-		Delivery: cfg.Delivery}
+		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log)}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	ex, schema := graph.NewExecutor(res, cfg.Debug)
@@ -114,13 +118,17 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
 	// the playground's Headers editor.
-	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log, cfg.MaxUploadBytes)))
+	ws := websocketTransport(auth, cfg.PublicURL, cfg.WebsocketOrigins)
+	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log, cfg.MaxUploadBytes, ws)))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if playground.WantsPlayground(r) {
 			pgPage.ServeHTTP(w, r)
 			return
+		}
+		if isWebsocket(r) {
+			r = prepareWebsocket(w, r)
 		}
 		gql.ServeHTTP(w, r)
 	}))
@@ -166,6 +174,9 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	h = observe(log, h)
 	return &Server{Resolver: res, handler: h}, nil
 }
+
+// Close ends the server's subscriptions and stops listening for their events.
+func (s *Server) Close() { s.Resolver.Live.Close() }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
@@ -45,6 +46,9 @@ type config struct {
 	// Deliveries of integration events in development mode.
 	DeliveryAttempts int
 	DeliveryBackoff  time.Duration
+	// WebsocketOrigins: comma-separated host patterns of the browser
+	// origins allowed to open subscriptions' websockets.
+	WebsocketOrigins string
 	MaxConns         int32
 	ShutdownTimeout  time.Duration
 }
@@ -79,6 +83,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.TranslationModel, "translation-model", "DOCSAPI_TRANSLATION_MODEL", "", "model of the translation API")
 	// The key only from the environment: flags show in process lists.
 	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
+	str(&c.WebsocketOrigins, "websocket-origins", "DOCSAPI_WEBSOCKET_ORIGINS", "", "comma-separated host patterns (docs.example.com, *.example.com) of browser origins, besides the public URL's, allowed to open GraphQL subscriptions")
 	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
 	attempts, _ := strconv.Atoi(envOr("DOCSAPI_DELIVERY_ATTEMPTS", "5"))
 	fs.IntVar(&c.DeliveryAttempts, "delivery-attempts", attempts, "attempts to deliver an integration event in development mode before it fails ($DOCSAPI_DELIVERY_ATTEMPTS)")
@@ -126,7 +131,13 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key,
+	var origins []string
+	for _, o := range strings.Split(c.WebsocketOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
 		Delivery: graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},

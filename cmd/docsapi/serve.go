@@ -23,6 +23,7 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 	if err != nil {
 		return err
 	}
+	defer srv.Close()
 	if cfg.BootstrapToken != "" {
 		created, err := srv.Resolver.Bootstrap(ctx, cfg.BootstrapToken, cfg.BootstrapEmail, "My organization")
 		if err != nil {

@@ -58,6 +58,7 @@ type ResolverRoot interface {
 	SiteSectionGroup() SiteSectionGroupResolver
 	SiteSpace() SiteSpaceResolver
 	Space() SpaceResolver
+	Subscription() SubscriptionResolver
 	Team() TeamResolver
 	Translation() TranslationResolver
 	User() UserResolver
@@ -569,6 +570,19 @@ type ComplexityRoot struct {
 
 	ListNext struct {
 		Page func(childComplexity int) int
+	}
+
+	LiveEvent struct {
+		ActorID         func(childComplexity int) int
+		ChangeRequestID func(childComplexity int) int
+		CommentID       func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		ID              func(childComplexity int) int
+		OrganizationID  func(childComplexity int) int
+		RevisionID      func(childComplexity int) int
+		SiteID          func(childComplexity int) int
+		SpaceID         func(childComplexity int) int
+		Type            func(childComplexity int) int
 	}
 
 	Member struct {
@@ -1335,6 +1349,12 @@ type ComplexityRoot struct {
 		Published func(childComplexity int) int
 	}
 
+	Subscription struct {
+		IntegrationEvents func(childComplexity int, name string) int
+		SiteEvents        func(childComplexity int, organizationID string, siteID string) int
+		SpaceEvents       func(childComplexity int, spaceID string) int
+	}
+
 	Team struct {
 		CreatedAt   func(childComplexity int) int
 		ID          func(childComplexity int) int
@@ -1852,6 +1872,11 @@ type SpaceResolver interface {
 	Links(ctx context.Context, obj *store.Space, page *string, limit *int, status *string) (*model.LinkList, error)
 	Comment(ctx context.Context, obj *store.Space, id string) (*model.CommentNode, error)
 	CommentList(ctx context.Context, obj *store.Space, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
+}
+type SubscriptionResolver interface {
+	SpaceEvents(ctx context.Context, spaceID string) (<-chan *store.LiveEvent, error)
+	SiteEvents(ctx context.Context, organizationID string, siteID string) (<-chan *store.LiveEvent, error)
+	IntegrationEvents(ctx context.Context, name string) (<-chan *store.IntegrationEvent, error)
 }
 type TeamResolver interface {
 	Members(ctx context.Context, obj *store.Team) (int, error)
@@ -3917,6 +3942,67 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ListNext.Page(childComplexity), true
+
+	case "LiveEvent.actorId":
+		if e.ComplexityRoot.LiveEvent.ActorID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.ActorID(childComplexity), true
+	case "LiveEvent.changeRequestId":
+		if e.ComplexityRoot.LiveEvent.ChangeRequestID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.ChangeRequestID(childComplexity), true
+	case "LiveEvent.commentId":
+		if e.ComplexityRoot.LiveEvent.CommentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.CommentID(childComplexity), true
+	case "LiveEvent.createdAt":
+		if e.ComplexityRoot.LiveEvent.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.CreatedAt(childComplexity), true
+	case "LiveEvent.id":
+		if e.ComplexityRoot.LiveEvent.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.ID(childComplexity), true
+	case "LiveEvent.organizationId":
+		if e.ComplexityRoot.LiveEvent.OrganizationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.OrganizationID(childComplexity), true
+	case "LiveEvent.revisionId":
+		if e.ComplexityRoot.LiveEvent.RevisionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.RevisionID(childComplexity), true
+	case "LiveEvent.siteId":
+		if e.ComplexityRoot.LiveEvent.SiteID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.SiteID(childComplexity), true
+	case "LiveEvent.spaceId":
+		if e.ComplexityRoot.LiveEvent.SpaceID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.SpaceID(childComplexity), true
+	case "LiveEvent.type":
+		if e.ComplexityRoot.LiveEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LiveEvent.Type(childComplexity), true
 
 	case "Member.contentPermissions":
 		if e.ComplexityRoot.Member.ContentPermissions == nil {
@@ -7972,6 +8058,40 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SpaceURLs.Published(childComplexity), true
 
+	case "Subscription.integrationEvents":
+		if e.ComplexityRoot.Subscription.IntegrationEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_integrationEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.IntegrationEvents(childComplexity, args["name"].(string)), true
+	case "Subscription.siteEvents":
+		if e.ComplexityRoot.Subscription.SiteEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_siteEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.SiteEvents(childComplexity, args["organizationId"].(string), args["siteId"].(string)), true
+	case "Subscription.spaceEvents":
+		if e.ComplexityRoot.Subscription.SpaceEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_spaceEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.SpaceEvents(childComplexity, args["spaceId"].(string)), true
+
 	case "Team.createdAt":
 		if e.ComplexityRoot.Team.CreatedAt == nil {
 			break
@@ -8564,6 +8684,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -8603,6 +8740,7 @@ Authenticate with ` + "`" + `Authorization: Bearer <API token>` + "`" + `.
 schema {
   query: Query
   mutation: Mutation
+  subscription: Subscription
 }
 
 # ---------------------------------------------------------------------------
@@ -11548,6 +11686,61 @@ input UpdateIntegrationContentInstallationInput {
   configuration: JSONObject
 }
 
+# ---------------------------------------------------------------------------
+# Live updates (subscriptions)
+# ---------------------------------------------------------------------------
+
+"What a live event tells of."
+enum LiveEventType {
+  "The space's content changed outside a change request (an edit, an import)."
+  content_updated
+  change_request_opened
+  "A change request's subject, description, status or content changed."
+  change_request_updated
+  "A change request was merged: the space's content is now ` + "`" + `revisionId` + "`" + `."
+  change_request_merged
+  comment_posted
+  comment_resolved
+  "A site's sections, section groups or site spaces changed."
+  site_structure_updated
+}
+
+"""
+A change, as subscriptions deliver it: what happened, and the ids of what
+it happened to (read them with the queries to show the change).
+"""
+type LiveEvent {
+  id: ID!
+  type: LiveEventType!
+  organizationId: ID!
+  spaceId: ID
+  siteId: ID
+  changeRequestId: ID
+  commentId: ID
+  "The space's (or change request's) revision after the change."
+  revisionId: ID
+  "The user who made the change."
+  actorId: ID
+  createdAt: DateTime!
+}
+
+"""
+Live updates over a websocket at ` + "`" + `/graphql` + "`" + ` (the graphql-transport-ws
+protocol; the token goes in the ` + "`" + `connection_init` + "`" + ` payload as
+` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + `, or in the upgrade request's
+Authorization header). Permission is checked when subscribing and again for
+every event: a caller who loses access stops receiving, and the
+subscription completes.
+"""
+type Subscription {
+  "Changes to a space the caller can read: its content, change requests and comments."
+  spaceEvents(spaceId: ID!): LiveEvent!
+  "Changes to the structure of a site the caller can read."
+  siteEvents(organizationId: ID!, siteId: ID!): LiveEvent!
+  "The events of an integration, on the organizations the caller administers."
+  integrationEvents(name: String!): IntegrationEvent!
+}
+
 type Query {
   "The authenticated user."
   viewer: User!
@@ -12848,6 +13041,32 @@ func (ec *executionContext) childFields_ListNext(ctx context.Context, field grap
 		return ec.fieldContext_ListNext_page(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ListNext", field.Name)
+}
+
+func (ec *executionContext) childFields_LiveEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_LiveEvent_id(ctx, field)
+	case "type":
+		return ec.fieldContext_LiveEvent_type(ctx, field)
+	case "organizationId":
+		return ec.fieldContext_LiveEvent_organizationId(ctx, field)
+	case "spaceId":
+		return ec.fieldContext_LiveEvent_spaceId(ctx, field)
+	case "siteId":
+		return ec.fieldContext_LiveEvent_siteId(ctx, field)
+	case "changeRequestId":
+		return ec.fieldContext_LiveEvent_changeRequestId(ctx, field)
+	case "commentId":
+		return ec.fieldContext_LiveEvent_commentId(ctx, field)
+	case "revisionId":
+		return ec.fieldContext_LiveEvent_revisionId(ctx, field)
+	case "actorId":
+		return ec.fieldContext_LiveEvent_actorId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_LiveEvent_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LiveEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_Member(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -19317,6 +19536,56 @@ func (ec *executionContext) field_Space_userPermissions_args(ctx context.Context
 		return nil, err
 	}
 	args["limit"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_integrationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "name",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_siteEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_spaceEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "spaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["spaceId"] = arg0
 	return args, nil
 }
 
@@ -27827,6 +28096,236 @@ func (ec *executionContext) _ListNext_page(ctx context.Context, field graphql.Co
 }
 func (ec *executionContext) fieldContext_ListNext_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ListNext", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_id(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_type(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.LiveEventType) graphql.Marshaler {
+			return ec.marshalNLiveEventType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type LiveEventType does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_organizationId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_organizationId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OrganizationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_organizationId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_spaceId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_spaceId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SpaceID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_spaceId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_siteId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_siteId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_siteId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_changeRequestId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_changeRequestId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeRequestID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_changeRequestId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_commentId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_commentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_commentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_revisionId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_revisionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RevisionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_revisionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_actorId(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_actorId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ActorID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_actorId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _LiveEvent_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.LiveEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LiveEvent_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LiveEvent_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LiveEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Member_object(ctx context.Context, field graphql.CollectedField, obj *store.Member) (ret graphql.Marshaler) {
@@ -44415,6 +44914,138 @@ func (ec *executionContext) fieldContext_SpaceURLs_icon(_ context.Context, field
 	return graphql.NewScalarFieldContext("SpaceURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Subscription_spaceEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_spaceEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().SpaceEvents(ctx, fc.Args["spaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.LiveEvent) graphql.Marshaler {
+			return ec.marshalNLiveEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_spaceEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_spaceEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_siteEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_siteEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().SiteEvents(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.LiveEvent) graphql.Marshaler {
+			return ec.marshalNLiveEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_siteEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LiveEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_siteEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_integrationEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_integrationEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().IntegrationEvents(ctx, fc.Args["name"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationEvent) graphql.Marshaler {
+			return ec.marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_integrationEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_integrationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Team_object(ctx context.Context, field graphql.CollectedField, obj *store.Team) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -57264,6 +57895,89 @@ func (ec *executionContext) _ListNext(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var liveEventImplementors = []string{"LiveEvent"}
+
+func (ec *executionContext) _LiveEvent(ctx context.Context, sel ast.SelectionSet, obj *store.LiveEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, liveEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LiveEvent")
+		case "id":
+			out.Values[i] = ec._LiveEvent_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._LiveEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "organizationId":
+			out.Values[i] = ec._LiveEvent_organizationId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "spaceId":
+			out.Values[i] = ec._LiveEvent_spaceId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "siteId":
+			out.Values[i] = ec._LiveEvent_siteId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "changeRequestId":
+			out.Values[i] = ec._LiveEvent_changeRequestId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "commentId":
+			out.Values[i] = ec._LiveEvent_commentId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "revisionId":
+			out.Values[i] = ec._LiveEvent_revisionId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "actorId":
+			out.Values[i] = ec._LiveEvent_actorId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._LiveEvent_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var memberImplementors = []string{"Member"}
 
 func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, obj *store.Member) graphql.Marshaler {
@@ -66121,6 +66835,30 @@ func (ec *executionContext) _SpaceURLs(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "spaceEvents":
+		return ec._Subscription_spaceEvents(ctx, fields[0])
+	case "siteEvents":
+		return ec._Subscription_siteEvents(ctx, fields[0])
+	case "integrationEvents":
+		return ec._Subscription_integrationEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var teamImplementors = []string{"Team"}
 
 func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj *store.Team) graphql.Marshaler {
@@ -69234,6 +69972,26 @@ func (ec *executionContext) marshalNLinkStats2ᚖgithubᚗcomᚋdocsapiᚋdocsap
 		return graphql.Null
 	}
 	return ec._LinkStats(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNLiveEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEvent(ctx context.Context, sel ast.SelectionSet, v *store.LiveEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LiveEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLiveEventType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEventType(ctx context.Context, v any) (store.LiveEventType, error) {
+	var res store.LiveEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLiveEventType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐLiveEventType(ctx context.Context, sel ast.SelectionSet, v store.LiveEventType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Member) graphql.Marshaler {

@@ -1293,6 +1293,15 @@ type SubmitChangeRequestReviewInput struct {
 	Comment graphql.Omittable[map[string]any] `json:"comment,omitempty"`
 }
 
+// Live updates over a websocket at `/graphql` (the graphql-transport-ws
+// protocol; the token goes in the `connection_init` payload as
+// `{"Authorization": "Bearer <token>"}`, or in the upgrade request's
+// Authorization header). Permission is checked when subscribing and again for
+// every event: a caller who loses access stops receiving, and the
+// subscription completes.
+type Subscription struct {
+}
+
 type TableCellInput struct {
 	Record     string `json:"record"`
 	Definition string `json:"definition"`

@@ -32,7 +32,8 @@ const AssetDir = "/playground/"
 // style sheets come only from the server itself; GraphiQL's bundled
 // react-remove-scroll adds <style> elements at run time, hence 'unsafe-inline'
 // styles; its style sheet inlines its fonts and a few images as data: URLs.
-// The page talks only to its own origin.
+// The page talks only to its own origin ('self' covers the ws:// or wss://
+// of subscriptions on the same host, CSP Level 3).
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"

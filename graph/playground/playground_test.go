@@ -238,3 +238,27 @@ func TestWantsPlayground(t *testing.T) {
 		}
 	}
 }
+
+// The playground runs subscriptions: the vendored GraphiQL bundles the
+// graphql-ws client (graphql-transport-ws, createFetcher's subscriptionUrl),
+// and boot.js gives it the websocket beside the page's address.
+func TestPlaygroundSubscriptions(t *testing.T) {
+	h := playground.Handler("/graphql")
+	get := func(name string) string {
+		res := serve(h, "GET", "/graphql"+playground.AssetDir+name, nil)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", name, res.StatusCode)
+		}
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if js := get("graphiql.min.js"); !strings.Contains(js, `"graphql-transport-ws"`) || !strings.Contains(js, "subscriptionUrl") {
+		t.Fatal("the vendored GraphiQL does not carry the graphql-transport-ws client")
+	}
+	boot := get("boot.js")
+	for _, want := range []string{"subscriptionUrl: wsURL.href", "'wss:'", "'ws:'"} {
+		if !strings.Contains(boot, want) {
+			t.Errorf("boot.js lacks %q", want)
+		}
+	}
+}

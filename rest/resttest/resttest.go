@@ -36,6 +36,8 @@ type Env struct {
 	AdminToken string
 	// Jobs is the background job runner, when Options.Jobs is set.
 	Jobs *jobs.Runner
+
+	opts Options
 }
 
 // Options tune New.
@@ -64,7 +66,37 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	db := pgtest.NewDB(t)
 	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret()}
+	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o}
+	env.start()
+	if o.Jobs {
+		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: env.Server.Resolver, Clock: clock.Now,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = runner.Stop(ctx)
+		})
+		env.Jobs = runner
+	}
+	return env
+}
+
+// AnotherProcess starts a second server on e's database, as another server
+// process would run: its own listeners, caches and subscriptions.
+func (e *Env) AnotherProcess() *Env {
+	e.T.Helper()
+	other := &Env{T: e.T, DB: e.DB, Clock: e.Clock, AdminToken: e.AdminToken, opts: e.opts}
+	other.start()
+	return other
+}
+
+// start starts e's server on a loopback listener; it stops when the test ends.
+func (e *Env) start() {
+	t, db, clock, env, o := e.T, e.DB, e.Clock, e, e.opts
+	t.Helper()
 	// The public URL is known only once the listener exists; a handler
 	// indirection lets the server be built with it.
 	var handler http.Handler
@@ -83,21 +115,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	handler = srv
+	t.Cleanup(srv.Close) // before ts.Close: subscriptions end first
 	env.URL, env.Server = ts.URL, srv
-	if o.Jobs {
-		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: srv.Resolver, Clock: clock.Now,
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			_ = runner.Stop(ctx)
-		})
-		env.Jobs = runner
-	}
-	return env
 }
 
 // Clock is a settable clock.

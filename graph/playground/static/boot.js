@@ -6,10 +6,17 @@
 (function () {
   'use strict';
   var config = JSON.parse(document.getElementById('graphiql-config').textContent);
+  // Subscriptions run over a websocket at the same address: ws:// beside
+  // http://, wss:// beside https://. The bundled graphql-ws client speaks
+  // graphql-transport-ws and sends the Headers editor's JSON as the
+  // connection_init payload, where the server reads the Authorization
+  // member.
+  var wsURL = new URL(config.endpoint, window.location.href);
+  wsURL.protocol = wsURL.protocol === 'https:' ? 'wss:' : 'ws:';
   var props = {
     // A relative URL: the endpoint is the page's own address, whatever
     // public URL or path prefix the server is reached through.
-    fetcher: GraphiQL.createFetcher({ url: config.endpoint }),
+    fetcher: GraphiQL.createFetcher({ url: config.endpoint, subscriptionUrl: wsURL.href }),
     defaultHeaders: config.defaultHeaders,
     defaultTabs: config.tabs,
     isHeadersEditorEnabled: true,
