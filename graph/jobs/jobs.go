@@ -59,6 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
 	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
 	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
+	river.AddWorker(workers, &processConversations{res: cfg.Resolver})
 	river.AddWorker(workers, &sweepUnfinished{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
@@ -148,9 +149,25 @@ func (w *runTranslation) Timeout(*river.Job[graph.RunTranslationArgs]) time.Dura
 	return 30 * time.Minute
 }
 
+// processConversations extracts and clusters the issues of an
+// organization's changed conversations (graph/conversation.go).
+type processConversations struct {
+	river.WorkerDefaults[graph.ProcessConversationsArgs]
+	res *graph.Resolver
+}
+
+func (w *processConversations) Work(ctx context.Context, job *river.Job[graph.ProcessConversationsArgs]) error {
+	return w.res.ProcessConversations(ctx, job.Args.OrganizationID)
+}
+
+// Timeout allows a provider request per changed conversation.
+func (w *processConversations) Timeout(*river.Job[graph.ProcessConversationsArgs]) time.Duration {
+	return 30 * time.Minute
+}
+
 // SweepUnfinished enqueues the work left pending: an enqueue after a commit
 // that failed, or a job that died while working (OpenAPI specs, translation
-// runs). Each job claims its item, so an item enqueued twice is done once.
+// runs, conversations to process). Each job claims its item, so an item enqueued twice is done once.
 type SweepUnfinished struct{}
 
 // Kind names the job in River's table.
@@ -176,6 +193,13 @@ func (w *sweepUnfinished) Work(ctx context.Context, _ *river.Job[SweepUnfinished
 	}
 	for _, id := range translations {
 		params = append(params, river.InsertManyParams{Args: graph.RunTranslationArgs{TranslationID: id}})
+	}
+	orgs, err := w.res.ConversationsToProcess(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range orgs {
+		params = append(params, river.InsertManyParams{Args: graph.ProcessConversationsArgs{OrganizationID: id}})
 	}
 	if len(params) == 0 {
 		return nil
