@@ -51,6 +51,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	specSlug, specVersion := processedSpec(t, env, victim, org, specSrc.URL+"/v30/openapi.json")
 	translation := victim.Do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`).
 		Expect(http.StatusCreated).String("id")
+	conversation, issue, cluster := ingestedConversation(t, env, victim, org)
 	// A private integration of the victim's, installed on its organization,
 	// space and site.
 	intBase := "/v1/integrations/victim-tool"
@@ -67,6 +68,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation,
 		"reviewId": review, "integrationName": "victim-tool", "installationId": inst, "eventId": event,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -122,6 +124,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"createOpenAPISpec":                   `{"slug":"planted","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 		"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+		"ingestConversation":                  `{"id":"conv-1","subject":"Pwned","parts":[]}`,
 		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 		"submitChangeRequestReview":           `{"status":"approved"}`,
@@ -154,7 +157,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/spaces/" + space + "/comments/" + comment, "/v1/spaces/" + space + "/change-requests/" + cr + "/comments/" + crComment, "/v1/orgs/" + org + "/teams/" + team + "/members",
 			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers",
-			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events"} {
+			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events",
+			"/v1/orgs/" + org + "/conversations/" + conversation, "/v1/orgs/" + org + "/conversations-clusters/" + cluster} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()
