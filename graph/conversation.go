@@ -43,7 +43,7 @@ const (
 // cluster: measured on paraphrased complaints (graph/insights tests and
 // rest/conversation_test.go), it groups rephrasings of one problem and keeps
 // complaints that share only generic words apart.
-const clusterThreshold = 0.3
+const clusterThreshold = 0.2
 
 // pulseWeeks is the length of a cluster's weeklyPulse (spec 8: exactly 13).
 const pulseWeeks = 13

@@ -2,12 +2,16 @@ package rest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -354,4 +358,176 @@ func TestConversationInsights(t *testing.T) {
 		eve.Do("GET", o+path, nil).Expect(http.StatusNotFound)
 	}
 	eve.Do("GET", "/v1/spaces/"+space+"/change-requests?conversationsIssuesCluster="+loginCluster, nil).Expect(http.StatusNotFound)
+}
+
+// fixtureProblems are five distinct problems, each phrased in many ways, as
+// customers would write them.
+var fixtureProblems = map[string][]string{
+	"login": {
+		"I can't log in, my password is rejected.",
+		"Login fails even after resetting my password.",
+		"The sign in page says my password is wrong.",
+		"Why does the login reject my password?",
+		"I reset my password but still cannot sign in.",
+		"My password stopped working at login this morning.",
+		"Login keeps telling me the password is invalid.",
+		"I am locked out: the password reset link does not let me log in.",
+	},
+	"export": {
+		"Exporting my space to PDF fails.",
+		"The PDF export is broken.",
+		"PDF export produces an empty file.",
+		"Why is the exported PDF missing half of my pages?",
+		"Export to PDF times out on big spaces.",
+		"I cannot export the documentation as a PDF.",
+		"The PDF I exported has broken images.",
+		"PDF export of a page crashes.",
+	},
+	"search": {
+		"Search returns no results for pages that exist.",
+		"The search bar does not find my pages.",
+		"Why does search miss words in page titles?",
+		"Search results are outdated after I edit a page.",
+		"Search finds nothing when I type a page title.",
+		"The search index seems stale: new pages are missing from search results.",
+		"Searching for an exact phrase returns unrelated results.",
+		"Search is not finding pages in my collection.",
+	},
+	"billing": {
+		"I was charged twice on my last invoice.",
+		"The invoice shows the wrong billing amount.",
+		"Why was my card charged twice this month?",
+		"My billing invoice wrongly lists seats we removed.",
+		"The invoice amount is wrong after I downgraded the plan.",
+		"I need a corrected invoice: the billing address is wrong.",
+		"We were charged for the annual plan twice.",
+		"How do I get a refund for a duplicate charge on my invoice?",
+	},
+	"domain": {
+		"My custom domain shows a certificate error.",
+		"The SSL certificate for my custom domain is not issued.",
+		"Why does the custom domain say the connection is not secure?",
+		"The custom domain does not resolve to my docs site.",
+		"Certificate error on our custom domain since yesterday.",
+		"Setting up a custom domain fails at the DNS verification step.",
+		"Our docs on the custom domain show an invalid certificate.",
+		"The custom domain is stuck pending and the certificate never arrives.",
+	},
+}
+
+// About 200 conversations on five problems yield five (±1) clusters, each
+// holding the issues of one problem only; weeklyPulse counts every issue of
+// the last 13 weeks.
+func TestConversationClustersOfAFixture(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	now := env.Clock.Now()
+	greetings := []string{"Hi team.", "Hello!", "Good morning.", "", "Hey there, quick note.", "Thanks for the great product."}
+	endings := []string{"Can you help?", "Thanks in advance.", "", "Please advise.", "This is urgent for us.", "Regards, Sam."}
+	problems := []string{"billing", "domain", "export", "login", "search"}
+	var batch []any
+	problemOf := map[string]string{}
+	inWindow := map[string]int{}
+	for i := range 200 {
+		p := problems[i%len(problems)]
+		phrasings := fixtureProblems[p]
+		body := strings.TrimSpace(greetings[i%len(greetings)] + " " + phrasings[(i/len(problems))%len(phrasings)] + " " + endings[(i/3)%len(endings)])
+		id := fmt.Sprintf("c%03d", i)
+		age := time.Duration(i%120) * 24 * time.Hour // spread over 120 days: some before the 13 weeks
+		if age < 91*24*time.Hour {
+			inWindow[p]++
+		}
+		batch = append(batch, conversation(id, p, body, now.Add(-age-time.Hour)))
+		problemOf[id] = p
+	}
+	alice.Do("POST", "/v1/orgs/"+org+"/conversations", batch).Expect(http.StatusNoContent)
+	if err := env.Server.Resolver.ProcessConversations(context.Background(), org); err != nil {
+		t.Fatal(err)
+	}
+
+	clusters := list(t, alice, "/v1/orgs/"+org+"/conversations-clusters?orderBy=issues&limit=100")
+	if len(clusters) < 4 || len(clusters) > 6 {
+		t.Errorf("%d clusters, want 5 (±1): %v", len(clusters), memberValues(clusters, "label"))
+	}
+	seen := map[string]string{} // problem → its largest cluster
+	total := 0
+	for _, c := range clusters {
+		issues := list(t, alice, "/v1/orgs/"+org+"/conversations-issues?limit=1000&cluster="+c["id"].(string))
+		count := map[string]int{}
+		for _, it := range issues {
+			count[problemOf[it["conversation"].(map[string]any)["id"].(string)]]++
+		}
+		if len(count) != 1 {
+			t.Errorf("cluster %q mixes problems: %v", c["label"], count)
+			continue
+		}
+		for p, n := range count {
+			total += n
+			if seen[p] != "" {
+				t.Errorf("problem %s split between %q and %q", p, seen[p], c["label"])
+			}
+			seen[p] = c["label"].(string)
+			sum := 0
+			for _, w := range c["weeklyPulse"].([]any) {
+				sum += int(w.(float64))
+			}
+			if len(c["weeklyPulse"].([]any)) != 13 || (len(clusters) == 5 && sum != inWindow[p]) {
+				t.Errorf("cluster %q: weeklyPulse %v, want 13 weeks summing to %d", c["label"], c["weeklyPulse"], inWindow[p])
+			}
+			if c["stats"].(map[string]any)["issues"] != float64(n) {
+				t.Errorf("cluster %q: stats %v for %d issues", c["label"], c["stats"], n)
+			}
+		}
+	}
+	if total != 200 {
+		t.Errorf("%d issues clustered, want one per conversation (200)", total)
+	}
+}
+
+// With a provider configured, the model extracts the issues and the issue
+// says so; a provider that fails leaves the conversation unprocessed, with
+// no issue, for the job to try again.
+func TestConversationIssuesFromAProvider(t *testing.T) {
+	t.Parallel()
+	var broken atomic.Bool
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if broken.Load() {
+			http.Error(w, "overloaded", http.StatusServiceUnavailable)
+			return
+		}
+		content := `{"issues": [{"title": "Password rejected at login", "summary": "The user's password is refused."}]}`
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
+	}))
+	defer api.Close()
+	env := resttest.New(t, resttest.Options{Translator: &translator.OpenAI{URL: api.URL + "/v1", Model: "insights-model"}})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	o := "/v1/orgs/" + org
+
+	alice.Do("POST", o+"/conversations", conversation("c1", "Login", "Nothing works, I am so sad", env.Clock.Now())).Expect(http.StatusNoContent)
+	if err := env.Server.Resolver.ProcessConversations(context.Background(), org); err != nil {
+		t.Fatal(err)
+	}
+	items := list(t, alice, o+"/conversations-issues")
+	if len(items) != 1 || items[0]["issue"].(map[string]any)["title"] != "Password rejected at login" {
+		t.Fatalf("issues: %v", items)
+	}
+	gql := alice.GraphQL(`query($o: ID!) { organization(id: $o) { conversationIssues { items { issue { extractor } } } } }`, map[string]any{"o": org})
+	if len(gql.Errors) > 0 || !strings.Contains(string(gql.Data), `"extractor":"insights-model at `) {
+		t.Errorf("extractor: %s %v", gql.Data, gql.Errors)
+	}
+
+	broken.Store(true)
+	alice.Do("POST", o+"/conversations", conversation("c2", "Export", "The PDF export fails.", env.Clock.Now())).Expect(http.StatusNoContent)
+	if err := env.Server.Resolver.ProcessConversations(context.Background(), org); err == nil || !strings.Contains(err.Error(), "answered 503") {
+		t.Fatalf("a failing provider: %v", err)
+	}
+	if c := alice.Do("GET", o+"/conversations/c2", nil).Expect(http.StatusOK).JSON()["conversation"].(map[string]any); c["processedAt"] != nil {
+		t.Errorf("processed despite the failure: %v", c)
+	}
+	if n := len(list(t, alice, o+"/conversations-issues")); n != 1 {
+		t.Errorf("%d issues after a failed extraction", n)
+	}
 }

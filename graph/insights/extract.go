@@ -91,7 +91,8 @@ var problemCues = []string{
 	"isn't", "is not", "aren't", "didn't", "not working", "no longer", "error", "fail", "broken", "break",
 	"crash", "bug", "issue", "problem", "wrong", "missing", "stuck", "slow", "timeout", "timed out",
 	"confus", "unclear", "incorrect", "outdated", "lost", "denied", "refus", "reject", "invalid", "blank", "empty",
-	"locked out", "is down", "went down", "charged twice",
+	"locked out", "is down", "went down", "twice", "duplicate", "no result", "nothing", "times out", "time out",
+	"unrelated", "never", "stale", "stopped", "not secure", "stuck",
 	"how do i", "how can i", "how to", "is there a way", "need help",
 }
 

@@ -87,7 +87,7 @@ func TestCluster(t *testing.T) {
 		vectors[i] = c.Vector(s)
 	}
 	none := []int{-1, -1, -1, -1, -1, -1}
-	got := Cluster(vectors, none, 0.3)
+	got := Cluster(vectors, none, 0.2)
 	if want := []int{0, 1, 0, 1, 2, 0}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("Cluster = %v, want %v", got, want)
 	}
@@ -99,7 +99,7 @@ func TestCluster(t *testing.T) {
 	for _, s := range texts {
 		vectors = append(vectors, c.Vector(s))
 	}
-	got = Cluster(vectors, append(got, -1, -1), 0.3)
+	got = Cluster(vectors, append(got, -1, -1), 0.2)
 	if want := []int{0, 1, 0, 1, 2, 0, 0, 3}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("incremental Cluster = %v, want %v", got, want)
 	}

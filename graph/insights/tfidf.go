@@ -160,12 +160,15 @@ var stopWords = func() map[string]bool {
 	return m
 }()
 
-// Cluster groups texts greedily by cosine similarity: each text, in order,
-// joins the cluster whose centroid it is most similar to when that
-// similarity reaches threshold, and starts a new cluster otherwise. assigned
-// gives the cluster of the texts already placed (-1: none yet), so existing
-// clusters keep their members and their numbers; the result holds a cluster
-// number for every text, new clusters numbered after the existing ones.
+// Cluster groups texts by cosine similarity. assigned gives the cluster of
+// the texts already placed (-1: none yet): existing clusters keep their
+// members and their numbers. Each new text, in order, joins the cluster
+// whose centroid it is most similar to when that similarity reaches
+// threshold, and starts a new cluster otherwise. Then, since the first
+// texts of a batch decide where its clusters start, a new cluster whose
+// centroid is that similar to an older cluster's is merged into it, until
+// none is. The result holds a cluster number for every text, new clusters
+// numbered after the existing ones (merged numbers are left unused).
 func Cluster(vectors []Vector, assigned []int, threshold float64) []int {
 	out := append([]int(nil), assigned...)
 	centroids := map[int]Vector{}
@@ -180,6 +183,7 @@ func Cluster(vectors []Vector, assigned []int, threshold float64) []int {
 		centroids[c].add(vectors[i], 1)
 		next = max(next, c+1)
 	}
+	firstNew := next
 	for i, c := range out {
 		if c >= 0 {
 			continue
@@ -197,6 +201,34 @@ func Cluster(vectors []Vector, assigned []int, threshold float64) []int {
 		}
 		centroids[best].add(vectors[i], 1)
 		out[i] = best
+	}
+	for merged := true; merged; {
+		merged = false
+		for _, c := range sortedKeys(centroids) {
+			if c < firstNew {
+				continue
+			}
+			best, bestSim := -1, threshold
+			for _, o := range sortedKeys(centroids) {
+				if o >= c {
+					break
+				}
+				if sim := Cosine(centroids[c], centroids[o]); sim >= bestSim {
+					best, bestSim = o, sim
+				}
+			}
+			if best < 0 {
+				continue
+			}
+			centroids[best].add(centroids[c], 1)
+			delete(centroids, c)
+			for i := range out {
+				if out[i] == c {
+					out[i] = best
+				}
+			}
+			merged = true
+		}
 	}
 	return out
 }
