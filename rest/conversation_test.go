@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
@@ -529,5 +530,29 @@ func TestConversationIssuesFromAProvider(t *testing.T) {
 	}
 	if n := len(list(t, alice, o+"/conversations-issues")); n != 1 {
 		t.Errorf("%d issues after a failed extraction", n)
+	}
+}
+
+// The sweep enqueues the organizations whose conversations were left due
+// (their job's enqueue was lost, or it failed), and their job processes them.
+func TestConversationSweep(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t, resttest.Options{Jobs: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	ctx := context.Background()
+	now := env.Clock.Now()
+	lost := &store.Conversation{OrganizationID: org, ID: "lost", Source: "email", Attributes: map[string]string{},
+		Parts:     []store.ConversationPart{{Type: "message", Role: "user", Body: "Why is my invoice wrong?"}},
+		CreatedAt: now.Add(-time.Hour), IngestedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Hour)}
+	if err := store.UpsertConversation(ctx, env.DB, lost, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Jobs.Insert(ctx, jobs.SweepUnfinished{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	items := waitIssues(t, alice, org, 1)
+	if got := items[0]["issue"].(map[string]any)["title"]; got != "Why is my invoice wrong?" {
+		t.Errorf("issue: %v", items[0])
 	}
 }

@@ -2,6 +2,7 @@ package insights
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"testing"
 )
@@ -105,5 +106,21 @@ func TestCluster(t *testing.T) {
 	}
 	if i := Central(vectors, []int{0, 2, 5, 6}); i != 0 && i != 2 && i != 5 && i != 6 {
 		t.Errorf("Central = %d", i)
+	}
+}
+
+// A new cluster that grows as similar as an older one merges into it; an
+// existing cluster never does (change requests name it).
+func TestClusterMerges(t *testing.T) {
+	r := 1 / math.Sqrt2
+	vectors := []Vector{{"a": 1}, {"b": 1}, {"a": r, "b": r}}
+	if got := Cluster(vectors, []int{-1, -1, -1}, 0.35); !reflect.DeepEqual(got, []int{0, 0, 0}) {
+		t.Errorf("new clusters: %v, want one", got)
+	}
+	if got := Cluster(vectors, []int{0, 1, -1}, 0.35); !reflect.DeepEqual(got, []int{0, 1, 1}) {
+		t.Errorf("existing clusters: %v, want both kept", got)
+	}
+	if got := Cluster(vectors, []int{-1, -1, -1}, 0.9); !reflect.DeepEqual(got, []int{0, 1, 2}) {
+		t.Errorf("high threshold: %v, want three", got)
 	}
 }
