@@ -406,11 +406,22 @@ func (r *Resolver) clusterIssues(ctx context.Context, tx bun.Tx, orgID string, n
 	for i := range texts {
 		vectors[i] = corpus.Vector(texts[i])
 	}
+	// The existing clusters that still have members are numbered 0..n-1; one
+	// left empty is not reused for other issues (a change request may name
+	// it for its old topic): it is removed below.
+	members := map[string]bool{}
+	for _, is := range issues {
+		if is.ClusterID != nil {
+			members[*is.ClusterID] = true
+		}
+	}
 	index := map[string]int{}
 	clusters := make([]*store.IssuesCluster, 0, len(existing))
 	for _, c := range existing {
-		index[c.ID] = len(clusters)
-		clusters = append(clusters, c)
+		if members[c.ID] {
+			index[c.ID] = len(clusters)
+			clusters = append(clusters, c)
+		}
 	}
 	assigned := make([]int, len(issues))
 	for i, is := range issues {
@@ -422,10 +433,10 @@ func (r *Resolver) clusterIssues(ctx context.Context, tx bun.Tx, orgID string, n
 		}
 	}
 	placed := insights.Cluster(vectors, assigned, clusterThreshold)
-	members := map[int][]int{}
+	byCluster := map[int][]int{}
 	changed := map[int]bool{}
 	for i, n := range placed {
-		members[n] = append(members[n], i)
+		byCluster[n] = append(byCluster[n], i)
 		if assigned[i] < 0 {
 			changed[n] = true
 		}
@@ -434,7 +445,7 @@ func (r *Resolver) clusterIssues(ctx context.Context, tx bun.Tx, orgID string, n
 		}
 	}
 	for n, c := range clusters {
-		m := members[n]
+		m := byCluster[n]
 		if len(m) == 0 {
 			continue // removed below
 		}
@@ -525,7 +536,11 @@ func (r *issuesClusterResolver) WeeklyPulse(ctx context.Context, c *store.Issues
 	}
 	pulse := make([]int, pulseWeeks)
 	for _, d := range dates {
-		if n := int(d.Sub(start) / week); n >= 0 && n < pulseWeeks && !d.After(now) {
+		n := int(d.Sub(start) / week)
+		if n == pulseWeeks && d.Equal(now) { // this very instant closes the last week
+			n--
+		}
+		if n >= 0 && n < pulseWeeks {
 			pulse[n]++
 		}
 	}

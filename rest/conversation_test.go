@@ -556,3 +556,40 @@ func TestConversationSweep(t *testing.T) {
 		t.Errorf("issue: %v", items[0])
 	}
 }
+
+// A cluster is analysing while a conversation of its issues changed and
+// awaits extraction, pending (awaiting action) otherwise; an issue dated
+// this very instant counts in the last week.
+func TestConversationClusterStatus(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	o := "/v1/orgs/" + org
+	_, _, cluster := ingestedConversation(t, env, alice, org)
+	status := func(s string) string {
+		return strings.Join(memberValues(list(t, alice, o+"/conversations-clusters?status="+s), "id"), ",")
+	}
+	if status("pending") != cluster || status("analysing") != "" {
+		t.Fatalf("after processing: pending %q, analysing %q", status("pending"), status("analysing"))
+	}
+	c := alice.Do("GET", o+"/conversations-clusters/"+cluster, nil).Expect(http.StatusOK).JSON()
+	if fmt.Sprint(c["weeklyPulse"]) != "[0 0 0 0 0 0 0 0 0 0 0 0 1]" {
+		t.Errorf("weeklyPulse: %v", c["weeklyPulse"])
+	}
+	alice.Do("POST", o+"/conversations", conversation("conv-1", "Login", "My password is still rejected at login.", env.Clock.Now())).
+		Expect(http.StatusNoContent)
+	if status("pending") != "" || status("analysing") != cluster {
+		t.Fatalf("after re-ingesting: pending %q, analysing %q", status("pending"), status("analysing"))
+	}
+	if err := env.Server.Resolver.ProcessConversations(context.Background(), org); err != nil {
+		t.Fatal(err)
+	}
+	// Its only issue was extracted anew: the cluster it leaves empty goes,
+	// a new one holds it.
+	if got := status("pending"); got == "" || got == cluster || strings.Contains(got, ",") {
+		t.Errorf("after processing again: pending %q", got)
+	}
+	alice.Do("GET", o+"/conversations-clusters/"+cluster, nil).Expect(http.StatusNotFound)
+	alice.Do("GET", o+"/conversations-clusters?status=done", nil).Expect(http.StatusBadRequest)
+}
