@@ -290,6 +290,18 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 		}
 		return k
 	})
+	// The pulse and sources of the whole page, in two queries.
+	clusterIDs := make([]string, len(items))
+	for i, c := range items {
+		clusterIDs[i] = c.ID
+	}
+	details, err := store.ClusterDetails(ctx, r.DB, clusterIDs, r.pulseStart(r.now()))
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range items {
+		c.Details = details[c.ID]
+	}
 	return &model.ConversationsIssuesClusterList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
@@ -524,20 +536,37 @@ func (r *Resolver) ConversationsIssuesCluster() generated.ConversationsIssuesClu
 	return &issuesClusterResolver{r}
 }
 
-// WeeklyPulse counts the cluster's issues by the week of their conversation,
-// over the 13 weeks that end now (the resolver's clock), oldest first.
-func (r *issuesClusterResolver) WeeklyPulse(ctx context.Context, c *store.IssuesCluster) ([]int, error) {
-	const week = 7 * 24 * time.Hour
-	now := r.now()
-	start := now.Add(-pulseWeeks * week)
-	dates, err := store.ClusterIssueDates(ctx, r.DB, c.ID, start)
+const week = 7 * 24 * time.Hour
+
+// pulseStart is where the 13 weeks of a weeklyPulse ending at now begin.
+func (r *Resolver) pulseStart(now time.Time) time.Time { return now.Add(-pulseWeeks * week) }
+
+// details are c's details: read with its list, or now.
+func (r *issuesClusterResolver) details(ctx context.Context, c *store.IssuesCluster) (*store.ClusterDetail, error) {
+	if c.Details != nil {
+		return c.Details, nil
+	}
+	d, err := store.ClusterDetails(ctx, r.DB, []string{c.ID}, r.pulseStart(r.now()))
 	if err != nil {
 		return nil, err
 	}
+	c.Details = d[c.ID]
+	return c.Details, nil
+}
+
+// WeeklyPulse counts the cluster's issues by the week of their conversation,
+// over the 13 weeks that end now (the resolver's clock), oldest first.
+func (r *issuesClusterResolver) WeeklyPulse(ctx context.Context, c *store.IssuesCluster) ([]int, error) {
+	d, err := r.details(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	start := r.pulseStart(now)
 	pulse := make([]int, pulseWeeks)
-	for _, d := range dates {
-		n := int(d.Sub(start) / week)
-		if n == pulseWeeks && d.Equal(now) { // this very instant closes the last week
+	for _, at := range d.Dates {
+		n := int(at.Sub(start) / week)
+		if n == pulseWeeks && at.Equal(now) { // this very instant closes the last week
 			n--
 		}
 		if n >= 0 && n < pulseWeeks {
@@ -548,12 +577,12 @@ func (r *issuesClusterResolver) WeeklyPulse(ctx context.Context, c *store.Issues
 }
 
 func (r *issuesClusterResolver) Sources(ctx context.Context, c *store.IssuesCluster) (map[string]any, error) {
-	counts, err := store.ClusterSources(ctx, r.DB, c.ID)
+	d, err := r.details(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]any, len(counts))
-	for k, v := range counts {
+	out := make(map[string]any, len(d.Sources))
+	for k, v := range d.Sources {
 		out[k] = v
 	}
 	return out, nil

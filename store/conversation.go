@@ -79,6 +79,19 @@ type IssuesCluster struct {
 	TasksCompleted int                 `bun:"tasks_completed,scanonly"`
 	TasksCancelled int                 `bun:"tasks_cancelled,scanonly"`
 	Status         IssuesClusterStatus `bun:"status,scanonly"`
+
+	// Details holds the per-issue data of the cluster when a list read it
+	// for its whole page (ClusterDetails); nil: read it on demand.
+	Details *ClusterDetail `bun:"-"`
+}
+
+// ClusterDetail is what a cluster's weeklyPulse and sources are made of.
+type ClusterDetail struct {
+	// Dates are the dates of the conversations of its issues since the
+	// requested instant, one per issue.
+	Dates []time.Time
+	// Sources counts its issues by the source of their conversation.
+	Sources map[string]int
 }
 
 // Object is the REST type name of a cluster.
@@ -233,28 +246,39 @@ func GetIssuesCluster(ctx context.Context, db bun.IDB, orgID, id string) (*Issue
 	return c, translate(err)
 }
 
-// ClusterIssueDates are the dates of the conversations of a cluster's
-// issues since since, one per issue.
-func ClusterIssueDates(ctx context.Context, db bun.IDB, clusterID string, since time.Time) ([]time.Time, error) {
-	var dates []time.Time
-	err := db.NewRaw(`SELECT c.created_at FROM conversation_issues i JOIN conversations c
+// ClusterDetails reads the details of these clusters in two queries:
+// conversation dates since since, and sources.
+func ClusterDetails(ctx context.Context, db bun.IDB, clusterIDs []string, since time.Time) (map[string]*ClusterDetail, error) {
+	out := make(map[string]*ClusterDetail, len(clusterIDs))
+	for _, id := range clusterIDs {
+		out[id] = &ClusterDetail{Dates: []time.Time{}, Sources: map[string]int{}}
+	}
+	if len(clusterIDs) == 0 {
+		return out, nil
+	}
+	err := eachRow(ctx, db, `SELECT i.cluster_id, c.created_at FROM conversation_issues i JOIN conversations c
 		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
-		WHERE i.cluster_id = ? AND c.created_at >= ?`, clusterID, since).Scan(ctx, &dates)
-	return dates, translate(err)
-}
-
-// ClusterSources counts a cluster's issues by the source of their conversation.
-func ClusterSources(ctx context.Context, db bun.IDB, clusterID string) (map[string]int, error) {
-	out := map[string]int{}
-	err := eachRow(ctx, db, `SELECT c.source, count(*) FROM conversation_issues i JOIN conversations c
-		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
-		WHERE i.cluster_id = ? GROUP BY c.source`, []any{clusterID}, func(scan func(...any) error) error {
-		var source string
-		var n int
-		if err := scan(&source, &n); err != nil {
+		WHERE i.cluster_id = ANY(?) AND c.created_at >= ?`, []any{clusterIDs, since}, func(scan func(...any) error) error {
+		var id string
+		var at time.Time
+		if err := scan(&id, &at); err != nil {
 			return err
 		}
-		out[source] = n
+		out[id].Dates = append(out[id].Dates, at)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = eachRow(ctx, db, `SELECT i.cluster_id, c.source, count(*) FROM conversation_issues i JOIN conversations c
+		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
+		WHERE i.cluster_id = ANY(?) GROUP BY i.cluster_id, c.source`, []any{clusterIDs}, func(scan func(...any) error) error {
+		var id, source string
+		var n int
+		if err := scan(&id, &source, &n); err != nil {
+			return err
+		}
+		out[id].Sources[source] = n
 		return nil
 	})
 	return out, err

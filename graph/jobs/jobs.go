@@ -20,7 +20,8 @@ import (
 // Config configures the job runner.
 type Config struct {
 	DB *store.DB
-	// Resolver does the work of the domain jobs (OpenAPI specs, translations).
+	// Resolver does the work of the domain jobs (OpenAPI specs, translations,
+	// conversation insights).
 	Resolver *graph.Resolver
 	// Clock is the application's clock (retention math uses it; tests move it).
 	Clock func() time.Time
@@ -29,7 +30,8 @@ type Config struct {
 	// (default hourly). The purge also runs when the runner starts.
 	PurgeInterval time.Duration
 	// SweepInterval is how often work left pending (OpenAPI specs,
-	// translation runs) is enqueued again (default a minute).
+	// translation runs, conversations to process) is enqueued again
+	// (default a minute).
 	SweepInterval time.Duration
 	// PollInterval is how often River looks for jobs besides its notifications
 	// (default River's, 1s; tests shorten it).
