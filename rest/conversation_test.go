@@ -120,6 +120,13 @@ func TestConversationIngest(t *testing.T) {
 		t.Errorf("re-ingested: %v", detail)
 	}
 
+	// Re-ingested without a date, a conversation keeps the one it had.
+	alice.Do("POST", base, `{"id":"c3","subject":"Search","parts":[{"type":"message","role":"user","body":"Search finds nothing?"}]}`).
+		Expect(http.StatusNoContent)
+	if c := reader.Do("GET", base+"/c3", nil).Expect(http.StatusOK).JSON()["conversation"].(map[string]any); !sameTime(c["createdAt"], now.Add(-day)) {
+		t.Errorf("re-ingested without a date: %v", c)
+	}
+
 	// Filters and paging.
 	if got := memberValues(list(t, reader, base+"?source=email"), "id"); strings.Join(got, ",") != "c3,c1" {
 		t.Errorf("source=email: %v", got)
