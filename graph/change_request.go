@@ -34,7 +34,7 @@ func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id st
 // crFilter reads the filters of a change request list.
 func crFilter(status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) store.ChangeRequestFilter {
 	f := store.ChangeRequestFilter{Status: store.CROpen, Creator: creator, Contributor: contributor,
-		RequestedReviewer: requestedReviewer, NoneMatch: cluster != nil}
+		RequestedReviewer: requestedReviewer, Cluster: cluster}
 	if status != nil {
 		f.Status = string(*status)
 	}
@@ -125,8 +125,8 @@ func (r *changeRequestResolver) Outdated(ctx context.Context, cr *store.ChangeRe
 	return s.RevisionID != cr.Base(), nil
 }
 
-func (r *changeRequestResolver) ConversationsIssuesCluster(context.Context, *store.ChangeRequest) (*string, error) {
-	return nil, nil
+func (r *changeRequestResolver) ConversationsIssuesCluster(_ context.Context, cr *store.ChangeRequest) (*string, error) {
+	return cr.ClusterID, nil
 }
 
 func (r *changeRequestResolver) Urls(_ context.Context, cr *store.ChangeRequest) (*model.ChangeRequestURLs, error) {
@@ -181,8 +181,15 @@ func document(field string, v map[string]any) (json.RawMessage, error) {
 }
 
 func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID string, input model.CreateChangeRequestInput) (*store.ChangeRequest, error) {
-	if _, err := r.editableSpace(ctx, spaceID); err != nil {
+	space, err := r.editableSpace(ctx, spaceID)
+	if err != nil {
 		return nil, err
+	}
+	cluster, _ := input.ConversationsIssuesCluster.ValueOK()
+	if cluster != nil {
+		if err := r.checkChangeRequestCluster(ctx, space.OrganizationID, *cluster); err != nil {
+			return nil, err
+		}
 	}
 	caller, _ := CallerFrom(ctx)
 	subject := ""
@@ -213,7 +220,7 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 		now := r.now()
 		cr = &store.ChangeRequest{ID: store.NewID(), SpaceID: s.ID, Number: number, Status: store.CROpen, Subject: subject,
 			Description: description, CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
-			RevisionInitial: s.RevisionID, Revision: s.RevisionID}
+			RevisionInitial: s.RevisionID, Revision: s.RevisionID, ClusterID: cluster}
 		if err := store.CreateChangeRequest(ctx, tx, cr); err != nil {
 			return err
 		}

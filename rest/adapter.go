@@ -151,7 +151,13 @@ func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]a
 		vars[name] = v
 	}
 	if def, ok := op.Variables["input"]; ok {
-		input, err := decodeBody(r)
+		var input any
+		var err *requestError
+		if def.Type.Elem != nil {
+			input, err = decodeListBody(r)
+		} else {
+			input, err = decodeBody(r)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -163,9 +169,29 @@ func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]a
 	return vars, nil
 }
 
-// decodeBody reads a JSON object. Numbers stay json.Number so the executor
-// can coerce them to Int or Float as declared; an empty body is {}.
-func decodeBody(r *http.Request) (map[string]any, *requestError) {
+// decodeListBody reads the body of an operation whose input is a list (a
+// batch, such as ingested conversations): a JSON array, or one object that
+// stands for an array of one.
+func decodeListBody(r *http.Request) (any, *requestError) {
+	raw, rerr := readBody(r)
+	if rerr != nil {
+		return nil, rerr
+	}
+	body, rerr := decodeJSON(raw)
+	if rerr != nil {
+		return nil, rerr
+	}
+	switch b := body.(type) {
+	case []any:
+		return b, nil
+	case map[string]any:
+		return []any{b}, nil
+	}
+	return nil, &requestError{http.StatusBadRequest, "request body must be a JSON object or an array of objects"}
+}
+
+// readBody reads the request body within its size limit.
+func readBody(r *http.Request) ([]byte, *requestError) {
 	raw, err := io.ReadAll(r.Body)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -175,9 +201,11 @@ func decodeBody(r *http.Request) (map[string]any, *requestError) {
 		}
 		return nil, &requestError{http.StatusBadRequest, "cannot read the request body"}
 	}
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return map[string]any{}, nil
-	}
+	return raw, nil
+}
+
+// decodeJSON decodes one JSON value, numbers as json.Number.
+func decodeJSON(raw []byte) (any, *requestError) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var body any
@@ -185,7 +213,24 @@ func decodeBody(r *http.Request) (map[string]any, *requestError) {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: " + err.Error()}
 	}
 	if dec.More() {
-		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the object"}
+		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the value"}
+	}
+	return body, nil
+}
+
+// decodeBody reads a JSON object. Numbers stay json.Number so the executor
+// can coerce them to Int or Float as declared; an empty body is {}.
+func decodeBody(r *http.Request) (map[string]any, *requestError) {
+	raw, rerr := readBody(r)
+	if rerr != nil {
+		return nil, rerr
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return map[string]any{}, nil
+	}
+	body, rerr := decodeJSON(raw)
+	if rerr != nil {
+		return nil, rerr
 	}
 	obj, ok := body.(map[string]any)
 	if !ok {

@@ -333,6 +333,11 @@ func (g *openAPIGen) operation(route Route, op *operation) (obj, error) {
 			"description": "The JSON object passed as the `input` variable; unknown members are rejected.",
 			"content":     obj{"application/json": obj{"schema": g.input(v.Type, false)}},
 		}
+		if v.Type.Elem != nil { // a batch: an array, or one object for an array of one
+			body["description"] = "The JSON array passed as the `input` variable, or one object for an array of one; unknown members are rejected."
+			body["content"] = obj{"application/json": obj{"schema": obj{"oneOf": []any{g.input(v.Type.Elem, false), g.input(v.Type, false)}}}}
+			body["required"] = true
+		}
 		// An empty body is {}: the body is required only when {} is not valid.
 		if d := g.schema.Types[v.Type.NamedType]; d != nil && d.Kind == ast.InputObject {
 			for _, f := range d.Fields {

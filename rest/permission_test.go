@@ -94,6 +94,9 @@ var routeNeeds = map[string]string{
 	"listSAMLProvidersInOrganizationById": "admin", "createOrganizationSAMLProvider": "admin",
 	"getOrganizationSAMLProviderById": "admin", "updateOrganizationSAMLProvider": "admin",
 	"deleteOrganizationSAMLProvider": "admin", "listSSOProviderLoginsInOrganization": "member",
+	"listConversations": "read", "ingestConversation": "admin", "getConversationById": "read",
+	"listConversationsIssues": "read", "getConversationIssueById": "read",
+	"listConversationsIssuesClusters": "read", "getConversationsIssuesCluster": "read",
 	"listIntegrations": "anyone", "getIntegrationByName": "member", "publishIntegration": "admin", "unpublishIntegration": "admin",
 	"listIntegrationInstallations": "member", "installIntegration": "admin", "getIntegrationInstallationById": "admin",
 	"updateIntegrationInstallation": "admin", "uninstallIntegration": "admin",
@@ -173,6 +176,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	translation := do("POST", "/v1/orgs/"+org+"/translations", `{"source":{"space":"`+space+`","language":"en"},"language":"fr"}`, http.StatusCreated).String("id")
 	samlProvider := do("POST", "/v1/orgs/"+org+"/saml", `{"label":"Corp IdP"}`, http.StatusCreated).String("id")
 	review := do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/reviews", `{"status":"approved"}`, http.StatusCreated).String("id")
+	conversation, issue, cluster := ingestedConversation(t, env, owner, org)
 	// A private integration of the organization, installed on it, on the
 	// space and on the site (names are global: one per fixture).
 	integration := "int-" + org
@@ -191,12 +195,14 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
+			"conversationId": conversation, "issueId": issue, "clusterId": cluster,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 			"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
 			"createOrganizationSAMLProvider":      `{"label":"New"}`,
 			"updateOrganizationSAMLProvider":      `{"label":"Renamed"}`,
+			"ingestConversation":                  `[{"id":"conv-2","parts":[{"type":"message","role":"user","body":"Why?"}]}]`,
 			"publishIntegration":                  mustJSON(t, publishBody(org, map[string]any{"visibility": "private"})),
 			"installIntegration":                  `{"organization":"` + org + `"}`,
 			"updateIntegrationInstallation":       `{"configuration":{"channel":"x"}}`,

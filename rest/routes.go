@@ -430,6 +430,22 @@ var Routes = []Route{
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/translations/{translationId}/run", Operation: "runTranslation", Status: http.StatusNoContent,
 		Tag: "translations", Summary: "Run a translation in the background"},
 
+	// Conversation insights (spec 4.15; graph/conversation.go)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations", Operation: "listConversations", Status: http.StatusOK,
+		Result: "organization.conversations", Tag: "conversations", Summary: "List the ingested conversations, newest first"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/conversations", Operation: "ingestConversation", Status: http.StatusNoContent,
+		Tag: "conversations", Summary: "Ingest a conversation or an array of them; an id ingested again is replaced"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations/{conversationId}", Operation: "getConversationById", Status: http.StatusOK,
+		Result: "organization.conversation", Tag: "conversations", Summary: "Get a conversation with its parts and metadata"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations-issues", Operation: "listConversationsIssues", Status: http.StatusOK,
+		Result: "organization.conversationIssues", Tag: "conversations", Summary: "List the issues found in conversations"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations-issues/{issueId}", Operation: "getConversationIssueById", Status: http.StatusOK,
+		Result: "organization.conversationIssue", Tag: "conversations", Summary: "Get an issue with its conversation"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations-clusters", Operation: "listConversationsIssuesClusters", Status: http.StatusOK,
+		Result: "organization.conversationsClusters", Tag: "conversations", Summary: "List the clusters of similar issues"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations-clusters/{clusterId}", Operation: "getConversationsIssuesCluster", Status: http.StatusOK,
+		Result: "organization.conversationsCluster", Tag: "conversations", Summary: "Get a cluster of similar issues"},
+
 	// OpenAPI specifications (spec 4.16; graph/openapi_spec.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi", Operation: "listOpenAPISpecs", Status: http.StatusOK,
 		Result: "organization.openAPISpecs", Tag: "openapi", Summary: "List the OpenAPI specifications of an organization"},

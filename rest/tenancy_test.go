@@ -53,6 +53,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		Expect(http.StatusCreated).String("id")
 	samlProvider := victim.Do("POST", "/v1/orgs/"+org+"/saml", `{"label":"Corp IdP","ssoURL":"https://idp.example/sso"}`).
 		Expect(http.StatusCreated).String("id")
+	conversation, issue, cluster := ingestedConversation(t, env, victim, org)
 	// A private integration of the victim's, installed on its organization,
 	// space and site.
 	intBase := "/v1/integrations/victim-tool"
@@ -69,6 +70,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": "victim-tool", "installationId": inst, "eventId": event,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -126,6 +128,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
 		"createOrganizationSAMLProvider":      `{"label":"Planted","ssoURL":"https://evil.example/sso"}`,
 		"updateOrganizationSAMLProvider":      `{"ssoURL":"https://evil.example/sso"}`,
+		"ingestConversation":                  `{"id":"conv-1","subject":"Pwned","parts":[]}`,
 		"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 		"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,
 		"submitChangeRequestReview":           `{"status":"approved"}`,
@@ -160,7 +163,8 @@ func TestCrossTenantAccess(t *testing.T) {
 			"/v1/orgs/" + org + "/saml", "/v1/orgs/" + org + "/sso",
 			"/v1/orgs/" + org + "/openapi", "/v1/orgs/" + org + "/openapi/" + specSlug + "/versions/latest/content",
 			"/v1/spaces/" + space + "/change-requests/" + cr + "/reviews", "/v1/spaces/" + space + "/change-requests/" + cr + "/requested-reviewers",
-			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events"} {
+			intBase, intBase + "/installations/" + inst, intBase + "/spaces", intBase + "/sites", intBase + "/events",
+			"/v1/orgs/" + org + "/conversations/" + conversation, "/v1/orgs/" + org + "/conversations-clusters/" + cluster} {
 			b.Write(victim.Do("GET", p, nil).Expect(http.StatusOK).Body)
 		}
 		return b.String()

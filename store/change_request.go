@@ -25,6 +25,8 @@ type ChangeRequest struct {
 	Revision               string          `bun:"revision"`
 	RevisionMergedAncestor *string         `bun:"revision_merged_ancestor"`
 	RevisionMerged         *string         `bun:"revision_merged"`
+	// ClusterID is the conversations issues cluster it was made for.
+	ClusterID *string `bun:"conversations_issues_cluster_id"`
 }
 
 // Object is the REST type name of a change request.
@@ -96,15 +98,15 @@ type ChangeRequestFilter struct {
 	Contributor *string
 	// RequestedReviewer keeps the change requests awaiting this user's review.
 	RequestedReviewer *string
-	// Nothing is clustered yet: a filter on clusters keeps nothing.
-	NoneMatch bool
+	// Cluster keeps the change requests made for this conversations issues cluster.
+	Cluster *string
 }
 
 // ListChangeRequests pages through the change requests of these spaces,
 // newest first.
 func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
 	var rows []*ChangeRequest
-	if f.NoneMatch || len(spaceIDs) == 0 {
+	if len(spaceIDs) == 0 {
 		return rows, nil
 	}
 	q := db.NewSelect().Model(&rows).Where("cr.space_id IN (?)", bun.List(spaceIDs))
@@ -116,6 +118,9 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f Ch
 	}
 	if f.Contributor != nil {
 		q = q.Where("EXISTS (SELECT 1 FROM change_request_contributors AS c WHERE c.change_request_id = cr.id AND c.user_id = ?)", *f.Contributor)
+	}
+	if f.Cluster != nil {
+		q = q.Where("cr.conversations_issues_cluster_id = ?", *f.Cluster)
 	}
 	if f.RequestedReviewer != nil {
 		q = q.Where("EXISTS (SELECT 1 FROM change_request_requested_reviewers AS q WHERE q.change_request_id = cr.id AND q.user_id = ?)", *f.RequestedReviewer)

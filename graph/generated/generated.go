@@ -36,6 +36,10 @@ type ResolverRoot interface {
 	Collection() CollectionResolver
 	Comment() CommentResolver
 	CommentReply() CommentReplyResolver
+	Conversation() ConversationResolver
+	ConversationIssue() ConversationIssueResolver
+	ConversationIssueItem() ConversationIssueItemResolver
+	ConversationsIssuesCluster() ConversationsIssuesClusterResolver
 	Integration() IntegrationResolver
 	IntegrationDevelopment() IntegrationDevelopmentResolver
 	IntegrationEvent() IntegrationEventResolver
@@ -318,6 +322,112 @@ type ComplexityRoot struct {
 	ContentLocationURL struct {
 		Kind func(childComplexity int) int
 		URL  func(childComplexity int) int
+	}
+
+	Conversation struct {
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Object      func(childComplexity int) int
+		ProcessedAt func(childComplexity int) int
+		Source      func(childComplexity int) int
+		Subject     func(childComplexity int) int
+		Urls        func(childComplexity int) int
+	}
+
+	ConversationDetail struct {
+		Conversation func(childComplexity int) int
+		Metadata     func(childComplexity int) int
+		Parts        func(childComplexity int) int
+	}
+
+	ConversationIssue struct {
+		ClusterID      func(childComplexity int) int
+		ConversationID func(childComplexity int) int
+		CreatedAt      func(childComplexity int) int
+		Extractor      func(childComplexity int) int
+		ID             func(childComplexity int) int
+		IngestedAt     func(childComplexity int) int
+		Object         func(childComplexity int) int
+		Summary        func(childComplexity int) int
+		Title          func(childComplexity int) int
+		Urls           func(childComplexity int) int
+	}
+
+	ConversationIssueItem struct {
+		Conversation func(childComplexity int) int
+		Issue        func(childComplexity int) int
+	}
+
+	ConversationIssueList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ConversationIssueURLs struct {
+		Location func(childComplexity int) int
+	}
+
+	ConversationList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ConversationMetadata struct {
+		Attributes func(childComplexity int) int
+		CreatedAt  func(childComplexity int) int
+		URL        func(childComplexity int) int
+	}
+
+	ConversationPart struct {
+		Body func(childComplexity int) int
+		Role func(childComplexity int) int
+		Type func(childComplexity int) int
+	}
+
+	ConversationURLs struct {
+		Location func(childComplexity int) int
+		Source   func(childComplexity int) int
+	}
+
+	ConversationsIssuesCluster struct {
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Icon        func(childComplexity int) int
+		Label       func(childComplexity int) int
+		Object      func(childComplexity int) int
+		Sources     func(childComplexity int) int
+		Stats       func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Summary     func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Urls        func(childComplexity int) int
+		WeeklyPulse func(childComplexity int) int
+	}
+
+	ConversationsIssuesClusterList struct {
+		Count    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	ConversationsIssuesClusterStats struct {
+		Conversations  func(childComplexity int) int
+		Issues         func(childComplexity int) int
+		TasksBacklog   func(childComplexity int) int
+		TasksCancelled func(childComplexity int) int
+		TasksCompleted func(childComplexity int) int
+		TasksStarted   func(childComplexity int) int
+		TasksTotal     func(childComplexity int) int
+	}
+
+	ConversationsIssuesClusterURLs struct {
+		App      func(childComplexity int) int
+		Location func(childComplexity int) int
 	}
 
 	EmailDomainOrganizations struct {
@@ -684,6 +794,7 @@ type ComplexityRoot struct {
 		DuplicateSpace                      func(childComplexity int, id string) int
 		ExportToGitRepository               func(childComplexity int, spaceID string, input model.ExportToGitRepositoryInput) int
 		ImportGitRepository                 func(childComplexity int, spaceID string, input model.ImportGitRepositoryInput) int
+		IngestConversations                 func(childComplexity int, organizationID string, input []*model.ConversationInput) int
 		InstallIntegration                  func(childComplexity int, name string, input model.InstallIntegrationInput) int
 		InstallIntegrationOnSite            func(childComplexity int, name string, installationID string, input model.InstallIntegrationOnSiteInput) int
 		InstallIntegrationOnSpace           func(childComplexity int, name string, installationID string, input model.InstallIntegrationOnSpaceInput) int
@@ -825,44 +936,50 @@ type ComplexityRoot struct {
 	}
 
 	Organization struct {
-		AI                   func(childComplexity int) int
-		AgentInstructions    func(childComplexity int) int
-		ChangeRequests       func(childComplexity int, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
-		Collections          func(childComplexity int, page *string, limit *int, nested *bool) int
-		CommunityType        func(childComplexity int) int
-		CreatedAt            func(childComplexity int) int
-		DefaultContent       func(childComplexity int) int
-		DefaultRole          func(childComplexity int) int
-		EmailDomains         func(childComplexity int) int
-		Hostname             func(childComplexity int) int
-		ID                   func(childComplexity int) int
-		InternalIsOnNewTrial func(childComplexity int) int
-		InviteLinks          func(childComplexity int) int
-		Invites              func(childComplexity int, page *string, limit *int) int
-		Member               func(childComplexity int, userID string) int
-		Members              func(childComplexity int, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
-		MergeRules           func(childComplexity int) int
-		Object               func(childComplexity int) int
-		OpenAPISpec          func(childComplexity int, slug string) int
-		OpenAPISpecs         func(childComplexity int, page *string, limit *int) int
-		Permissions          func(childComplexity int) int
-		Plan                 func(childComplexity int) int
-		SSO                  func(childComplexity int) int
-		SamlProvider         func(childComplexity int, id string) int
-		SamlProviders        func(childComplexity int, page *string, limit *int) int
-		Search               func(childComplexity int, query string, page *string, limit *int) int
-		Sites                func(childComplexity int, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) int
-		Spaces               func(childComplexity int, page *string, limit *int) int
-		SsoProviderLogins    func(childComplexity int) int
-		Team                 func(childComplexity int, id string) int
-		Teams                func(childComplexity int, page *string, limit *int, owner *string, title *string) int
-		Title                func(childComplexity int) int
-		Translation          func(childComplexity int, id string) int
-		Translations         func(childComplexity int, page *string, limit *int) int
-		Trial                func(childComplexity int) int
-		Type                 func(childComplexity int) int
-		Urls                 func(childComplexity int) int
-		UseCase              func(childComplexity int) int
+		AI                    func(childComplexity int) int
+		AgentInstructions     func(childComplexity int) int
+		ChangeRequests        func(childComplexity int, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
+		Collections           func(childComplexity int, page *string, limit *int, nested *bool) int
+		CommunityType         func(childComplexity int) int
+		Conversation          func(childComplexity int, id string) int
+		ConversationIssue     func(childComplexity int, id string) int
+		ConversationIssues    func(childComplexity int, page *string, limit *int, cluster *string, conversation *string) int
+		Conversations         func(childComplexity int, page *string, limit *int, source *string) int
+		ConversationsCluster  func(childComplexity int, id string) int
+		ConversationsClusters func(childComplexity int, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) int
+		CreatedAt             func(childComplexity int) int
+		DefaultContent        func(childComplexity int) int
+		DefaultRole           func(childComplexity int) int
+		EmailDomains          func(childComplexity int) int
+		Hostname              func(childComplexity int) int
+		ID                    func(childComplexity int) int
+		InternalIsOnNewTrial  func(childComplexity int) int
+		InviteLinks           func(childComplexity int) int
+		Invites               func(childComplexity int, page *string, limit *int) int
+		Member                func(childComplexity int, userID string) int
+		Members               func(childComplexity int, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
+		MergeRules            func(childComplexity int) int
+		Object                func(childComplexity int) int
+		OpenAPISpec           func(childComplexity int, slug string) int
+		OpenAPISpecs          func(childComplexity int, page *string, limit *int) int
+		Permissions           func(childComplexity int) int
+		Plan                  func(childComplexity int) int
+		SSO                   func(childComplexity int) int
+		SamlProvider          func(childComplexity int, id string) int
+		SamlProviders         func(childComplexity int, page *string, limit *int) int
+		Search                func(childComplexity int, query string, page *string, limit *int) int
+		Sites                 func(childComplexity int, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) int
+		Spaces                func(childComplexity int, page *string, limit *int) int
+		SsoProviderLogins     func(childComplexity int) int
+		Team                  func(childComplexity int, id string) int
+		Teams                 func(childComplexity int, page *string, limit *int, owner *string, title *string) int
+		Title                 func(childComplexity int) int
+		Translation           func(childComplexity int, id string) int
+		Translations          func(childComplexity int, page *string, limit *int) int
+		Trial                 func(childComplexity int) int
+		Type                  func(childComplexity int) int
+		Urls                  func(childComplexity int) int
+		UseCase               func(childComplexity int) int
 	}
 
 	OrganizationDefaultContent struct {
@@ -1557,6 +1674,22 @@ type CommentReplyResolver interface {
 	Urls(ctx context.Context, obj *model.ReplyNode) (*model.CommentURLs, error)
 	Permissions(ctx context.Context, obj *model.ReplyNode) (*model.CommentPermissions, error)
 }
+type ConversationResolver interface {
+	Urls(ctx context.Context, obj *store.Conversation) (*model.ConversationURLs, error)
+}
+type ConversationIssueResolver interface {
+	Urls(ctx context.Context, obj *store.ConversationIssue) (*model.ConversationIssueURLs, error)
+}
+type ConversationIssueItemResolver interface {
+	Issue(ctx context.Context, obj *store.ConversationIssue) (*store.ConversationIssue, error)
+	Conversation(ctx context.Context, obj *store.ConversationIssue) (*store.Conversation, error)
+}
+type ConversationsIssuesClusterResolver interface {
+	WeeklyPulse(ctx context.Context, obj *store.IssuesCluster) ([]int, error)
+	Sources(ctx context.Context, obj *store.IssuesCluster) (map[string]any, error)
+	Stats(ctx context.Context, obj *store.IssuesCluster) (*model.ConversationsIssuesClusterStats, error)
+	Urls(ctx context.Context, obj *store.IssuesCluster) (*model.ConversationsIssuesClusterURLs, error)
+}
 type IntegrationResolver interface {
 	Summary(ctx context.Context, obj *store.Integration) (*string, error)
 	PreviewImages(ctx context.Context, obj *store.Integration) ([]string, error)
@@ -1714,6 +1847,7 @@ type MutationResolver interface {
 	UpdateTranslation(ctx context.Context, organizationID string, translationID string, input model.UpdateTranslationInput) (*store.Translation, error)
 	DeleteTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
 	RunTranslation(ctx context.Context, organizationID string, translationID string) (bool, error)
+	IngestConversations(ctx context.Context, organizationID string, input []*model.ConversationInput) (bool, error)
 	CreateSAMLProvider(ctx context.Context, organizationID string, input model.CreateSAMLProviderInput) (*store.SAMLProvider, error)
 	UpdateSAMLProvider(ctx context.Context, organizationID string, samlProviderID string, input model.UpdateSAMLProviderInput) (*store.SAMLProvider, error)
 	DeleteSAMLProvider(ctx context.Context, organizationID string, samlProviderID string) (bool, error)
@@ -1760,6 +1894,12 @@ type OrganizationResolver interface {
 	OpenAPISpec(ctx context.Context, obj *store.Organization, slug string) (*store.OpenAPISpec, error)
 	Translations(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.TranslationList, error)
 	Translation(ctx context.Context, obj *store.Organization, id string) (*store.Translation, error)
+	Conversations(ctx context.Context, obj *store.Organization, page *string, limit *int, source *string) (*model.ConversationList, error)
+	Conversation(ctx context.Context, obj *store.Organization, id string) (*model.ConversationDetail, error)
+	ConversationIssues(ctx context.Context, obj *store.Organization, page *string, limit *int, cluster *string, conversation *string) (*model.ConversationIssueList, error)
+	ConversationIssue(ctx context.Context, obj *store.Organization, id string) (*store.ConversationIssue, error)
+	ConversationsClusters(ctx context.Context, obj *store.Organization, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error)
+	ConversationsCluster(ctx context.Context, obj *store.Organization, id string) (*store.IssuesCluster, error)
 	SamlProviders(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.SAMLProviderList, error)
 	SamlProvider(ctx context.Context, obj *store.Organization, id string) (*store.SAMLProvider, error)
 	SsoProviderLogins(ctx context.Context, obj *store.Organization) (*model.SSOProviderLoginList, error)
@@ -2975,6 +3115,404 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContentLocationURL.URL(childComplexity), true
+
+	case "Conversation.createdAt":
+		if e.ComplexityRoot.Conversation.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.CreatedAt(childComplexity), true
+	case "Conversation.id":
+		if e.ComplexityRoot.Conversation.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.ID(childComplexity), true
+	case "Conversation.object":
+		if e.ComplexityRoot.Conversation.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.Object(childComplexity), true
+	case "Conversation.processedAt":
+		if e.ComplexityRoot.Conversation.ProcessedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.ProcessedAt(childComplexity), true
+	case "Conversation.source":
+		if e.ComplexityRoot.Conversation.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.Source(childComplexity), true
+	case "Conversation.subject":
+		if e.ComplexityRoot.Conversation.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.Subject(childComplexity), true
+	case "Conversation.urls":
+		if e.ComplexityRoot.Conversation.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Conversation.Urls(childComplexity), true
+
+	case "ConversationDetail.conversation":
+		if e.ComplexityRoot.ConversationDetail.Conversation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationDetail.Conversation(childComplexity), true
+	case "ConversationDetail.metadata":
+		if e.ComplexityRoot.ConversationDetail.Metadata == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationDetail.Metadata(childComplexity), true
+	case "ConversationDetail.parts":
+		if e.ComplexityRoot.ConversationDetail.Parts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationDetail.Parts(childComplexity), true
+
+	case "ConversationIssue.cluster":
+		if e.ComplexityRoot.ConversationIssue.ClusterID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.ClusterID(childComplexity), true
+	case "ConversationIssue.conversation":
+		if e.ComplexityRoot.ConversationIssue.ConversationID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.ConversationID(childComplexity), true
+	case "ConversationIssue.createdAt":
+		if e.ComplexityRoot.ConversationIssue.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.CreatedAt(childComplexity), true
+	case "ConversationIssue.extractor":
+		if e.ComplexityRoot.ConversationIssue.Extractor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.Extractor(childComplexity), true
+	case "ConversationIssue.id":
+		if e.ComplexityRoot.ConversationIssue.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.ID(childComplexity), true
+	case "ConversationIssue.ingestedAt":
+		if e.ComplexityRoot.ConversationIssue.IngestedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.IngestedAt(childComplexity), true
+	case "ConversationIssue.object":
+		if e.ComplexityRoot.ConversationIssue.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.Object(childComplexity), true
+	case "ConversationIssue.summary":
+		if e.ComplexityRoot.ConversationIssue.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.Summary(childComplexity), true
+	case "ConversationIssue.title":
+		if e.ComplexityRoot.ConversationIssue.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.Title(childComplexity), true
+	case "ConversationIssue.urls":
+		if e.ComplexityRoot.ConversationIssue.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssue.Urls(childComplexity), true
+
+	case "ConversationIssueItem.conversation":
+		if e.ComplexityRoot.ConversationIssueItem.Conversation == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueItem.Conversation(childComplexity), true
+	case "ConversationIssueItem.issue":
+		if e.ComplexityRoot.ConversationIssueItem.Issue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueItem.Issue(childComplexity), true
+
+	case "ConversationIssueList.count":
+		if e.ComplexityRoot.ConversationIssueList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueList.Count(childComplexity), true
+	case "ConversationIssueList.items":
+		if e.ComplexityRoot.ConversationIssueList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueList.Items(childComplexity), true
+	case "ConversationIssueList.next":
+		if e.ComplexityRoot.ConversationIssueList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueList.Next(childComplexity), true
+	case "ConversationIssueList.pageInfo":
+		if e.ComplexityRoot.ConversationIssueList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueList.PageInfo(childComplexity), true
+
+	case "ConversationIssueURLs.location":
+		if e.ComplexityRoot.ConversationIssueURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueURLs.Location(childComplexity), true
+
+	case "ConversationList.count":
+		if e.ComplexityRoot.ConversationList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationList.Count(childComplexity), true
+	case "ConversationList.items":
+		if e.ComplexityRoot.ConversationList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationList.Items(childComplexity), true
+	case "ConversationList.next":
+		if e.ComplexityRoot.ConversationList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationList.Next(childComplexity), true
+	case "ConversationList.pageInfo":
+		if e.ComplexityRoot.ConversationList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationList.PageInfo(childComplexity), true
+
+	case "ConversationMetadata.attributes":
+		if e.ComplexityRoot.ConversationMetadata.Attributes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationMetadata.Attributes(childComplexity), true
+	case "ConversationMetadata.createdAt":
+		if e.ComplexityRoot.ConversationMetadata.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationMetadata.CreatedAt(childComplexity), true
+	case "ConversationMetadata.url":
+		if e.ComplexityRoot.ConversationMetadata.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationMetadata.URL(childComplexity), true
+
+	case "ConversationPart.body":
+		if e.ComplexityRoot.ConversationPart.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationPart.Body(childComplexity), true
+	case "ConversationPart.role":
+		if e.ComplexityRoot.ConversationPart.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationPart.Role(childComplexity), true
+	case "ConversationPart.type":
+		if e.ComplexityRoot.ConversationPart.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationPart.Type(childComplexity), true
+
+	case "ConversationURLs.location":
+		if e.ComplexityRoot.ConversationURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationURLs.Location(childComplexity), true
+	case "ConversationURLs.source":
+		if e.ComplexityRoot.ConversationURLs.Source == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationURLs.Source(childComplexity), true
+
+	case "ConversationsIssuesCluster.createdAt":
+		if e.ComplexityRoot.ConversationsIssuesCluster.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.CreatedAt(childComplexity), true
+	case "ConversationsIssuesCluster.id":
+		if e.ComplexityRoot.ConversationsIssuesCluster.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.ID(childComplexity), true
+	case "ConversationsIssuesCluster.icon":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Icon(childComplexity), true
+	case "ConversationsIssuesCluster.label":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Label(childComplexity), true
+	case "ConversationsIssuesCluster.object":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Object(childComplexity), true
+	case "ConversationsIssuesCluster.sources":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Sources == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Sources(childComplexity), true
+	case "ConversationsIssuesCluster.stats":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Stats == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Stats(childComplexity), true
+	case "ConversationsIssuesCluster.status":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Status(childComplexity), true
+	case "ConversationsIssuesCluster.summary":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Summary == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Summary(childComplexity), true
+	case "ConversationsIssuesCluster.updatedAt":
+		if e.ComplexityRoot.ConversationsIssuesCluster.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.UpdatedAt(childComplexity), true
+	case "ConversationsIssuesCluster.urls":
+		if e.ComplexityRoot.ConversationsIssuesCluster.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.Urls(childComplexity), true
+	case "ConversationsIssuesCluster.weeklyPulse":
+		if e.ComplexityRoot.ConversationsIssuesCluster.WeeklyPulse == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesCluster.WeeklyPulse(childComplexity), true
+
+	case "ConversationsIssuesClusterList.count":
+		if e.ComplexityRoot.ConversationsIssuesClusterList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterList.Count(childComplexity), true
+	case "ConversationsIssuesClusterList.items":
+		if e.ComplexityRoot.ConversationsIssuesClusterList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterList.Items(childComplexity), true
+	case "ConversationsIssuesClusterList.next":
+		if e.ComplexityRoot.ConversationsIssuesClusterList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterList.Next(childComplexity), true
+	case "ConversationsIssuesClusterList.pageInfo":
+		if e.ComplexityRoot.ConversationsIssuesClusterList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterList.PageInfo(childComplexity), true
+
+	case "ConversationsIssuesClusterStats.conversations":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.Conversations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.Conversations(childComplexity), true
+	case "ConversationsIssuesClusterStats.issues":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.Issues == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.Issues(childComplexity), true
+	case "ConversationsIssuesClusterStats.tasksBacklog":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.TasksBacklog == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.TasksBacklog(childComplexity), true
+	case "ConversationsIssuesClusterStats.tasksCancelled":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.TasksCancelled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.TasksCancelled(childComplexity), true
+	case "ConversationsIssuesClusterStats.tasksCompleted":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.TasksCompleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.TasksCompleted(childComplexity), true
+	case "ConversationsIssuesClusterStats.tasksStarted":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.TasksStarted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.TasksStarted(childComplexity), true
+	case "ConversationsIssuesClusterStats.tasksTotal":
+		if e.ComplexityRoot.ConversationsIssuesClusterStats.TasksTotal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterStats.TasksTotal(childComplexity), true
+
+	case "ConversationsIssuesClusterURLs.app":
+		if e.ComplexityRoot.ConversationsIssuesClusterURLs.App == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterURLs.App(childComplexity), true
+	case "ConversationsIssuesClusterURLs.location":
+		if e.ComplexityRoot.ConversationsIssuesClusterURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterURLs.Location(childComplexity), true
 
 	case "EmailDomainOrganizations.organizations":
 		if e.ComplexityRoot.EmailDomainOrganizations.Organizations == nil {
@@ -4629,6 +5167,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ImportGitRepository(childComplexity, args["spaceId"].(string), args["input"].(model.ImportGitRepositoryInput)), true
+	case "Mutation.ingestConversations":
+		if e.ComplexityRoot.Mutation.IngestConversations == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_ingestConversations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.IngestConversations(childComplexity, args["organizationId"].(string), args["input"].([]*model.ConversationInput)), true
 	case "Mutation.installIntegration":
 		if e.ComplexityRoot.Mutation.InstallIntegration == nil {
 			break
@@ -5710,6 +6259,72 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Organization.CommunityType(childComplexity), true
+	case "Organization.conversation":
+		if e.ComplexityRoot.Organization.Conversation == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Conversation(childComplexity, args["id"].(string)), true
+	case "Organization.conversationIssue":
+		if e.ComplexityRoot.Organization.ConversationIssue == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversationIssue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.ConversationIssue(childComplexity, args["id"].(string)), true
+	case "Organization.conversationIssues":
+		if e.ComplexityRoot.Organization.ConversationIssues == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversationIssues_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.ConversationIssues(childComplexity, args["page"].(*string), args["limit"].(*int), args["cluster"].(*string), args["conversation"].(*string)), true
+	case "Organization.conversations":
+		if e.ComplexityRoot.Organization.Conversations == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.Conversations(childComplexity, args["page"].(*string), args["limit"].(*int), args["source"].(*string)), true
+	case "Organization.conversationsCluster":
+		if e.ComplexityRoot.Organization.ConversationsCluster == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversationsCluster_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.ConversationsCluster(childComplexity, args["id"].(string)), true
+	case "Organization.conversationsClusters":
+		if e.ComplexityRoot.Organization.ConversationsClusters == nil {
+			break
+		}
+
+		args, err := ec.field_Organization_conversationsClusters_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Organization.ConversationsClusters(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), args["status"].(*store.IssuesClusterStatus)), true
 	case "Organization.createdAt":
 		if e.ComplexityRoot.Organization.CreatedAt == nil {
 			break
@@ -8563,6 +9178,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCommentBodyInput,
 		ec.unmarshalInputContentPointer,
 		ec.unmarshalInputContentPosition,
+		ec.unmarshalInputConversationInput,
+		ec.unmarshalInputConversationMetadataInput,
+		ec.unmarshalInputConversationPartInput,
 		ec.unmarshalInputCreateChangeRequestInput,
 		ec.unmarshalInputCreateCollectionInput,
 		ec.unmarshalInputCreateOpenAPISpecInput,
@@ -8965,6 +9583,21 @@ type Organization {
   translations(page: String, limit: Int): TranslationList!
   "A translation."
   translation(id: ID!): Translation
+  "The organization's ingested conversations, newest first; ` + "`" + `source` + "`" + ` keeps those of one source (readers and above)."
+  conversations(page: String, limit: Int, source: String): ConversationList!
+  "A conversation with its messages and metadata, by the id its source gave it."
+  conversation(id: ID!): ConversationDetail
+  "The issues found in the organization's conversations, newest first: of one ` + "`" + `cluster` + "`" + `, or of one ` + "`" + `conversation` + "`" + `."
+  conversationIssues(page: String, limit: Int, cluster: ID, conversation: ID): ConversationIssueList!
+  "An issue found in a conversation, with that conversation."
+  conversationIssue(id: ID!): ConversationIssueItem
+  """
+  The clusters of similar issues: by ` + "`" + `orderBy` + "`" + ` (default ` + "`" + `updatedAt` + "`" + `), newest
+  or largest first unless ` + "`" + `order: asc` + "`" + `; ` + "`" + `status` + "`" + ` keeps the clusters in it.
+  """
+  conversationsClusters(page: String, limit: Int, order: ListOrder, orderBy: ConversationsIssuesClusterOrderBy, status: ConversationsIssuesClusterStatus): ConversationsIssuesClusterList!
+  "A cluster of similar issues."
+  conversationsCluster(id: ID!): ConversationsIssuesCluster
   "The organization's SAML identity providers, oldest first (admins only)."
   samlProviders(page: String, limit: Int): SAMLProviderList!
   "A SAML identity provider (admins only)."
@@ -9208,8 +9841,9 @@ type Space {
   changeRequest(id: ID!): ChangeRequest
   """
   The space's change requests, newest first: with ` + "`" + `status` + "`" + ` (default
-  ` + "`" + `open` + "`" + `), created by ` + "`" + `creator` + "`" + `, edited by ` + "`" + `contributor` + "`" + `. Nothing is reviewed
-  or linked to conversation clusters yet: those filters keep nothing.
+  ` + "`" + `open` + "`" + `), created by ` + "`" + `creator` + "`" + `, edited by ` + "`" + `contributor` + "`" + `, awaiting the
+  review of ` + "`" + `requestedReviewer` + "`" + `, made for the conversations issues cluster
+  ` + "`" + `conversationsIssuesCluster` + "`" + `.
   """
   changeRequestList(page: String, limit: Int, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
   """
@@ -10470,7 +11104,7 @@ type ChangeRequest {
   comments: Int!
   "Whether the space's content moved since the change request's base."
   outdated: Boolean!
-  "Conversation clusters arrive with their issue: always null for now."
+  "The conversations issues cluster it was made for (set at creation)."
   conversationsIssuesCluster: ID
   urls: ChangeRequestURLs!
   "The change request's content; ` + "`" + `computed` + "`" + ` as for Space.content."
@@ -10517,6 +11151,8 @@ type ChangeRequestList {
 input CreateChangeRequestInput {
   "At most 100 characters."
   subject: String
+  "A conversations issues cluster of the space's organization this change request addresses: one of the cluster's tasks."
+  conversationsIssuesCluster: ID
   "A JSON document."
   description: JSONObject
 }
@@ -11285,6 +11921,195 @@ input UpdateSAMLProviderInput {
 }
 
 # ---------------------------------------------------------------------------
+# Conversation insights (spec 4.15; graph/conversation.go)
+# ---------------------------------------------------------------------------
+
+"""
+A support conversation ingested for analysis. A background job extracts the
+problems its user raised (ConversationIssue) and groups similar issues of the
+organization into clusters (ConversationsIssuesCluster).
+"""
+type Conversation {
+  "Always ` + "`" + `conversation` + "`" + `."
+  object: String!
+  "The id its source gave it."
+  id: ID!
+  subject: String
+  "When the conversation took place (` + "`" + `metadata.createdAt` + "`" + `, else when it was first ingested)."
+  createdAt: DateTime!
+  "When its issues were last extracted; null while that is due."
+  processedAt: DateTime
+  "` + "`" + `email` + "`" + `, or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
+  source: String!
+  urls: ConversationURLs!
+}
+
+type ConversationURLs {
+  location: String!
+  "The conversation in its source (` + "`" + `metadata.url` + "`" + `)."
+  source: String
+}
+
+"A conversation with its messages and metadata."
+type ConversationDetail {
+  conversation: Conversation!
+  parts: [ConversationPart!]!
+  metadata: ConversationMetadata!
+}
+
+type ConversationPart {
+  "` + "`" + `message` + "`" + `."
+  type: String!
+  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
+  role: String!
+  "Markdown or HTML."
+  body: String!
+}
+
+type ConversationMetadata {
+  url: String
+  "Strings by name."
+  attributes: JSONObject!
+  createdAt: DateTime
+}
+
+type ConversationList {
+  items: [Conversation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A problem or question a user raised in a conversation."
+type ConversationIssue {
+  "Always ` + "`" + `conversation-issue` + "`" + `."
+  object: String!
+  id: ID!
+  title: String!
+  summary: String!
+  "When the conversation took place."
+  createdAt: DateTime!
+  "When the issue was extracted."
+  ingestedAt: DateTime!
+  "The id of its conversation."
+  conversation: ID!
+  "The id of its cluster."
+  cluster: ID
+  """
+  What extracted it: ` + "`" + `builtin` + "`" + ` (sentences of the user's messages that state a
+  problem or ask a question), or the configured language model's name.
+  """
+  extractor: String!
+  urls: ConversationIssueURLs!
+}
+
+type ConversationIssueURLs {
+  location: String!
+}
+
+type ConversationIssueItem {
+  issue: ConversationIssue!
+  conversation: Conversation!
+}
+
+type ConversationIssueList {
+  items: [ConversationIssueItem!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+Where a cluster is: ` + "`" + `analysing` + "`" + ` while some of its conversations changed and
+await extraction again, ` + "`" + `pending` + "`" + ` (awaiting action) otherwise.
+"""
+enum ConversationsIssuesClusterStatus {
+  pending
+  analysing
+}
+
+enum ConversationsIssuesClusterOrderBy {
+  updatedAt
+  issues
+  conversations
+  tasksTotal
+  tasksBacklog
+  tasksStarted
+}
+
+"Similar issues of an organization's conversations, grouped by their text (TF-IDF and cosine similarity)."
+type ConversationsIssuesCluster {
+  "Always ` + "`" + `issues-cluster` + "`" + `."
+  object: String!
+  id: ID!
+  "The title of its most representative issue."
+  label: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  icon: String!
+  summary: String!
+  status: ConversationsIssuesClusterStatus!
+  "Issues per week over the 13 weeks up to now, oldest first, by the date of their conversation."
+  weeklyPulse: [Int!]!
+  "Issues per conversation source."
+  sources: JSONObject!
+  stats: ConversationsIssuesClusterStats!
+  urls: ConversationsIssuesClusterURLs!
+}
+
+"""
+Counts of a cluster. Its tasks are the change requests made for it: backlog
+(drafts), started (open), completed (merged), cancelled (archived).
+"""
+type ConversationsIssuesClusterStats {
+  issues: Int!
+  conversations: Int!
+  tasksTotal: Int!
+  tasksBacklog: Int!
+  tasksStarted: Int!
+  tasksCompleted: Int!
+  tasksCancelled: Int!
+}
+
+type ConversationsIssuesClusterURLs {
+  location: String!
+  app: String!
+}
+
+type ConversationsIssuesClusterList {
+  items: [ConversationsIssuesCluster!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input ConversationInput {
+  "1 to 255 characters, unique within the organization: ingesting it again replaces the conversation."
+  id: String!
+  metadata: ConversationMetadataInput
+  "At most 512 characters."
+  subject: String
+  parts: [ConversationPartInput!]!
+  "` + "`" + `email` + "`" + ` (the default) or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
+  source: String
+}
+
+input ConversationMetadataInput {
+  url: String
+  "Strings by name."
+  attributes: JSONObject
+  createdAt: DateTime
+}
+
+input ConversationPartInput {
+  "` + "`" + `message` + "`" + `."
+  type: String!
+  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
+  role: String!
+  body: String!
+}
+
+# ---------------------------------------------------------------------------
 # Integrations and their events
 # ---------------------------------------------------------------------------
 
@@ -12032,6 +12857,11 @@ type Mutation {
   deleteTranslation(organizationId: ID!, translationId: ID!): Boolean!
   "Starts a run in the background: the translation becomes pending, then running."
   runTranslation(organizationId: ID!, translationId: ID!): Boolean!
+  """
+  Ingests conversations (organization admins): one is new, or replaces the
+  one of the same id. Their issues and clusters follow in the background.
+  """
+  ingestConversations(organizationId: ID!, input: [ConversationInput!]!): Boolean!
   "Adds a SAML identity provider (admins only); it is ` + "`" + `pending` + "`" + ` until its URL, entity ID and certificate are set."
   createSAMLProvider(organizationId: ID!, input: CreateSAMLProviderInput!): SAMLProvider!
   "Changes a SAML identity provider (admins only); null clears defaultTeam and defaultRole."
@@ -12537,6 +13367,218 @@ func (ec *executionContext) childFields_ContentLocationList(ctx context.Context,
 		return ec.fieldContext_ContentLocationList_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ContentLocationList", field.Name)
+}
+
+func (ec *executionContext) childFields_Conversation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_Conversation_object(ctx, field)
+	case "id":
+		return ec.fieldContext_Conversation_id(ctx, field)
+	case "subject":
+		return ec.fieldContext_Conversation_subject(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Conversation_createdAt(ctx, field)
+	case "processedAt":
+		return ec.fieldContext_Conversation_processedAt(ctx, field)
+	case "source":
+		return ec.fieldContext_Conversation_source(ctx, field)
+	case "urls":
+		return ec.fieldContext_Conversation_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Conversation", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationDetail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "conversation":
+		return ec.fieldContext_ConversationDetail_conversation(ctx, field)
+	case "parts":
+		return ec.fieldContext_ConversationDetail_parts(ctx, field)
+	case "metadata":
+		return ec.fieldContext_ConversationDetail_metadata(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationDetail", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationIssue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ConversationIssue_object(ctx, field)
+	case "id":
+		return ec.fieldContext_ConversationIssue_id(ctx, field)
+	case "title":
+		return ec.fieldContext_ConversationIssue_title(ctx, field)
+	case "summary":
+		return ec.fieldContext_ConversationIssue_summary(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConversationIssue_createdAt(ctx, field)
+	case "ingestedAt":
+		return ec.fieldContext_ConversationIssue_ingestedAt(ctx, field)
+	case "conversation":
+		return ec.fieldContext_ConversationIssue_conversation(ctx, field)
+	case "cluster":
+		return ec.fieldContext_ConversationIssue_cluster(ctx, field)
+	case "extractor":
+		return ec.fieldContext_ConversationIssue_extractor(ctx, field)
+	case "urls":
+		return ec.fieldContext_ConversationIssue_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationIssue", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationIssueItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "issue":
+		return ec.fieldContext_ConversationIssueItem_issue(ctx, field)
+	case "conversation":
+		return ec.fieldContext_ConversationIssueItem_conversation(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationIssueItem", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationIssueList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ConversationIssueList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ConversationIssueList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ConversationIssueList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ConversationIssueList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationIssueList", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationIssueURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_ConversationIssueURLs_location(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationIssueURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ConversationList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ConversationList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ConversationList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ConversationList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationList", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationMetadata(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_ConversationMetadata_url(ctx, field)
+	case "attributes":
+		return ec.fieldContext_ConversationMetadata_attributes(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConversationMetadata_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationMetadata", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationPart(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "type":
+		return ec.fieldContext_ConversationPart_type(ctx, field)
+	case "role":
+		return ec.fieldContext_ConversationPart_role(ctx, field)
+	case "body":
+		return ec.fieldContext_ConversationPart_body(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationPart", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_ConversationURLs_location(ctx, field)
+	case "source":
+		return ec.fieldContext_ConversationURLs_source(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationsIssuesCluster(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_ConversationsIssuesCluster_object(ctx, field)
+	case "id":
+		return ec.fieldContext_ConversationsIssuesCluster_id(ctx, field)
+	case "label":
+		return ec.fieldContext_ConversationsIssuesCluster_label(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ConversationsIssuesCluster_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_ConversationsIssuesCluster_updatedAt(ctx, field)
+	case "icon":
+		return ec.fieldContext_ConversationsIssuesCluster_icon(ctx, field)
+	case "summary":
+		return ec.fieldContext_ConversationsIssuesCluster_summary(ctx, field)
+	case "status":
+		return ec.fieldContext_ConversationsIssuesCluster_status(ctx, field)
+	case "weeklyPulse":
+		return ec.fieldContext_ConversationsIssuesCluster_weeklyPulse(ctx, field)
+	case "sources":
+		return ec.fieldContext_ConversationsIssuesCluster_sources(ctx, field)
+	case "stats":
+		return ec.fieldContext_ConversationsIssuesCluster_stats(ctx, field)
+	case "urls":
+		return ec.fieldContext_ConversationsIssuesCluster_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesCluster", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationsIssuesClusterList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_ConversationsIssuesClusterList_items(ctx, field)
+	case "count":
+		return ec.fieldContext_ConversationsIssuesClusterList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_ConversationsIssuesClusterList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ConversationsIssuesClusterList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesClusterList", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationsIssuesClusterStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "issues":
+		return ec.fieldContext_ConversationsIssuesClusterStats_issues(ctx, field)
+	case "conversations":
+		return ec.fieldContext_ConversationsIssuesClusterStats_conversations(ctx, field)
+	case "tasksTotal":
+		return ec.fieldContext_ConversationsIssuesClusterStats_tasksTotal(ctx, field)
+	case "tasksBacklog":
+		return ec.fieldContext_ConversationsIssuesClusterStats_tasksBacklog(ctx, field)
+	case "tasksStarted":
+		return ec.fieldContext_ConversationsIssuesClusterStats_tasksStarted(ctx, field)
+	case "tasksCompleted":
+		return ec.fieldContext_ConversationsIssuesClusterStats_tasksCompleted(ctx, field)
+	case "tasksCancelled":
+		return ec.fieldContext_ConversationsIssuesClusterStats_tasksCancelled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesClusterStats", field.Name)
+}
+
+func (ec *executionContext) childFields_ConversationsIssuesClusterURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_ConversationsIssuesClusterURLs_location(ctx, field)
+	case "app":
+		return ec.fieldContext_ConversationsIssuesClusterURLs_app(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesClusterURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_EmailDomainOrganizations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -13391,6 +14433,18 @@ func (ec *executionContext) childFields_Organization(ctx context.Context, field 
 		return ec.fieldContext_Organization_translations(ctx, field)
 	case "translation":
 		return ec.fieldContext_Organization_translation(ctx, field)
+	case "conversations":
+		return ec.fieldContext_Organization_conversations(ctx, field)
+	case "conversation":
+		return ec.fieldContext_Organization_conversation(ctx, field)
+	case "conversationIssues":
+		return ec.fieldContext_Organization_conversationIssues(ctx, field)
+	case "conversationIssue":
+		return ec.fieldContext_Organization_conversationIssue(ctx, field)
+	case "conversationsClusters":
+		return ec.fieldContext_Organization_conversationsClusters(ctx, field)
+	case "conversationsCluster":
+		return ec.fieldContext_Organization_conversationsCluster(ctx, field)
 	case "samlProviders":
 		return ec.fieldContext_Organization_samlProviders(ctx, field)
 	case "samlProvider":
@@ -16207,6 +17261,28 @@ func (ec *executionContext) field_Mutation_importGitRepository_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_ingestConversations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) ([]*model.ConversationInput, error) {
+			return ec.unmarshalNConversationInput2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_installIntegrationOnSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -18318,6 +19394,162 @@ func (ec *executionContext) field_Organization_collections_args(ctx context.Cont
 		return nil, err
 	}
 	args["nested"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversationIssue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversationIssues_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "cluster",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["cluster"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "conversation",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["conversation"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversationsCluster_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversationsClusters_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*model.ListOrder, error) {
+			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+		func(ctx context.Context, v any) (*model.ConversationsIssuesClusterOrderBy, error) {
+			return ec.unmarshalOConversationsIssuesClusterOrderBy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterOrderBy(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["orderBy"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*store.IssuesClusterStatus, error) {
+			return ec.unmarshalOConversationsIssuesClusterStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Organization_conversations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg2
 	return args, nil
 }
 
@@ -24136,6 +25368,1640 @@ func (ec *executionContext) _ContentLocationURL_url(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_ContentLocationURL_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContentLocationURL", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_object(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_id(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_subject(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_processedAt(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_processedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ProcessedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_processedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_source(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Conversation", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Conversation_urls(ctx context.Context, field graphql.CollectedField, obj *store.Conversation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Conversation_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Conversation().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationURLs) graphql.Marshaler {
+			return ec.marshalNConversationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Conversation_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Conversation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationDetail_conversation(ctx context.Context, field graphql.CollectedField, obj *model.ConversationDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationDetail_conversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conversation, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Conversation) graphql.Marshaler {
+			return ec.marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationDetail_conversation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Conversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationDetail_parts(ctx context.Context, field graphql.CollectedField, obj *model.ConversationDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationDetail_parts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Parts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.ConversationPart) graphql.Marshaler {
+			return ec.marshalNConversationPart2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationPartᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationDetail_parts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationPart(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationDetail_metadata(ctx context.Context, field graphql.CollectedField, obj *model.ConversationDetail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationDetail_metadata(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Metadata, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationMetadata) graphql.Marshaler {
+			return ec.marshalNConversationMetadata2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationMetadata(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationDetail_metadata(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationDetail",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationMetadata(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssue_object(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_id(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_title(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_summary(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_ingestedAt(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_ingestedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IngestedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_ingestedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_conversation(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_conversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ConversationID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_conversation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_cluster(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_cluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ClusterID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_cluster(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_extractor(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_extractor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Extractor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_extractor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssue", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssue_urls(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssue_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationIssue().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationIssueURLs) graphql.Marshaler {
+			return ec.marshalNConversationIssueURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssue_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssue",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueItem_issue(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueItem_issue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationIssueItem().Issue(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+			return ec.marshalNConversationIssue2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueItem_issue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssue(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueItem_conversation(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueItem_conversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationIssueItem().Conversation(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Conversation) graphql.Marshaler {
+			return ec.marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueItem_conversation(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueItem",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Conversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.ConversationIssue) graphql.Marshaler {
+			return ec.marshalNConversationIssueItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssueᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssueList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssueList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssueURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.Conversation) graphql.Marshaler {
+			return ec.marshalNConversation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Conversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationMetadata_url(ctx context.Context, field graphql.CollectedField, obj *model.ConversationMetadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationMetadata_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationMetadata_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationMetadata", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationMetadata_attributes(ctx context.Context, field graphql.CollectedField, obj *model.ConversationMetadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationMetadata_attributes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attributes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationMetadata_attributes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationMetadata", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationMetadata_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ConversationMetadata) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationMetadata_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationMetadata_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationMetadata", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationPart_type(ctx context.Context, field graphql.CollectedField, obj *store.ConversationPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationPart_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationPart_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationPart", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationPart_role(ctx context.Context, field graphql.CollectedField, obj *store.ConversationPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationPart_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationPart_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationPart", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationPart_body(ctx context.Context, field graphql.CollectedField, obj *store.ConversationPart) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationPart_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationPart_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationPart", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.ConversationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationURLs_source(ctx context.Context, field graphql.CollectedField, obj *model.ConversationURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationURLs_source(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Source, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationURLs_source(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_object(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_id(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_label(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_updatedAt(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_icon(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Icon, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_summary(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_summary(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Summary, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_summary(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_status(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IssuesClusterStatus) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, false, false, errors.New("field of type ConversationsIssuesClusterStatus does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_weeklyPulse(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_weeklyPulse(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationsIssuesCluster().WeeklyPulse(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []int) graphql.Marshaler {
+			return ec.marshalNInt2ᚕintᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_weeklyPulse(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_sources(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_sources(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationsIssuesCluster().Sources(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_sources(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesCluster", field, true, true, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_stats(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationsIssuesCluster().Stats(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationsIssuesClusterStats) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_stats(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesCluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesClusterStats(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesCluster_urls(ctx context.Context, field graphql.CollectedField, obj *store.IssuesCluster) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesCluster_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ConversationsIssuesCluster().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationsIssuesClusterURLs) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesCluster_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesCluster",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesClusterURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.IssuesCluster) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesCluster2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesClusterList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesCluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterList", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesClusterList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesClusterList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_issues(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_issues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Issues, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_issues(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_conversations(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_conversations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Conversations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_conversations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_tasksTotal(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_tasksTotal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksTotal, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_tasksTotal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_tasksBacklog(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_tasksBacklog(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksBacklog, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_tasksBacklog(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_tasksStarted(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_tasksStarted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksStarted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_tasksStarted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_tasksCompleted(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_tasksCompleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksCompleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_tasksCompleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats_tasksCancelled(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterStats_tasksCancelled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TasksCancelled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterStats_tasksCancelled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterStats", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterURLs_app(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterURLs_app(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.App, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterURLs_app(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _EmailDomainOrganizations_organizations(ctx context.Context, field graphql.CollectedField, obj *model.EmailDomainOrganizations) (ret graphql.Marshaler) {
@@ -33305,6 +36171,50 @@ func (ec *executionContext) fieldContext_Mutation_runTranslation(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_ingestConversations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_ingestConversations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().IngestConversations(ctx, fc.Args["organizationId"].(string), fc.Args["input"].([]*model.ConversationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_ingestConversations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_ingestConversations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createSAMLProvider(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36041,6 +38951,270 @@ func (ec *executionContext) fieldContext_Organization_translation(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Organization_translation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversations(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Conversations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["source"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationList) graphql.Marshaler {
+			return ec.marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversation(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().Conversation(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationDetail) graphql.Marshaler {
+			return ec.marshalOConversationDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationDetail(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationDetail(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversationIssues(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversationIssues(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().ConversationIssues(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["cluster"].(*string), fc.Args["conversation"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationIssueList) graphql.Marshaler {
+			return ec.marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversationIssues(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversationIssues_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversationIssue(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversationIssue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().ConversationIssue(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+			return ec.marshalOConversationIssueItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversationIssue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueItem(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversationIssue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversationsClusters(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversationsClusters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().ConversationsClusters(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder), fc.Args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), fc.Args["status"].(*store.IssuesClusterStatus))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationsIssuesClusterList) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversationsClusters(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesClusterList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversationsClusters_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Organization_conversationsCluster(ctx context.Context, field graphql.CollectedField, obj *store.Organization) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Organization_conversationsCluster(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Organization().ConversationsCluster(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IssuesCluster) graphql.Marshaler {
+			return ec.marshalOConversationsIssuesCluster2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesCluster(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Organization_conversationsCluster(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Organization",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesCluster(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Organization_conversationsCluster_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -48213,6 +51387,152 @@ func (ec *executionContext) unmarshalInputContentPosition(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputConversationInput(ctx context.Context, obj any) (model.ConversationInput, error) {
+	var it model.ConversationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "metadata", "subject", "parts", "source"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "metadata":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("metadata"))
+			data, err := ec.unmarshalOConversationMetadataInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationMetadataInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Metadata = graphql.OmittableOf(data)
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = graphql.OmittableOf(data)
+		case "parts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parts"))
+			data, err := ec.unmarshalNConversationPartInput2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationPartInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Parts = data
+		case "source":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("source"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Source = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConversationMetadataInput(ctx context.Context, obj any) (model.ConversationMetadataInput, error) {
+	var it model.ConversationMetadataInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "attributes", "createdAt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = graphql.OmittableOf(data)
+		case "attributes":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("attributes"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Attributes = graphql.OmittableOf(data)
+		case "createdAt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("createdAt"))
+			data, err := ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CreatedAt = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputConversationPartInput(ctx context.Context, obj any) (model.ConversationPartInput, error) {
+	var it model.ConversationPartInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"type", "role", "body"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "type":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("type"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Type = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		case "body":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Body = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateChangeRequestInput(ctx context.Context, obj any) (model.CreateChangeRequestInput, error) {
 	var it model.CreateChangeRequestInput
 	if obj == nil {
@@ -48224,7 +51544,7 @@ func (ec *executionContext) unmarshalInputCreateChangeRequestInput(ctx context.C
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subject", "description"}
+	fieldsInOrder := [...]string{"subject", "conversationsIssuesCluster", "description"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -48238,6 +51558,13 @@ func (ec *executionContext) unmarshalInputCreateChangeRequestInput(ctx context.C
 				return it, err
 			}
 			it.Subject = graphql.OmittableOf(data)
+		case "conversationsIssuesCluster":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("conversationsIssuesCluster"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ConversationsIssuesCluster = graphql.OmittableOf(data)
 		case "description":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
 			data, err := ec.unmarshalOJSONObject2map(ctx, v)
@@ -54817,6 +58144,1052 @@ func (ec *executionContext) _ContentLocationURL(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var conversationImplementors = []string{"Conversation"}
+
+func (ec *executionContext) _Conversation(ctx context.Context, sel ast.SelectionSet, obj *store.Conversation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Conversation")
+		case "object":
+			out.Values[i] = ec._Conversation_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._Conversation_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "subject":
+			out.Values[i] = ec._Conversation_subject(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Conversation_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "processedAt":
+			out.Values[i] = ec._Conversation_processedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "source":
+			out.Values[i] = ec._Conversation_source(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Conversation_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationDetailImplementors = []string{"ConversationDetail"}
+
+func (ec *executionContext) _ConversationDetail(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationDetail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationDetailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationDetail")
+		case "conversation":
+			out.Values[i] = ec._ConversationDetail_conversation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "parts":
+			out.Values[i] = ec._ConversationDetail_parts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "metadata":
+			out.Values[i] = ec._ConversationDetail_metadata(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueImplementors = []string{"ConversationIssue"}
+
+func (ec *executionContext) _ConversationIssue(ctx context.Context, sel ast.SelectionSet, obj *store.ConversationIssue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationIssue")
+		case "object":
+			out.Values[i] = ec._ConversationIssue_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._ConversationIssue_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._ConversationIssue_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "summary":
+			out.Values[i] = ec._ConversationIssue_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConversationIssue_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ingestedAt":
+			out.Values[i] = ec._ConversationIssue_ingestedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "conversation":
+			out.Values[i] = ec._ConversationIssue_conversation(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "cluster":
+			out.Values[i] = ec._ConversationIssue_cluster(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "extractor":
+			out.Values[i] = ec._ConversationIssue_extractor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationIssue_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueItemImplementors = []string{"ConversationIssueItem"}
+
+func (ec *executionContext) _ConversationIssueItem(ctx context.Context, sel ast.SelectionSet, obj *store.ConversationIssue) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationIssueItem")
+		case "issue":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationIssueItem_issue(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationIssueItem_conversation(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueListImplementors = []string{"ConversationIssueList"}
+
+func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationIssueList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationIssueList")
+		case "items":
+			out.Values[i] = ec._ConversationIssueList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ConversationIssueList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ConversationIssueList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ConversationIssueList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueURLsImplementors = []string{"ConversationIssueURLs"}
+
+func (ec *executionContext) _ConversationIssueURLs(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationIssueURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationIssueURLs")
+		case "location":
+			out.Values[i] = ec._ConversationIssueURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationListImplementors = []string{"ConversationList"}
+
+func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationList")
+		case "items":
+			out.Values[i] = ec._ConversationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ConversationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ConversationList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ConversationList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationMetadataImplementors = []string{"ConversationMetadata"}
+
+func (ec *executionContext) _ConversationMetadata(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationMetadata) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationMetadataImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationMetadata")
+		case "url":
+			out.Values[i] = ec._ConversationMetadata_url(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attributes":
+			out.Values[i] = ec._ConversationMetadata_attributes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConversationMetadata_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationPartImplementors = []string{"ConversationPart"}
+
+func (ec *executionContext) _ConversationPart(ctx context.Context, sel ast.SelectionSet, obj *store.ConversationPart) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationPartImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationPart")
+		case "type":
+			out.Values[i] = ec._ConversationPart_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._ConversationPart_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "body":
+			out.Values[i] = ec._ConversationPart_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationURLsImplementors = []string{"ConversationURLs"}
+
+func (ec *executionContext) _ConversationURLs(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationURLs")
+		case "location":
+			out.Values[i] = ec._ConversationURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "source":
+			out.Values[i] = ec._ConversationURLs_source(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationsIssuesClusterImplementors = []string{"ConversationsIssuesCluster"}
+
+func (ec *executionContext) _ConversationsIssuesCluster(ctx context.Context, sel ast.SelectionSet, obj *store.IssuesCluster) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationsIssuesCluster")
+		case "object":
+			out.Values[i] = ec._ConversationsIssuesCluster_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._ConversationsIssuesCluster_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "label":
+			out.Values[i] = ec._ConversationsIssuesCluster_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._ConversationsIssuesCluster_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._ConversationsIssuesCluster_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "icon":
+			out.Values[i] = ec._ConversationsIssuesCluster_icon(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "summary":
+			out.Values[i] = ec._ConversationsIssuesCluster_summary(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.Values[i] = ec._ConversationsIssuesCluster_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "weeklyPulse":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationsIssuesCluster_weeklyPulse(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sources":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationsIssuesCluster_sources(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "stats":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationsIssuesCluster_stats(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ConversationsIssuesCluster_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationsIssuesClusterListImplementors = []string{"ConversationsIssuesClusterList"}
+
+func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationsIssuesClusterList) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationsIssuesClusterList")
+		case "items":
+			out.Values[i] = ec._ConversationsIssuesClusterList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ConversationsIssuesClusterList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._ConversationsIssuesClusterList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ConversationsIssuesClusterList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationsIssuesClusterStatsImplementors = []string{"ConversationsIssuesClusterStats"}
+
+func (ec *executionContext) _ConversationsIssuesClusterStats(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationsIssuesClusterStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationsIssuesClusterStats")
+		case "issues":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_issues(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "conversations":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_conversations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksTotal":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_tasksTotal(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksBacklog":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_tasksBacklog(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksStarted":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_tasksStarted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksCompleted":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_tasksCompleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tasksCancelled":
+			out.Values[i] = ec._ConversationsIssuesClusterStats_tasksCancelled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationsIssuesClusterURLsImplementors = []string{"ConversationsIssuesClusterURLs"}
+
+func (ec *executionContext) _ConversationsIssuesClusterURLs(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationsIssuesClusterURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationsIssuesClusterURLs")
+		case "location":
+			out.Values[i] = ec._ConversationsIssuesClusterURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "app":
+			out.Values[i] = ec._ConversationsIssuesClusterURLs_app(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var emailDomainOrganizationsImplementors = []string{"EmailDomainOrganizations"}
 
 func (ec *executionContext) _EmailDomainOrganizations(ctx context.Context, sel ast.SelectionSet, obj *model.EmailDomainOrganizations) graphql.Marshaler {
@@ -59272,6 +63645,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "ingestConversations":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_ingestConversations(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createSAMLProvider":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createSAMLProvider(ctx, field)
@@ -60767,6 +65147,234 @@ func (ec *executionContext) _Organization(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._Organization_translation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversation":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversation(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversationIssues":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversationIssues(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversationIssue":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversationIssue(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversationsClusters":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversationsClusters(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "conversationsCluster":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Organization_conversationsCluster(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -69137,6 +73745,248 @@ func (ec *executionContext) marshalNContentVisibility2githubᚗcomᚋdocsapiᚋd
 	return v
 }
 
+func (ec *executionContext) marshalNConversation2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Conversation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversation(ctx context.Context, sel ast.SelectionSet, v *store.Conversation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Conversation(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConversationInput2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationInputᚄ(ctx context.Context, v any) ([]*model.ConversationInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ConversationInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNConversationInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNConversationInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationInput(ctx context.Context, v any) (*model.ConversationInput, error) {
+	res, err := ec.unmarshalInputConversationInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConversationIssue2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx context.Context, sel ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationIssue(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationIssueItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssueᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.ConversationIssue) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationIssueItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationIssueItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx context.Context, sel ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationIssueItem(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationIssueList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationIssueList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationIssueURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueURLs(ctx context.Context, sel ast.SelectionSet, v *model.ConversationIssueURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationIssueURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationMetadata2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationMetadata(ctx context.Context, sel ast.SelectionSet, v *model.ConversationMetadata) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationMetadata(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationPart2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationPartᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.ConversationPart) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationPart2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationPart(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationPart2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationPart(ctx context.Context, sel ast.SelectionSet, v *store.ConversationPart) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationPart(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConversationPartInput2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationPartInputᚄ(ctx context.Context, v any) ([]*model.ConversationPartInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.ConversationPartInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNConversationPartInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationPartInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNConversationPartInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationPartInput(ctx context.Context, v any) (*model.ConversationPartInput, error) {
+	res, err := ec.unmarshalInputConversationPartInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConversationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationURLs(ctx context.Context, sel ast.SelectionSet, v *model.ConversationURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationsIssuesCluster2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IssuesCluster) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationsIssuesCluster2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesCluster(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationsIssuesCluster2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesCluster(ctx context.Context, sel ast.SelectionSet, v *store.IssuesCluster) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesCluster(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationsIssuesClusterList) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesClusterList(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterStats2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterStats(ctx context.Context, sel ast.SelectionSet, v *model.ConversationsIssuesClusterStats) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesClusterStats(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNConversationsIssuesClusterStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx context.Context, v any) (store.IssuesClusterStatus, error) {
+	var res store.IssuesClusterStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx context.Context, sel ast.SelectionSet, v store.IssuesClusterStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterURLs(ctx context.Context, sel ast.SelectionSet, v *model.ConversationsIssuesClusterURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesClusterURLs(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateChangeRequestInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateChangeRequestInput(ctx context.Context, v any) (model.CreateChangeRequestInput, error) {
 	res, err := ec.unmarshalInputCreateChangeRequestInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -69333,6 +74183,35 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNInt2ᚕintᚄ(ctx context.Context, v any) ([]int, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]int, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNInt2int(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNInt2ᚕintᚄ(ctx context.Context, sel ast.SelectionSet, v []int) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNInt2int(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalNIntegration2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Integration) graphql.Marshaler {
@@ -72093,6 +76972,67 @@ func (ec *executionContext) marshalOContentSecurityPolicy2interface(ctx context.
 	_ = ctx
 	res := graphql.MarshalAny(v)
 	return res
+}
+
+func (ec *executionContext) marshalOConversationDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationDetail(ctx context.Context, sel ast.SelectionSet, v *model.ConversationDetail) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConversationDetail(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOConversationIssueItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx context.Context, sel ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConversationIssueItem(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConversationMetadataInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationMetadataInput(ctx context.Context, v any) (*model.ConversationMetadataInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputConversationMetadataInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConversationsIssuesCluster2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesCluster(ctx context.Context, sel ast.SelectionSet, v *store.IssuesCluster) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesCluster(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOConversationsIssuesClusterOrderBy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterOrderBy(ctx context.Context, v any) (*model.ConversationsIssuesClusterOrderBy, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ConversationsIssuesClusterOrderBy)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConversationsIssuesClusterOrderBy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterOrderBy(ctx context.Context, sel ast.SelectionSet, v *model.ConversationsIssuesClusterOrderBy) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOConversationsIssuesClusterStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx context.Context, v any) (*store.IssuesClusterStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.IssuesClusterStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOConversationsIssuesClusterStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx context.Context, sel ast.SelectionSet, v *store.IssuesClusterStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalODateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {

@@ -20,7 +20,8 @@ import (
 // Config configures the job runner.
 type Config struct {
 	DB *store.DB
-	// Resolver does the work of the domain jobs (OpenAPI specs, translations).
+	// Resolver does the work of the domain jobs (OpenAPI specs, translations,
+	// conversation insights).
 	Resolver *graph.Resolver
 	// Clock is the application's clock (retention math uses it; tests move it).
 	Clock func() time.Time
@@ -29,7 +30,8 @@ type Config struct {
 	// (default hourly). The purge also runs when the runner starts.
 	PurgeInterval time.Duration
 	// SweepInterval is how often work left pending (OpenAPI specs,
-	// translation runs) is enqueued again (default a minute).
+	// translation runs, conversations to process) is enqueued again
+	// (default a minute).
 	SweepInterval time.Duration
 	// PollInterval is how often River looks for jobs besides its notifications
 	// (default River's, 1s; tests shorten it).
@@ -60,6 +62,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
 	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
 	river.AddWorker(workers, &deliverIntegrationEvent{res: cfg.Resolver})
+	river.AddWorker(workers, &processConversations{res: cfg.Resolver})
 	river.AddWorker(workers, &sweepUnfinished{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
@@ -171,9 +174,26 @@ func (w *deliverIntegrationEvent) Timeout(*river.Job[graph.DeliverIntegrationEve
 	return w.res.Outbound.Timeout() + time.Minute
 }
 
+// processConversations extracts and clusters the issues of an
+// organization's changed conversations (graph/conversation.go).
+type processConversations struct {
+	river.WorkerDefaults[graph.ProcessConversationsArgs]
+	res *graph.Resolver
+}
+
+func (w *processConversations) Work(ctx context.Context, job *river.Job[graph.ProcessConversationsArgs]) error {
+	return w.res.ProcessConversations(ctx, job.Args.OrganizationID)
+}
+
+// Timeout allows a provider request per changed conversation.
+func (w *processConversations) Timeout(*river.Job[graph.ProcessConversationsArgs]) time.Duration {
+	return 30 * time.Minute
+}
+
 // SweepUnfinished enqueues the work left pending: an enqueue after a commit
 // that failed, or a job that died while working (OpenAPI specs, translation
-// runs, deliveries of integration events). Each job claims its item, so an item enqueued twice is done once.
+// runs, deliveries of integration events, conversations to process). Each
+// job claims its item, so an item enqueued twice is done once.
 type SweepUnfinished struct{}
 
 // Kind names the job in River's table.
@@ -206,6 +226,13 @@ func (w *sweepUnfinished) Work(ctx context.Context, _ *river.Job[SweepUnfinished
 	}
 	for _, id := range deliveries {
 		params = append(params, river.InsertManyParams{Args: graph.DeliverIntegrationEventArgs{IntegrationEventID: id}})
+	}
+	orgs, err := w.res.ConversationsToProcess(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range orgs {
+		params = append(params, river.InsertManyParams{Args: graph.ProcessConversationsArgs{OrganizationID: id}})
 	}
 	if len(params) == 0 {
 		return nil

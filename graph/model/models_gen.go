@@ -251,9 +251,99 @@ type ContentPosition struct {
 	After  graphql.Omittable[*ContentPointer] `json:"after,omitempty"`
 }
 
+// A conversation with its messages and metadata.
+type ConversationDetail struct {
+	Conversation *store.Conversation       `json:"conversation"`
+	Parts        []*store.ConversationPart `json:"parts"`
+	Metadata     *ConversationMetadata     `json:"metadata"`
+}
+
+type ConversationInput struct {
+	// 1 to 255 characters, unique within the organization: ingesting it again replaces the conversation.
+	ID       string                                        `json:"id"`
+	Metadata graphql.Omittable[*ConversationMetadataInput] `json:"metadata,omitempty"`
+	// At most 512 characters.
+	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	Parts   []*ConversationPartInput   `json:"parts"`
+	// `email` (the default) or `integration:<integration>:<installation>`.
+	Source graphql.Omittable[*string] `json:"source,omitempty"`
+}
+
+type ConversationIssueList struct {
+	Items    []*store.ConversationIssue `json:"items"`
+	Count    int                        `json:"count"`
+	Next     *ListNext                  `json:"next,omitempty"`
+	PageInfo *PageInfo                  `json:"pageInfo"`
+}
+
+type ConversationIssueURLs struct {
+	Location string `json:"location"`
+}
+
+type ConversationList struct {
+	Items    []*store.Conversation `json:"items"`
+	Count    int                   `json:"count"`
+	Next     *ListNext             `json:"next,omitempty"`
+	PageInfo *PageInfo             `json:"pageInfo"`
+}
+
+type ConversationMetadata struct {
+	URL *string `json:"url,omitempty"`
+	// Strings by name.
+	Attributes map[string]any `json:"attributes"`
+	CreatedAt  *time.Time     `json:"createdAt,omitempty"`
+}
+
+type ConversationMetadataInput struct {
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// Strings by name.
+	Attributes graphql.Omittable[map[string]any] `json:"attributes,omitempty"`
+	CreatedAt  graphql.Omittable[*time.Time]     `json:"createdAt,omitempty"`
+}
+
+type ConversationPartInput struct {
+	// `message`.
+	Type string `json:"type"`
+	// `user`, `assistant` or `team-member`.
+	Role string `json:"role"`
+	Body string `json:"body"`
+}
+
+type ConversationURLs struct {
+	Location string `json:"location"`
+	// The conversation in its source (`metadata.url`).
+	Source *string `json:"source,omitempty"`
+}
+
+type ConversationsIssuesClusterList struct {
+	Items    []*store.IssuesCluster `json:"items"`
+	Count    int                    `json:"count"`
+	Next     *ListNext              `json:"next,omitempty"`
+	PageInfo *PageInfo              `json:"pageInfo"`
+}
+
+// Counts of a cluster. Its tasks are the change requests made for it: backlog
+// (drafts), started (open), completed (merged), cancelled (archived).
+type ConversationsIssuesClusterStats struct {
+	Issues         int `json:"issues"`
+	Conversations  int `json:"conversations"`
+	TasksTotal     int `json:"tasksTotal"`
+	TasksBacklog   int `json:"tasksBacklog"`
+	TasksStarted   int `json:"tasksStarted"`
+	TasksCompleted int `json:"tasksCompleted"`
+	TasksCancelled int `json:"tasksCancelled"`
+}
+
+type ConversationsIssuesClusterURLs struct {
+	Location string `json:"location"`
+	App      string `json:"app"`
+}
+
 type CreateChangeRequestInput struct {
 	// At most 100 characters.
 	Subject graphql.Omittable[*string] `json:"subject,omitempty"`
+	// A conversations issues cluster of the space's organization this change request addresses: one of the cluster's tasks.
+	ConversationsIssuesCluster graphql.Omittable[*string] `json:"conversationsIssuesCluster,omitempty"`
 	// A JSON document.
 	Description graphql.Omittable[map[string]any] `json:"description,omitempty"`
 }
@@ -1929,6 +2019,69 @@ func (e *ContentPointerType) UnmarshalJSON(b []byte) error {
 }
 
 func (e ContentPointerType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+type ConversationsIssuesClusterOrderBy string
+
+const (
+	ConversationsIssuesClusterOrderByUpdatedAt     ConversationsIssuesClusterOrderBy = "updatedAt"
+	ConversationsIssuesClusterOrderByIssues        ConversationsIssuesClusterOrderBy = "issues"
+	ConversationsIssuesClusterOrderByConversations ConversationsIssuesClusterOrderBy = "conversations"
+	ConversationsIssuesClusterOrderByTasksTotal    ConversationsIssuesClusterOrderBy = "tasksTotal"
+	ConversationsIssuesClusterOrderByTasksBacklog  ConversationsIssuesClusterOrderBy = "tasksBacklog"
+	ConversationsIssuesClusterOrderByTasksStarted  ConversationsIssuesClusterOrderBy = "tasksStarted"
+)
+
+var AllConversationsIssuesClusterOrderBy = []ConversationsIssuesClusterOrderBy{
+	ConversationsIssuesClusterOrderByUpdatedAt,
+	ConversationsIssuesClusterOrderByIssues,
+	ConversationsIssuesClusterOrderByConversations,
+	ConversationsIssuesClusterOrderByTasksTotal,
+	ConversationsIssuesClusterOrderByTasksBacklog,
+	ConversationsIssuesClusterOrderByTasksStarted,
+}
+
+func (e ConversationsIssuesClusterOrderBy) IsValid() bool {
+	switch e {
+	case ConversationsIssuesClusterOrderByUpdatedAt, ConversationsIssuesClusterOrderByIssues, ConversationsIssuesClusterOrderByConversations, ConversationsIssuesClusterOrderByTasksTotal, ConversationsIssuesClusterOrderByTasksBacklog, ConversationsIssuesClusterOrderByTasksStarted:
+		return true
+	}
+	return false
+}
+
+func (e ConversationsIssuesClusterOrderBy) String() string {
+	return string(e)
+}
+
+func (e *ConversationsIssuesClusterOrderBy) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ConversationsIssuesClusterOrderBy(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ConversationsIssuesClusterOrderBy", str)
+	}
+	return nil
+}
+
+func (e ConversationsIssuesClusterOrderBy) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ConversationsIssuesClusterOrderBy) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ConversationsIssuesClusterOrderBy) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -67,20 +67,39 @@ Translate prose only: keep names of products, code identifiers, URLs and placeho
 	if strings.TrimSpace(req.Instructions) != "" {
 		system += "\nThe organization's instructions:\n" + req.Instructions
 	}
+	content, err := p.complete(ctx, "translation provider", system, string(texts))
+	if err != nil {
+		return nil, err
+	}
+	var answer struct {
+		Translations []string `json:"translations"`
+	}
+	if err := json.Unmarshal([]byte(content), &answer); err != nil {
+		return nil, errors.New(`translation provider: the model did not answer {"translations": [...]}`)
+	}
+	if len(answer.Translations) != len(req.Texts) {
+		return nil, fmt.Errorf("translation provider: %d translations for %d texts", len(answer.Translations), len(req.Texts))
+	}
+	return answer.Translations, nil
+}
+
+// complete sends one chat completion (a system and a user message) and
+// returns the model's answer, unfenced. what names the caller in errors.
+func (p *OpenAI) complete(ctx context.Context, what, system, user string) (string, error) {
 	body, err := json.Marshal(map[string]any{
 		"model":       p.Model,
 		"temperature": 0,
 		"messages": []map[string]string{
 			{"role": "system", "content": system},
-			{"role": "user", "content": string(texts)},
+			{"role": "user", "content": user},
 		},
 	})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(p.URL, "/")+"/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return nil, fmt.Errorf("translation provider: %w", err)
+		return "", fmt.Errorf("%s: %w", what, err)
 	}
 	httpReq.Header.Set("Content-Type", "application/json")
 	if p.APIKey != "" {
@@ -92,18 +111,18 @@ Translate prose only: keep names of products, code identifiers, URLs and placeho
 	}
 	resp, err := client.Do(httpReq)
 	if err != nil {
-		return nil, fmt.Errorf("translation provider unreachable: %w", err)
+		return "", fmt.Errorf("%s unreachable: %w", what, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("translation provider: reading the answer: %w", err)
+		return "", fmt.Errorf("%s: reading the answer: %w", what, err)
 	}
 	if len(raw) > maxResponseBytes {
-		return nil, errors.New("translation provider: the answer is too large")
+		return "", fmt.Errorf("%s: the answer is too large", what)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("translation provider answered %d", resp.StatusCode)
+		return "", fmt.Errorf("%s answered %d", what, resp.StatusCode)
 	}
 	var completion struct {
 		Choices []struct {
@@ -113,18 +132,9 @@ Translate prose only: keep names of products, code identifiers, URLs and placeho
 		} `json:"choices"`
 	}
 	if err := json.Unmarshal(raw, &completion); err != nil || len(completion.Choices) == 0 {
-		return nil, errors.New("translation provider: not a chat completion")
+		return "", fmt.Errorf("%s: not a chat completion", what)
 	}
-	var answer struct {
-		Translations []string `json:"translations"`
-	}
-	if err := json.Unmarshal([]byte(unfence(completion.Choices[0].Message.Content)), &answer); err != nil {
-		return nil, errors.New(`translation provider: the model did not answer {"translations": [...]}`)
-	}
-	if len(answer.Translations) != len(req.Texts) {
-		return nil, fmt.Errorf("translation provider: %d translations for %d texts", len(answer.Translations), len(req.Texts))
-	}
-	return answer.Translations, nil
+	return unfence(completion.Choices[0].Message.Content), nil
 }
 
 // unfence takes a ```json fence off a model's answer.
