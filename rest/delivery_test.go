@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -447,5 +448,59 @@ func TestDeliverySweptAfterLostJob(t *testing.T) {
 	ev := awaitStatus(t, vendor, base, id, "success")
 	if countLogs(ev, "delivered") != 1 || len(rc.received(id)) != 1 {
 		t.Errorf("swept delivery: %+v, %d requests", ev.Trace.Logs, len(rc.received(id)))
+	}
+}
+
+// lockedBuffer collects log lines written from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// An integration's secrets appear in no log line, whatever happens to it:
+// publishing (also refused publishing), installing, events and their
+// deliveries (failed and successful), reads.
+func TestSecretsAreNeverLogged(t *testing.T) {
+	t.Parallel()
+	logs := &lockedBuffer{}
+	env := resttest.New(t, resttest.Options{Jobs: true, DeliveryAttempts: 3, Logs: logs})
+	vendor := env.NewUser("Vendor")
+	org := vendor.NewOrg("Vendor Inc")
+	base := "/v1/integrations/logged"
+	vendor.Do("POST", base, publishBody(org, map[string]any{"secrets": map[string]string{"API_KEY": theSecret}})).Expect(http.StatusOK)
+	vendor.Do("POST", base, publishBody(org, map[string]any{"secrets": map[string]any{"API_KEY": theSecret, "N": 1}})).Expect(http.StatusBadRequest)
+	rc := newReceiver(t, func(n int) int {
+		if n == 1 {
+			return http.StatusInternalServerError
+		}
+		return http.StatusOK
+	})
+	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL + "/events"}).Expect(http.StatusNoContent)
+	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
+	ids := eventIDs(vendor, base)
+	if len(ids) != 1 {
+		t.Fatalf("events: %v", ids)
+	}
+	awaitStatus(t, vendor, base, ids[0], "success")
+	vendor.Do("GET", base, nil).Expect(http.StatusOK)
+	vendor.Do("GET", base+"/events/"+ids[0], nil).Expect(http.StatusOK)
+	out := logs.String()
+	if !strings.Contains(out, base) {
+		t.Fatalf("the requests were not logged: %q", out)
+	}
+	if strings.Contains(out, theSecret) {
+		t.Errorf("a log line shows the secret:\n%s", out)
 	}
 }

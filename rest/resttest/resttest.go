@@ -55,6 +55,17 @@ type Options struct {
 	// DeliveryAttempts is how many attempts a delivery of an integration
 	// event makes (default 3); they are 20ms apart, then 40ms...
 	DeliveryAttempts int
+	// Logs receives the server's and the jobs' log lines at debug level
+	// (default: discarded), for tests of what is logged.
+	Logs io.Writer
+}
+
+// logger is the log the options ask for.
+func (o Options) logger() *slog.Logger {
+	if o.Logs == nil {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return slog.New(slog.NewTextHandler(o.Logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // New starts a server on a new database; it stops when the test ends.
@@ -70,7 +81,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	env.start()
 	if o.Jobs {
 		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: env.Server.Resolver, Clock: clock.Now,
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 20 * time.Millisecond})
+			Log: o.logger(), PollInterval: 20 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +115,7 @@ func (e *Env) start() {
 	t.Cleanup(ts.Close)
 	srv, err := rest.NewServer(db, rest.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
-		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
