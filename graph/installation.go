@@ -258,56 +258,11 @@ func withSpace(p map[string]any, spaceID string) map[string]any { p["spaceId"] =
 func withSite(p map[string]any, siteID string) map[string]any   { p["siteId"] = siteID; return p }
 
 func (r *mutationResolver) UpdateIntegrationSpaceInstallation(ctx context.Context, name, id, spaceID string, input model.UpdateIntegrationContentInstallationInput) (*store.IntegrationSpaceInstallation, error) {
-	_, inst, err := r.installationOf(ctx, name, id)
-	if err != nil {
-		return nil, err
-	}
-	row, err := store.GetSpaceInstallation(ctx, r.DB, inst.ID, spaceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("space installation")
-	} else if err != nil {
-		return nil, err
-	}
-	prevStatus, prevConfig := row.Status, row.Configuration
-	columns, err := contentChanges(input.ExternalIds, input.Configuration, &row.ExternalIDs, &row.Configuration)
-	if err != nil {
-		return nil, err
-	}
-	row.UpdatedAt = r.now()
-	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.UpdateRow(ctx, tx, row, append(columns, "updated_at")...); err != nil {
-			return err
-		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SpaceID: spaceID, Payload: withSpace(setupPayload(inst.ID, row.Status, prevStatus, prevConfig), spaceID), At: row.UpdatedAt})
-		return err
-	})
-	return row, err
+	return updateContentInstallation(ctx, r.Resolver, onSpaces, name, id, spaceID, input)
 }
-
 func (r *mutationResolver) UninstallIntegrationFromSpace(ctx context.Context, name, id, spaceID string) (bool, error) {
-	_, inst, err := r.installationOf(ctx, name, id)
-	if err != nil {
-		return false, err
-	}
-	row, err := store.GetSpaceInstallation(ctx, r.DB, inst.ID, spaceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	var deleted bool
-	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_deleted", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SpaceID: spaceID, Payload: withSpace(deletedPayload(inst.ID, row.Configuration), spaceID), At: r.now()}); err != nil {
-			return err
-		}
-		deleted, err = store.DeleteSpaceInstallation(ctx, tx, inst.ID, spaceID)
-		return err
-	})
-	return deleted, err
+	return uninstallContentInstallation(ctx, r.Resolver, onSpaces, name, id, spaceID)
 }
-
 func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, id string, input model.InstallIntegrationOnSiteInput) (*store.IntegrationSiteInstallation, error) {
 	in, inst, err := r.installationOf(ctx, name, id)
 	if err != nil {
@@ -346,39 +301,77 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 }
 
 func (r *mutationResolver) UpdateIntegrationSiteInstallation(ctx context.Context, name, id, siteID string, input model.UpdateIntegrationContentInstallationInput) (*store.IntegrationSiteInstallation, error) {
+	return updateContentInstallation(ctx, r.Resolver, onSites, name, id, siteID, input)
+}
+func (r *mutationResolver) UninstallIntegrationFromSite(ctx context.Context, name, id, siteID string) (bool, error) {
+	return uninstallContentInstallation(ctx, r.Resolver, onSites, name, id, siteID)
+}
+
+// installTarget is what an installation on content is on, a space or a
+// site: what differs between the two, so that updating and uninstalling are
+// written once.
+type installTarget[T any] struct {
+	kind   string // "space" or "site", in event types and errors
+	get    func(ctx context.Context, db bun.IDB, installationID, id string) (T, error)
+	delete func(ctx context.Context, db bun.IDB, installationID, id string) (bool, error)
+	fields func(T) *store.ContentInstallation
+	// on points an event (and its payload) at the content.
+	on func(e *store.NewEvent, id string)
+}
+
+var onSpaces = installTarget[*store.IntegrationSpaceInstallation]{kind: "space",
+	get: store.GetSpaceInstallation, delete: store.DeleteSpaceInstallation,
+	fields: func(i *store.IntegrationSpaceInstallation) *store.ContentInstallation { return &i.ContentInstallation },
+	on:     func(e *store.NewEvent, id string) { e.SpaceID, e.Payload = id, withSpace(e.Payload, id) }}
+
+var onSites = installTarget[*store.IntegrationSiteInstallation]{kind: "site",
+	get: store.GetSiteInstallation, delete: store.DeleteSiteInstallation,
+	fields: func(i *store.IntegrationSiteInstallation) *store.ContentInstallation { return &i.ContentInstallation },
+	on:     func(e *store.NewEvent, id string) { e.SiteID, e.Payload = id, withSite(e.Payload, id) }}
+
+// updateContentInstallation changes an installation on a space or a site and
+// records its <kind>_installation_setup event in the same transaction.
+func updateContentInstallation[T any](ctx context.Context, r *Resolver, target installTarget[T], name, id, contentID string, input model.UpdateIntegrationContentInstallationInput) (T, error) {
+	var zero T
 	_, inst, err := r.installationOf(ctx, name, id)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	row, err := store.GetSiteInstallation(ctx, r.DB, inst.ID, siteID)
+	row, err := target.get(ctx, r.DB, inst.ID, contentID)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site installation")
+		return zero, NotFound(target.kind + " installation")
 	} else if err != nil {
-		return nil, err
+		return zero, err
 	}
-	prevStatus, prevConfig := row.Status, row.Configuration
-	columns, err := contentChanges(input.ExternalIds, input.Configuration, &row.ExternalIDs, &row.Configuration)
+	f := target.fields(row)
+	prevStatus, prevConfig := f.Status, f.Configuration
+	columns, err := contentChanges(input.ExternalIds, input.Configuration, &f.ExternalIDs, &f.Configuration)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	row.UpdatedAt = r.now()
+	f.UpdatedAt = r.now()
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		if err := store.UpdateRow(ctx, tx, row, append(columns, "updated_at")...); err != nil {
 			return err
 		}
-		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SiteID: siteID, Payload: withSite(setupPayload(inst.ID, row.Status, prevStatus, prevConfig), siteID), At: row.UpdatedAt})
+		e := store.NewEvent{ActorID: actorID(ctx), Type: target.kind + "_installation_setup", OrganizationID: inst.OrganizationID,
+			InstallationID: inst.ID, Payload: setupPayload(inst.ID, f.Status, prevStatus, prevConfig), At: f.UpdatedAt}
+		target.on(&e, contentID)
+		_, err := store.RecordEvent(ctx, tx, e)
 		return err
 	})
 	return row, err
 }
 
-func (r *mutationResolver) UninstallIntegrationFromSite(ctx context.Context, name, id, siteID string) (bool, error) {
+// uninstallContentInstallation removes an installation from a space or a
+// site (false when there was none) and records its
+// <kind>_installation_deleted event in the same transaction.
+func uninstallContentInstallation[T any](ctx context.Context, r *Resolver, target installTarget[T], name, id, contentID string) (bool, error) {
 	_, inst, err := r.installationOf(ctx, name, id)
 	if err != nil {
 		return false, err
 	}
-	row, err := store.GetSiteInstallation(ctx, r.DB, inst.ID, siteID)
+	row, err := target.get(ctx, r.DB, inst.ID, contentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
 	} else if err != nil {
@@ -386,11 +379,13 @@ func (r *mutationResolver) UninstallIntegrationFromSite(ctx context.Context, nam
 	}
 	var deleted bool
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_deleted", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SiteID: siteID, Payload: withSite(deletedPayload(inst.ID, row.Configuration), siteID), At: r.now()}); err != nil {
+		e := store.NewEvent{ActorID: actorID(ctx), Type: target.kind + "_installation_deleted", OrganizationID: inst.OrganizationID,
+			InstallationID: inst.ID, Payload: deletedPayload(inst.ID, target.fields(row).Configuration), At: r.now()}
+		target.on(&e, contentID)
+		if _, err := store.RecordEvent(ctx, tx, e); err != nil {
 			return err
 		}
-		deleted, err = store.DeleteSiteInstallation(ctx, tx, inst.ID, siteID)
+		deleted, err = target.delete(ctx, tx, inst.ID, contentID)
 		return err
 	})
 	return deleted, err
