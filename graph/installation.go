@@ -81,14 +81,9 @@ func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, 
 	if err != nil {
 		return nil, err
 	}
-	org, err := store.OrganizationByRef(ctx, r.DB, input.Organization)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("organization")
-	} else if err != nil {
-		return nil, err
-	}
 	// SECURITY: an organization's admins install on it.
-	if err := requireOrgRole(ctx, org.ID, store.RoleAdmin, "organization"); err != nil {
+	org, err := r.administeredOrganization(ctx, input.Organization)
+	if err != nil {
 		return nil, err
 	}
 	var inst *store.IntegrationInstallation

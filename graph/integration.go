@@ -433,14 +433,9 @@ func (r *mutationResolver) PublishIntegration(ctx context.Context, name string, 
 	if err != nil {
 		return nil, err
 	}
-	org, err := store.OrganizationByRef(ctx, r.DB, input.Organization)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("organization")
-	} else if err != nil {
-		return nil, err
-	}
 	// SECURITY: the publishing organization's admins publish.
-	if err := requireOrgRole(ctx, org.ID, store.RoleAdmin, "organization"); err != nil {
+	org, err := r.administeredOrganization(ctx, input.Organization)
+	if err != nil {
 		return nil, err
 	}
 	row := pub.row
@@ -637,4 +632,20 @@ func jsonObject(raw json.RawMessage) (map[string]any, error) {
 		return out, nil
 	}
 	return out, json.Unmarshal(raw, &out)
+}
+
+// administeredOrganization is the organization ref names (an id, or a
+// hostname or subdomain) for a caller who administers it: 404 when there is
+// none or the caller is not a member, 403 when they are not an admin.
+func (r *Resolver) administeredOrganization(ctx context.Context, ref string) (*store.Organization, error) {
+	org, err := store.OrganizationByRef(ctx, r.DB, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, NotFound("organization")
+	} else if err != nil {
+		return nil, err
+	}
+	if err := requireOrgRole(ctx, org.ID, store.RoleAdmin, "organization"); err != nil {
+		return nil, err
+	}
+	return org, nil
 }
