@@ -5,6 +5,8 @@ import (
 	"errors"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
@@ -106,8 +108,15 @@ func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input mod
 		return nil, err
 	}
 	s = copyOf(s) // the loaded one is shared with the rest of the request
+	previousVisibility := s.Visibility
 	p := &patch{}
 	setRequired(p, "editMode", "edit_mode", input.EditMode, &s.EditMode, nil)
+	setRequired(p, "visibility", "visibility", input.Visibility, &s.Visibility, func(v store.ContentVisibility) error {
+		if v == store.VisibilityInCollection && s.ParentID == nil {
+			return Invalid("visibility", "in-collection is only for a space in a collection")
+		}
+		return nil
+	})
 	setRequired(p, "title", "title", input.Title, &s.Title, length("title", 0, maxSpaceTitle))
 	setOptional(p, "defaultLevel", "default_level", input.DefaultLevel, &s.DefaultLevel, nil)
 	setOptional(p, "language", "language", input.Language, &s.Language, nil)
@@ -127,10 +136,19 @@ func (r *mutationResolver) UpdateSpace(ctx context.Context, id string, input mod
 		return s, p.err
 	}
 	s.UpdatedAt = r.now()
-	if err := store.UpdateSpace(ctx, r.DB, s, p.columns...); err != nil {
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		if err := store.UpdateSpace(ctx, tx, s, p.columns...); err != nil {
+			return err
+		}
+		if s.Visibility == previousVisibility {
+			return nil
+		}
+		return store.RecordSpaceVisibilityUpdated(ctx, tx, s, previousVisibility, actorID(ctx), s.UpdatedAt)
+	})
+	if err != nil {
 		return nil, err
 	}
-	r.loaders(ctx).OrgAccess.Clear(ctx, s.OrganizationID) // the default level may have changed
+	r.loaders(ctx).OrgAccess.Clear(ctx, s.OrganizationID) // the default level or visibility may have changed
 	return s, nil
 }
 

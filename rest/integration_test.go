@@ -545,3 +545,39 @@ func TestIntegrationGraphQL(t *testing.T) {
 		t.Fatalf("installIntegrationOnSpace: %s %+v", out.Data, out.Errors)
 	}
 }
+
+// Changing a space's visibility records space_visibility_updated for the
+// integrations installed on it; in-collection needs a collection, and then
+// means "whoever can read the collection".
+func TestSpaceVisibilityUpdatedEvent(t *testing.T) {
+	t.Parallel()
+	f := newInstallFixture(t)
+	f.admin.Do("POST", f.base+"/installations/"+f.inst+"/spaces", map[string]any{"space": f.space}).Expect(http.StatusCreated)
+	base := "/v1/spaces/" + f.space
+
+	f.admin.Do("PATCH", base, `{"visibility":"in-collection"}`).Expect(http.StatusBadRequest)
+	f.admin.Do("PATCH", base, `{"visibility":"everyone"}`).Expect(http.StatusBadRequest)
+	f.reader.Do("PATCH", base, `{"visibility":"public"}`).Expect(http.StatusForbidden)
+	if got := f.events(t, f.admin)["space_visibility_updated"]; len(got) != 0 {
+		t.Fatalf("refused changes recorded events: %v", got)
+	}
+
+	before := f.admin.Do("GET", base, nil).Expect(http.StatusOK).String("visibility")
+	if got := f.admin.Do("PATCH", base, `{"visibility":"unlisted"}`).Expect(http.StatusOK).String("visibility"); got != "unlisted" {
+		t.Fatalf("visibility after the change: %q", got)
+	}
+	f.admin.Do("PATCH", base, `{"visibility":"unlisted"}`).Expect(http.StatusOK) // no change, no event
+	got := f.events(t, f.admin)["space_visibility_updated"]
+	if len(got) != 1 || got[0]["spaceId"] != f.space || got[0]["previousVisibility"] != before || got[0]["visibility"] != "unlisted" {
+		t.Fatalf("space_visibility_updated: %v", got)
+	}
+
+	// In a collection, in-collection is accepted.
+	collection := f.admin.Do("POST", "/v1/orgs/"+f.org+"/collections", `{"title":"Handbooks"}`).Expect(http.StatusCreated).String("id")
+	f.admin.Do("POST", base+"/move", map[string]any{"parent": collection}).Expect(http.StatusOK)
+	f.admin.Do("PATCH", base, `{"visibility":"in-collection"}`).Expect(http.StatusOK)
+	if got := f.events(t, f.admin)["space_visibility_updated"]; len(got) != 2 || got[0]["visibility"] != "in-collection" {
+		t.Errorf("space_visibility_updated into the collection: %v", got)
+	}
+	f.reader.Do("GET", base, nil).Expect(http.StatusOK)
+}

@@ -97,7 +97,9 @@ func TestUpdateSpace(t *testing.T) {
 		{`{"mergeRules":{"type":"rules","rules":[{"rule":"allow_bypass"}]}}`, "mergeRules"},
 		{`{"mergeRules":null}`, "mergeRules"},
 		{`{"icon":"nope"}`, "icon"},
-		{`{"visibility":"public"}`, "visibility"},
+		{`{"visibility":"in-collection"}`, "visibility"}, // not in a collection
+		{`{"visibility":null}`, "visibility"},
+		{`{"visibility":"everyone"}`, "visibility"},
 		{`{"title":["a"]}`, "title"},
 	} {
 		msg := alice.Do("PATCH", path, tc.body).Expect(http.StatusBadRequest).ErrorMessage()

@@ -221,3 +221,11 @@ func RecordSpaceContentUpdated(ctx context.Context, db bun.IDB, s *Space, revisi
 		Payload: map[string]any{"spaceId": s.ID, "revisionId": revisionID}, At: at})
 	return err
 }
+
+// RecordSpaceVisibilityUpdated records, in the change's transaction, that a
+// space's visibility changed (the reference's space_visibility_updated).
+func RecordSpaceVisibilityUpdated(ctx context.Context, db bun.IDB, s *Space, previous ContentVisibility, actorID string, at time.Time) error {
+	_, err := RecordEvent(ctx, db, NewEvent{Type: "space_visibility_updated", OrganizationID: s.OrganizationID, SpaceID: s.ID, ActorID: actorID,
+		Payload: map[string]any{"spaceId": s.ID, "previousVisibility": previous, "visibility": s.Visibility}, At: at})
+	return err
+}

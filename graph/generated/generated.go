@@ -9916,6 +9916,12 @@ input CreateSpaceInput {
 "Changes to a space; absent fields are left as they are."
 input UpdateSpaceInput {
   editMode: SpaceEditMode
+  """
+  Who can read the space (an extension of the reference's body):
+  ` + "`" + `in-collection` + "`" + ` only for a space in a collection. A change records a
+  ` + "`" + `space_visibility_updated` + "`" + ` event.
+  """
+  visibility: ContentVisibility
   "At most 50 characters."
   title: String
   "A role, ` + "`" + `inherit` + "`" + `, or null for guest."
@@ -54606,7 +54612,7 @@ func (ec *executionContext) unmarshalInputUpdateSpaceInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"editMode", "title", "defaultLevel", "language", "mergeRules", "emoji", "icon"}
+	fieldsInOrder := [...]string{"editMode", "visibility", "title", "defaultLevel", "language", "mergeRules", "emoji", "icon"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -54620,6 +54626,13 @@ func (ec *executionContext) unmarshalInputUpdateSpaceInput(ctx context.Context, 
 				return it, err
 			}
 			it.EditMode = graphql.OmittableOf(data)
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOContentVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐContentVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = graphql.OmittableOf(data)
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -76972,6 +76985,22 @@ func (ec *executionContext) marshalOContentSecurityPolicy2interface(ctx context.
 	_ = ctx
 	res := graphql.MarshalAny(v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOContentVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐContentVisibility(ctx context.Context, v any) (*store.ContentVisibility, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(store.ContentVisibility)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOContentVisibility2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐContentVisibility(ctx context.Context, sel ast.SelectionSet, v *store.ContentVisibility) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalOConversationDetail2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationDetail(ctx context.Context, sel ast.SelectionSet, v *model.ConversationDetail) graphql.Marshaler {

@@ -1672,6 +1672,10 @@ type UpdateSiteSpaceInput struct {
 // Changes to a space; absent fields are left as they are.
 type UpdateSpaceInput struct {
 	EditMode graphql.Omittable[*store.SpaceEditMode] `json:"editMode,omitempty"`
+	// Who can read the space (an extension of the reference's body):
+	// `in-collection` only for a space in a collection. A change records a
+	// `space_visibility_updated` event.
+	Visibility graphql.Omittable[*store.ContentVisibility] `json:"visibility,omitempty"`
 	// At most 50 characters.
 	Title graphql.Omittable[*string] `json:"title,omitempty"`
 	// A role, `inherit`, or null for guest.
