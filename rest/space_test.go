@@ -217,12 +217,15 @@ func TestDeleteRestoreAndPurgeSpace(t *testing.T) {
 }
 
 // runPurge enqueues the purge job and waits for River to complete it.
-func runPurge(t *testing.T, env *resttest.Env) {
+func runPurge(t *testing.T, env *resttest.Env) { runJob(t, env, jobs.PurgeDeletedSpaces{}) }
+
+// runJob enqueues a job and waits for River to complete it.
+func runJob(t *testing.T, env *resttest.Env, args river.JobArgs) {
 	t.Helper()
 	events, cancel := env.Jobs.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
 	defer cancel()
 	ctx := context.Background()
-	job, err := env.Jobs.Insert(ctx, jobs.PurgeDeletedSpaces{}, nil)
+	job, err := env.Jobs.Insert(ctx, args, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,11 +237,11 @@ func runPurge(t *testing.T, env *resttest.Env) {
 				continue
 			}
 			if ev.Kind != river.EventKindJobCompleted {
-				t.Fatalf("purge job: %v %v", ev.Kind, ev.Job.Errors)
+				t.Fatalf("%s job: %v %v", args.Kind(), ev.Kind, ev.Job.Errors)
 			}
 			return
 		case <-timeout:
-			t.Fatal("purge job did not complete")
+			t.Fatalf("%s job did not complete", args.Kind())
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
@@ -398,5 +399,31 @@ func TestSubscriptionListenerReconnects(t *testing.T) {
 	cr := e.open("After the reconnection")
 	if ev := c.event("s", "spaceEvents"); ev["type"] != "change_request_opened" || ev["changeRequestId"] != cr {
 		t.Fatalf("after reconnecting: %v", ev)
+	}
+}
+
+// Live events are kept a week as history, then pruned by the hourly job.
+func TestLiveEventsArePruned(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t, resttest.Options{Jobs: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
+	createPage(t, alice, space, "Old", "Recorded a week ago")
+	env.Clock.Advance(jobs.LiveEventRetention + time.Minute)
+	createPage(t, alice, space, "New", "Recorded now")
+	count := func() int64 {
+		n, err := env.DB.NewSelect().Table("live_events").Count(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d live events before pruning, want 2", n)
+	}
+	runJob(t, env, jobs.PruneLiveEvents{})
+	if n := count(); n != 1 {
+		t.Errorf("%d live events after pruning, want the recent one", n)
 	}
 }

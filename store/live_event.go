@@ -108,3 +108,14 @@ func (db *DB) ListenOnce(ctx context.Context, channels []string, ready func(), h
 		handle(n.Channel, n.Payload)
 	}
 }
+
+// PruneLiveEvents deletes the live events recorded before t; it returns how
+// many. Subscribers read an event right after it is recorded, so old ones
+// are history only.
+func PruneLiveEvents(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
+	res, err := db.NewDelete().Model((*LiveEvent)(nil)).Where("created_at < ?", t).Exec(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	return res.RowsAffected()
+}

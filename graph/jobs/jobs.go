@@ -59,6 +59,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
+	river.AddWorker(workers, &pruneLiveEvents{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
 	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
 	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
 	river.AddWorker(workers, &deliverIntegrationEvent{res: cfg.Resolver})
@@ -78,6 +79,9 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return PurgeDeletedSpaces{}, nil },
 				&river.PeriodicJobOpts{ID: "purge_deleted_spaces", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return PruneLiveEvents{}, nil },
+				&river.PeriodicJobOpts{ID: "prune_live_events", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return SweepUnfinished{}, nil },
 				&river.PeriodicJobOpts{ID: "sweep_unfinished", RunOnStart: true}),
@@ -117,6 +121,36 @@ func (w *purgeDeletedSpaces) Work(ctx context.Context, _ *river.Job[PurgeDeleted
 	}
 	if n > 0 && w.log != nil {
 		w.log.InfoContext(ctx, "purged deleted spaces", "count", n, "deletedBefore", cutoff)
+	}
+	return nil
+}
+
+// LiveEventRetention is how long live events (graph/subscription.go) are
+// kept as a history of who changed what.
+const LiveEventRetention = 7 * 24 * time.Hour
+
+// PruneLiveEvents deletes the live events older than LiveEventRetention
+// (hourly, with the purge). It is idempotent.
+type PruneLiveEvents struct{}
+
+// Kind names the job in River's table.
+func (PruneLiveEvents) Kind() string { return "prune_live_events" }
+
+type pruneLiveEvents struct {
+	river.WorkerDefaults[PruneLiveEvents]
+	db    *store.DB
+	clock func() time.Time
+	log   *slog.Logger
+}
+
+func (w *pruneLiveEvents) Work(ctx context.Context, _ *river.Job[PruneLiveEvents]) error {
+	cutoff := w.clock().Add(-LiveEventRetention)
+	n, err := store.PruneLiveEvents(ctx, w.db, cutoff)
+	if err != nil {
+		return err
+	}
+	if n > 0 && w.log != nil {
+		w.log.InfoContext(ctx, "pruned live events", "count", n, "before", cutoff)
 	}
 	return nil
 }
