@@ -58,7 +58,7 @@ func (a *orgAccess) roleOn(g grantee, id string, parent *string, level *store.De
 	if !g.member {
 		return ""
 	}
-	if g.role != nil && *g.role == store.RoleAdmin {
+	if g.isAdmin() {
 		return store.RoleAdmin
 	}
 	best := a.defaultLevel(g.role, parent, level)
@@ -146,6 +146,10 @@ func callerGrantee(ctx context.Context, orgID string) (grantee, error) {
 	return g, nil
 }
 
+// isAdmin reports whether g administers the organization: an admin is admin
+// on all of its content, whatever the levels and grants.
+func (g grantee) isAdmin() bool { return g.member && g.role != nil && *g.role == store.RoleAdmin }
+
 // memberGrantee is a member as a grantee.
 func memberGrantee(m *store.Member) grantee {
 	return grantee{userID: m.UserID, role: m.Role, member: !m.Disabled}
@@ -171,6 +175,9 @@ func (r *Resolver) orgSpaces(ctx context.Context, orgID string) (*orgAccess, []*
 func (r *Resolver) spaceRoleOf(ctx context.Context, g grantee, s *store.Space) (store.MemberRole, error) {
 	if !g.member {
 		return "", nil
+	}
+	if g.isAdmin() {
+		return store.RoleAdmin, nil // as roleOn decides, without reading the organization's access
 	}
 	a, err := r.access(ctx, s.OrganizationID)
 	if err != nil {
@@ -200,6 +207,9 @@ func (a *orgAccess) spaceRole(g grantee, s *store.AccessNode) store.MemberRole {
 func (r *Resolver) collectionRoleOf(ctx context.Context, g grantee, c *store.Collection) (store.MemberRole, error) {
 	if !g.member {
 		return "", nil
+	}
+	if g.isAdmin() {
+		return store.RoleAdmin, nil
 	}
 	a, err := r.access(ctx, c.OrganizationID)
 	if err != nil {
