@@ -199,21 +199,6 @@ func IntegrationEventLogs(ctx context.Context, db bun.IDB, id string) ([]*Integr
 	return rows, translate(err)
 }
 
-// AppendIntegrationEventLog adds a line to an event's delivery log and, when
-// status is not empty, sets the event's status: what a delivery attempt does.
-func AppendIntegrationEventLog(ctx context.Context, db bun.IDB, line *IntegrationEventLog, status IntegrationEventState) error {
-	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(line).Exec(ctx); err != nil {
-			return err
-		}
-		if status == "" {
-			return nil
-		}
-		_, err := tx.NewUpdate().Table("integration_events").Set("status = ?", status).Where("id = ?", line.IntegrationEventID).Exec(ctx)
-		return err
-	})
-}
-
 // RecordSpaceContentUpdated records space_content_updated: the primary
 // content of a space is now revisionID (a merge, an import).
 func RecordSpaceContentUpdated(ctx context.Context, db bun.IDB, s *Space, revisionID, actorID string, at time.Time) error {

@@ -162,14 +162,6 @@ func ListRequestedReviewers(ctx context.Context, db bun.IDB, crID string, p Page
 	return rows, translate(err)
 }
 
-// PendingReviewers returns the users whose review of crID is requested.
-func PendingReviewers(ctx context.Context, db bun.IDB, crID string) ([]string, error) {
-	var ids []string
-	err := db.NewSelect().Model((*RequestedReviewer)(nil)).Column("user_id").
-		Where("change_request_id = ?", crID).OrderExpr("seq").Scan(ctx, &ids)
-	return ids, translate(err)
-}
-
 // RemoveRequestedReviewer withdraws the request for userID's review; false
 // when there was none.
 func RemoveRequestedReviewer(ctx context.Context, db bun.IDB, crID, userID string) (bool, error) {

@@ -66,13 +66,6 @@ func GetTranslation(ctx context.Context, db bun.IDB, orgID, id string) (*Transla
 	return t, translate(err)
 }
 
-// LockTranslation reads translation id for update, in tx.
-func LockTranslation(ctx context.Context, tx bun.Tx, id string) (*Translation, error) {
-	t := new(Translation)
-	err := tx.NewSelect().Model(t).Where("tr.id = ?", id).For("UPDATE").Scan(ctx)
-	return t, translate(err)
-}
-
 // ListTranslations pages through the translations of an organization,
 // oldest first.
 func ListTranslations(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Translation, error) {

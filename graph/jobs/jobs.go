@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/store"
@@ -58,12 +59,24 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 		return nil, fmt.Errorf("jobs: no resolver")
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &purgeDeletedSpaces{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
-	river.AddWorker(workers, &pruneLiveEvents{db: cfg.DB, clock: cfg.Clock, log: cfg.Log})
-	river.AddWorker(workers, &processOpenAPISpec{res: cfg.Resolver})
-	river.AddWorker(workers, &runTranslation{res: cfg.Resolver})
+	river.AddWorker(workers, &retentionWorker[PurgeDeletedSpaces]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
+		what: "deleted spaces", retention: graph.SpaceRetention, remove: store.PurgeSpacesDeletedBefore})
+	river.AddWorker(workers, &retentionWorker[PruneLiveEvents]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
+		what: "live events", retention: LiveEventRetention, remove: store.PruneLiveEvents})
+	// Each domain job's work is a Resolver method (the domain's file in graph/).
+	river.AddWorker(workers, &resolverWorker[graph.ProcessOpenAPISpecArgs]{timeout: 10 * time.Minute, // the fetches have their own, shorter, limits
+		work: func(ctx context.Context, a graph.ProcessOpenAPISpecArgs) error {
+			return cfg.Resolver.ProcessOpenAPISpec(ctx, a.SpecID)
+		}})
+	river.AddWorker(workers, &resolverWorker[graph.RunTranslationArgs]{timeout: 30 * time.Minute, // a provider request per page
+		work: func(ctx context.Context, a graph.RunTranslationArgs) error {
+			return cfg.Resolver.RunTranslation(ctx, a.TranslationID)
+		}})
+	river.AddWorker(workers, &resolverWorker[graph.ProcessConversationsArgs]{timeout: 30 * time.Minute, // a provider request per conversation
+		work: func(ctx context.Context, a graph.ProcessConversationsArgs) error {
+			return cfg.Resolver.ProcessConversations(ctx, a.OrganizationID)
+		}})
 	river.AddWorker(workers, &deliverIntegrationEvent{res: cfg.Resolver})
-	river.AddWorker(workers, &processConversations{res: cfg.Resolver})
 	river.AddWorker(workers, &sweepUnfinished{res: cfg.Resolver})
 	cooldown := time.Duration(0) // River's default
 	if cfg.PollInterval > 0 && cfg.PollInterval < river.FetchCooldownDefault {
@@ -106,24 +119,42 @@ type PurgeDeletedSpaces struct{}
 // Kind names the job in River's table.
 func (PurgeDeletedSpaces) Kind() string { return "purge_deleted_spaces" }
 
-type purgeDeletedSpaces struct {
-	river.WorkerDefaults[PurgeDeletedSpaces]
-	db    *store.DB
-	clock func() time.Time
-	log   *slog.Logger
+// retentionWorker removes for good what is older than its retention: the
+// purge and prune jobs.
+type retentionWorker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	db        *store.DB
+	clock     func() time.Time
+	log       *slog.Logger
+	what      string
+	retention time.Duration
+	remove    func(ctx context.Context, db bun.IDB, before time.Time) (int64, error)
 }
 
-func (w *purgeDeletedSpaces) Work(ctx context.Context, _ *river.Job[PurgeDeletedSpaces]) error {
-	cutoff := w.clock().Add(-graph.SpaceRetention)
-	n, err := store.PurgeSpacesDeletedBefore(ctx, w.db, cutoff)
+func (w *retentionWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error {
+	cutoff := w.clock().Add(-w.retention)
+	n, err := w.remove(ctx, w.db, cutoff)
 	if err != nil {
 		return err
 	}
 	if n > 0 && w.log != nil {
-		w.log.InfoContext(ctx, "purged deleted spaces", "count", n, "deletedBefore", cutoff)
+		w.log.InfoContext(ctx, "removed "+w.what, "count", n, "before", cutoff)
 	}
 	return nil
 }
+
+// resolverWorker runs a domain job: its work is a Resolver method.
+type resolverWorker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	work    func(context.Context, T) error
+	timeout time.Duration
+}
+
+func (w *resolverWorker[T]) Work(ctx context.Context, job *river.Job[T]) error {
+	return w.work(ctx, job.Args)
+}
+
+func (w *resolverWorker[T]) Timeout(*river.Job[T]) time.Duration { return w.timeout }
 
 // LiveEventRetention is how long live events (graph/subscription.go) are
 // kept as a history of who changed what.
@@ -135,56 +166,6 @@ type PruneLiveEvents struct{}
 
 // Kind names the job in River's table.
 func (PruneLiveEvents) Kind() string { return "prune_live_events" }
-
-type pruneLiveEvents struct {
-	river.WorkerDefaults[PruneLiveEvents]
-	db    *store.DB
-	clock func() time.Time
-	log   *slog.Logger
-}
-
-func (w *pruneLiveEvents) Work(ctx context.Context, _ *river.Job[PruneLiveEvents]) error {
-	cutoff := w.clock().Add(-LiveEventRetention)
-	n, err := store.PruneLiveEvents(ctx, w.db, cutoff)
-	if err != nil {
-		return err
-	}
-	if n > 0 && w.log != nil {
-		w.log.InfoContext(ctx, "pruned live events", "count", n, "before", cutoff)
-	}
-	return nil
-}
-
-// processOpenAPISpec fetches and processes a spec (graph/openapi_spec_process.go).
-type processOpenAPISpec struct {
-	river.WorkerDefaults[graph.ProcessOpenAPISpecArgs]
-	res *graph.Resolver
-}
-
-func (w *processOpenAPISpec) Work(ctx context.Context, job *river.Job[graph.ProcessOpenAPISpecArgs]) error {
-	return w.res.ProcessOpenAPISpec(ctx, job.Args.SpecID)
-}
-
-// Timeout leaves the processing its own, shorter, time limits.
-func (w *processOpenAPISpec) Timeout(*river.Job[graph.ProcessOpenAPISpecArgs]) time.Duration {
-	return 10 * time.Minute
-}
-
-// runTranslation runs a translation (graph/translation.go). A failed run is
-// recorded on the translation, not retried here.
-type runTranslation struct {
-	river.WorkerDefaults[graph.RunTranslationArgs]
-	res *graph.Resolver
-}
-
-func (w *runTranslation) Work(ctx context.Context, job *river.Job[graph.RunTranslationArgs]) error {
-	return w.res.RunTranslation(ctx, job.Args.TranslationID)
-}
-
-// Timeout is generous: a run makes a provider request per page.
-func (w *runTranslation) Timeout(*river.Job[graph.RunTranslationArgs]) time.Duration {
-	return 30 * time.Minute
-}
 
 // deliverIntegrationEvent makes an integration event's next delivery
 // attempt (graph/delivery.go) and waits (snoozes) until the one after: the
@@ -206,22 +187,6 @@ func (w *deliverIntegrationEvent) Work(ctx context.Context, job *river.Job[graph
 // Timeout leaves an attempt the outbound client's time limit, and some.
 func (w *deliverIntegrationEvent) Timeout(*river.Job[graph.DeliverIntegrationEventArgs]) time.Duration {
 	return w.res.Outbound.Timeout() + time.Minute
-}
-
-// processConversations extracts and clusters the issues of an
-// organization's changed conversations (graph/conversation.go).
-type processConversations struct {
-	river.WorkerDefaults[graph.ProcessConversationsArgs]
-	res *graph.Resolver
-}
-
-func (w *processConversations) Work(ctx context.Context, job *river.Job[graph.ProcessConversationsArgs]) error {
-	return w.res.ProcessConversations(ctx, job.Args.OrganizationID)
-}
-
-// Timeout allows a provider request per changed conversation.
-func (w *processConversations) Timeout(*river.Job[graph.ProcessConversationsArgs]) time.Duration {
-	return 30 * time.Minute
 }
 
 // SweepUnfinished enqueues the work left pending: an enqueue after a commit
