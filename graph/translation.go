@@ -50,9 +50,21 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} })
+	// The source spaces in one batch; a deleted one is not found.
+	ids := make([]string, len(items))
+	for i, t := range items {
+		ids[i] = t.SourceSpaceID
+	}
+	spaces, errs := r.loaders(ctx).Space.LoadMany(ctx, ids)()
 	visible := items[:0:0]
-	for _, t := range items {
-		if _, err := r.space(ctx, t.SourceSpaceID); err == nil {
+	for i, t := range items {
+		if errs != nil && errs[i] != nil {
+			if isNotFound(errs[i]) {
+				continue
+			}
+			return nil, errs[i]
+		}
+		if _, err := r.spaceRole(ctx, spaces[i]); err == nil {
 			visible = append(visible, t)
 		} else if !isNotFound(err) {
 			return nil, err
