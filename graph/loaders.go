@@ -64,6 +64,8 @@ type Loaders struct {
 	// so the published addresses of share-link sites resolve below the field
 	// that took the key.
 	shareKeys sync.Map
+	// memo holds values read once per request through memoized.
+	memo sync.Map
 }
 
 // batchWindow is how long an id loader waits for sibling keys. The hot paths
@@ -300,3 +302,26 @@ func (r *Resolver) loaders(ctx context.Context) *Loaders {
 	// gets private ones: correct, merely uncached across calls.
 	return NewLoaders(r.DB)
 }
+
+// memoKey names a value memoized for a request: what it is, and its key.
+type memoKey struct{ kind, key string }
+
+// memoized returns load's value for key, loaded once per request. It serves
+// values asked for once per element of a large list (a site's spaces, for
+// each of its thousand site spaces), where even a cached dataloader Load
+// costs a channel, a closure and three locks; load itself goes through the
+// loaders, so lists of parents still batch. Whoever changes the data
+// forgets the key (Loaders.forget).
+func memoized[V any](l *Loaders, key memoKey, load func() (V, error)) (V, error) {
+	if v, ok := l.memo.Load(key); ok {
+		return v.(V), nil
+	}
+	v, err := load()
+	if err == nil {
+		l.memo.Store(key, v)
+	}
+	return v, err
+}
+
+// forget drops a memoized value.
+func (l *Loaders) forget(key memoKey) { l.memo.Delete(key) }

@@ -44,6 +44,10 @@ type Resolver struct {
 	Delivery DeliveryConfig
 	// Live hands changes to this process's subscriptions (live.go).
 	Live *LiveHub
+	// GenericExecution turns the direct writer (direct.go) off: every field
+	// runs through gqlgen. The writer's reference in tests, and a switch
+	// for operators (DOCSAPI_GENERIC_EXECUTION=1).
+	GenericExecution bool
 
 	signingKey signingKey
 	jobClient  jobClient

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -39,14 +40,17 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	ex.Use(extension.FixedComplexityLimit(MaxComplexity))
 	ex.Use(depthLimit{max: MaxDepth})
+	ex.Use(newDirectWriter(r, es.Schema()))
 	if debugStats {
 		ex.Use(statsExtension{})
 	}
 	return ex, es.Schema()
 }
 
-// statsExtension adds extensions.stats {sqlQueries, durationMs} to every
-// response (DOCSAPI_DEBUG=1), so the cost of a request is visible from outside.
+// statsExtension adds extensions.stats {sqlQueries, durationMs,
+// directWrites} to every response (DOCSAPI_DEBUG=1), so the cost of a
+// request is visible from outside; directWrites counts the fields the direct
+// writer (direct.go) wrote.
 type statsExtension struct{}
 
 var _ interface {
@@ -57,7 +61,8 @@ var _ interface {
 func (statsExtension) ExtensionName() string                   { return "Stats" }
 func (statsExtension) Validate(graphql.ExecutableSchema) error { return nil }
 func (statsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+	direct := new(atomic.Int64)
+	resp := next(context.WithValue(ctx, directCountKey{}, direct))
 	if resp == nil {
 		return resp
 	}
@@ -65,7 +70,7 @@ func (statsExtension) InterceptResponse(ctx context.Context, next graphql.Respon
 	if graphql.HasOperationContext(ctx) {
 		start = graphql.GetOperationContext(ctx).Stats.OperationStart
 	}
-	stats := map[string]any{"durationMs": float64(time.Since(start).Microseconds()) / 1000}
+	stats := map[string]any{"durationMs": float64(time.Since(start).Microseconds()) / 1000, "directWrites": direct.Load()}
 	if c := store.QueryCounterFrom(ctx); c != nil {
 		stats["sqlQueries"] = c.Count()
 	}

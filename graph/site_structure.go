@@ -3,8 +3,11 @@ package graph
 import (
 	"context"
 	"errors"
+	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/uptrace/bun"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
@@ -40,6 +43,11 @@ func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces boo
 }
 
 func (r *siteResolver) Structure(ctx context.Context, s *store.Site) (*model.SiteStructure, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && selectsField(fc.Field.Selections, "space") {
+		// The site spaces' spaces are asked for below: their query starts
+		// now, beside those of the tree, rather than after it.
+		r.loaders(ctx).SiteSpaceSpaces.Load(ctx, s.ID)
+	}
 	t, err := r.treeOf(ctx, s.ID, true)
 	if err != nil {
 		return nil, err
@@ -208,7 +216,10 @@ var _ generated.SiteSpaceResolver = (*siteSpaceResolver)(nil)
 func (r *Resolver) SiteSpace() generated.SiteSpaceResolver { return &siteSpaceResolver{r} }
 
 func (r *siteSpaceResolver) Space(ctx context.Context, ss *store.SiteSpace) (*store.Space, error) {
-	spaces, err := r.loaders(ctx).SiteSpaceSpaces.Load(ctx, ss.SiteID)()
+	l := r.loaders(ctx)
+	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID), func() (map[string]*store.Space, error) {
+		return l.SiteSpaceSpaces.Load(ctx, ss.SiteID)()
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -282,5 +293,99 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	l.SiteSpaces.Clear(ctx, siteID)
 	l.SiteSpaceCount.Clear(ctx, siteID)
 	l.SiteSpaceSpaces.Clear(ctx, siteID)
+	l.forget(siteSpacesMemo(siteID))
 	return err
+}
+
+// siteSpacesMemo is the memo of the spaces a site publishes, which every
+// site space of a tree asks for.
+func siteSpacesMemo(siteID string) memoKey { return memoKey{"siteSpaceSpaces", siteID} }
+
+// siteStructureDirect declares the site's structure to the direct writer
+// (direct.go): Site.structure is written without gqlgen's per-field
+// execution when the query selects only these fields, which is what front
+// ends reading a whole site's navigation do.
+func (r *Resolver) siteStructureDirect(d *directWriter) {
+	d.entry("Site", "structure")
+	d.object("SiteStructure", (*model.SiteStructure)(nil), map[string]directField{
+		"type": directString(func(s *model.SiteStructure) string { return s.Type }),
+		"structure": directList(func(_ context.Context, s *model.SiteStructure) ([]store.StructureItem, error) {
+			return s.Structure, nil
+		}),
+	})
+	d.object("SiteSectionGroup", (*store.SiteSectionGroup)(nil), map[string]directField{
+		"object":       directString((*store.SiteSectionGroup).Object),
+		"id":           directString(func(g *store.SiteSectionGroup) string { return g.ID }),
+		"title":        directString(func(g *store.SiteSectionGroup) string { return g.Title }),
+		"sectionGroup": directOptString(func(g *store.SiteSectionGroup) *string { return g.ParentGroupID }),
+		"icon":         directOptString(func(g *store.SiteSectionGroup) *string { return g.Icon }),
+		"children":     directList(r.SiteSectionGroup().Children),
+		"sections":     directList(r.SiteSectionGroup().Sections),
+	})
+	d.object("SiteSection", (*store.SiteSection)(nil), map[string]directField{
+		"object":       directString((*store.SiteSection).Object),
+		"id":           directString(func(s *store.SiteSection) string { return s.ID }),
+		"title":        directString(func(s *store.SiteSection) string { return s.Title }),
+		"description":  directOptString(func(s *store.SiteSection) *string { return s.Description }),
+		"default":      directBool(func(s *store.SiteSection) bool { return s.IsDefault }),
+		"path":         directString(func(s *store.SiteSection) string { return s.Path }),
+		"condition":    directOptString(func(s *store.SiteSection) *string { return s.Condition }),
+		"sectionGroup": directOptString(func(s *store.SiteSection) *string { return s.GroupID }),
+		"siteSpaces":   directList(r.SiteSection().SiteSpaces),
+		"urls":         directObject(r.SiteSection().Urls),
+		"icon":         directOptString(func(s *store.SiteSection) *string { return s.Icon }),
+	})
+	d.object("SiteSectionURLs", (*model.SiteSectionURLs)(nil), map[string]directField{
+		"published": directOptString(func(u *model.SiteSectionURLs) *string { return u.Published }),
+	})
+	d.object("SiteSpace", (*store.SiteSpace)(nil), map[string]directField{
+		"object":    directString((*store.SiteSpace).Object),
+		"id":        directString(func(s *store.SiteSpace) string { return s.ID }),
+		"path":      directString(func(s *store.SiteSpace) string { return s.Path }),
+		"section":   directOptString(func(s *store.SiteSpace) *string { return s.SectionID }),
+		"space":     directObject(r.SiteSpace().Space),
+		"title":     directResolvedString(r.SiteSpace().Title),
+		"default":   directBool(func(s *store.SiteSpace) bool { return s.IsDefault }),
+		"condition": directOptString(func(s *store.SiteSpace) *string { return s.Condition }),
+		"urls":      directObject(r.SiteSpace().Urls),
+	})
+	d.object("SiteSpaceURLs", (*model.SiteSpaceURLs)(nil), map[string]directField{
+		"published": directOptString(func(u *model.SiteSpaceURLs) *string { return u.Published }),
+	})
+	// The plain fields of the spaces a site publishes.
+	d.object("Space", (*store.Space)(nil), map[string]directField{
+		"object":       directString((*store.Space).Object),
+		"id":           directString(func(s *store.Space) string { return s.ID }),
+		"title":        directString(func(s *store.Space) string { return s.Title }),
+		"emoji":        directString(func(s *store.Space) string { return s.Emoji }),
+		"visibility":   directEnum(func(s *store.Space) store.ContentVisibility { return s.Visibility }),
+		"createdAt":    directTime(func(s *store.Space) time.Time { return s.CreatedAt }),
+		"updatedAt":    directTime(func(s *store.Space) time.Time { return s.UpdatedAt }),
+		"deletedAt":    directOptTime(func(s *store.Space) *time.Time { return s.DeletedAt }),
+		"organization": directString(func(s *store.Space) string { return s.OrganizationID }),
+		"parent":       directOptString(func(s *store.Space) *string { return s.ParentID }),
+		"revision":     directString(func(s *store.Space) string { return s.RevisionID }),
+	})
+}
+
+// selectsField reports whether a field named name is selected anywhere in
+// sel, fragments included.
+func selectsField(sel ast.SelectionSet, name string) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.Name == name || selectsField(s.SelectionSet, name) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if selectsField(s.SelectionSet, name) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition != nil && selectsField(s.Definition.SelectionSet, name) {
+				return true
+			}
+		}
+	}
+	return false
 }

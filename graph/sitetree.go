@@ -50,17 +50,19 @@ func siteSpaceSets(rows []*store.SiteSpace) map[string]*siteSpaceSet {
 	return out
 }
 
+// newSiteSpaceSet indexes a site's site spaces by section in one pass (a
+// site may hold thousands), each section's in the order siteSpacesIn gives.
 func newSiteSpaceSet(all []*store.SiteSpace) *siteSpaceSet {
 	set := &siteSpaceSet{all: all, inSection: map[string][]*store.SiteSpace{}}
-	t := &siteTree{siteSpaces: all}
 	for _, s := range all {
 		key := rootKey
 		if s.SectionID != nil {
 			key = *s.SectionID
 		}
-		if _, done := set.inSection[key]; !done {
-			set.inSection[key] = t.siteSpacesIn(s.SectionID)
-		}
+		set.inSection[key] = append(set.inSection[key], s)
+	}
+	for _, list := range set.inSection {
+		slices.SortFunc(list, compareSiteSpaces)
 	}
 	return set
 }
@@ -139,10 +141,13 @@ func (t *siteTree) siteSpacesIn(section *string) []*store.SiteSpace {
 			out = append(out, s)
 		}
 	}
-	slices.SortFunc(out, func(a, b *store.SiteSpace) int {
-		return cmp.Or(cmp.Compare(a.Position, b.Position), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(out, compareSiteSpaces)
 	return out
+}
+
+// compareSiteSpaces orders site spaces within their section.
+func compareSiteSpaces(a, b *store.SiteSpace) int {
+	return cmp.Or(cmp.Compare(a.Position, b.Position), cmp.Compare(a.ID, b.ID))
 }
 
 // walk visits groups and sections depth first, in structure order.

@@ -41,6 +41,10 @@ func BenchmarkSiteTree(b *testing.B) {
 			alice := env.NewUser("Alice")
 			org := alice.NewOrg("Acme")
 			site := buildSiteTree(b, env, alice, org, size.groups, size.sections, size.siteSpaces, 0)
+			// Statistics as autovacuum would gather them (see cmd/docsbench).
+			if _, err := env.DB.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
+				b.Fatal(err)
+			}
 			body := `{"query":` + quoteJSON(siteTreeQuery) + `,"variables":{"o":"` + org + `","s":"` + site + `"}}`
 			benchmarkRequest(b, env, func() *http.Request {
 				r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))

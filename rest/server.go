@@ -25,6 +25,9 @@ type Config struct {
 	AdminToken string
 	// Debug adds query counts and timings to responses.
 	Debug bool
+	// GenericExecution turns off the direct writer of hot GraphQL subtrees
+	// (graph/direct.go): every field runs through gqlgen.
+	GenericExecution bool
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// BlobDir is where uploaded files are stored (default: a docsapi-blobs
@@ -89,7 +92,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
 		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
-		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log)}
+		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	ex, schema := graph.NewExecutor(res, cfg.Debug)

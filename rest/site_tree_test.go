@@ -20,6 +20,7 @@ const siteTreeQuery = `query Tree($o: ID!, $s: ID!) {
       __typename
       ... on SiteSectionGroup { id title children { __typename ... on SiteSection { id title siteSpaces { id path space { id title } } } } }
       ... on SiteSection { id title siteSpaces { id path space { id title } } }
+      ... on SiteSpace { id path space { id title } }
     } }
   }
 }`

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -43,6 +44,32 @@ var EmptyDocument = json.RawMessage(`{"object":"document","data":{},"nodes":[]}`
 type MergeRules struct {
 	Type  MergeRulesType `json:"type"`
 	Rules []MergeRule    `json:"rules,omitempty"`
+}
+
+// Scan reads merge rules from their jsonb column. The configurations
+// without rules, which nearly every space has ("inherit"), are recognised
+// without running a JSON decoder: a site's tree reads a thousand spaces.
+func (m *MergeRules) Scan(src any) error {
+	var raw []byte
+	switch v := src.(type) {
+	case []byte:
+		raw = v
+	case string:
+		raw = []byte(v)
+	default:
+		return fmt.Errorf("store: merge rules from %T", src)
+	}
+	// PostgreSQL writes jsonb in this one form.
+	switch string(raw) {
+	case `{"type": "inherit"}`:
+		*m = MergeRules{Type: MergeRulesInherit}
+		return nil
+	case `{"type": "none"}`:
+		*m = MergeRules{Type: MergeRulesNone}
+		return nil
+	}
+	*m = MergeRules{}
+	return json.Unmarshal(raw, m)
 }
 
 // MergeRule is one rule of a "rules" configuration.

@@ -21,20 +21,23 @@ import (
 // config is the server's configuration: every setting is a DOCSAPI_*
 // environment variable, mirrored by a flag that overrides it.
 type config struct {
-	Addr            string
-	DatabaseURL     string
-	DataDir         string
-	PublicURL       string
-	BootstrapToken  string
-	BootstrapEmail  string
-	AdminToken      string
-	Debug           bool
-	LogFormat       string
-	MaxBodyBytes    int64
-	BlobDir         string
-	GitFileRoot     string
-	GitAllowPrivate bool
-	MaxUploadBytes  int64
+	Addr           string
+	DatabaseURL    string
+	DataDir        string
+	PublicURL      string
+	BootstrapToken string
+	BootstrapEmail string
+	AdminToken     string
+	Debug          bool
+	// GenericExecution runs every GraphQL field through gqlgen, without
+	// the direct writer of hot subtrees.
+	GenericExecution bool
+	LogFormat        string
+	MaxBodyBytes     int64
+	BlobDir          string
+	GitFileRoot      string
+	GitAllowPrivate  bool
+	MaxUploadBytes   int64
 	// Outbound HTTP (graph/outbound): loopback and private addresses,
 	// overall time limit and response size limit.
 	OutboundAllowLoopback bool
@@ -67,6 +70,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
 	str(&c.LogFormat, "log-format", "DOCSAPI_LOG_FORMAT", "text", "log format: text or json")
 	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
+	fs.BoolVar(&c.GenericExecution, "generic-execution", envOr("DOCSAPI_GENERIC_EXECUTION", "") == "1", "run every GraphQL field through gqlgen's executor, turning off the direct writing of hot subtrees such as a site's structure ($DOCSAPI_GENERIC_EXECUTION=1)")
 	max, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_BODY_BYTES", "1048576"), 10, 64)
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
 	str(&c.GitFileRoot, "git-file-root", "DOCSAPI_GIT_FILE_ROOT", "", "directory file:// git URLs may point into (empty: file:// refused)")
@@ -137,7 +141,7 @@ func (c *config) server(log *slog.Logger) rest.Config {
 			origins = append(origins, o)
 		}
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
+	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
 		Delivery: graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},

@@ -44,6 +44,8 @@ type Env struct {
 type Options struct {
 	// Debug turns on query counts in responses.
 	Debug bool
+	// GenericExecution turns off the direct writer of hot GraphQL subtrees.
+	GenericExecution bool
 	// Jobs starts the background job runner (Env.Jobs), on the test clock.
 	Jobs bool
 	// OutboundTimeout is the outbound client's time limit (default 30s);
@@ -114,7 +116,7 @@ func (e *Env) start() {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
 	srv, err := rest.NewServer(db, rest.Config{
-		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, Clock: clock.Now,
+		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
 		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.

@@ -1,0 +1,415 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"reflect"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/docsapi/docsapi/graph/model"
+)
+
+// Direct writing of hot read-only subtrees.
+//
+// gqlgen executes every field through a field context, a middleware chain
+// and a marshaler value, and every element of a list in a goroutine of its
+// own: about a microsecond and twenty allocations a field. For a site's
+// structure (1,000 site spaces are some 8,000 fields) that is most of the
+// request. The direct writer takes over a field registered as an entry
+// (Site.structure) when every field selected below it is one it knows: it
+// lets the field's resolver run, then writes the JSON of the whole subtree
+// itself, from a plan compiled once per request from the selection set.
+//
+// The bytes are the ones gqlgen would write: the plan comes from gqlgen's own
+// CollectFields (fragments, aliases, @skip and @include), scalars are written
+// with the schema's marshalers, and fields that need more than plain data
+// call the same resolver methods gqlgen calls. rest/direct_test.go compares
+// the two writers on many selections. Anything the plan does not know (a
+// field with arguments, a field not declared here, @defer), and any value it
+// cannot produce (a resolver's error, a null where the schema forbids one:
+// gqlgen reports those as errors), leaves the field to gqlgen, which then
+// executes it as it always does.
+
+// directWriter is the gqlgen extension doing it.
+type directWriter struct {
+	r      *Resolver
+	schema *ast.Schema
+	// types are the object types the writer knows, by GraphQL name; goTypes
+	// tell the type of a Go value (the concrete type of a union's member):
+	// a handful, faster scanned than hashed.
+	types   map[string]*directType
+	goTypes []directGoType
+	// entries are the fields ({type, field}) the writer takes over.
+	entries map[[2]string]bool
+}
+
+type directGoType struct {
+	goType reflect.Type
+	t      *directType
+}
+
+// typeOf is the declared type of v; nil when v is of none or a nil pointer.
+func (d *directWriter) typeOf(v any) *directType {
+	rt := reflect.TypeOf(v)
+	for _, g := range d.goTypes {
+		if g.goType == rt {
+			if reflect.ValueOf(v).IsNil() {
+				return nil
+			}
+			return g.t
+		}
+	}
+	return nil
+}
+
+// directType is what the writer knows of an object type: its fields, and
+// the abstract types (unions) it satisfies, for CollectFields.
+type directType struct {
+	name      string
+	fields    map[string]directField
+	satisfies []string
+}
+
+// directField produces one field of an object: either write writes a leaf
+// value (false when it cannot: a resolver's error), or children hands each child object to each (at most once for an
+// object field, in order for a list) and reports whether it could.
+type directField struct {
+	write    func(ctx context.Context, w *bytes.Buffer, obj any) bool
+	children func(ctx context.Context, obj any, each func(child any) bool) bool
+	list     bool
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.FieldInterceptor
+} = (*directWriter)(nil)
+
+func newDirectWriter(r *Resolver, schema *ast.Schema) *directWriter {
+	d := &directWriter{r: r, schema: schema, types: map[string]*directType{}, entries: map[[2]string]bool{}}
+	r.siteStructureDirect(d)
+	return d
+}
+
+func (*directWriter) ExtensionName() string                   { return "DirectWriter" }
+func (*directWriter) Validate(graphql.ExecutableSchema) error { return nil }
+
+// object declares that values of goType (a pointer type, given as a nil
+// pointer) are the GraphQL object type name, with these fields.
+func (d *directWriter) object(name string, goType any, fields map[string]directField) {
+	t := &directType{name: name, fields: fields, satisfies: []string{name}}
+	for _, abstract := range d.schema.GetImplements(d.schema.Types[name]) {
+		t.satisfies = append(t.satisfies, abstract.Name)
+	}
+	d.types[name] = t
+	d.goTypes = append(d.goTypes, directGoType{reflect.TypeOf(goType), t})
+}
+
+// entry declares a field the writer takes over.
+func (d *directWriter) entry(typeName, field string) { d.entries[[2]string{typeName, field}] = true }
+
+func (d *directWriter) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || d.r.GenericExecution || !d.entries[[2]string{fc.Object, fc.Field.Name}] {
+		return next(ctx)
+	}
+	res, err := next(ctx)
+	if err != nil || res == nil {
+		return res, err
+	}
+	t := d.typeOf(res)
+	if t == nil {
+		return res, nil
+	}
+	p := &directPlanner{d: d, oc: graphql.GetOperationContext(ctx)}
+	plan := p.plan(t, fc.Field.Selections)
+	if plan == nil {
+		return res, nil
+	}
+	var buf bytes.Buffer
+	if !p.write(ctx, &buf, plan, res) {
+		return res, nil
+	}
+	if count, ok := ctx.Value(directCountKey{}).(*atomic.Int64); ok {
+		count.Add(1)
+	}
+	return directJSON(buf.Bytes()), nil
+}
+
+// directCountKey is where the debug statistics count direct writes.
+type directCountKey struct{}
+
+// directJSON is a subtree's JSON, written out as it is.
+type directJSON []byte
+
+func (j directJSON) MarshalGQL(w io.Writer) { _, _ = w.Write(j) }
+
+// directPlan is how to write one object type under one selection set.
+type directPlan struct {
+	t      *directType
+	fields []directPlanField
+}
+
+type directPlanField struct {
+	// prefix is `{"alias":` for the first field and `,"alias":` for the others.
+	prefix   []byte
+	typename bool // __typename
+	field    directField
+	nullable bool
+	sel      ast.SelectionSet
+	// plans are the child plans by concrete type (a union's members are
+	// planned as they show up).
+	plans []*directPlan
+}
+
+// directPlanner compiles and runs the plans of one field's execution.
+type directPlanner struct {
+	d  *directWriter
+	oc *graphql.OperationContext
+}
+
+// plan compiles the plan of typeName under sel; nil when the writer does not
+// know every field selected.
+func (p *directPlanner) plan(t *directType, sel ast.SelectionSet) *directPlan {
+	def := p.d.schema.Types[t.name]
+	plan := &directPlan{t: t}
+	for i, f := range graphql.CollectFields(p.oc, sel, t.satisfies) {
+		if len(f.Arguments) > 0 || len(f.Deferrables) > 0 {
+			return nil
+		}
+		pf := directPlanField{sel: f.Selections}
+		var prefix bytes.Buffer
+		if i == 0 {
+			prefix.WriteByte('{')
+		} else {
+			prefix.WriteByte(',')
+		}
+		writeJSONString(&prefix, f.Alias)
+		prefix.WriteByte(':')
+		pf.prefix = prefix.Bytes()
+		if f.Name == "__typename" {
+			pf.typename = true
+		} else {
+			field, ok := t.fields[f.Name]
+			fieldDef := def.Fields.ForName(f.Name)
+			if !ok || fieldDef == nil || field.list != (fieldDef.Type.Elem != nil) {
+				return nil
+			}
+			pf.field, pf.nullable = field, !fieldDef.Type.NonNull
+		}
+		plan.fields = append(plan.fields, pf)
+	}
+	return plan
+}
+
+// write writes obj under plan; false when a value cannot be produced.
+func (p *directPlanner) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
+	if len(plan.fields) == 0 {
+		w.WriteByte('{')
+	}
+	for i := range plan.fields {
+		f := &plan.fields[i]
+		w.Write(f.prefix)
+		switch {
+		case f.typename:
+			writeJSONString(w, plan.t.name)
+		case f.field.write != nil:
+			if !f.field.write(ctx, w, obj) {
+				return false
+			}
+		default:
+			if !p.writeChildren(ctx, w, f, obj) {
+				return false
+			}
+		}
+	}
+	w.WriteByte('}')
+	return true
+}
+
+// writeChildren writes an object or list field.
+func (p *directPlanner) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
+	n, list := 0, f.field.list
+	if list {
+		w.WriteByte('[')
+	}
+	ok := f.field.children(ctx, obj, func(child any) bool {
+		if list && n > 0 {
+			w.WriteByte(',')
+		}
+		n++
+		return p.writeChild(ctx, w, f, child)
+	})
+	if !ok {
+		return false
+	}
+	switch {
+	case list:
+		w.WriteByte(']')
+	case n == 0 && f.nullable:
+		w.WriteString("null")
+	case n != 1:
+		return false
+	}
+	return true
+}
+
+func (p *directPlanner) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
+	t := p.d.typeOf(child)
+	if t == nil {
+		return false
+	}
+	var plan *directPlan
+	for _, known := range f.plans {
+		if known.t == t {
+			plan = known
+			break
+		}
+	}
+	if plan == nil {
+		if plan = p.plan(t, f.sel); plan == nil {
+			return false
+		}
+		f.plans = append(f.plans, plan)
+	}
+	return p.write(ctx, w, plan, child)
+}
+
+// writeJSONString writes s as a JSON string exactly as gqlgen's String
+// marshaler does (graphql.MarshalString, whose writer is unexported): only
+// quotes, backslashes and control characters are escaped, everything else
+// is copied byte for byte. TestWriteJSONString holds the two together.
+func writeJSONString(w *bytes.Buffer, s string) {
+	const hex = "0123456789ABCDEF"
+	w.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '\\' && c != '"' {
+			continue
+		}
+		w.WriteString(s[start:i])
+		switch c {
+		case '\t':
+			w.WriteString(`\t`)
+		case '\r':
+			w.WriteString(`\r`)
+		case '\n':
+			w.WriteString(`\n`)
+		case '\\':
+			w.WriteString(`\\`)
+		case '"':
+			w.WriteString(`\"`)
+		default:
+			w.WriteString(`\u00`)
+			w.WriteByte(hex[c>>4])
+			w.WriteByte(hex[c&0xf])
+		}
+		start = i + 1
+	}
+	w.WriteString(s[start:])
+	w.WriteByte('"')
+}
+
+// The fields of declared types, by the kind of their value. O is the Go type
+// of the object (its pointer is what gqlgen's resolvers receive).
+
+// directLeaf is a leaf field read from the object with get and written
+// with the schema's marshaler for its type.
+func directLeaf[O, V any](get func(*O) V, marshal func(V) graphql.Marshaler) directField {
+	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+		marshal(get(obj.(*O))).MarshalGQL(w)
+		return true
+	}}
+}
+
+// directOptLeaf is a nullable leaf field.
+func directOptLeaf[O, V any](get func(*O) *V, marshal func(V) graphql.Marshaler) directField {
+	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+		if v := get(obj.(*O)); v != nil {
+			marshal(*v).MarshalGQL(w)
+		} else {
+			w.WriteString("null")
+		}
+		return true
+	}}
+}
+
+// Strings are the most frequent leaves: written without a marshaler value.
+
+func directString[O any](get func(*O) string) directField {
+	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+		writeJSONString(w, get(obj.(*O)))
+		return true
+	}}
+}
+
+func directOptString[O any](get func(*O) *string) directField {
+	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+		if s := get(obj.(*O)); s != nil {
+			writeJSONString(w, *s)
+		} else {
+			w.WriteString("null")
+		}
+		return true
+	}}
+}
+
+func directBool[O any](get func(*O) bool) directField { return directLeaf(get, model.MarshalBoolean) }
+
+func directTime[O any](get func(*O) time.Time) directField {
+	return directLeaf(get, model.MarshalDateTime)
+}
+
+func directOptTime[O any](get func(*O) *time.Time) directField {
+	return directOptLeaf(get, model.MarshalDateTime)
+}
+
+// directEnum is a field whose value marshals itself (the store's enums).
+func directEnum[O any, V graphql.Marshaler](get func(*O) V) directField {
+	return directLeaf(get, func(v V) graphql.Marshaler { return v })
+}
+
+// directResolvedString is a String field computed by a resolver method.
+func directResolvedString[O any](get func(context.Context, *O) (string, error)) directField {
+	return directField{write: func(ctx context.Context, w *bytes.Buffer, obj any) bool {
+		s, err := get(ctx, obj.(*O))
+		if err != nil {
+			return false
+		}
+		writeJSONString(w, s)
+		return true
+	}}
+}
+
+// directObject is an object field resolved by get (a resolver method); a
+// nil result is a null.
+func directObject[O, C any](get func(context.Context, *O) (*C, error)) directField {
+	return directField{children: func(ctx context.Context, obj any, each func(any) bool) bool {
+		c, err := get(ctx, obj.(*O))
+		if err != nil {
+			return false
+		}
+		return c == nil || each(c)
+	}}
+}
+
+// directList is a list field resolved by get (a resolver method).
+func directList[O, C any](get func(context.Context, *O) ([]C, error)) directField {
+	return directField{list: true, children: func(ctx context.Context, obj any, each func(any) bool) bool {
+		list, err := get(ctx, obj.(*O))
+		if err != nil {
+			return false
+		}
+		for _, c := range list {
+			if !each(c) {
+				return false
+			}
+		}
+		return true
+	}}
+}

@@ -1,0 +1,27 @@
+package graph
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// writeJSONString must write what gqlgen's String marshaler writes, for
+// every byte value, valid or invalid UTF-8.
+func TestWriteJSONString(t *testing.T) {
+	cases := []string{"", "plain", `quote " and \ backslash`, "tab\tcr\rnl\n", "é ✓ 😀", "\xff\xfe invalid", "\u2028\u2029", "<script>&"}
+	var all []byte
+	for b := range 256 {
+		all = append(all, byte(b))
+	}
+	cases = append(cases, string(all))
+	for _, s := range cases {
+		var got, want bytes.Buffer
+		writeJSONString(&got, s)
+		graphql.MarshalString(s).MarshalGQL(&want)
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%q: wrote %q, gqlgen writes %q", s, got.Bytes(), want.Bytes())
+		}
+	}
+}

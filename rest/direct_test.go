@@ -1,0 +1,111 @@
+package rest_test
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+
+	"github.com/docsapi/docsapi/rest/resttest"
+)
+
+// The direct writer (graph/direct.go) writes a site's structure itself when
+// a query selects only fields it knows. Whatever it writes must be what
+// gqlgen writes: each query runs twice on the same server and data, with the
+// writer on and off, and the responses must be the same bytes. The debug
+// statistics tell which queries the writer took.
+func TestDirectWriterMatchesGqlgen(t *testing.T) {
+	env := resttest.New(t, resttest.Options{Debug: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+
+	// A published site with groups (one nested), sections inside and
+	// outside groups, and a section with every optional field set.
+	tree := buildSiteTree(t, env, alice, org, 2, 2, 2, 1)
+	base := "/v1/orgs/" + org + "/sites/" + tree
+	var groups, sections struct{ Items []struct{ ID string } }
+	alice.Do("GET", base+"/section-groups", nil).Expect(http.StatusOK).Decode(&groups)
+	alice.Do("POST", base+"/section-groups", map[string]any{"title": "Nested \"group\"", "parent": groups.Items[0].ID, "icon": "book"}).Expect(http.StatusCreated)
+	alice.Do("GET", base+"/sections", nil).Expect(http.StatusOK).Decode(&sections)
+	alice.Do("PATCH", base+"/sections/"+sections.Items[0].ID, map[string]any{
+		"description": "Line one\nline \"two\" \\ tab\t<end>", "condition": `visitor.claims.plan == "pro"`, "icon": "rocket",
+	}).Expect(http.StatusOK)
+	alice.Do("POST", base+"/publish", nil).Expect(http.StatusOK)
+
+	// A site without sections: its structure is its site spaces.
+	flat := alice.Do("POST", "/v1/orgs/"+org+"/sites", `{"title":"Flat"}`).Expect(http.StatusCreated).String("id")
+	for _, title := range []string{"Flat one", "Flat two é ✓"} {
+		space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title, "emoji": "1f600"}).Expect(http.StatusCreated).String("id")
+		alice.Do("POST", "/v1/orgs/"+org+"/sites/"+flat+"/site-spaces", map[string]any{"spaceId": space}).Expect(http.StatusCreated)
+	}
+
+	// A site whose only space is deleted: its site space keeps its place
+	// but is not shown while the space can be restored.
+	gone := alice.Do("POST", "/v1/orgs/"+org+"/sites", `{"title":"Gone"}`).Expect(http.StatusCreated).String("id")
+	goneSpace := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Deleted"}).Expect(http.StatusCreated).String("id")
+	alice.Do("POST", "/v1/orgs/"+org+"/sites/"+gone+"/site-spaces", map[string]any{"spaceId": goneSpace}).Expect(http.StatusCreated)
+	alice.Do("DELETE", "/v1/spaces/"+goneSpace, nil).Expect(http.StatusNoContent)
+
+	const everyField = `
+	  fragment Space on Space { object id title emoji visibility createdAt updatedAt deletedAt organization parent revision }
+	  fragment SiteSpace on SiteSpace { object id path section space { ...Space } title default condition urls { published } }
+	  fragment Section on SiteSection { object id title description default path condition sectionGroup icon urls { published } siteSpaces { ...SiteSpace } }
+	  fragment Group on SiteSectionGroup { object id title sectionGroup icon sections { id } }
+	  query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { type structure {
+	    __typename
+	    ... on SiteSectionGroup { ...Group children { __typename ...Section ... on SiteSectionGroup { ...Group children { ...Section ... on SiteSectionGroup { ...Group } } } } }
+	    ...Section
+	    ...SiteSpace
+	  } } } }`
+
+	cases := []struct {
+		name  string
+		query string
+		vars  map[string]any
+		// direct: whether the writer takes it on the site with sections;
+		// on the others, which hold only site spaces, it always does.
+		direct bool
+	}{
+		{"the benchmark's tree", siteTreeQuery, nil, true},
+		{"every field it knows", everyField, nil, true},
+		{"aliases and repeated fields", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { s: structure { kind: type type
+		    items: structure { t: __typename ... on SiteSection { name: title title id siteSpaces { a: space { id } b: space { title } space { id } } } ... on SiteSectionGroup { children { __typename } } } } } }`, nil, true},
+		{"@skip and @include", `query Q($o: ID!, $s: ID!, $yes: Boolean!, $no: Boolean!) { site(organizationId: $o, id: $s) { structure {
+		    type @skip(if: $yes) structure { ... on SiteSection @include(if: $yes) { id siteSpaces { path @include(if: $no) id @skip(if: $no) } } ... on SiteSectionGroup @include(if: $no) { id } } } } }`,
+			map[string]any{"yes": true, "no": false}, true},
+		{"a field it does not know (Space.permissions)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+		    ... on SiteSection { id siteSpaces { id space { id permissions { edit } } } } } } } }`, nil, false},
+		{"a field with arguments (Space.content)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+		    ... on SiteSection { siteSpaces { space { content(computed: false) { id } } } } } } } }`, nil, false},
+	}
+	sites := []struct{ name, id string }{{"sections", tree}, {"site spaces", flat}, {"deleted space", gone}}
+	for _, c := range cases {
+		for _, site := range sites {
+			vars := map[string]any{"o": org, "s": site.id}
+			for k, v := range c.vars {
+				vars[k] = v
+			}
+			env.Server.Resolver.GenericExecution = true
+			want := alice.GraphQL(c.query, vars)
+			env.Server.Resolver.GenericExecution = false
+			got := alice.GraphQL(c.query, vars)
+			if want.Status != http.StatusOK || got.Status != http.StatusOK {
+				t.Fatalf("%s, %s: status %d and %d", c.name, site.name, want.Status, got.Status)
+			}
+			if !bytes.Equal(got.Data, want.Data) {
+				t.Errorf("%s, %s: the direct writer wrote\n%s\ngqlgen wrote\n%s", c.name, site.name, got.Data, want.Data)
+			}
+			if len(got.Errors) != len(want.Errors) {
+				t.Errorf("%s, %s: errors %+v, gqlgen's %+v", c.name, site.name, got.Errors, want.Errors)
+			}
+			// The fragments on sections select nothing of a site space: a
+			// site without sections is written directly whatever they hold.
+			direct := c.direct || site.id != tree
+			if n := got.Extensions["stats"].(map[string]any)["directWrites"].(float64); (n > 0) != direct {
+				t.Errorf("%s, %s: %v direct writes, want direct=%v", c.name, site.name, n, direct)
+			}
+			if generic := want.Extensions["stats"].(map[string]any)["directWrites"].(float64); generic != 0 {
+				t.Errorf("%s, %s: %v direct writes with generic execution", c.name, site.name, generic)
+			}
+		}
+	}
+}
