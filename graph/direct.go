@@ -45,8 +45,12 @@ type directWriter struct {
 	types   map[string]*directType
 	goTypes []directGoType
 	// entries are the fields ({type, field}) the writer takes over.
-	entries map[[2]string]bool
+	entries map[[2]string]*directEntry
 }
+
+// directEntry is a field the writer takes over. lastSize is the length of
+// its last answer, to size the next one's buffer at once.
+type directEntry struct{ lastSize atomic.Int64 }
 
 type directGoType struct {
 	goType reflect.Type
@@ -90,7 +94,7 @@ var _ interface {
 } = (*directWriter)(nil)
 
 func newDirectWriter(r *Resolver, schema *ast.Schema) *directWriter {
-	d := &directWriter{r: r, schema: schema, types: map[string]*directType{}, entries: map[[2]string]bool{}}
+	d := &directWriter{r: r, schema: schema, types: map[string]*directType{}, entries: map[[2]string]*directEntry{}}
 	r.siteStructureDirect(d)
 	return d
 }
@@ -110,11 +114,17 @@ func (d *directWriter) object(name string, goType any, fields map[string]directF
 }
 
 // entry declares a field the writer takes over.
-func (d *directWriter) entry(typeName, field string) { d.entries[[2]string{typeName, field}] = true }
+func (d *directWriter) entry(typeName, field string) {
+	d.entries[[2]string{typeName, field}] = &directEntry{}
+}
 
 func (d *directWriter) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || d.r.GenericExecution || !d.entries[[2]string{fc.Object, fc.Field.Name}] {
+	if fc == nil || d.r.GenericExecution {
+		return next(ctx)
+	}
+	entry := d.entries[[2]string{fc.Object, fc.Field.Name}]
+	if entry == nil {
 		return next(ctx)
 	}
 	res, err := next(ctx)
@@ -131,9 +141,11 @@ func (d *directWriter) InterceptField(ctx context.Context, next graphql.Resolver
 		return res, nil
 	}
 	var buf bytes.Buffer
+	buf.Grow(int(entry.lastSize.Load()))
 	if !p.write(ctx, &buf, plan, res) {
 		return res, nil
 	}
+	entry.lastSize.Store(int64(buf.Len()))
 	if count, ok := ctx.Value(directCountKey{}).(*atomic.Int64); ok {
 		count.Add(1)
 	}
