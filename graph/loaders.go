@@ -46,15 +46,11 @@ type Loaders struct {
 	PageBody *dataloader.Loader[string, string]
 	// CommentReplies and Reactions serve the replies (oldest first) of a
 	// comment and the reactions to a comment or reply; the open comments of
-	// a change request are counted by change request (those of spaces come
-	// with SpaceCounts).
+	// a change request are counted by change request (those of spaces are
+	// carried on the space's row).
 	CommentReplies            *dataloader.Loader[string, []*store.CommentReply]
 	Reactions                 *dataloader.Loader[string, []*store.Reaction]
 	ChangeRequestOpenComments *dataloader.Loader[string, int]
-	// SpaceCounts counts the change requests (by status) and open comments
-	// of an organization's spaces (space id → key → count; store.SpaceCounts),
-	// keyed by the organization: every space of a list shares one key.
-	SpaceCounts *dataloader.Loader[string, map[string]map[string]int]
 	// OrgAccess decides roles on an organization's content (access.go);
 	// OrgSpaces is every space of an organization, for lists and counts.
 	OrgAccess *dataloader.Loader[string, *orgAccess]
@@ -161,9 +157,6 @@ func NewLoaders(db *store.DB) *Loaders {
 		}),
 		ChangeRequestOpenComments: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
 			return store.OpenChangeRequestComments(ctx, db, ids)
-		}),
-		SpaceCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
-			return store.SpaceCounts(ctx, db, ids)
 		}),
 		OrgSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.AccessNode, error) {
 			out := make(map[string][]*store.AccessNode, len(ids))
