@@ -238,6 +238,14 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 	var cr *store.ChangeRequest
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		var err error
+		if input.Status.IsSet() {
+			// A status change updates the space's counts (a trigger locks
+			// its row): lock the space before the change request, as merges
+			// do, so that the two never wait on each other in opposite orders.
+			if _, err := store.LockSpace(ctx, tx, s.ID); err != nil {
+				return err
+			}
+		}
 		if cr, err = r.lockedChangeRequest(ctx, tx, spaceID, ref); err != nil {
 			return err
 		}

@@ -16,49 +16,48 @@ import (
 // asked for within a short window into one query. The site tree's loaders are
 // keyed by the site instead (every section of a site is one key), so siblings
 // share one pending result and no window is needed on that hot path.
+//
+// Each loader is built on its first use in the request (loader): a request
+// uses few of them, and building one allocates its cache and batch state.
 type Loaders struct {
-	Organization *dataloader.Loader[string, *store.Organization]
-	User         *dataloader.Loader[string, *store.User]
+	Organization loader[*store.Organization]
+	User         loader[*store.User]
 	// Space loads live spaces; deleted ones are not found.
-	Space *dataloader.Loader[string, *store.Space]
+	Space loader[*store.Space]
 	// Site is primed by the resolvers that read sites, for the rows below
 	// them (section and site space addresses need their site).
-	Site *dataloader.Loader[string, *store.Site]
+	Site loader[*store.Site]
 
 	// The site tree, keyed by site: every section of a site is one key, so
 	// all the groups (or sections) asking for their children share one
 	// pending result. Lists of sites prime them for all their sites at once.
-	SiteGroups     *dataloader.Loader[string, []*store.SiteSectionGroup]
-	SiteSections   *dataloader.Loader[string, []*store.SiteSection]
-	SiteSpaces     *dataloader.Loader[string, *siteSpaceSet]
-	SiteSpaceCount *dataloader.Loader[string, int]
+	SiteGroups     loader[[]*store.SiteSectionGroup]
+	SiteSections   loader[[]*store.SiteSection]
+	SiteSpaces     loader[*siteSpaceSet]
+	SiteSpaceCount loader[int]
 	// SiteSpaceSpaces maps space id → space for the spaces a site publishes.
-	SiteSpaceSpaces *dataloader.Loader[string, map[string]*store.Space]
+	SiteSpaceSpaces loader[map[string]*store.Space]
 
 	// Counts shown on members and teams, and the caller's role in teams.
-	LiveSpaceCount  *dataloader.Loader[string, int] // by organization
-	MemberTeamCount *dataloader.Loader[string, int] // by memberKey
-	TeamMemberCount *dataloader.Loader[string, int] // by team
-	CallerTeamRole  *dataloader.Loader[string, store.TeamRole]
+	LiveSpaceCount  loader[int] // by organization
+	MemberTeamCount loader[int] // by memberKey
+	TeamMemberCount loader[int] // by team
+	CallerTeamRole  loader[store.TeamRole]
 	// PageTree is a revision's indexed pages, by revision id; PageBody a
 	// page body's markdown, by digest.
-	PageTree *dataloader.Loader[string, *store.PageTree]
-	PageBody *dataloader.Loader[string, string]
+	PageTree loader[*store.PageTree]
+	PageBody loader[string]
 	// CommentReplies and Reactions serve the replies (oldest first) of a
 	// comment and the reactions to a comment or reply; the open comments of
-	// a change request are counted by change request (those of spaces come
-	// with SpaceCounts).
-	CommentReplies            *dataloader.Loader[string, []*store.CommentReply]
-	Reactions                 *dataloader.Loader[string, []*store.Reaction]
-	ChangeRequestOpenComments *dataloader.Loader[string, int]
-	// SpaceCounts counts the change requests (by status) and open comments
-	// of an organization's spaces (space id → key → count; store.SpaceCounts),
-	// keyed by the organization: every space of a list shares one key.
-	SpaceCounts *dataloader.Loader[string, map[string]map[string]int]
+	// a change request are counted by change request (those of spaces are
+	// carried on the space's row).
+	CommentReplies            loader[[]*store.CommentReply]
+	Reactions                 loader[[]*store.Reaction]
+	ChangeRequestOpenComments loader[int]
 	// OrgAccess decides roles on an organization's content (access.go);
 	// OrgSpaces is every space of an organization, for lists and counts.
-	OrgAccess *dataloader.Loader[string, *orgAccess]
-	OrgSpaces *dataloader.Loader[string, []*store.AccessNode]
+	OrgAccess loader[*orgAccess]
+	OrgSpaces loader[[]*store.AccessNode]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -75,139 +74,208 @@ const batchWindow = 2 * time.Millisecond
 // maxBatch keeps IN (...) lists bounded.
 const maxBatch = 500
 
-// NewLoaders returns fresh loaders reading from db.
+// ancestorInput is the batch channel of the loaders keyed by an ancestor: a
+// request asks them for a key or two (dataloader allocates the channel with
+// every batch, 1000 entries by default).
+const ancestorInput = 8
+
+// NewLoaders returns fresh loaders reading from db. It only records what
+// each reads (the load* functions below); nothing is built until used.
 func NewLoaders(db *store.DB) *Loaders {
-	return &Loaders{
-		Organization: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Organization, error) {
-			return store.OrganizationsByIDs(ctx, db, ids)
-		}, func(o *store.Organization) string { return o.ID }, "organization"),
-		User: newIDLoader(func(ctx context.Context, ids []string) ([]*store.User, error) {
-			return store.UsersByIDs(ctx, db, ids)
-		}, func(u *store.User) string { return u.ID }, "user"),
-		Space: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Space, error) {
-			return store.SpacesByIDs(ctx, db, ids)
-		}, func(s *store.Space) string { return s.ID }, "space"),
-		Site: newIDLoader(func(ctx context.Context, ids []string) ([]*store.Site, error) {
-			return store.SitesByIDs(ctx, db, ids)
-		}, func(s *store.Site) string { return s.ID }, "site"),
-		SiteGroups: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSectionGroup, error) {
-			rows, err := store.GroupsOfSites(ctx, db, ids)
-			return bySite(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
-		}),
-		SiteSections: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.SiteSection, error) {
-			rows, err := store.SectionsOfSites(ctx, db, ids)
-			return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
-		}),
-		SiteSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*siteSpaceSet, error) {
-			rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
-			return siteSpaceSets(rows), err
-		}),
-		SiteSpaceCount: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
-			return store.CountSiteSpaces(ctx, db, ids)
-		}),
-		LiveSpaceCount: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
-			return store.CountLiveSpaces(ctx, db, ids)
-		}),
-		MemberTeamCount: newMapLoader(func(ctx context.Context, keys []string) (map[string]int, error) {
-			// Keys are "org/user"; a request lists the members of one
-			// organization at a time, so group by it.
-			byOrg := map[string][]string{}
-			for _, k := range keys {
-				org, user, _ := strings.Cut(k, "/")
-				byOrg[org] = append(byOrg[org], user)
-			}
-			out := map[string]int{}
-			for org, users := range byOrg {
-				counts, err := store.CountTeamsOfMembers(ctx, db, org, users)
-				if err != nil {
-					return nil, err
-				}
-				for user, n := range counts {
-					out[org+"/"+user] = n
-				}
-			}
-			return out, nil
-		}),
-		TeamMemberCount: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
-			return store.CountTeamMembers(ctx, db, ids)
-		}),
-		CallerTeamRole: newMapLoader(func(ctx context.Context, ids []string) (map[string]store.TeamRole, error) {
-			caller, err := CallerFrom(ctx)
+	l := &Loaders{}
+	l.Organization.init(db, loadOrganizations)
+	l.User.init(db, loadUsers)
+	l.Space.init(db, loadSpaces)
+	l.Site.init(db, loadSites)
+	l.SiteGroups.init(db, loadSiteGroups)
+	l.SiteSections.init(db, loadSiteSections)
+	l.SiteSpaces.init(db, loadSiteSpaces)
+	l.SiteSpaceCount.init(db, loadSiteSpaceCount)
+	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
+	l.LiveSpaceCount.init(db, loadLiveSpaceCount)
+	l.MemberTeamCount.init(db, loadMemberTeamCount)
+	l.TeamMemberCount.init(db, loadTeamMemberCount)
+	l.CallerTeamRole.init(db, loadCallerTeamRole)
+	l.PageTree.init(db, loadPageTree)
+	l.PageBody.init(db, loadPageBody)
+	l.CommentReplies.init(db, loadCommentReplies)
+	l.Reactions.init(db, loadReactions)
+	l.ChangeRequestOpenComments.init(db, loadChangeRequestOpenComments)
+	l.OrgAccess.init(db, loadOrgAccess)
+	l.OrgSpaces.init(db, loadOrgSpaces)
+	return l
+}
+
+// What each loader reads. These are built once, at start; a request's
+// loaders call them with its database when first used.
+var (
+	loadOrganizations = idLoader(func(ctx context.Context, db *store.DB, ids []string) ([]*store.Organization, error) {
+		return store.OrganizationsByIDs(ctx, db, ids)
+	}, func(o *store.Organization) string { return o.ID }, "organization")
+	loadUsers = idLoader(func(ctx context.Context, db *store.DB, ids []string) ([]*store.User, error) {
+		return store.UsersByIDs(ctx, db, ids)
+	}, func(u *store.User) string { return u.ID }, "user")
+	loadSpaces = idLoader(func(ctx context.Context, db *store.DB, ids []string) ([]*store.Space, error) {
+		return store.SpacesByIDs(ctx, db, ids)
+	}, func(s *store.Space) string { return s.ID }, "space")
+	loadSites = idLoader(func(ctx context.Context, db *store.DB, ids []string) ([]*store.Site, error) {
+		return store.SitesByIDs(ctx, db, ids)
+	}, func(s *store.Site) string { return s.ID }, "site")
+	loadSiteGroups = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSectionGroup, error) {
+		rows, err := store.GroupsOfSites(ctx, db, ids)
+		return bySite(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
+	})
+	loadSiteSections = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSection, error) {
+		rows, err := store.SectionsOfSites(ctx, db, ids)
+		return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
+	})
+	loadSiteSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*siteSpaceSet, error) {
+		rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
+		return siteSpaceSets(rows), err
+	})
+	loadSiteSpaceCount = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
+		return store.CountSiteSpaces(ctx, db, ids)
+	})
+	loadSiteSpaceSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]map[string]*store.Space, error) {
+		// One map for every site of the batch: a site space looks up its
+		// own space id, which is in the map whichever site published it.
+		rows, err := store.SpacesOfSites(ctx, db, ids)
+		byID := make(map[string]*store.Space, len(rows))
+		for _, s := range rows {
+			byID[s.ID] = s
+		}
+		out := make(map[string]map[string]*store.Space, len(ids))
+		for _, id := range ids {
+			out[id] = byID
+		}
+		return out, err
+	})
+	loadLiveSpaceCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
+		return store.CountLiveSpaces(ctx, db, ids)
+	})
+	loadMemberTeamCount = mapLoader(func(ctx context.Context, db *store.DB, keys []string) (map[string]int, error) {
+		// Keys are "org/user"; a request lists the members of one
+		// organization at a time, so group by it.
+		byOrg := map[string][]string{}
+		for _, k := range keys {
+			org, user, _ := strings.Cut(k, "/")
+			byOrg[org] = append(byOrg[org], user)
+		}
+		out := map[string]int{}
+		for org, users := range byOrg {
+			counts, err := store.CountTeamsOfMembers(ctx, db, org, users)
 			if err != nil {
 				return nil, err
 			}
-			return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
-		}),
-		// Several keys come together only through LoadMany (search).
-		PageTree: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
+			for user, n := range counts {
+				out[org+"/"+user] = n
+			}
+		}
+		return out, nil
+	})
+	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
+		return store.CountTeamMembers(ctx, db, ids)
+	})
+	loadCallerTeamRole = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]store.TeamRole, error) {
+		caller, err := CallerFrom(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
+	})
+	// Several keys come together only through LoadMany (search), which
+	// sends them all at once: the full batch channel takes them unblocked.
+	loadPageTree = func(db *store.DB) *dataloader.Loader[string, *store.PageTree] {
+		return newMapLoaderWaiting(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
 			return db.PageTrees(ctx, ids)
-		}),
-		PageBody: newMapLoader(func(ctx context.Context, digests []string) (map[string]string, error) {
-			return store.PageBodies(ctx, db, digests)
-		}),
-		CommentReplies: newMapLoader(func(ctx context.Context, ids []string) (map[string][]*store.CommentReply, error) {
-			rows, err := store.Replies(ctx, db, ids)
-			out := map[string][]*store.CommentReply{}
-			for _, x := range rows {
-				out[x.CommentID] = append(out[x.CommentID], x)
-			}
-			return out, err
-		}),
-		Reactions: newMapLoader(func(ctx context.Context, ids []string) (map[string][]*store.Reaction, error) {
-			rows, err := store.Reactions(ctx, db, ids)
-			out := map[string][]*store.Reaction{}
-			for _, x := range rows {
-				out[x.TargetID] = append(out[x.TargetID], x)
-			}
-			return out, err
-		}),
-		ChangeRequestOpenComments: newMapLoader(func(ctx context.Context, ids []string) (map[string]int, error) {
-			return store.OpenChangeRequestComments(ctx, db, ids)
-		}),
-		SpaceCounts: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]map[string]int, error) {
-			return store.SpaceCounts(ctx, db, ids)
-		}),
-		OrgSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string][]*store.AccessNode, error) {
-			out := make(map[string][]*store.AccessNode, len(ids))
-			for _, id := range ids {
-				spaces, err := store.LoadOrgSpaces(ctx, db, id)
-				if err != nil {
-					return nil, err
-				}
-				out[id] = spaces
-			}
-			return out, nil
-		}),
-		OrgAccess: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]*orgAccess, error) {
-			out := make(map[string]*orgAccess, len(ids))
-			for _, id := range ids {
-				a, err := store.LoadOrgAccess(ctx, db, id)
-				if err != nil {
-					return nil, err
-				}
-				out[id] = newOrgAccess(a)
-			}
-			return out, nil
-		}),
-		SiteSpaceSpaces: newAncestorLoader(func(ctx context.Context, ids []string) (map[string]map[string]*store.Space, error) {
-			// One map for every site of the batch: a site space looks up its
-			// own space id, which is in the map whichever site published it.
-			rows, err := store.SpacesOfSites(ctx, db, ids)
-			byID := make(map[string]*store.Space, len(rows))
-			for _, s := range rows {
-				byID[s.ID] = s
-			}
-			out := make(map[string]map[string]*store.Space, len(ids))
-			for _, id := range ids {
-				out[id] = byID
-			}
-			return out, err
-		}),
+		}, 0, maxBatch)
 	}
+	loadPageBody = mapLoader(func(ctx context.Context, db *store.DB, digests []string) (map[string]string, error) {
+		return store.PageBodies(ctx, db, digests)
+	})
+	loadCommentReplies = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.CommentReply, error) {
+		rows, err := store.Replies(ctx, db, ids)
+		out := map[string][]*store.CommentReply{}
+		for _, x := range rows {
+			out[x.CommentID] = append(out[x.CommentID], x)
+		}
+		return out, err
+	})
+	loadReactions = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.Reaction, error) {
+		rows, err := store.Reactions(ctx, db, ids)
+		out := map[string][]*store.Reaction{}
+		for _, x := range rows {
+			out[x.TargetID] = append(out[x.TargetID], x)
+		}
+		return out, err
+	})
+	loadChangeRequestOpenComments = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
+		return store.OpenChangeRequestComments(ctx, db, ids)
+	})
+	loadOrgSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.AccessNode, error) {
+		out := make(map[string][]*store.AccessNode, len(ids))
+		for _, id := range ids {
+			spaces, err := store.LoadOrgSpaces(ctx, db, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = spaces
+		}
+		return out, nil
+	})
+	loadOrgAccess = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*orgAccess, error) {
+		out := make(map[string]*orgAccess, len(ids))
+		for _, id := range ids {
+			a, err := store.LoadOrgAccess(ctx, db, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = newOrgAccess(a)
+		}
+		return out, nil
+	})
+)
+
+// loader is one of a request's loaders, built from its database on first
+// use. Its methods are dataloader's (those the resolvers use).
+type loader[V any] struct {
+	once  sync.Once
+	db    *store.DB
+	build func(*store.DB) *dataloader.Loader[string, V]
+	l     *dataloader.Loader[string, V]
 }
 
-// loadMany loads keys in one batch: their values in order, or the first error.
-func loadMany[V any](ctx context.Context, l *dataloader.Loader[string, V], keys []string) ([]V, error) {
+func (l *loader[V]) init(db *store.DB, build func(*store.DB) *dataloader.Loader[string, V]) {
+	l.db, l.build = db, build
+}
+
+func (l *loader[V]) get() *dataloader.Loader[string, V] {
+	l.once.Do(func() { l.l = l.build(l.db) })
+	return l.l
+}
+
+// Load loads key: call the thunk for its value.
+func (l *loader[V]) Load(ctx context.Context, key string) dataloader.Thunk[V] {
+	return l.get().Load(ctx, key)
+}
+
+// LoadMany loads keys in as few batches as it can.
+func (l *loader[V]) LoadMany(ctx context.Context, keys []string) dataloader.ThunkMany[V] {
+	return l.get().LoadMany(ctx, keys)
+}
+
+// Prime caches v for key, unless key is already loaded or loading.
+func (l *loader[V]) Prime(ctx context.Context, key string, v V) {
+	l.get().Prime(ctx, key, v)
+}
+
+// Clear forgets key, so that its next load reads it again.
+func (l *loader[V]) Clear(ctx context.Context, key string) {
+	l.get().Clear(ctx, key)
+}
+
+// loadAll loads keys in one batch: their values in order, or the first error.
+func (l *loader[V]) loadAll(ctx context.Context, keys []string) ([]V, error) {
 	values, errs := l.LoadMany(ctx, keys)()
 	for _, err := range errs {
 		if err != nil {
@@ -215,6 +283,26 @@ func loadMany[V any](ctx context.Context, l *dataloader.Loader[string, V], keys 
 		}
 	}
 	return values, nil
+}
+
+// idLoader, ancestorLoader and mapLoader describe loaders over queries of
+// a request's database (newIDLoader, newAncestorLoader, newMapLoader).
+func idLoader[T any](fetch func(context.Context, *store.DB, []string) ([]T, error), id func(T) string, what string) func(*store.DB) *dataloader.Loader[string, T] {
+	return func(db *store.DB) *dataloader.Loader[string, T] {
+		return newIDLoader(func(ctx context.Context, ids []string) ([]T, error) { return fetch(ctx, db, ids) }, id, what)
+	}
+}
+
+func ancestorLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) func(*store.DB) *dataloader.Loader[string, V] {
+	return func(db *store.DB) *dataloader.Loader[string, V] {
+		return newAncestorLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) })
+	}
+}
+
+func mapLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) func(*store.DB) *dataloader.Loader[string, V] {
+	return func(db *store.DB) *dataloader.Loader[string, V] {
+		return newMapLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) })
+	}
 }
 
 // newIDLoader builds a loader over a fetch-by-ids query, answering each key
@@ -244,7 +332,8 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 	}
 	return dataloader.NewBatchedLoader(batch,
 		dataloader.WithWait[string, T](batchWindow),
-		dataloader.WithBatchCapacity[string, T](maxBatch))
+		dataloader.WithBatchCapacity[string, T](maxBatch),
+		dataloader.WithInputCapacity[string, T](maxBatch)) // a batch never holds more
 }
 
 // newAncestorLoader builds a loader keyed by a shared ancestor (a site, an
@@ -253,17 +342,19 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 // same, so the first load serves every sibling, and lists of sites prime it
 // (primeSites) rather than relying on a batch window.
 func newAncestorLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
-	return newMapLoaderWaiting(fetch, 0)
+	return newMapLoaderWaiting(fetch, 0, ancestorInput)
 }
 
 // newMapLoader builds a loader over a query answering several keys at once
 // with a map; a key it leaves out gets the zero value (a count of 0, no role).
 // Like the id loaders, it gathers the keys asked within batchWindow.
 func newMapLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
-	return newMapLoaderWaiting(fetch, batchWindow)
+	return newMapLoaderWaiting(fetch, batchWindow, maxBatch)
 }
 
-func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[string]V, error), wait time.Duration) *dataloader.Loader[string, V] {
+// newMapLoaderWaiting builds a map loader waiting wait for more keys, with
+// a batch channel of input keys (a load blocks while the channel is full).
+func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[string]V, error), wait time.Duration, input int) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		values, err := fetch(ctx, keys)
 		results := make([]*dataloader.Result[V], len(keys))
@@ -274,7 +365,8 @@ func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[strin
 	}
 	return dataloader.NewBatchedLoader(batch,
 		dataloader.WithWait[string, V](wait),
-		dataloader.WithBatchCapacity[string, V](maxBatch))
+		dataloader.WithBatchCapacity[string, V](maxBatch),
+		dataloader.WithInputCapacity[string, V](input))
 }
 
 // bySite groups rows by site, keeping their order.

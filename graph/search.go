@@ -77,7 +77,7 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := loadMany(ctx, r.loaders(ctx).Space, ids)
+	loaded, err := r.loaders(ctx).Space.loadAll(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (r *Resolver) pageResults(ctx context.Context, spaces map[string]*store.Spa
 	for _, s := range spaces {
 		revisions = append(revisions, s.RevisionID)
 	}
-	loaded, err := loadMany(ctx, r.loaders(ctx).PageTree, revisions)
+	loaded, err := r.loaders(ctx).PageTree.loadAll(ctx, revisions)
 	if err != nil {
 		return nil, err
 	}

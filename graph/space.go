@@ -251,35 +251,6 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 	return u, nil
 }
 
-// Comments is the number of open comments on the space's content.
-func (r *spaceResolver) Comments(ctx context.Context, s *store.Space) (int, error) {
-	counts, err := r.spaceCounts(ctx, s)
-	return counts["comments"], err
-}
-
-// ChangeRequests counts the space's change requests that are open or drafts;
-// the two others count each status.
-func (r *spaceResolver) ChangeRequests(ctx context.Context, s *store.Space) (int, error) {
-	counts, err := r.spaceCounts(ctx, s)
-	return counts[store.CROpen] + counts[store.CRDraft], err
-}
-
-func (r *spaceResolver) ChangeRequestsOpen(ctx context.Context, s *store.Space) (int, error) {
-	counts, err := r.spaceCounts(ctx, s)
-	return counts[store.CROpen], err
-}
-
-func (r *spaceResolver) ChangeRequestsDraft(ctx context.Context, s *store.Space) (int, error) {
-	counts, err := r.spaceCounts(ctx, s)
-	return counts[store.CRDraft], err
-}
-
-// spaceCounts counts s's change requests by status and its open comments.
-func (r *spaceResolver) spaceCounts(ctx context.Context, s *store.Space) (map[string]int, error) {
-	byOrg, err := r.loaders(ctx).SpaceCounts.Load(ctx, s.OrganizationID)()
-	return byOrg[s.ID], err
-}
-
 func (r *spaceResolver) Permissions(ctx context.Context, s *store.Space) (*model.SpacePermissions, error) {
 	// A site may show a space its reader has no role on: all false then.
 	g, err := callerGrantee(ctx, s.OrganizationID)

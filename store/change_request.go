@@ -128,34 +128,3 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f Ch
 	err := p.byTime(q, "cr.created_at", "cr.id", true).Scan(ctx)
 	return rows, translate(err)
 }
-
-// SpaceCounts counts, for every space of these organizations, its change
-// requests by status (keys "open", "draft", "archived", "merged") and the
-// open comments on its content (key "comments"): organization id → space
-// id → key → count. One query serves every space of a list.
-func SpaceCounts(ctx context.Context, db bun.IDB, orgIDs []string) (map[string]map[string]map[string]int, error) {
-	out := map[string]map[string]map[string]int{}
-	err := eachRow(ctx, db, `SELECT s.organization_id, cr.space_id, cr.status AS key, count(*) AS n
-		FROM change_requests cr JOIN spaces s ON s.id = cr.space_id
-		WHERE s.organization_id = ANY(?) GROUP BY s.organization_id, cr.space_id, cr.status
-		UNION ALL
-		SELECT s.organization_id, c.space_id, 'comments', count(*)
-		FROM comments c JOIN spaces s ON s.id = c.space_id
-		WHERE s.organization_id = ANY(?) AND c.change_request_id IS NULL AND c.status = 'open'
-		GROUP BY s.organization_id, c.space_id`, []any{orgIDs, orgIDs}, func(scan func(...any) error) error {
-		var org, space, key string
-		var n int64
-		if err := scan(&org, &space, &key, &n); err != nil {
-			return err
-		}
-		if out[org] == nil {
-			out[org] = map[string]map[string]int{}
-		}
-		if out[org][space] == nil {
-			out[org][space] = map[string]int{}
-		}
-		out[org][space][key] = int(n)
-		return nil
-	})
-	return out, err
-}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
@@ -28,14 +29,11 @@ import (
 // for "= ANY(?)".
 func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, args ...any) ([]*T, error) {
 	m := readModelOf[T](db)
-	query := m.selectSQL + " WHERE " + where
-	if orderBy != "" {
-		query += " ORDER BY " + orderBy
-	}
+	query := m.query(where, orderBy)
 	d, ok := db.(*DB)
 	if !ok {
 		var rows []*T
-		err := db.NewRaw(query, bunArgs(args)...).Scan(ctx, &rows)
+		err := db.NewRaw(query.sql, bunArgs(args)...).Scan(ctx, &rows)
 		return rows, translate(err)
 	}
 	if c := QueryCounterFrom(ctx); c != nil {
@@ -44,7 +42,7 @@ func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, a
 	pgArgs := make([]any, 0, len(args)+1)
 	pgArgs = append(pgArgs, pgx.QueryExecModeCacheStatement)
 	pgArgs = append(pgArgs, args...)
-	rows, err := d.Pool.Query(ctx, dollarPlaceholders(query), pgArgs...)
+	rows, err := d.Pool.Query(ctx, query.pgSQL, pgArgs...)
 	if err != nil {
 		return nil, translate(err)
 	}
@@ -84,6 +82,28 @@ type readModel struct {
 	table     string
 	selectSQL string
 	fields    [][]int // struct field index of each selected column
+	// queries are the model's statements, by where and order: the callers'
+	// are constants, so they are put together (and numbered for pgx) once.
+	queries sync.Map // readQueryKey → *readQuery
+}
+
+type readQueryKey struct{ where, orderBy string }
+
+// readQuery is a statement of selectRows, with ? placeholders (for bun) and
+// numbered ones (for pgx).
+type readQuery struct{ sql, pgSQL string }
+
+func (m *readModel) query(where, orderBy string) *readQuery {
+	key := readQueryKey{where, orderBy}
+	if q, ok := m.queries.Load(key); ok {
+		return q.(*readQuery)
+	}
+	sql := m.selectSQL + " WHERE " + where
+	if orderBy != "" {
+		sql += " ORDER BY " + orderBy
+	}
+	q, _ := m.queries.LoadOrStore(key, &readQuery{sql: sql, pgSQL: dollarPlaceholders(sql)})
+	return q.(*readQuery)
 }
 
 var readModels sync.Map // reflect.Type → *readModel
@@ -105,10 +125,35 @@ func readModelOf[T any](db bun.IDB) *readModel {
 	return m
 }
 
+// pgQueries holds the pgx form of the statements of eachRow and execRows.
+// Their callers pass constants, so it stays small; it stops growing at
+// maxPgQueries all the same, should one ever be built from data.
+var (
+	pgQueries     sync.Map // query → numbered query
+	pgQueriesSize atomic.Int64
+)
+
+const maxPgQueries = 1000
+
+// pgQuery is dollarPlaceholders(query), worked out once per query.
+func pgQuery(query string) string {
+	if q, ok := pgQueries.Load(query); ok {
+		return q.(string)
+	}
+	q := dollarPlaceholders(query)
+	if pgQueriesSize.Load() < maxPgQueries {
+		if _, loaded := pgQueries.LoadOrStore(query, q); !loaded {
+			pgQueriesSize.Add(1)
+		}
+	}
+	return q
+}
+
 // dollarPlaceholders numbers the ? placeholders of query for pgx ($1, $2...).
 // The queries given to selectRows have no other question marks.
 func dollarPlaceholders(query string) string {
 	var b strings.Builder
+	b.Grow(len(query) + 8)
 	n := 0
 	for _, r := range query {
 		if r == '?' {
@@ -138,7 +183,7 @@ func execRows(ctx context.Context, db bun.IDB, query string, args ...any) (int64
 	if c := QueryCounterFrom(ctx); c != nil {
 		c.n.Add(1)
 	}
-	tag, err := d.Pool.Exec(ctx, dollarPlaceholders(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+	tag, err := d.Pool.Exec(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
 		return 0, translate(err)
 	}
@@ -166,7 +211,7 @@ func eachRow(ctx context.Context, db bun.IDB, query string, args []any, scan fun
 		if c := QueryCounterFrom(ctx); c != nil {
 			c.n.Add(1)
 		}
-		rows, err := d.Pool.Query(ctx, dollarPlaceholders(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
+		rows, err := d.Pool.Query(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {
 			return translate(err)
 		}

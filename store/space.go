@@ -33,7 +33,21 @@ type Space struct {
 	DeletedAt  *time.Time `bun:"deleted_at"`
 	// GitInfo is the space's last git sync.
 	GitInfo *GitInfo `bun:"git_info,type:jsonb"`
+
+	// Counts shown on the space, kept exact by triggers (migration 0025):
+	// its open comments (on its own content, not on change requests) and
+	// its open and draft change requests. The database ignores what the
+	// application writes to them.
+	OpenComments        int `bun:"open_comments"`
+	ChangeRequestsOpen  int `bun:"change_requests_open"`
+	ChangeRequestsDraft int `bun:"change_requests_draft"`
 }
+
+// spaceCounts are the columns of the counts, read back after writes.
+const spaceCounts = "open_comments, change_requests_open, change_requests_draft"
+
+// ChangeRequests counts the space's change requests that are open or drafts.
+func (s *Space) ChangeRequests() int { return s.ChangeRequestsOpen + s.ChangeRequestsDraft }
 
 // GitInfo is what is known of a space's git repository.
 type GitInfo struct {
@@ -51,7 +65,9 @@ func (Space) Object() string { return "space" }
 // a new space; a copy's for a duplicate). s.RevisionID names the revision.
 func CreateSpace(ctx context.Context, db bun.IDB, s *Space, content Content) error {
 	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+		// A new space's counts start at zero whatever s holds (a duplicate's
+		// are its original's): read them back.
+		if _, err := tx.NewInsert().Model(s).Returning(spaceCounts).Exec(ctx); err != nil {
 			return translate(err)
 		}
 		rev := NewEmptyRevision(s.ID, s.CreatedBy, s.CreatedAt)
@@ -84,7 +100,8 @@ func CountLiveSpaces(ctx context.Context, db bun.IDB, orgIDs []string) (map[stri
 	return countBy(ctx, db, "spaces", "organization_id", "organization_id IN (?) AND deleted_at IS NULL", bun.List(orgIDs))
 }
 
-// UpdateSpace writes the given columns of s.
+// UpdateSpace writes the given columns of s (never its counts: the database
+// keeps those).
 func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) error {
 	_, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
 	return translate(err)

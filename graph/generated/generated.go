@@ -1402,7 +1402,6 @@ type ComplexityRoot struct {
 		ChangeRequestsOpen   func(childComplexity int) int
 		Comment              func(childComplexity int, id string) int
 		CommentList          func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
-		Comments             func(childComplexity int) int
 		Content              func(childComplexity int, computed bool) int
 		CreatedAt            func(childComplexity int) int
 		DefaultLevel         func(childComplexity int) int
@@ -1415,6 +1414,7 @@ type ComplexityRoot struct {
 		Links                func(childComplexity int, page *string, limit *int, status *string) int
 		MergeRules           func(childComplexity int) int
 		Object               func(childComplexity int) int
+		OpenComments         func(childComplexity int) int
 		OrganizationID       func(childComplexity int) int
 		ParentID             func(childComplexity int) int
 		Permissions          func(childComplexity int) int
@@ -1995,10 +1995,6 @@ type SiteSpaceResolver interface {
 type SpaceResolver interface {
 	Urls(ctx context.Context, obj *store.Space) (*model.SpaceURLs, error)
 
-	Comments(ctx context.Context, obj *store.Space) (int, error)
-	ChangeRequests(ctx context.Context, obj *store.Space) (int, error)
-	ChangeRequestsOpen(ctx context.Context, obj *store.Space) (int, error)
-	ChangeRequestsDraft(ctx context.Context, obj *store.Space) (int, error)
 	Permissions(ctx context.Context, obj *store.Space) (*model.SpacePermissions, error)
 	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error)
 	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error)
@@ -8333,12 +8329,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.CommentList(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["status"].(*model.CommentStatusFilter), args["targetPage"].(*string), args["authors"].([]string)), true
-	case "Space.comments":
-		if e.ComplexityRoot.Space.Comments == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Space.Comments(childComplexity), true
 	case "Space.content":
 		if e.ComplexityRoot.Space.Content == nil {
 			break
@@ -8421,6 +8411,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Space.Object(childComplexity), true
+	case "Space.comments":
+		if e.ComplexityRoot.Space.OpenComments == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Space.OpenComments(childComplexity), true
 	case "Space.organization":
 		if e.ComplexityRoot.Space.OrganizationID == nil {
 			break
@@ -46884,7 +46880,7 @@ func (ec *executionContext) _Space_comments(ctx context.Context, field graphql.C
 			return ec.fieldContext_Space_comments(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().Comments(ctx, obj)
+			return obj.OpenComments, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -46895,7 +46891,7 @@ func (ec *executionContext) _Space_comments(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Space_comments(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Space", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Space", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Space_changeRequests(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
@@ -46907,7 +46903,7 @@ func (ec *executionContext) _Space_changeRequests(ctx context.Context, field gra
 			return ec.fieldContext_Space_changeRequests(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().ChangeRequests(ctx, obj)
+			return obj.ChangeRequests(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -46918,7 +46914,7 @@ func (ec *executionContext) _Space_changeRequests(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_Space_changeRequests(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Space", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Space", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Space_changeRequestsOpen(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
@@ -46930,7 +46926,7 @@ func (ec *executionContext) _Space_changeRequestsOpen(ctx context.Context, field
 			return ec.fieldContext_Space_changeRequestsOpen(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().ChangeRequestsOpen(ctx, obj)
+			return obj.ChangeRequestsOpen, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -46941,7 +46937,7 @@ func (ec *executionContext) _Space_changeRequestsOpen(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Space_changeRequestsOpen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Space", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Space", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Space_changeRequestsDraft(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
@@ -46953,7 +46949,7 @@ func (ec *executionContext) _Space_changeRequestsDraft(ctx context.Context, fiel
 			return ec.fieldContext_Space_changeRequestsDraft(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Space().ChangeRequestsDraft(ctx, obj)
+			return obj.ChangeRequestsDraft, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -46964,7 +46960,7 @@ func (ec *executionContext) _Space_changeRequestsDraft(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_Space_changeRequestsDraft(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Space", field, true, true, errors.New("field of type Int does not have child fields"))
+	return graphql.NewScalarFieldContext("Space", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Space_permissions(ctx context.Context, field graphql.CollectedField, obj *store.Space) (ret graphql.Marshaler) {
@@ -70538,157 +70534,25 @@ func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, ob
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "comments":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Space_comments(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Space_comments(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "changeRequests":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Space_changeRequests(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Space_changeRequests(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "changeRequestsOpen":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Space_changeRequestsOpen(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Space_changeRequestsOpen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "changeRequestsDraft":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Space_changeRequestsDraft(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._Space_changeRequestsDraft(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "permissions":
 			field := field
 
