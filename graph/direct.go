@@ -80,13 +80,23 @@ type directType struct {
 }
 
 // directField produces one field of an object: either write writes a leaf
-// value (false when it cannot: a resolver's error), or children hands each child object to each (at most once for an
-// object field, in order for a list) and reports whether it could.
+// value (false when it cannot: a resolver's error), or children hands each
+// child object to each (at most once for an object field, in order for a
+// list) and says how it went.
 type directField struct {
 	write    func(ctx context.Context, w *bytes.Buffer, obj any) bool
-	children func(ctx context.Context, obj any, each func(child any) bool) bool
+	children func(ctx context.Context, obj any, each func(child any) bool) directResult
 	list     bool
 }
+
+// directResult is how producing an object or list field went.
+type directResult int
+
+const (
+	directFailed directResult = iota // a value could not be produced
+	directDone                       // each was called for every child
+	directNull                       // the value is null (a nil object or list)
+)
 
 var _ interface {
 	graphql.HandlerExtension
@@ -96,6 +106,7 @@ var _ interface {
 func newDirectWriter(r *Resolver, schema *ast.Schema) *directWriter {
 	d := &directWriter{r: r, schema: schema, types: map[string]*directType{}, entries: map[[2]string]*directEntry{}}
 	r.siteStructureDirect(d)
+	r.spaceDirect(d)
 	return d
 }
 
@@ -246,24 +257,30 @@ func (p *directPlanner) write(ctx context.Context, w *bytes.Buffer, plan *direct
 // writeChildren writes an object or list field.
 func (p *directPlanner) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
 	n, list := 0, f.field.list
-	if list {
-		w.WriteByte('[')
-	}
-	ok := f.field.children(ctx, obj, func(child any) bool {
-		if list && n > 0 {
-			w.WriteByte(',')
+	result := f.field.children(ctx, obj, func(child any) bool {
+		if list {
+			if n == 0 {
+				w.WriteByte('[')
+			} else {
+				w.WriteByte(',')
+			}
 		}
 		n++
 		return p.writeChild(ctx, w, f, child)
 	})
-	if !ok {
-		return false
-	}
 	switch {
+	case result == directFailed:
+		return false
+	case result == directNull:
+		// gqlgen reports a null where the schema forbids one as an error.
+		if !f.nullable || n > 0 {
+			return false
+		}
+		w.WriteString("null")
+	case list && n == 0:
+		w.WriteString("[]")
 	case list:
 		w.WriteByte(']')
-	case n == 0 && f.nullable:
-		w.WriteString("null")
 	case n != 1:
 		return false
 	}
@@ -386,6 +403,11 @@ func directEnum[O any, V graphql.Marshaler](get func(*O) V) directField {
 	return directLeaf(get, func(v V) graphql.Marshaler { return v })
 }
 
+// directOptEnum is a nullable enum field.
+func directOptEnum[O any, V graphql.Marshaler](get func(*O) *V) directField {
+	return directOptLeaf(get, func(v V) graphql.Marshaler { return v })
+}
+
 // directResolvedString is a String field computed by a resolver method.
 func directResolvedString[O any](get func(context.Context, *O) (string, error)) directField {
 	return directField{write: func(ctx context.Context, w *bytes.Buffer, obj any) bool {
@@ -401,27 +423,87 @@ func directResolvedString[O any](get func(context.Context, *O) (string, error)) 
 // directObject is an object field resolved by get (a resolver method); a
 // nil result is a null.
 func directObject[O, C any](get func(context.Context, *O) (*C, error)) directField {
-	return directField{children: func(ctx context.Context, obj any, each func(any) bool) bool {
+	return directField{children: func(ctx context.Context, obj any, each func(any) bool) directResult {
 		c, err := get(ctx, obj.(*O))
-		if err != nil {
-			return false
+		switch {
+		case err != nil:
+			return directFailed
+		case c == nil:
+			return directNull
 		}
-		return c == nil || each(c)
+		return directOK(each(c))
 	}}
 }
 
-// directList is a list field resolved by get (a resolver method).
+// directList is a list field resolved by get (a resolver method), whose
+// elements are pointers (or interfaces holding them); a nil list is a null.
 func directList[O, C any](get func(context.Context, *O) ([]C, error)) directField {
-	return directField{list: true, children: func(ctx context.Context, obj any, each func(any) bool) bool {
+	return directField{list: true, children: func(ctx context.Context, obj any, each func(any) bool) directResult {
 		list, err := get(ctx, obj.(*O))
-		if err != nil {
-			return false
+		switch {
+		case err != nil:
+			return directFailed
+		case list == nil:
+			return directNull
 		}
 		for _, c := range list {
 			if !each(c) {
-				return false
+				return directFailed
 			}
 		}
+		return directDone
+	}}
+}
+
+// directValueList is a list field of struct values read from the object
+// (MergeRules.rules); a nil list is a null.
+func directValueList[O, C any](get func(*O) []C) directField {
+	return directField{list: true, children: func(_ context.Context, obj any, each func(any) bool) directResult {
+		list := get(obj.(*O))
+		if list == nil {
+			return directNull
+		}
+		for i := range list {
+			if !each(&list[i]) {
+				return directFailed
+			}
+		}
+		return directDone
+	}}
+}
+
+// directStruct is an object field holding a struct value (Space.mergeRules).
+func directStruct[O, C any](get func(*O) *C) directField {
+	return directField{children: func(_ context.Context, obj any, each func(any) bool) directResult {
+		return directOK(each(get(obj.(*O))))
+	}}
+}
+
+func directOK(ok bool) directResult {
+	if ok {
+		return directDone
+	}
+	return directFailed
+}
+
+func directInt[O any](get func(*O) int) directField { return directLeaf(get, model.MarshalInt) }
+
+// directIDs is a nullable list of IDs read from the object.
+func directIDs[O any](get func(*O) []string) directField {
+	return directField{list: true, write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+		ids := get(obj.(*O))
+		if ids == nil {
+			w.WriteString("null")
+			return true
+		}
+		w.WriteByte('[')
+		for i, id := range ids {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeJSONString(w, id)
+		}
+		w.WriteByte(']')
 		return true
 	}}
 }

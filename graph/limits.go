@@ -92,3 +92,44 @@ func selectionDepth(set ast.SelectionSet, fragments ast.FragmentDefinitionList, 
 	}
 	return depth
 }
+
+// clientLimit applies a limit to the operations clients write, not to the
+// REST adapter's own documents (WithServerDocument): those are fixed,
+// reviewed with the code, and bounded by their variables' validation (a page
+// is at most 1,000 items), so measuring them again on every request (a walk
+// of the whole document, the costliest step of a small REST read) buys
+// nothing.
+type clientLimit struct {
+	limit interface {
+		graphql.HandlerExtension
+		graphql.OperationContextMutator
+	}
+}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationContextMutator
+} = clientLimit{}
+
+func (c clientLimit) ExtensionName() string                     { return c.limit.ExtensionName() }
+func (c clientLimit) Validate(s graphql.ExecutableSchema) error { return c.limit.Validate(s) }
+func (c clientLimit) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if serverDocument(ctx) {
+		return nil
+	}
+	return c.limit.MutateOperationContext(ctx, op)
+}
+
+type serverDocumentKey struct{}
+
+// WithServerDocument marks ctx as running one of the server's own operation
+// documents (the REST adapter's), which the limits on client-written
+// operations leave alone.
+func WithServerDocument(ctx context.Context) context.Context {
+	return context.WithValue(ctx, serverDocumentKey{}, true)
+}
+
+func serverDocument(ctx context.Context) bool {
+	v, _ := ctx.Value(serverDocumentKey{}).(bool)
+	return v
+}

@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/uptrace/bun"
@@ -351,20 +350,6 @@ func (r *Resolver) siteStructureDirect(d *directWriter) {
 	})
 	d.object("SiteSpaceURLs", (*model.SiteSpaceURLs)(nil), map[string]directField{
 		"published": directOptString(func(u *model.SiteSpaceURLs) *string { return u.Published }),
-	})
-	// The plain fields of the spaces a site publishes.
-	d.object("Space", (*store.Space)(nil), map[string]directField{
-		"object":       directString((*store.Space).Object),
-		"id":           directString(func(s *store.Space) string { return s.ID }),
-		"title":        directString(func(s *store.Space) string { return s.Title }),
-		"emoji":        directString(func(s *store.Space) string { return s.Emoji }),
-		"visibility":   directEnum(func(s *store.Space) store.ContentVisibility { return s.Visibility }),
-		"createdAt":    directTime(func(s *store.Space) time.Time { return s.CreatedAt }),
-		"updatedAt":    directTime(func(s *store.Space) time.Time { return s.UpdatedAt }),
-		"deletedAt":    directOptTime(func(s *store.Space) *time.Time { return s.DeletedAt }),
-		"organization": directString(func(s *store.Space) string { return s.OrganizationID }),
-		"parent":       directOptString(func(s *store.Space) *string { return s.ParentID }),
-		"revision":     directString(func(s *store.Space) string { return s.RevisionID }),
 	})
 }
 

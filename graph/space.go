@@ -278,3 +278,62 @@ func copyOf[T any](v *T) *T {
 	c := *v
 	return &c
 }
+
+// spaceDirect declares spaces to the direct writer (direct.go): a space read
+// by id (REST's GET /v1/spaces/{id} runs Query.space) or published in a
+// site's structure is written without gqlgen's per-field execution.
+func (r *Resolver) spaceDirect(d *directWriter) {
+	d.entry("Query", "space")
+	d.object("Space", (*store.Space)(nil), map[string]directField{
+		"object":              directString((*store.Space).Object),
+		"id":                  directString(func(s *store.Space) string { return s.ID }),
+		"title":               directString(func(s *store.Space) string { return s.Title }),
+		"emoji":               directString(func(s *store.Space) string { return s.Emoji }),
+		"visibility":          directEnum(func(s *store.Space) store.ContentVisibility { return s.Visibility }),
+		"createdAt":           directTime(func(s *store.Space) time.Time { return s.CreatedAt }),
+		"updatedAt":           directTime(func(s *store.Space) time.Time { return s.UpdatedAt }),
+		"deletedAt":           directOptTime(func(s *store.Space) *time.Time { return s.DeletedAt }),
+		"editMode":            directEnum(func(s *store.Space) store.SpaceEditMode { return s.EditMode }),
+		"mergeRules":          directStruct(func(s *store.Space) *store.MergeRules { return &s.MergeRules }),
+		"urls":                directObject(r.Space().Urls),
+		"organization":        directString(func(s *store.Space) string { return s.OrganizationID }),
+		"parent":              directOptString(func(s *store.Space) *string { return s.ParentID }),
+		"language":            directOptEnum(func(s *store.Space) *store.Language { return s.Language }),
+		"revision":            directString(func(s *store.Space) string { return s.RevisionID }),
+		"defaultLevel":        directOptEnum(func(s *store.Space) *store.DefaultLevel { return s.DefaultLevel }),
+		"comments":            directInt(func(s *store.Space) int { return s.OpenComments }),
+		"changeRequests":      directInt((*store.Space).ChangeRequests),
+		"changeRequestsOpen":  directInt(func(s *store.Space) int { return s.ChangeRequestsOpen }),
+		"changeRequestsDraft": directInt(func(s *store.Space) int { return s.ChangeRequestsDraft }),
+		"permissions":         directObject(r.Space().Permissions),
+	})
+	d.object("MergeRules", (*store.MergeRules)(nil), map[string]directField{
+		"type":  directEnum(func(m *store.MergeRules) store.MergeRulesType { return m.Type }),
+		"rules": directValueList(func(m *store.MergeRules) []store.MergeRule { return m.Rules }),
+	})
+	d.object("MergeRule", (*store.MergeRule)(nil), map[string]directField{
+		"rule":       directEnum(func(m *store.MergeRule) store.MergeRuleKind { return m.Rule }),
+		"users":      directIDs(func(m *store.MergeRule) []string { return m.Users }),
+		"expression": directOptString(func(m *store.MergeRule) *string { return m.Expression }),
+	})
+	d.object("SpaceURLs", (*model.SpaceURLs)(nil), map[string]directField{
+		"location":  directString(func(u *model.SpaceURLs) string { return u.Location }),
+		"app":       directString(func(u *model.SpaceURLs) string { return u.App }),
+		"published": directOptString(func(u *model.SpaceURLs) *string { return u.Published }),
+		"public":    directOptString(func(u *model.SpaceURLs) *string { return u.Public }),
+		"icon":      directOptString(func(u *model.SpaceURLs) *string { return u.Icon }),
+	})
+	permission := func(get func(*model.SpacePermissions) bool) directField { return directBool(get) }
+	d.object("SpacePermissions", (*model.SpacePermissions)(nil), map[string]directField{
+		"view":               permission(func(p *model.SpacePermissions) bool { return p.View }),
+		"access":             permission(func(p *model.SpacePermissions) bool { return p.Access }),
+		"admin":              permission(func(p *model.SpacePermissions) bool { return p.Admin }),
+		"viewInviteLinks":    permission(func(p *model.SpacePermissions) bool { return p.ViewInviteLinks }),
+		"edit":               permission(func(p *model.SpacePermissions) bool { return p.Edit }),
+		"triggerGitSync":     permission(func(p *model.SpacePermissions) bool { return p.TriggerGitSync }),
+		"comment":            permission(func(p *model.SpacePermissions) bool { return p.Comment }),
+		"merge":              permission(func(p *model.SpacePermissions) bool { return p.Merge }),
+		"review":             permission(func(p *model.SpacePermissions) bool { return p.Review }),
+		"installIntegration": permission(func(p *model.SpacePermissions) bool { return p.InstallIntegration }),
+	})
+}

@@ -111,7 +111,7 @@ func (a *adapter) run(ctx context.Context, op *operation, vars map[string]any) (
 				Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}}}
 		}
 	}()
-	ctx = graphql.StartOperationTrace(ctx)
+	ctx = graph.WithServerDocument(graphql.StartOperationTrace(ctx))
 	params := &graphql.RawParams{Query: op.Source, OperationName: op.Name, Variables: vars}
 	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {

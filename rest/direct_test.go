@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/store"
 )
 
 // The direct writer (graph/direct.go) writes a site's structure itself when
@@ -46,7 +47,9 @@ func TestDirectWriterMatchesGqlgen(t *testing.T) {
 	alice.Do("DELETE", "/v1/spaces/"+goneSpace, nil).Expect(http.StatusNoContent)
 
 	const everyField = `
-	  fragment Space on Space { object id title emoji visibility createdAt updatedAt deletedAt organization parent revision }
+	  fragment Space on Space { object id title emoji visibility createdAt updatedAt deletedAt organization parent revision editMode language defaultLevel
+	    mergeRules { type rules { rule users expression } } urls { location app published public icon } comments changeRequests changeRequestsOpen changeRequestsDraft
+	    permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review installIntegration } }
 	  fragment SiteSpace on SiteSpace { object id path section space { ...Space } title default condition urls { published } }
 	  fragment Section on SiteSection { object id title description default path condition sectionGroup icon urls { published } siteSpaces { ...SiteSpace } }
 	  fragment Group on SiteSectionGroup { object id title sectionGroup icon sections { id } }
@@ -72,8 +75,8 @@ func TestDirectWriterMatchesGqlgen(t *testing.T) {
 		{"@skip and @include", `query Q($o: ID!, $s: ID!, $yes: Boolean!, $no: Boolean!) { site(organizationId: $o, id: $s) { structure {
 		    type @skip(if: $yes) structure { ... on SiteSection @include(if: $yes) { id siteSpaces { path @include(if: $no) id @skip(if: $no) } } ... on SiteSectionGroup @include(if: $no) { id } } } } }`,
 			map[string]any{"yes": true, "no": false}, true},
-		{"a field it does not know (Space.permissions)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
-		    ... on SiteSection { id siteSpaces { id space { id permissions { edit } } } } } } } }`, nil, false},
+		{"a field it does not know (Space.gitInfo)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+		    ... on SiteSection { id siteSpaces { id space { id gitInfo { __typename } } } } } } } }`, nil, false},
 		{"a field with arguments (Space.content)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
 		    ... on SiteSection { siteSpaces { space { content(computed: false) { id } } } } } } } }`, nil, false},
 	}
@@ -105,6 +108,51 @@ func TestDirectWriterMatchesGqlgen(t *testing.T) {
 			}
 			if generic := want.Extensions["stats"].(map[string]any)["directWrites"].(float64); generic != 0 {
 				t.Errorf("%s, %s: %v direct writes with generic execution", c.name, site.name, generic)
+			}
+		}
+	}
+}
+
+// A space read by id, over GraphQL and REST, by callers of every kind: the
+// direct writer's answers are gqlgen's, byte for byte.
+func TestDirectWriterMatchesGqlgenOnSpaces(t *testing.T) {
+	env := resttest.New(t, resttest.Options{Debug: true})
+	alice, bob, carol := env.NewUser("Alice"), env.NewUser("Bob"), env.NewUser("Carol")
+	org := alice.NewOrg("Acme")
+	bob.Join(org, store.RoleComment)
+	carol.NewOrg("Other")
+
+	plain := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Plain"}).Expect(http.StatusCreated).String("id")
+	rich := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Rich \"one\"", "emoji": "1f680"}).Expect(http.StatusCreated).String("id")
+	alice.Do("PATCH", "/v1/spaces/"+rich, `{"visibility":"public","language":"fr","icon":"https://acme.com/i.png",
+	  "mergeRules":{"type":"rules","rules":[{"rule":"require_at_least_one_review"},{"rule":"allow_bypass","users":["`+alice.ID+`"]}]}}`).Expect(http.StatusOK)
+	alice.Do("POST", "/v1/spaces/"+rich+"/change-requests", map[string]any{"subject": "Draft"}).Expect(http.StatusCreated)
+	gone := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Gone"}).Expect(http.StatusCreated).String("id")
+	alice.Do("DELETE", "/v1/spaces/"+gone, nil).Expect(http.StatusNoContent)
+
+	const query = `query S($id: ID!) { space(id: $id) {
+	  __typename object id title emoji visibility createdAt updatedAt deletedAt editMode
+	  mergeRules { type rules { rule users expression } } urls { location app published public icon }
+	  organization parent language revision defaultLevel comments changeRequests changeRequestsOpen changeRequestsDraft
+	  permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review installIntegration } } }`
+	for _, caller := range []*resttest.User{alice, bob, carol} {
+		for _, space := range []string{plain, rich, gone} {
+			name := caller.Email + " reading " + space
+			env.Server.Resolver.GenericExecution = true
+			want := caller.GraphQL(query, map[string]any{"id": space})
+			wantREST := caller.Do("GET", "/v1/spaces/"+space, nil)
+			env.Server.Resolver.GenericExecution = false
+			got := caller.GraphQL(query, map[string]any{"id": space})
+			gotREST := caller.Do("GET", "/v1/spaces/"+space, nil)
+			if !bytes.Equal(got.Data, want.Data) || len(got.Errors) != len(want.Errors) {
+				t.Errorf("%s: the direct writer wrote\n%s %v\ngqlgen wrote\n%s %v", name, got.Data, got.Errors, want.Data, want.Errors)
+			}
+			if gotREST.Status != wantREST.Status || !bytes.Equal(gotREST.Body, wantREST.Body) {
+				t.Errorf("%s over REST: %d %s, gqlgen: %d %s", name, gotREST.Status, gotREST.Body, wantREST.Status, wantREST.Body)
+			}
+			visible := caller != carol && space != gone
+			if n := got.Extensions["stats"].(map[string]any)["directWrites"].(float64); (n > 0) != visible {
+				t.Errorf("%s: %v direct writes", name, n)
 			}
 		}
 	}
