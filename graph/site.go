@@ -47,6 +47,15 @@ func (r *Resolver) presentShareKey(ctx context.Context, siteID string, key *stri
 }
 
 func (r *queryResolver) Site(ctx context.Context, organizationID, id string, shareKey *string) (*store.Site, error) {
+	if fc := graphql.GetFieldContext(ctx); fc != nil && selectsField(fc.Field.Selections, "structure") {
+		// Start reading the structure beside the site's own row, for readers
+		// of the organization (r.site checks the same, from the same cache).
+		// Nothing of it is shown unless the site is found in the
+		// organization: only the Site returned below leads to it.
+		if _, err := contentRole(ctx, organizationID, "site"); err == nil {
+			r.prefetchStructure(ctx, id, fc.Field.Selections)
+		}
+	}
 	s, err := r.site(ctx, organizationID, id)
 	if err != nil {
 		return nil, err

@@ -42,10 +42,8 @@ func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces boo
 }
 
 func (r *siteResolver) Structure(ctx context.Context, s *store.Site) (*model.SiteStructure, error) {
-	if fc := graphql.GetFieldContext(ctx); fc != nil && selectsField(fc.Field.Selections, "space") {
-		// The site spaces' spaces are asked for below: their query starts
-		// now, beside those of the tree, rather than after it.
-		r.loaders(ctx).SiteSpaceSpaces.Load(ctx, s.ID)
+	if fc := graphql.GetFieldContext(ctx); fc != nil {
+		r.prefetchStructure(ctx, s.ID, fc.Field.Selections)
 	}
 	t, err := r.treeOf(ctx, s.ID, true)
 	if err != nil {
@@ -351,6 +349,20 @@ func (r *Resolver) siteStructureDirect(d *directWriter) {
 	d.object("SiteSpaceURLs", (*model.SiteSpaceURLs)(nil), map[string]directField{
 		"published": directOptString(func(u *model.SiteSpaceURLs) *string { return u.Published }),
 	})
+}
+
+// prefetchStructure starts the queries of a site's structure, all at once:
+// its groups, sections and site spaces, and the spaces of those when sel
+// asks for a "space" below. The loaders keep the pending results for the
+// resolvers that read them (loading a key twice reads it once).
+func (r *Resolver) prefetchStructure(ctx context.Context, siteID string, sel ast.SelectionSet) {
+	l := r.loaders(ctx)
+	l.SiteGroups.Load(ctx, siteID)
+	l.SiteSections.Load(ctx, siteID)
+	l.SiteSpaces.Load(ctx, siteID)
+	if selectsField(sel, "space") {
+		l.SiteSpaceSpaces.Load(ctx, siteID)
+	}
 }
 
 // selectsField reports whether a field named name is selected anywhere in

@@ -46,18 +46,36 @@ func BenchmarkSiteTree(b *testing.B) {
 				b.Fatal(err)
 			}
 			body := `{"query":` + quoteJSON(siteTreeQuery) + `,"variables":{"o":"` + org + `","s":"` + site + `"}}`
-			benchmarkRequest(b, env, func() *http.Request {
+			newRequest := func() *http.Request {
 				r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
 				r.Header.Set("Authorization", "Bearer "+alice.Token)
 				r.Header.Set("Content-Type", "application/json")
 				return r
-			})
+			}
+			// One request at a time (ns/op is the latency without HTTP),
+			// then many (ns/op is the inverse of throughput).
+			b.Run("serial", func(b *testing.B) { benchmarkSerial(b, env, newRequest) })
+			b.Run("parallel", func(b *testing.B) { benchmarkRequest(b, env, newRequest) })
 		})
 	}
 }
 
-// benchmarkRequest serves newRequest's requests from 8 goroutines per CPU
-// (-cpu 1 for one at a time), so ns/op reads as the inverse of throughput.
+// benchmarkSerial serves newRequest's requests one at a time.
+func benchmarkSerial(b *testing.B, env *resttest.Env, newRequest func() *http.Request) {
+	b.ReportAllocs()
+	pprof.Do(context.Background(), pprof.Labels("bench", "measured"), func(ctx context.Context) {
+		for b.Loop() {
+			w := httptest.NewRecorder()
+			env.Server.ServeHTTP(w, newRequest().WithContext(ctx))
+			if w.Code != http.StatusOK || strings.Contains(w.Body.String(), `"errors"`) {
+				b.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+		}
+	})
+}
+
+// benchmarkRequest serves newRequest's requests from 8 goroutines per CPU,
+// so ns/op reads as the inverse of throughput.
 func benchmarkRequest(b *testing.B, env *resttest.Env, newRequest func() *http.Request) {
 	b.ReportAllocs()
 	b.SetParallelism(8)

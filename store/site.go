@@ -37,9 +37,7 @@ func (Site) Object() string { return "site" }
 
 // GetSite returns site siteID of organization orgID.
 func GetSite(ctx context.Context, db bun.IDB, orgID, siteID string) (*Site, error) {
-	s := new(Site)
-	err := db.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).Scan(ctx)
-	return s, translate(err)
+	return selectRow[Site](ctx, db, "id = ? AND organization_id = ?", siteID, orgID)
 }
 
 // CreateSite inserts s.
