@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +48,9 @@ type directWriter struct {
 	goTypes []directGoType
 	// entries are the fields ({type, field}) the writer takes over.
 	entries map[[2]string]*directEntry
+	// plans caches compiled plans (planOf); cachedPlans counts them.
+	plans       sync.Map
+	cachedPlans atomic.Int64
 }
 
 // directEntry is a field the writer takes over. lastSize is the length of
@@ -146,14 +151,13 @@ func (d *directWriter) InterceptField(ctx context.Context, next graphql.Resolver
 	if t == nil {
 		return res, nil
 	}
-	p := &directPlanner{d: d, oc: graphql.GetOperationContext(ctx)}
-	plan := p.plan(t, fc.Field.Selections)
+	plan := d.planOf(graphql.GetOperationContext(ctx), fc.Field, t)
 	if plan == nil {
 		return res, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(entry.lastSize.Load()))
-	if !p.write(ctx, &buf, plan, res) {
+	if !d.write(ctx, &buf, plan, res) {
 		return res, nil
 	}
 	entry.lastSize.Store(int64(buf.Len()))
@@ -183,28 +187,83 @@ type directPlanField struct {
 	typename bool // __typename
 	field    directField
 	nullable bool
-	sel      ast.SelectionSet
-	// plans are the child plans by concrete type (a union's members are
-	// planned as they show up).
-	plans []*directPlan
+	// plans are the plans of the field's children, one per concrete type
+	// the writer knows among those the field's type allows; a nil plan is a
+	// type whose selection the writer cannot write.
+	plans []*directChildPlan
 }
 
-// directPlanner compiles and runs the plans of one field's execution.
-type directPlanner struct {
+type directChildPlan struct {
+	t    *directType
+	plan *directPlan
+}
+
+// Plans are compiled once per operation document, not per request: the
+// REST adapter's documents and clients' usual queries come back again and
+// again from the executor's query cache, with the same AST.
+const maxCachedPlans = 10_000
+
+type directPlanKey struct {
+	field *ast.Field
+	t     *directType
+}
+
+// planOf returns the plan of the entry field f for a result of type t;
+// nil when the writer does not know every field selected below.
+//
+// A plan is cached under the field's AST node when nothing in it depends on
+// the request: its selections are the field's own (gqlgen merges those of a
+// field selected twice), and no @skip or @include applies,
+// since those read variables. The cache holds the nodes it is keyed by, so a
+// document dropped from the query cache cannot hand its address to another.
+func (d *directWriter) planOf(oc *graphql.OperationContext, f graphql.CollectedField, t *directType) *directPlan {
+	own := slices.Equal(f.Selections, f.Field.SelectionSet)
+	key := directPlanKey{f.Field, t}
+	if own {
+		if plan, ok := d.plans.Load(key); ok {
+			return plan.(*directPlan)
+		}
+	}
+	c := &directCompiler{d: d, oc: oc}
+	plan := c.plan(t, f.Selections, 0)
+	if own && !c.conditional {
+		if d.cachedPlans.Add(1) > maxCachedPlans {
+			d.plans.Clear()
+			d.cachedPlans.Store(0)
+		}
+		d.plans.Store(key, plan)
+	}
+	return plan
+}
+
+// directCompiler compiles the plans of one entry field.
+type directCompiler struct {
 	d  *directWriter
 	oc *graphql.OperationContext
+	// conditional is set when a selection compiled has @skip or @include.
+	conditional bool
 }
 
-// plan compiles the plan of typeName under sel; nil when the writer does not
-// know every field selected.
-func (p *directPlanner) plan(t *directType, sel ast.SelectionSet) *directPlan {
-	def := p.d.schema.Types[t.name]
+// maxPlanDepth bounds compilation; the executor's depth limit is lower.
+const maxPlanDepth = 32
+
+// plan compiles the plan of t under sel, and those of every child field for
+// every concrete type known; nil when the writer does not know every field
+// selected on t.
+func (c *directCompiler) plan(t *directType, sel ast.SelectionSet, depth int) *directPlan {
+	if depth > maxPlanDepth {
+		return nil
+	}
+	if conditional(sel) {
+		c.conditional = true
+	}
+	def := c.d.schema.Types[t.name]
 	plan := &directPlan{t: t}
-	for i, f := range graphql.CollectFields(p.oc, sel, t.satisfies) {
+	for i, f := range graphql.CollectFields(c.oc, sel, t.satisfies) {
 		if len(f.Arguments) > 0 || len(f.Deferrables) > 0 {
 			return nil
 		}
-		pf := directPlanField{sel: f.Selections}
+		var pf directPlanField
 		var prefix bytes.Buffer
 		if i == 0 {
 			prefix.WriteByte('{')
@@ -216,21 +275,55 @@ func (p *directPlanner) plan(t *directType, sel ast.SelectionSet) *directPlan {
 		pf.prefix = prefix.Bytes()
 		if f.Name == "__typename" {
 			pf.typename = true
-		} else {
-			field, ok := t.fields[f.Name]
-			fieldDef := def.Fields.ForName(f.Name)
-			if !ok || fieldDef == nil || field.list != (fieldDef.Type.Elem != nil) {
-				return nil
+			plan.fields = append(plan.fields, pf)
+			continue
+		}
+		field, ok := t.fields[f.Name]
+		fieldDef := def.Fields.ForName(f.Name)
+		if !ok || fieldDef == nil || field.list != (fieldDef.Type.Elem != nil) {
+			return nil
+		}
+		pf.field, pf.nullable = field, !fieldDef.Type.NonNull
+		if field.children != nil {
+			for _, possible := range c.d.schema.GetPossibleTypes(c.d.schema.Types[fieldDef.Type.Name()]) {
+				if child, ok := c.d.types[possible.Name]; ok {
+					pf.plans = append(pf.plans, &directChildPlan{child, c.plan(child, f.Selections, depth+1)})
+				}
 			}
-			pf.field, pf.nullable = field, !fieldDef.Type.NonNull
 		}
 		plan.fields = append(plan.fields, pf)
 	}
 	return plan
 }
 
+// conditional reports whether @skip or @include applies to a selection of
+// sel (CollectFields evaluates them with the request's variables).
+func conditional(sel ast.SelectionSet) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if hasCondition(s.Directives) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if hasCondition(s.Directives) || conditional(s.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if hasCondition(s.Directives) || (s.Definition != nil && conditional(s.Definition.SelectionSet)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasCondition(list ast.DirectiveList) bool {
+	return list.ForName("skip") != nil || list.ForName("include") != nil
+}
+
 // write writes obj under plan; false when a value cannot be produced.
-func (p *directPlanner) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
+func (d *directWriter) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
 	if len(plan.fields) == 0 {
 		w.WriteByte('{')
 	}
@@ -245,7 +338,7 @@ func (p *directPlanner) write(ctx context.Context, w *bytes.Buffer, plan *direct
 				return false
 			}
 		default:
-			if !p.writeChildren(ctx, w, f, obj) {
+			if !d.writeChildren(ctx, w, f, obj) {
 				return false
 			}
 		}
@@ -255,7 +348,7 @@ func (p *directPlanner) write(ctx context.Context, w *bytes.Buffer, plan *direct
 }
 
 // writeChildren writes an object or list field.
-func (p *directPlanner) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
+func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
 	n, list := 0, f.field.list
 	result := f.field.children(ctx, obj, func(child any) bool {
 		if list {
@@ -266,7 +359,7 @@ func (p *directPlanner) writeChildren(ctx context.Context, w *bytes.Buffer, f *d
 			}
 		}
 		n++
-		return p.writeChild(ctx, w, f, child)
+		return d.writeChild(ctx, w, f, child)
 	})
 	switch {
 	case result == directFailed:
@@ -287,25 +380,14 @@ func (p *directPlanner) writeChildren(ctx context.Context, w *bytes.Buffer, f *d
 	return true
 }
 
-func (p *directPlanner) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
-	t := p.d.typeOf(child)
-	if t == nil {
-		return false
-	}
-	var plan *directPlan
-	for _, known := range f.plans {
-		if known.t == t {
-			plan = known
-			break
+func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
+	t := d.typeOf(child)
+	for _, c := range f.plans {
+		if c.t == t {
+			return c.plan != nil && d.write(ctx, w, c.plan, child)
 		}
 	}
-	if plan == nil {
-		if plan = p.plan(t, f.sel); plan == nil {
-			return false
-		}
-		f.plans = append(f.plans, plan)
-	}
-	return p.write(ctx, w, plan, child)
+	return false
 }
 
 // writeJSONString writes s as a JSON string exactly as gqlgen's String

@@ -75,6 +75,11 @@ func TestDirectWriterMatchesGqlgen(t *testing.T) {
 		{"@skip and @include", `query Q($o: ID!, $s: ID!, $yes: Boolean!, $no: Boolean!) { site(organizationId: $o, id: $s) { structure {
 		    type @skip(if: $yes) structure { ... on SiteSection @include(if: $yes) { id siteSpaces { path @include(if: $no) id @skip(if: $no) } } ... on SiteSectionGroup @include(if: $no) { id } } } } }`,
 			map[string]any{"yes": true, "no": false}, true},
+		// The same document with the opposite variables: plans that depend
+		// on variables must not be reused across requests.
+		{"@skip and @include, reversed", `query Q($o: ID!, $s: ID!, $yes: Boolean!, $no: Boolean!) { site(organizationId: $o, id: $s) { structure {
+		    type @skip(if: $yes) structure { ... on SiteSection @include(if: $yes) { id siteSpaces { path @include(if: $no) id @skip(if: $no) } } ... on SiteSectionGroup @include(if: $no) { id } } } } }`,
+			map[string]any{"yes": false, "no": true}, true},
 		{"a field it does not know (Space.gitInfo)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
 		    ... on SiteSection { id siteSpaces { id space { id gitInfo { __typename } } } } } } } }`, nil, false},
 		{"a field with arguments (Space.content)", `query Q($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
