@@ -4,6 +4,7 @@
 package graph
 
 //go:generate sh -c "cd .. && go tool gqlgen generate --config gqlgen.yml"
+//go:generate go run ./internal/execpatch generated/generated.go
 
 import (
 	"log/slog"
