@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
@@ -48,12 +49,22 @@ func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, a
 	}
 	defer rows.Close()
 	var out []*T
+	var chunk []T
 	targets := make([]any, len(m.fields))
 	for rows.Next() {
-		row := new(T)
-		v := reflect.ValueOf(row).Elem()
+		// Rows are allocated in chunks that double up to 64 (a thousand rows
+		// are some twenty allocations, a single row one).
+		if len(chunk) == 0 {
+			chunk = make([]T, min(max(len(out), 1), 64))
+		}
+		row := &chunk[0]
+		chunk = chunk[1:]
+		base := unsafe.Pointer(row)
 		for i, f := range m.fields {
-			targets[i] = v.FieldByIndex(f).Addr().Interface()
+			// A pointer to the field, made from its offset: FieldByIndex,
+			// Addr and Interface cost several times more, once per column of
+			// every row.
+			targets[i] = reflect.NewAt(f.typ, unsafe.Add(base, f.offset)).Interface()
 		}
 		if err := rows.Scan(targets...); err != nil {
 			return nil, fmt.Errorf("store: scan %s: %w", m.table, err)
@@ -81,10 +92,18 @@ func selectRow[T any](ctx context.Context, db bun.IDB, where string, args ...any
 type readModel struct {
 	table     string
 	selectSQL string
-	fields    [][]int // struct field index of each selected column
+	fields    []readField // where each selected column goes
 	// queries are the model's statements, by where and order: the callers'
 	// are constants, so they are put together (and numbered for pgx) once.
 	queries sync.Map // readQueryKey → *readQuery
+}
+
+// readField is a column's field: its type and its offset in the struct
+// (bun's models embed structs by value only, so an offset is all a path of
+// indexes comes to).
+type readField struct {
+	typ    reflect.Type
+	offset uintptr
 }
 
 type readQueryKey struct{ where, orderBy string }
@@ -118,11 +137,27 @@ func readModelOf[T any](db bun.IDB) *readModel {
 	cols := make([]string, 0, len(table.Fields))
 	for _, f := range table.Fields {
 		cols = append(cols, string(table.SQLAlias)+"."+string(f.SQLName))
-		m.fields = append(m.fields, f.Index)
+		m.fields = append(m.fields, fieldAt(typ, f.Index))
 	}
 	m.selectSQL = "SELECT " + strings.Join(cols, ", ") + " FROM " + string(table.SQLName) + " AS " + string(table.SQLAlias)
 	readModels.Store(typ, m)
 	return m
+}
+
+// fieldAt locates the field at index (a path through embedded structs) in
+// struct type t. An embedded pointer would put the field outside the struct:
+// bun's models have none, and this refuses them rather than guess.
+func fieldAt(t reflect.Type, index []int) readField {
+	var offset uintptr
+	for _, i := range index {
+		if t.Kind() != reflect.Struct {
+			panic(fmt.Sprintf("store: %s reaches a field through a %s", t, t.Kind()))
+		}
+		f := t.Field(i)
+		offset += f.Offset
+		t = f.Type
+	}
+	return readField{typ: t, offset: offset}
 }
 
 // pgQueries holds the pgx form of the statements of eachRow and execRows.
