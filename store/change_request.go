@@ -75,7 +75,7 @@ func GetChangeRequest(ctx context.Context, db bun.IDB, spaceID, ref string) (*Ch
 // LockChangeRequest reads change request id of spaceID for update.
 func LockChangeRequest(ctx context.Context, tx bun.Tx, spaceID, id string) (*ChangeRequest, error) {
 	cr := new(ChangeRequest)
-	err := tx.NewSelect().Model(cr).Where("cr.space_id = ? AND cr.id = ?", spaceID, id).For("UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(cr).Where("cr.space_id = ? AND cr.id = ?", spaceID, id).For("NO KEY UPDATE").Scan(ctx)
 	return cr, translate(err)
 }
 

@@ -251,9 +251,16 @@ func ServerSecret(ctx context.Context, db bun.IDB, name string) ([]byte, error) 
 }
 
 // LockSpace reads space id for update, for the rest of tx.
+//
+// Rows are locked FOR NO KEY UPDATE throughout the store, the lock an UPDATE
+// of non-key columns takes: ids never change, and the stronger FOR UPDATE
+// would also block every insert of a row referring to the locked one (a
+// foreign key check takes KEY SHARE). Submitting a review with a comment
+// (change request, then space by the comment's key) and merging (space, then
+// change request) deadlocked on exactly that.
 func LockSpace(ctx context.Context, tx bun.Tx, id string) (*Space, error) {
 	s := new(Space)
-	err := tx.NewSelect().Model(s).Where("id = ?", id).For("UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(s).Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx)
 	return s, translate(err)
 }
 

@@ -37,7 +37,7 @@ func GetIntegrationDevelopment(ctx context.Context, db bun.IDB, id string) (*Int
 func SetIntegrationDevelopment(ctx context.Context, db bun.IDB, id string, url *string, all bool, nonce string) (bool, error) {
 	var wasOn bool
 	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if err := tx.NewSelect().Table("integrations").ColumnExpr("dev_url IS NOT NULL").Where("id = ?", id).For("UPDATE").Scan(ctx, &wasOn); err != nil {
+		if err := tx.NewSelect().Table("integrations").ColumnExpr("dev_url IS NOT NULL").Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx, &wasOn); err != nil {
 			return err
 		}
 		_, err := tx.NewUpdate().Table("integrations").Set("dev_url = ?, dev_all = ?", url, all && url != nil).

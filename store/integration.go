@@ -57,7 +57,7 @@ func GetIntegration(ctx context.Context, db bun.IDB, name string) (*Integration,
 // LockIntegration reads an integration by name for update, for the rest of tx.
 func LockIntegration(ctx context.Context, tx bun.Tx, name string) (*Integration, error) {
 	in := new(Integration)
-	return in, translate(tx.NewSelect().Model(in).Where("i.name = ?", name).For("UPDATE").Scan(ctx))
+	return in, translate(tx.NewSelect().Model(in).Where("i.name = ?", name).For("NO KEY UPDATE").Scan(ctx))
 }
 
 // IntegrationFilter narrows the integration list. Every integration listed

@@ -94,7 +94,7 @@ func RemoveMember(ctx context.Context, db bun.IDB, orgID, userID string) (bool, 
 // least one admin) and positions hold under concurrency.
 func LockOrganization(ctx context.Context, tx bun.Tx, orgID string) error {
 	var id string
-	err := tx.NewSelect().Table("organizations").Column("id").Where("id = ?", orgID).For("UPDATE").Scan(ctx, &id)
+	err := tx.NewSelect().Table("organizations").Column("id").Where("id = ?", orgID).For("NO KEY UPDATE").Scan(ctx, &id)
 	return translate(err)
 }
 

@@ -135,7 +135,7 @@ func GetOpenAPISpec(ctx context.Context, db bun.IDB, orgID, slug string) (*OpenA
 // LockOpenAPISpec reads spec id for update, in tx.
 func LockOpenAPISpec(ctx context.Context, tx bun.Tx, id string) (*OpenAPISpec, error) {
 	s := new(OpenAPISpec)
-	err := tx.NewSelect().Model(s).Where("oas.id = ?", id).For("UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(s).Where("oas.id = ?", id).For("NO KEY UPDATE").Scan(ctx)
 	return s, translate(err)
 }
 

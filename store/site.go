@@ -51,7 +51,7 @@ func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
 // concurrent writers and keeps positions unique.
 func LockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*Site, error) {
 	s := new(Site)
-	err := tx.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).For("UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).For("NO KEY UPDATE").Scan(ctx)
 	return s, translate(err)
 }
 
