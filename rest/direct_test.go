@@ -3,6 +3,7 @@ package rest_test
 import (
 	"bytes"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/docsapi/docsapi/rest/resttest"
@@ -161,4 +162,31 @@ func TestDirectWriterMatchesGqlgenOnSpaces(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Requests running at once share the writer's cached plans: their answers
+// are the same as one at a time (run with -race to check the sharing).
+func TestDirectWriterConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	site := buildSiteTree(t, env, alice, org, 2, 2, 2, 1)
+	vars := map[string]any{"o": org, "s": site}
+	want := alice.GraphQL(siteTreeQuery, vars)
+	if len(want.Errors) > 0 {
+		t.Fatal(want.Errors)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				if got := alice.GraphQL(siteTreeQuery, vars); !bytes.Equal(got.Data, want.Data) {
+					t.Errorf("concurrent answer differs:\n%s\nwant\n%s", got.Data, want.Data)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
