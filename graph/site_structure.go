@@ -17,8 +17,19 @@ import (
 // site, so a whole tree costs one query per level whatever its fan-out.
 
 // treeOf assembles the site's structure from the request's loaders. The
-// loads are started together, so their queries run concurrently.
+// loads are started together, so their queries run concurrently. The tree
+// of groups and sections alone is memoized for the request: every group's
+// children and every site space's address ask for it.
 func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces bool) (*siteTree, error) {
+	if !withSiteSpaces {
+		return memoized(r.loaders(ctx), siteTreeMemo(siteID), func() (*siteTree, error) {
+			return r.assembleTree(ctx, siteID, false)
+		})
+	}
+	return r.assembleTree(ctx, siteID, true)
+}
+
+func (r *Resolver) assembleTree(ctx context.Context, siteID string, withSiteSpaces bool) (*siteTree, error) {
 	l := r.loaders(ctx)
 	groups, sections := l.SiteGroups.Load(ctx, siteID), l.SiteSections.Load(ctx, siteID)
 	t := &siteTree{}
@@ -37,6 +48,10 @@ func (r *Resolver) treeOf(ctx context.Context, siteID string, withSiteSpaces boo
 	}
 	if t.sections, err = sections(); err != nil {
 		return nil, err
+	}
+	t.sectionByID = make(map[string]*store.SiteSection, len(t.sections))
+	for _, s := range t.sections {
+		t.sectionByID[s.ID] = s
 	}
 	return t, nil
 }
@@ -291,8 +306,12 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	l.SiteSpaceCount.Clear(ctx, siteID)
 	l.SiteSpaceSpaces.Clear(ctx, siteID)
 	l.forget(siteSpacesMemo(siteID))
+	l.forget(siteTreeMemo(siteID))
 	return err
 }
+
+// siteTreeMemo is the memo of a site's groups and sections (treeOf).
+func siteTreeMemo(siteID string) memoKey { return memoKey{"siteTree", siteID} }
 
 // siteSpacesMemo is the memo of the spaces a site publishes, which every
 // site space of a tree asks for.

@@ -24,10 +24,11 @@ type siteTree struct {
 	groups     []*store.SiteSectionGroup
 	sections   []*store.SiteSection
 	siteSpaces []*store.SiteSpace
-	// inSection indexes siteSpaces by section in trees read for a request
-	// (never changed), so reading each section's site spaces is a lookup,
-	// not a scan of the whole site. Trees that mutations rearrange have none.
-	inSection map[string][]*store.SiteSpace
+	// inSection indexes siteSpaces by section, and sectionByID sections by
+	// id, in trees read for a request (never changed), so lookups are not
+	// scans of the whole site. Trees that mutations rearrange have neither.
+	inSection   map[string][]*store.SiteSpace
+	sectionByID map[string]*store.SiteSection
 }
 
 // siteSpaceSet is what the request's loader holds for a site: its site
@@ -202,6 +203,9 @@ func (t *siteTree) group(id string) *store.SiteSectionGroup {
 }
 
 func (t *siteTree) section(id string) *store.SiteSection {
+	if t.sectionByID != nil {
+		return t.sectionByID[id]
+	}
 	i := slices.IndexFunc(t.sections, func(s *store.SiteSection) bool { return s.ID == id })
 	if i < 0 {
 		return nil
