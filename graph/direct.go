@@ -430,19 +430,18 @@ func writeJSONString(w *bytes.Buffer, s string) {
 // of the object (its pointer is what gqlgen's resolvers receive).
 
 // directLeaf is a leaf field read from the object with get and written
-// with the schema's marshaler for its type.
-func directLeaf[O, V any](get func(*O) V, marshal func(V) graphql.Marshaler) directField {
+// with write; directOptLeaf the same for a nullable one.
+func directLeaf[O, V any](get func(*O) V, write func(*bytes.Buffer, V)) directField {
 	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
-		marshal(get(obj.(*O))).MarshalGQL(w)
+		write(w, get(obj.(*O)))
 		return true
 	}}
 }
 
-// directOptLeaf is a nullable leaf field.
-func directOptLeaf[O, V any](get func(*O) *V, marshal func(V) graphql.Marshaler) directField {
+func directOptLeaf[O, V any](get func(*O) *V, write func(*bytes.Buffer, V)) directField {
 	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
 		if v := get(obj.(*O)); v != nil {
-			marshal(*v).MarshalGQL(w)
+			write(w, *v)
 		} else {
 			w.WriteString("null")
 		}
@@ -450,44 +449,44 @@ func directOptLeaf[O, V any](get func(*O) *V, marshal func(V) graphql.Marshaler)
 	}}
 }
 
-// Strings are the most frequent leaves: written without a marshaler value.
-
-func directString[O any](get func(*O) string) directField {
-	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
-		writeJSONString(w, get(obj.(*O)))
-		return true
-	}}
+// marshalled writes a value with the schema's marshaler for its type.
+// Strings, the most frequent leaves, are written without one
+// (writeJSONString).
+func marshalled[V any](marshal func(V) graphql.Marshaler) func(*bytes.Buffer, V) {
+	return func(w *bytes.Buffer, v V) { marshal(v).MarshalGQL(w) }
 }
+
+// writeEnum writes a value that marshals itself (the store's enums).
+func writeEnum[V graphql.Marshaler](w *bytes.Buffer, v V) { v.MarshalGQL(w) }
+
+func directString[O any](get func(*O) string) directField { return directLeaf(get, writeJSONString) }
 
 func directOptString[O any](get func(*O) *string) directField {
-	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
-		if s := get(obj.(*O)); s != nil {
-			writeJSONString(w, *s)
-		} else {
-			w.WriteString("null")
-		}
-		return true
-	}}
+	return directOptLeaf(get, writeJSONString)
 }
 
-func directBool[O any](get func(*O) bool) directField { return directLeaf(get, model.MarshalBoolean) }
+func directBool[O any](get func(*O) bool) directField {
+	return directLeaf(get, marshalled(model.MarshalBoolean))
+}
+
+func directInt[O any](get func(*O) int) directField {
+	return directLeaf(get, marshalled(model.MarshalInt))
+}
 
 func directTime[O any](get func(*O) time.Time) directField {
-	return directLeaf(get, model.MarshalDateTime)
+	return directLeaf(get, marshalled(model.MarshalDateTime))
 }
 
 func directOptTime[O any](get func(*O) *time.Time) directField {
-	return directOptLeaf(get, model.MarshalDateTime)
+	return directOptLeaf(get, marshalled(model.MarshalDateTime))
 }
 
-// directEnum is a field whose value marshals itself (the store's enums).
 func directEnum[O any, V graphql.Marshaler](get func(*O) V) directField {
-	return directLeaf(get, func(v V) graphql.Marshaler { return v })
+	return directLeaf(get, writeEnum[V])
 }
 
-// directOptEnum is a nullable enum field.
 func directOptEnum[O any, V graphql.Marshaler](get func(*O) *V) directField {
-	return directOptLeaf(get, func(v V) graphql.Marshaler { return v })
+	return directOptLeaf(get, writeEnum[V])
 }
 
 // directResolvedString is a String field computed by a resolver method.
@@ -567,8 +566,6 @@ func directOK(ok bool) directResult {
 	}
 	return directFailed
 }
-
-func directInt[O any](get func(*O) int) directField { return directLeaf(get, model.MarshalInt) }
 
 // directIDs is a nullable list of IDs read from the object.
 func directIDs[O any](get func(*O) []string) directField {

@@ -323,17 +323,16 @@ func (r *Resolver) spaceDirect(d *directWriter) {
 		"public":    directOptString(func(u *model.SpaceURLs) *string { return u.Public }),
 		"icon":      directOptString(func(u *model.SpaceURLs) *string { return u.Icon }),
 	})
-	permission := func(get func(*model.SpacePermissions) bool) directField { return directBool(get) }
 	d.object("SpacePermissions", (*model.SpacePermissions)(nil), map[string]directField{
-		"view":               permission(func(p *model.SpacePermissions) bool { return p.View }),
-		"access":             permission(func(p *model.SpacePermissions) bool { return p.Access }),
-		"admin":              permission(func(p *model.SpacePermissions) bool { return p.Admin }),
-		"viewInviteLinks":    permission(func(p *model.SpacePermissions) bool { return p.ViewInviteLinks }),
-		"edit":               permission(func(p *model.SpacePermissions) bool { return p.Edit }),
-		"triggerGitSync":     permission(func(p *model.SpacePermissions) bool { return p.TriggerGitSync }),
-		"comment":            permission(func(p *model.SpacePermissions) bool { return p.Comment }),
-		"merge":              permission(func(p *model.SpacePermissions) bool { return p.Merge }),
-		"review":             permission(func(p *model.SpacePermissions) bool { return p.Review }),
-		"installIntegration": permission(func(p *model.SpacePermissions) bool { return p.InstallIntegration }),
+		"view":               directBool(func(p *model.SpacePermissions) bool { return p.View }),
+		"access":             directBool(func(p *model.SpacePermissions) bool { return p.Access }),
+		"admin":              directBool(func(p *model.SpacePermissions) bool { return p.Admin }),
+		"viewInviteLinks":    directBool(func(p *model.SpacePermissions) bool { return p.ViewInviteLinks }),
+		"edit":               directBool(func(p *model.SpacePermissions) bool { return p.Edit }),
+		"triggerGitSync":     directBool(func(p *model.SpacePermissions) bool { return p.TriggerGitSync }),
+		"comment":            directBool(func(p *model.SpacePermissions) bool { return p.Comment }),
+		"merge":              directBool(func(p *model.SpacePermissions) bool { return p.Merge }),
+		"review":             directBool(func(p *model.SpacePermissions) bool { return p.Review }),
+		"installIntegration": directBool(func(p *model.SpacePermissions) bool { return p.InstallIntegration }),
 	})
 }
