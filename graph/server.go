@@ -88,7 +88,7 @@ func (statsExtension) InterceptResponse(ctx context.Context, next graphql.Respon
 func HTTPHandler(ex *executor.Executor, log *slog.Logger, maxUpload int64, extra ...graphql.Transport) http.Handler {
 	transports := append(extra,
 		transport.GET{},
-		transport.POST{},
+		postTransport{},
 		// The transport's bound leaves room for the form around the file, so
 		// a file just too large gets the resolver's clear 400 (blob.Put).
 		transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20},

@@ -1,7 +1,9 @@
 package rest_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -53,5 +55,47 @@ func TestGraphQLEndpoint(t *testing.T) {
 	out = alice.GraphQL(q.String(), nil)
 	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Fatalf("complex query: %+v", out.Errors)
+	}
+}
+
+// GraphQL over HTTP POST: the statuses and media types of gqlgen's
+// transport, a JSON envelope for every failure, and bodies that are bounded.
+func TestGraphQLPostTransport(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	big := `{"query":"{ viewer { id } }","variables":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`
+	for _, tc := range []struct {
+		name, accept, body string
+		status             int
+		contentType, want  string
+	}{
+		{"a query", "", `{"query":"{ viewer { id } }"}`, http.StatusOK, "application/json", `{"data":{"viewer":{"id":"`},
+		{"a query asking for the GraphQL media type", "application/graphql-response+json", `{"query":"{ viewer { id } }"}`, http.StatusOK, "application/graphql-response+json", `{"data":{"viewer":`},
+		{"malformed JSON", "", `{"query":`, http.StatusBadRequest, "application/json", `{"errors":[{"message":"the request body is not a JSON GraphQL request`},
+		{"an invalid query", "", `{"query":"{ nope }"}`, http.StatusUnprocessableEntity, "application/json", `{"errors":[{"message":"Cannot query field`},
+		{"an invalid query, GraphQL media type", "application/graphql-response+json", `{"query":"{ nope }"}`, http.StatusBadRequest, "application/graphql-response+json", `{"errors":[`},
+		{"a body too large", "", big, http.StatusRequestEntityTooLarge, "application/json", `{"errors":[{"message":"the request body is too large"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", env.URL+"/graphql", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+alice.Token)
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status || res.Header.Get("Content-Type") != tc.contentType || !strings.HasPrefix(string(body), tc.want) {
+				t.Fatalf("%d %s %s", res.StatusCode, res.Header.Get("Content-Type"), body)
+			}
+			if !json.Valid(body) {
+				t.Fatalf("not JSON: %s", body)
+			}
+		})
 	}
 }
