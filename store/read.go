@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
@@ -61,10 +63,7 @@ func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, a
 		chunk = chunk[1:]
 		base := unsafe.Pointer(row)
 		for i, f := range m.fields {
-			// A pointer to the field, made from its offset: FieldByIndex,
-			// Addr and Interface cost several times more, once per column of
-			// every row.
-			targets[i] = reflect.NewAt(f.typ, unsafe.Add(base, f.offset)).Interface()
+			targets[i] = f.target(unsafe.Add(base, f.offset))
 		}
 		if err := rows.Scan(targets...); err != nil {
 			return nil, fmt.Errorf("store: scan %s: %w", m.table, err)
@@ -98,12 +97,53 @@ type readModel struct {
 	queries sync.Map // readQueryKey → *readQuery
 }
 
-// readField is a column's field: its type and its offset in the struct
-// (bun's models embed structs by value only, so an offset is all a path of
-// indexes comes to).
+// readField is a column's field: its type, its offset in the struct (bun's
+// models embed structs by value only, so an offset is all a path of indexes
+// comes to), and how to make a scan target of its address.
 type readField struct {
 	typ    reflect.Type
 	offset uintptr
+	target func(unsafe.Pointer) any
+}
+
+var (
+	timeType    = reflect.TypeFor[time.Time]()
+	scannerType = reflect.TypeFor[sql.Scanner]()
+)
+
+// scanTarget returns how to turn the address of a field of type t into what
+// pgx scans into. For the plain kinds of most columns (strings, including
+// the named string types of enums, numbers, booleans, times, and nullable
+// pointers to them) it is a typed pointer of the same memory layout: pgx
+// then takes its direct path for that type, where a pointer to a named type
+// costs it a reflective conversion per value, and making the pointer costs
+// nothing, where reflect.NewAt(...).Interface() is the largest cost of
+// scanning a row. Types that scan themselves (sql.Scanner) and anything else
+// keep their own type.
+func scanTarget(t reflect.Type) func(unsafe.Pointer) any {
+	if reflect.PointerTo(t).Implements(scannerType) {
+		return func(p unsafe.Pointer) any { return reflect.NewAt(t, p).Interface() }
+	}
+	switch {
+	case t == timeType:
+		return func(p unsafe.Pointer) any { return (*time.Time)(p) }
+	case t.Kind() == reflect.String:
+		return func(p unsafe.Pointer) any { return (*string)(p) }
+	case t.Kind() == reflect.Bool:
+		return func(p unsafe.Pointer) any { return (*bool)(p) }
+	case t.Kind() == reflect.Int:
+		return func(p unsafe.Pointer) any { return (*int)(p) }
+	case t.Kind() == reflect.Int64:
+		return func(p unsafe.Pointer) any { return (*int64)(p) }
+	case t.Kind() == reflect.Pointer && !t.Implements(scannerType):
+		switch e := t.Elem(); {
+		case e == timeType:
+			return func(p unsafe.Pointer) any { return (**time.Time)(p) }
+		case e.Kind() == reflect.String:
+			return func(p unsafe.Pointer) any { return (**string)(p) }
+		}
+	}
+	return func(p unsafe.Pointer) any { return reflect.NewAt(t, p).Interface() }
 }
 
 type readQueryKey struct{ where, orderBy string }
@@ -157,7 +197,7 @@ func fieldAt(t reflect.Type, index []int) readField {
 		offset += f.Offset
 		t = f.Type
 	}
-	return readField{typ: t, offset: offset}
+	return readField{typ: t, offset: offset, target: scanTarget(t)}
 }
 
 // pgQueries holds the pgx form of the statements of eachRow and execRows.
