@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/store"
 )
@@ -35,8 +36,11 @@ type Loaders struct {
 	SiteSections   loader[[]*store.SiteSection]
 	SiteSpaces     loader[*siteSpaceSet]
 	SiteSpaceCount loader[int]
-	// SiteSpaceSpaces maps space id → space for the spaces a site publishes.
-	SiteSpaceSpaces loader[map[string]*store.Space]
+	// SiteSpaceSpaces maps space id → space for the spaces a site publishes;
+	// SiteSpaceSummaries is the same with only the summary columns read,
+	// for operations that select nothing else of them (projection.go).
+	SiteSpaceSpaces    loader[map[string]*store.Space]
+	SiteSpaceSummaries loader[map[string]*store.Space]
 
 	// Counts shown on members and teams, and the caller's role in teams.
 	LiveSpaceCount  loader[int] // by organization
@@ -92,6 +96,7 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaces.init(db, loadSiteSpaces)
 	l.SiteSpaceCount.init(db, loadSiteSpaceCount)
 	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
+	l.SiteSpaceSummaries.init(db, loadSiteSpaceSummaries)
 	l.LiveSpaceCount.init(db, loadLiveSpaceCount)
 	l.MemberTeamCount.init(db, loadMemberTeamCount)
 	l.TeamMemberCount.init(db, loadTeamMemberCount)
@@ -136,21 +141,9 @@ var (
 	loadSiteSpaceCount = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
 		return store.CountSiteSpaces(ctx, db, ids)
 	})
-	loadSiteSpaceSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]map[string]*store.Space, error) {
-		// One map for every site of the batch: a site space looks up its
-		// own space id, which is in the map whichever site published it.
-		rows, err := store.SpacesOfSites(ctx, db, ids)
-		byID := make(map[string]*store.Space, len(rows))
-		for _, s := range rows {
-			byID[s.ID] = s
-		}
-		out := make(map[string]map[string]*store.Space, len(ids))
-		for _, id := range ids {
-			out[id] = byID
-		}
-		return out, err
-	})
-	loadLiveSpaceCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
+	loadSiteSpaceSpaces    = ancestorLoader(spacesBySite(store.SpacesOfSites))
+	loadSiteSpaceSummaries = ancestorLoader(spacesBySite(store.SpaceSummariesOfSites))
+	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
 		return store.CountLiveSpaces(ctx, db, ids)
 	})
 	loadMemberTeamCount = mapLoader(func(ctx context.Context, db *store.DB, keys []string) (map[string]int, error) {
@@ -413,6 +406,25 @@ func memoized[V any](l *Loaders, key memoKey, load func() (V, error)) (V, error)
 		l.memo.Store(key, v)
 	}
 	return v, err
+}
+
+// spacesBySite makes a site loader's batch of read, which returns the spaces
+// the site spaces of some sites publish: one map for every site of the
+// batch, as a site space looks up its own space id, which is in the map
+// whichever site published it.
+func spacesBySite(read func(context.Context, bun.IDB, []string) ([]*store.Space, error)) func(context.Context, *store.DB, []string) (map[string]map[string]*store.Space, error) {
+	return func(ctx context.Context, db *store.DB, ids []string) (map[string]map[string]*store.Space, error) {
+		rows, err := read(ctx, db, ids)
+		byID := make(map[string]*store.Space, len(rows))
+		for _, s := range rows {
+			byID[s.ID] = s
+		}
+		out := make(map[string]map[string]*store.Space, len(ids))
+		for _, id := range ids {
+			out[id] = byID
+		}
+		return out, err
+	}
 }
 
 // forget drops a memoized value.

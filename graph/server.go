@@ -40,6 +40,7 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	ex.Use(clientLimit{extension.FixedComplexityLimit(MaxComplexity)})
 	ex.Use(clientLimit{depthLimit{max: MaxDepth}})
+	ex.Use(projectionExtension{})
 	ex.Use(newDirectWriter(r, es.Schema()))
 	if debugStats {
 		ex.Use(statsExtension{})

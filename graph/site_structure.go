@@ -229,8 +229,9 @@ func (r *Resolver) SiteSpace() generated.SiteSpaceResolver { return &siteSpaceRe
 
 func (r *siteSpaceResolver) Space(ctx context.Context, ss *store.SiteSpace) (*store.Space, error) {
 	l := r.loaders(ctx)
-	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID), func() (map[string]*store.Space, error) {
-		return l.SiteSpaceSpaces.Load(ctx, ss.SiteID)()
+	summaries := spaceSummariesSuffice(ctx)
+	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID, summaries), func() (map[string]*store.Space, error) {
+		return l.siteSpaceSpaces(summaries).Load(ctx, ss.SiteID)()
 	})
 	if err != nil {
 		return nil, err
@@ -304,8 +305,10 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	l.SiteSections.Clear(ctx, siteID)
 	l.SiteSpaces.Clear(ctx, siteID)
 	l.SiteSpaceCount.Clear(ctx, siteID)
-	l.SiteSpaceSpaces.Clear(ctx, siteID)
-	l.forget(siteSpacesMemo(siteID))
+	for _, summaries := range []bool{false, true} {
+		l.siteSpaceSpaces(summaries).Clear(ctx, siteID)
+		l.forget(siteSpacesMemo(siteID, summaries))
+	}
 	l.forget(siteTreeMemo(siteID))
 	return err
 }
@@ -313,9 +316,23 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 // siteTreeMemo is the memo of a site's groups and sections (treeOf).
 func siteTreeMemo(siteID string) memoKey { return memoKey{"siteTree", siteID} }
 
-// siteSpacesMemo is the memo of the spaces a site publishes, which every
-// site space of a tree asks for.
-func siteSpacesMemo(siteID string) memoKey { return memoKey{"siteSpaceSpaces", siteID} }
+// siteSpacesMemo is the memo of the spaces a site publishes (whole, or
+// their summaries), which every site space of a tree asks for.
+func siteSpacesMemo(siteID string, summaries bool) memoKey {
+	if summaries {
+		return memoKey{"siteSpaceSummaries", siteID}
+	}
+	return memoKey{"siteSpaceSpaces", siteID}
+}
+
+// siteSpaceSpaces is the loader of the spaces sites publish, whole or their
+// summaries.
+func (l *Loaders) siteSpaceSpaces(summaries bool) *loader[map[string]*store.Space] {
+	if summaries {
+		return &l.SiteSpaceSummaries
+	}
+	return &l.SiteSpaceSpaces
+}
 
 // siteStructureDirect declares the site's structure to the direct writer
 // (direct.go): Site.structure is written without gqlgen's per-field
@@ -380,7 +397,7 @@ func (r *Resolver) prefetchStructure(ctx context.Context, siteID string, sel ast
 	l.SiteSections.Load(ctx, siteID)
 	l.SiteSpaces.Load(ctx, siteID)
 	if selectsField(sel, "space") {
-		l.SiteSpaceSpaces.Load(ctx, siteID)
+		l.siteSpaceSpaces(spaceSummariesSuffice(ctx)).Load(ctx, siteID)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -221,4 +222,89 @@ func atoi(t *testing.T, s string) int {
 		t.Fatalf("not a number: %q", s)
 	}
 	return n
+}
+
+// The spaces of a site's tree are read as summaries when the operation asks
+// them for nothing more (graph/projection.go). Whatever a query selects of
+// them, each must be what a read of that space by id answers.
+func TestSiteSpaceSpacesMatchSpaceReads(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	site := buildSiteTree(t, env, alice, org, 1, 2, 2, 1)
+	// Spaces with every summary field set, and more that is not.
+	spaces := alice.Do("GET", "/v1/orgs/"+org+"/spaces", nil).Expect(http.StatusOK).JSON()["items"].([]any)
+	for i, s := range spaces {
+		id := s.(map[string]any)["id"].(string)
+		body := map[string]any{"emoji": "1f4da", "visibility": "public", "editMode": "locked", "language": "fr", "defaultLevel": "read"}
+		if i%2 == 1 {
+			body = map[string]any{"title": fmt.Sprintf("Space \"%d\" <b>", i)}
+		}
+		alice.Do("PATCH", "/v1/spaces/"+id, body).Expect(http.StatusOK)
+	}
+
+	const summary = "__typename object id title emoji visibility organization parent urls { app location published public icon }"
+	const whole = summary + " createdAt updatedAt editMode language defaultLevel revision comments changeRequests mergeRules { type } permissions { view edit admin }"
+	for _, tc := range []struct{ name, query string }{
+		{"summary fields", `query($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+			... on SiteSection { siteSpaces { title space { ` + summary + ` } } }
+			... on SiteSectionGroup { children { ... on SiteSection { siteSpaces { title space { ` + summary + ` } } } } } } } } }`},
+		{"whole spaces", `query($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+			... on SiteSection { siteSpaces { title space { ` + whole + ` } } }
+			... on SiteSectionGroup { children { ... on SiteSection { siteSpaces { title space { ` + whole + ` } } } } } } } } }`},
+		{"summaries in the tree, more in the list", `query($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) {
+			structure { structure { ... on SiteSection { siteSpaces { title space { id title } } } } }
+			siteSpaceList { items { title space { ` + whole + ` } } } } }`},
+		{"more through a fragment", `query($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { structure { structure {
+			... on SiteSection { siteSpaces { title space { ...S } } }
+			... on SiteSectionGroup { children { ... on SiteSection { siteSpaces { title space { id title } } } } } } } } }
+			fragment S on Space { ` + whole + ` }`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := alice.GraphQL(tc.query, map[string]any{"o": org, "s": site})
+			if len(out.Errors) > 0 {
+				t.Fatalf("%+v", out.Errors)
+			}
+			var data any
+			if err := json.Unmarshal(out.Data, &data); err != nil {
+				t.Fatal(err)
+			}
+			found := 0
+			var check func(v any)
+			check = func(v any) {
+				switch v := v.(type) {
+				case []any:
+					for _, x := range v {
+						check(x)
+					}
+				case map[string]any:
+					if space, ok := v["space"].(map[string]any); ok {
+						found++
+						if v["title"] != space["title"] {
+							t.Errorf("site space title %v, its space's %v", v["title"], space["title"])
+						}
+						byID := alice.GraphQL(`query($id: ID!) { space(id: $id) { `+whole+` } }`, map[string]any{"id": space["id"]})
+						var want struct{ Space map[string]any }
+						if err := json.Unmarshal(byID.Data, &want); err != nil || len(byID.Errors) > 0 {
+							t.Fatalf("space %v: %v %+v", space["id"], err, byID.Errors)
+						}
+						for k, v := range space {
+							if !reflect.DeepEqual(v, want.Space[k]) {
+								t.Errorf("space %v: %s is %v in the tree, %v read by id", space["id"], k, v, want.Space[k])
+							}
+						}
+						return
+					}
+					for _, x := range v {
+						check(x)
+					}
+				}
+			}
+			check(data)
+			if found < 4 {
+				t.Fatalf("%d spaces in %s", found, out.Data)
+			}
+		})
+	}
 }

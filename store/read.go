@@ -31,7 +31,19 @@ import (
 // bun. Arguments must mean the same to both: strings, numbers, and []string
 // for "= ANY(?)".
 func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, args ...any) ([]*T, error) {
-	m := readModelOf[T](db)
+	return selectModel[T](ctx, db, readModelOf[T](db), where, orderBy, args...)
+}
+
+// selectColumns is selectRows reading only columns (bun's SQL names of T's
+// fields) and leaving T's other fields zero: for reads whose callers use
+// nothing else (see SpaceSummariesOfSites). A thousand rows of a few columns
+// cost PostgreSQL and pgx a fraction of the whole rows.
+func selectColumns[T any](ctx context.Context, db bun.IDB, columns []string, where, orderBy string, args ...any) ([]*T, error) {
+	return selectModel[T](ctx, db, readModelOf[T](db).only(columns), where, orderBy, args...)
+}
+
+// selectModel reads rows of T with m, T's model or a projection of it.
+func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, orderBy string, args ...any) ([]*T, error) {
 	query := m.query(where, orderBy)
 	d, ok := db.(*DB)
 	if !ok {
@@ -91,10 +103,39 @@ func selectRow[T any](ctx context.Context, db bun.IDB, where string, args ...any
 type readModel struct {
 	table     string
 	selectSQL string
+	columns   []string    // the selected columns, qualified by the table's alias
 	fields    []readField // where each selected column goes
 	// queries are the model's statements, by where and order: the callers'
 	// are constants, so they are put together (and numbered for pgx) once.
 	queries sync.Map // readQueryKey → *readQuery
+	// byName locates a column of the whole model; projections are the
+	// models of column subsets (only), by their column list.
+	byName      map[string]int
+	from        string   // " FROM table AS alias"
+	projections sync.Map // string → *readModel
+}
+
+// only is the projection of m on columns (SQL names, a subset of m's). The
+// callers' column lists are constants, so there are few projections. An
+// unknown column is a programming error, reported the first time the read
+// runs (as a query on a missing column would be).
+func (m *readModel) only(columns []string) *readModel {
+	key := strings.Join(columns, ",")
+	if p, ok := m.projections.Load(key); ok {
+		return p.(*readModel)
+	}
+	p := &readModel{table: m.table, from: m.from}
+	for _, c := range columns {
+		i, ok := m.byName[c]
+		if !ok {
+			panic(fmt.Sprintf("store: %s has no column %q", m.table, c))
+		}
+		p.columns = append(p.columns, m.columns[i])
+		p.fields = append(p.fields, m.fields[i])
+	}
+	p.selectSQL = "SELECT " + strings.Join(p.columns, ", ") + m.from
+	stored, _ := m.projections.LoadOrStore(key, p)
+	return stored.(*readModel)
 }
 
 // readField is a column's field: its type, its offset in the struct (bun's
@@ -173,15 +214,16 @@ func readModelOf[T any](db bun.IDB) *readModel {
 		return m.(*readModel)
 	}
 	table := db.Dialect().Tables().Get(typ)
-	m := &readModel{table: table.Name}
-	cols := make([]string, 0, len(table.Fields))
-	for _, f := range table.Fields {
-		cols = append(cols, string(table.SQLAlias)+"."+string(f.SQLName))
+	m := &readModel{table: table.Name, byName: make(map[string]int, len(table.Fields))}
+	for i, f := range table.Fields {
+		m.byName[f.Name] = i
+		m.columns = append(m.columns, string(table.SQLAlias)+"."+string(f.SQLName))
 		m.fields = append(m.fields, fieldAt(typ, f.Index))
 	}
-	m.selectSQL = "SELECT " + strings.Join(cols, ", ") + " FROM " + string(table.SQLName) + " AS " + string(table.SQLAlias)
-	readModels.Store(typ, m)
-	return m
+	m.from = " FROM " + string(table.SQLName) + " AS " + string(table.SQLAlias)
+	m.selectSQL = "SELECT " + strings.Join(m.columns, ", ") + m.from
+	stored, _ := readModels.LoadOrStore(typ, m)
+	return stored.(*readModel)
 }
 
 // fieldAt locates the field at index (a path through embedded structs) in

@@ -94,8 +94,21 @@ func SiteSpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string, live b
 // to, in one query filtered by site (indexed) rather than by a list of space
 // ids.
 func SpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*Space, error) {
-	return selectRows[Space](ctx, db,
-		"space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY(?))", "", siteIDs)
+	return selectRows[Space](ctx, db, spacesOfSites, "", siteIDs)
+}
+
+const spacesOfSites = "space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY(?))"
+
+// SpaceSummaryColumns are the columns of a space that navigation shows: its
+// id, organization, title, emoji, icon, visibility and parent collection.
+var SpaceSummaryColumns = []string{"id", "organization_id", "title", "emoji", "icon", "visibility", "parent_id"}
+
+// SpaceSummariesOfSites is SpacesOfSites reading only SpaceSummaryColumns:
+// the other fields of the spaces are zero. The site tree of a front end
+// shows these, and a site of a thousand spaces reads several times faster
+// without the rest.
+func SpaceSummariesOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*Space, error) {
+	return selectColumns[Space](ctx, db, SpaceSummaryColumns, spacesOfSites, "", siteIDs)
 }
 
 // Insert adds rows (groups, sections or site spaces).
