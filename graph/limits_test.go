@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,24 +9,47 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-func TestSelectionDepth(t *testing.T) {
+func TestSelectionShape(t *testing.T) {
 	for _, tc := range []struct {
-		query string
-		depth int
+		query         string
+		depth, fields int
 	}{
-		{"{ a }", 1},
-		{"{ a { b { c } } d }", 3},
-		{"{ a { ...F } } fragment F on T { b { c { d } } }", 4},
-		{"{ a { ... on T { b { c } } } }", 3},
-		{"{ __schema { types { fields { type { ofType { ofType { name } } } } } } a }", 1},
-		{"{ " + strings.Repeat("a { ", 20) + "b" + strings.Repeat(" }", 20) + " }", 21},
+		{"{ a }", 1, 1},
+		{"{ a { b { c } } d }", 3, 4},
+		{"{ a { ...F } } fragment F on T { b { c { d } } }", 4, 4},
+		{"{ a { ...F ...F } b { ...F } } fragment F on T { c d }", 2, 8},
+		{"{ a { ... on T { b { c } } } }", 3, 3},
+		{"{ __schema { types { fields { type { ofType { ofType { name } } } } } } a }", 1, 8},
+		{"{ " + strings.Repeat("a { ", 20) + "b" + strings.Repeat(" }", 20) + " }", 21, 21},
 	} {
 		doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := selectionDepth(doc.Operations[0].SelectionSet, doc.Fragments, 0); got != tc.depth {
-			t.Errorf("%s: depth %d, want %d", tc.query, got, tc.depth)
+		w := shapeWalk{fragments: doc.Fragments}
+		if got := w.measure(doc.Operations[0].SelectionSet); got != (selectionShape{tc.depth, tc.fields}) {
+			t.Errorf("%s: %+v, want depth %d and %d fields", tc.query, got, tc.depth, tc.fields)
 		}
+	}
+}
+
+// A document whose fragments each spread the next twice selects 2^n
+// fields: measured in a walk linear in the document, saturating rather
+// than overflowing.
+func TestSelectionShapeOfFragmentBomb(t *testing.T) {
+	const levels = 80
+	var q strings.Builder
+	q.WriteString("{ a { ...F0 } }")
+	for i := range levels - 1 {
+		fmt.Fprintf(&q, " fragment F%d on T { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	fmt.Fprintf(&q, " fragment F%d on T { b }", levels-1)
+	doc, err := parser.ParseQuery(&ast.Source{Input: q.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := shapeWalk{fragments: doc.Fragments}
+	if got := w.measure(doc.Operations[0].SelectionSet); got.fields != maxShapeFields || got.depth != 2 {
+		t.Fatalf("%+v", got)
 	}
 }

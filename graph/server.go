@@ -38,8 +38,10 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	})
 	ex.Use(extension.Introspection{})
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	// The shape limit first: it stops documents whose fragments would make
+	// the complexity walk exponential.
+	ex.Use(clientLimit{shapeLimit{maxDepth: MaxDepth, maxFields: MaxComplexity}})
 	ex.Use(clientLimit{extension.FixedComplexityLimit(MaxComplexity)})
-	ex.Use(clientLimit{depthLimit{max: MaxDepth}})
 	ex.Use(projectionExtension{})
 	ex.Use(newDirectWriter(r, es.Schema()))
 	if debugStats {

@@ -56,6 +56,25 @@ func TestGraphQLEndpoint(t *testing.T) {
 	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
 		t.Fatalf("complex query: %+v", out.Errors)
 	}
+	// Too deep: groups within groups, 16 levels of children.
+	deep := `{ site(organizationId: "o", id: "s") { structure { structure { ... on SiteSectionGroup { ` +
+		strings.Repeat(`children { ... on SiteSectionGroup { `, 16) + `id` + strings.Repeat(` } }`, 16) + ` } } } } }`
+	out = alice.GraphQL(deep, nil)
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "DEPTH_LIMIT_EXCEEDED" {
+		t.Fatalf("deep query: %+v", out.Errors)
+	}
+	// A kilobyte of fragments each spreading the next twice: 2^40 fields,
+	// which the complexity walk would expand one by one for hours.
+	q.Reset()
+	q.WriteString("{ viewer { ...F0 } }")
+	for i := range 39 {
+		fmt.Fprintf(&q, " fragment F%d on User { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	q.WriteString(" fragment F39 on User { id }")
+	out = alice.GraphQL(q.String(), nil)
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Fatalf("fragment bomb: %+v", out.Errors)
+	}
 }
 
 // GraphQL over HTTP POST: the statuses and media types of gqlgen's
