@@ -1,7 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -69,17 +72,38 @@ type SiteSpace struct {
 // Object is the REST type name of a site space.
 func (SiteSpace) Object() string { return "site-space" }
 
-// GroupsOfSites returns the section groups of these sites, by position.
+// GroupsOfSites returns the section groups of these sites, by site and
+// position.
 func GroupsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSectionGroup, error) {
-	return selectRows[SiteSectionGroup](ctx, db, "site_id = ANY(?)", "site_id, position, id", siteIDs)
+	rows, err := selectRows[SiteSectionGroup](ctx, db, "site_id = ANY(?)", "", siteIDs)
+	sortBySitePosition(rows, func(g *SiteSectionGroup) (string, int, string) { return g.SiteID, g.Position, g.ID })
+	return rows, err
 }
 
-// SectionsOfSites returns the sections of these sites, by position.
+// SectionsOfSites returns the sections of these sites, by site and position.
 func SectionsOfSites(ctx context.Context, db bun.IDB, siteIDs []string) ([]*SiteSection, error) {
-	return selectRows[SiteSection](ctx, db, "site_id = ANY(?)", "site_id, position, id", siteIDs)
+	rows, err := selectRows[SiteSection](ctx, db, "site_id = ANY(?)", "", siteIDs)
+	sortBySitePosition(rows, func(s *SiteSection) (string, int, string) { return s.SiteID, s.Position, s.ID })
+	return rows, err
 }
 
-// SiteSpacesOfSites returns the site spaces of these sites, by position.
+// sortBySitePosition orders the rows of a site's structure by site,
+// position and id. The reads of a whole site sort here rather than with
+// ORDER BY: PostgreSQL compares text through the database's collation, and
+// sorting a site's thousand site spaces took it ~1.5 ms of a 3 ms read.
+// Go compares bytes, which is the order of the C.UTF-8 collation the
+// embedded server is created with; ids and sites only break ties in any
+// case (positions are unique within a container).
+func sortBySitePosition[T any](rows []*T, key func(*T) (site string, position int, id string)) {
+	slices.SortFunc(rows, func(a, b *T) int {
+		sa, pa, ia := key(a)
+		sb, pb, ib := key(b)
+		return cmp.Or(strings.Compare(sa, sb), cmp.Compare(pa, pb), strings.Compare(ia, ib))
+	})
+}
+
+// SiteSpacesOfSites returns the site spaces of these sites, by site and
+// position.
 // With live set, site spaces of deleted spaces are left out: they are hidden
 // while the space can be restored.
 func SiteSpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string, live bool) ([]*SiteSpace, error) {
@@ -87,7 +111,9 @@ func SiteSpacesOfSites(ctx context.Context, db bun.IDB, siteIDs []string, live b
 	if live {
 		where += " AND EXISTS (SELECT 1 FROM spaces s WHERE s.id = site_space.space_id AND s.deleted_at IS NULL)"
 	}
-	return selectRows[SiteSpace](ctx, db, where, "site_space.site_id, site_space.position, site_space.id", siteIDs)
+	rows, err := selectRows[SiteSpace](ctx, db, where, "", siteIDs)
+	sortBySitePosition(rows, func(s *SiteSpace) (string, int, string) { return s.SiteID, s.Position, s.ID })
+	return rows, err
 }
 
 // SpacesOfSites returns the live spaces the site spaces of these sites point
