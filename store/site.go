@@ -103,9 +103,8 @@ func CountSiteSpaces(ctx context.Context, db bun.IDB, siteIDs []string) (map[str
 		N      int    `bun:"n"`
 	}
 	err := db.NewSelect().TableExpr("site_spaces AS ss").
-		Join("JOIN spaces AS s ON s.id = ss.space_id AND s.deleted_at IS NULL").
 		ColumnExpr("ss.site_id, count(*) AS n").
-		Where("ss.site_id IN (?)", bun.List(siteIDs)).GroupExpr("ss.site_id").Scan(ctx, &rows)
+		Where("ss.site_id IN (?) AND "+publishesLiveSpace("ss"), bun.List(siteIDs)).GroupExpr("ss.site_id").Scan(ctx, &rows)
 	counts := make(map[string]int, len(siteIDs))
 	for _, r := range rows {
 		counts[r.SiteID] = r.N
