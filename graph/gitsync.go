@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -22,6 +23,8 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	gitclient "github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/uptrace/bun"
 
@@ -40,6 +43,27 @@ import (
 
 // gitTimeout bounds one import or export.
 const gitTimeout = 2 * time.Minute
+
+// installGitHTTP makes go-git reach http(s) remotes through the outbound
+// guard (graph/outbound), which checks the address of every connection as
+// it is made, after name resolution: a host name that resolves to a public
+// address when gitRemote checks it and to a private one when go-git
+// connects (DNS rebinding) is refused, as are redirects to private
+// addresses. go-git keeps its transports process-wide, so whether a
+// transfer may reach private addresses travels with its context
+// (gitContext).
+var installGitHTTP = sync.OnceFunc(func() {
+	t := githttp.NewClient(outbound.NewPerRequest(outbound.Config{Timeout: gitTimeout}).HTTP)
+	gitclient.InstallProtocol("https", t)
+	gitclient.InstallProtocol("http", t)
+})
+
+// gitContext bounds one import or export in time, and tells the outbound
+// guard whether its connections may reach private addresses.
+func (r *Resolver) gitContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	installGitHTTP()
+	return context.WithTimeout(outbound.WithLoopback(ctx, r.GitAllowPrivate), gitTimeout)
+}
 
 // gitRemote checks a repository URL; it returns the URL to use and the one
 // safe to store and show.
@@ -62,10 +86,11 @@ func (r *Resolver) gitRemote(raw string) (string, string, error) {
 		}
 	case "http", "https", "ssh":
 		// The outbound guard's rule (graph/outbound), checked here on the
-		// names' addresses before go-git connects: go-git v5 takes no
-		// per-call client, so its own connections cannot run the dialer
-		// hook. GitAllowPrivate allows loopback and private addresses;
-		// link-local, unspecified and multicast ones stay refused.
+		// names' addresses for a clear 400 before anything connects; http(s)
+		// connections are checked again as they are made (installGitHTTP).
+		// go-git's ssh transport has no dialer hook: for ssh this check is
+		// the only one. GitAllowPrivate allows loopback and private
+		// addresses; link-local, unspecified and multicast ones stay refused.
 		ips, err := net.LookupIP(u.Hostname())
 		if (err != nil || len(ips) == 0) && !r.GitAllowPrivate {
 			return "", "", Invalid("url", "the repository's host %q does not resolve", u.Hostname())
@@ -134,7 +159,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 	if err := checkRef(input.Ref); err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	ctx, cancel := r.gitContext(ctx)
 	defer cancel()
 	files, commit, err := cloneTree(ctx, rawURL, input.Ref)
 	if err != nil {
@@ -281,7 +306,7 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	if err := checkLength("commitMessage", input.CommitMessage, 1, 10000); err != nil {
 		return false, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	ctx, cancel := r.gitContext(ctx)
 	defer cancel()
 	rev, err := store.GetRevision(ctx, r.DB, space.ID, space.RevisionID)
 	if err != nil {

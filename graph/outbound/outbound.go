@@ -103,10 +103,37 @@ type Client struct {
 
 // New returns a guarded client.
 func New(cfg Config) *Client {
+	return newClient(cfg, func(context.Context) bool { return cfg.AllowLoopback }, false)
+}
+
+type loopbackKey struct{}
+
+// WithLoopback returns ctx saying whether the connections a request made
+// with it opens through a NewPerRequest client may reach loopback and
+// private addresses.
+func WithLoopback(ctx context.Context, allow bool) context.Context {
+	return context.WithValue(ctx, loopbackKey{}, allow)
+}
+
+// NewPerRequest returns a guarded client for a process-wide user, such as
+// go-git, whose transports are installed once per process however many
+// servers it runs: whether a connection may reach loopback and private
+// addresses comes with each request's context (WithLoopback; refused
+// without it), and cfg.AllowLoopback is ignored. Connections are not kept
+// for reuse, since one opened for a request allowed a private address
+// must not serve a later one that is not.
+func NewPerRequest(cfg Config) *Client {
+	return newClient(cfg, func(ctx context.Context) bool {
+		allow, _ := ctx.Value(loopbackKey{}).(bool)
+		return allow
+	}, true)
+}
+
+func newClient(cfg Config, allowLoopback func(context.Context) bool, noReuse bool) *Client {
 	cfg = cfg.withDefaults()
 	dialer := &net.Dialer{
-		Timeout: cfg.ConnectTimeout,
-		Control: guard(cfg.AllowLoopback),
+		Timeout:        cfg.ConnectTimeout,
+		ControlContext: guard(allowLoopback),
 	}
 	transport := &http.Transport{
 		// No proxy from the environment: the guard must see the real target.
@@ -116,7 +143,8 @@ func New(cfg Config) *Client {
 		ResponseHeaderTimeout: cfg.Timeout,
 		MaxIdleConns:          20,
 		IdleConnTimeout:       90 * time.Second,
-		ForceAttemptHTTP2:     true,
+		ForceAttemptHTTP2:     !noReuse,
+		DisableKeepAlives:     noReuse,
 	}
 	return &Client{cfg: cfg, HTTP: &http.Client{
 		Transport: transport,
@@ -140,14 +168,15 @@ func (c *Client) MaxBytes() int64 { return c.cfg.MaxBytes }
 func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
 
 // guard is the dialer's Control hook: it runs for every connection, with the
-// resolved address, before connecting.
-func guard(allowLoopback bool) func(network, address string, _ syscall.RawConn) error {
-	return func(network, address string, _ syscall.RawConn) error {
+// resolved address and the context of the request dialing, before
+// connecting.
+func guard(allowLoopback func(context.Context) bool) func(ctx context.Context, network, address string, _ syscall.RawConn) error {
+	return func(ctx context.Context, network, address string, _ syscall.RawConn) error {
 		ap, err := netip.ParseAddrPort(address)
 		if err != nil {
 			return &BlockedAddressError{}
 		}
-		if ip := ap.Addr().Unmap(); Blocked(ip, allowLoopback) {
+		if ip := ap.Addr().Unmap(); Blocked(ip, allowLoopback(ctx)) {
 			return &BlockedAddressError{Addr: ip}
 		}
 		return nil

@@ -128,3 +128,26 @@ func TestBlocked(t *testing.T) {
 		}
 	}
 }
+
+// A per-request client takes the loopback allowance from each request's
+// context, refusing without it, and keeps no connection for the next one.
+func TestPerRequestLoopback(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	defer srv.Close()
+	c := NewPerRequest(Config{AllowLoopback: true}) // ignored: the context decides
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name    string
+		ctx     context.Context
+		blocked bool
+	}{
+		{"no allowance", ctx, true},
+		{"allowed", WithLoopback(ctx, true), false},
+		{"refused after an allowed one", WithLoopback(ctx, false), true},
+	} {
+		_, err := c.Fetch(tc.ctx, srv.URL)
+		if got := errors.Is(err, ErrBlockedAddress); got != tc.blocked {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
