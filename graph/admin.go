@@ -50,7 +50,7 @@ func (r *Resolver) createUser(ctx context.Context, tx bun.IDB, email, displayNam
 	if err := store.CreateUser(ctx, tx, u); err != nil {
 		return nil, err
 	}
-	if _, err := store.AddToken(ctx, tx, u.ID, token, "created by an administrator", now); err != nil {
+	if _, err := store.AddToken(ctx, tx, u.ID, token, "created by an administrator", now, nil); err != nil {
 		return nil, err
 	}
 	return &NewUser{User: u, Token: token}, nil
@@ -71,7 +71,7 @@ func (r *Resolver) CreateToken(ctx context.Context, userID string) (string, erro
 		return "", Forbidden("organization %s enforces single sign-on: this user signs in with its SAML provider", org)
 	}
 	token := store.NewSecret()
-	if _, err := store.AddToken(ctx, r.DB, userID, token, "created by an administrator", r.now()); err != nil {
+	if _, err := store.AddToken(ctx, r.DB, userID, token, "created by an administrator", r.now(), nil); err != nil {
 		return "", err
 	}
 	return token, nil

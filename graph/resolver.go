@@ -33,6 +33,9 @@ type Resolver struct {
 	// none); GitAllowPrivate lets git URLs name private addresses.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// SSOTokenTTL is how long a token issued by a single sign-on works
+	// (DefaultSSOTokenTTL when zero).
+	SSOTokenTTL time.Duration
 	// Translator runs translations (nil: none configured; runs fail saying so).
 	Translator translator.Provider
 	// Outbound is the guarded HTTP client for addresses users name.

@@ -50,10 +50,12 @@ const samlRequestLifetime = 10 * time.Minute
 // SSOLogin is what a successful sign-in answers.
 type SSOLogin struct {
 	// Token is a new API token of the user: Authorization: Bearer <token>.
-	Token        string `json:"token"`
-	User         string `json:"user"`
-	Email        string `json:"email"`
-	Organization string `json:"organization"`
+	Token string `json:"token"`
+	// ExpiresAt is when the token stops working (DOCSAPI_SSO_TOKEN_TTL).
+	ExpiresAt    time.Time `json:"expiresAt"`
+	User         string    `json:"user"`
+	Email        string    `json:"email"`
+	Organization string    `json:"organization"`
 }
 
 // ServeSAMLMetadata answers this service's SAML metadata for a provider, to
@@ -161,13 +163,24 @@ func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
 	_ = ssoLoginPage.Execute(w, login)
 }
 
+// DefaultSSOTokenTTL is how long a token issued by a sign-in works unless
+// configured otherwise: a working week and a weekend.
+const DefaultSSOTokenTTL = 7 * 24 * time.Hour
+
+func (r *Resolver) ssoTokenTTL() time.Duration {
+	if r.SSOTokenTTL > 0 {
+		return r.SSOTokenTTL
+	}
+	return DefaultSSOTokenTTL
+}
+
 // ssoLoginPage shows the token to the person who signed in; the token is
 // also in a meta element, for a client driving the browser.
 var ssoLoginPage = template.Must(template.New("sso").Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><meta name="docsapi-token" content="{{.Token}}"><title>Signed in</title></head>
 <body><h1>Signed in as {{.Email}}</h1>
 <p>Your API token (shown once): <code id="token">{{.Token}}</code></p>
-<p>Use it as <code>Authorization: Bearer &lt;token&gt;</code>.</p></body></html>
+<p>Use it as <code>Authorization: Bearer &lt;token&gt;</code>, until {{.ExpiresAt.UTC.Format "2006-01-02 15:04 MST"}}.</p></body></html>
 `))
 
 // signInWithSAML makes the person asserted for request requestID an SSO
@@ -217,11 +230,16 @@ func (r *Resolver) signInWithSAML(ctx context.Context, p *store.SAMLProvider, re
 		if err := store.UpdateMember(ctx, tx, m, "sso"); err != nil {
 			return err
 		}
-		token := store.NewSecret()
-		if _, err := store.AddToken(ctx, tx, u.ID, token, "SAML sign-in with "+p.Label, now); err != nil {
+		// SECURITY: a sign-in's token is a session: it expires, and the
+		// user's expired ones are removed as they sign in again.
+		if err := store.DeleteExpiredTokens(ctx, tx, u.ID, now); err != nil {
 			return err
 		}
-		login = &SSOLogin{Token: token, User: u.ID, Email: u.Email, Organization: p.OrganizationID}
+		token, expiresAt := store.NewSecret(), now.Add(r.ssoTokenTTL())
+		if _, err := store.AddToken(ctx, tx, u.ID, token, "SAML sign-in with "+p.Label, now, &expiresAt); err != nil {
+			return err
+		}
+		login = &SSOLogin{Token: token, ExpiresAt: expiresAt, User: u.ID, Email: u.Email, Organization: p.OrganizationID}
 		return nil
 	})
 	return login, err

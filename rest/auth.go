@@ -1,10 +1,12 @@
 package rest
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/store"
@@ -12,8 +14,9 @@ import (
 
 // authenticator resolves the bearer token of a request into the caller.
 type authenticator struct {
-	db  *store.DB
-	log *slog.Logger
+	db    *store.DB
+	log   *slog.Logger
+	clock func() time.Time // the server's, against which tokens expire
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.
@@ -33,7 +36,13 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 	if !ok {
 		return nil, nil
 	}
-	user, memberships, err := a.db.Callers.Caller(r.Context(), token)
+	return a.callerOf(r.Context(), token)
+}
+
+// callerOf returns the caller whose token this is, or ErrUnauthenticated
+// for a token that matches no one or has expired.
+func (a authenticator) callerOf(ctx context.Context, token string) (*graph.Caller, error) {
+	user, memberships, err := a.db.Callers.Caller(ctx, token, a.clock())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, graph.ErrUnauthenticated
 	}

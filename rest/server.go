@@ -39,6 +39,9 @@ type Config struct {
 	// file:// is refused); GitAllowPrivate lets git URLs name private hosts.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// SSOTokenTTL is how long a token issued by a SAML sign-in works
+	// (default graph.DefaultSSOTokenTTL).
+	SSOTokenTTL time.Duration
 	// Outbound configures the guarded client for user-named addresses.
 	Outbound outbound.Config
 	// Translator runs translations (nil: runs fail, saying none is configured).
@@ -91,7 +94,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
-		Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
+		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
@@ -110,7 +113,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	auth := authenticator{db: db, log: log}
+	auth := authenticator{db: db, log: log, clock: cfg.Clock}
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", auth.require(v1))

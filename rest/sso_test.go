@@ -21,6 +21,7 @@ import (
 
 	"github.com/crewjam/saml"
 
+	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -371,9 +372,16 @@ func TestSAMLSignIn(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("sign-in: %d %s", status, body)
 	}
-	var login struct{ Token, User, Email, Organization string }
+	var login struct {
+		Token, User, Email, Organization string
+		ExpiresAt                        time.Time
+	}
 	if err := json.Unmarshal(body, &login); err != nil || login.Token == "" || login.Email != "dana@corp.example" || login.Organization != org {
 		t.Fatalf("sign-in answer: %s", body)
+	}
+	// The token is a session: it works for DOCSAPI_SSO_TOKEN_TTL.
+	if want := env.Clock.Now().Add(graph.DefaultSSOTokenTTL); !login.ExpiresAt.Equal(want) {
+		t.Fatalf("the token expires at %v, want %v", login.ExpiresAt, want)
 	}
 	dana := &resttest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
 	if me := dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK).JSON(); me["email"] != "dana@corp.example" || me["displayName"] != "Dana Scully" {
@@ -439,6 +447,18 @@ func TestSAMLSignIn(t *testing.T) {
 	alice.Do("DELETE", "/v1/orgs/"+org+"/saml/"+provider["id"].(string), nil).Expect(http.StatusResetContent)
 	if status, _ := postSAML(t, acs, response, "application/json"); status != http.StatusNotFound {
 		t.Fatalf("answer for a deleted provider: %d", status)
+	}
+
+	// Sign-in tokens expire, cached or not; an administrator's do not.
+	dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK)
+	env.Clock.Advance(graph.DefaultSSOTokenTTL - time.Second)
+	dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK)
+	env.Clock.Advance(time.Second)
+	dana.Do("GET", "/v1/user", nil).Expect(http.StatusUnauthorized)
+	env.Do("GET", "/v1/user", token, nil).Expect(http.StatusUnauthorized)
+	alice.Do("GET", "/v1/user", nil).Expect(http.StatusOK)
+	if out := dana.GraphQL(`{ viewer { id } }`, nil); out.Status != http.StatusUnauthorized {
+		t.Fatalf("an expired token over GraphQL: %d %s", out.Status, out.Data)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/docsapi/docsapi/graph"
-	"github.com/docsapi/docsapi/store"
 )
 
 // GraphQL subscriptions over a websocket at /graphql (graph/subscription.go
@@ -65,15 +64,7 @@ func websocketTransport(a authenticator, publicURL string, origins []string) tra
 				return transport.AppendCloseReason(refused, "unauthenticated"), nil,
 					errors.New(`authentication required: send {"Authorization": "Bearer <API token>"} as the connection_init payload`)
 			}
-			resolve := func(ctx context.Context) (*graph.Caller, error) {
-				user, memberships, err := a.db.Callers.Caller(ctx, token)
-				if errors.Is(err, store.ErrNotFound) {
-					return nil, graph.ErrUnauthenticated
-				} else if err != nil {
-					return nil, err
-				}
-				return graph.NewCaller(user, memberships), nil
-			}
+			resolve := func(ctx context.Context) (*graph.Caller, error) { return a.callerOf(ctx, token) }
 			caller, err := resolve(ctx)
 			if errors.Is(err, graph.ErrUnauthenticated) {
 				return transport.AppendCloseReason(refused, "unauthenticated"), nil, errors.New("the bearer token is not valid")

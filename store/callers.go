@@ -40,6 +40,7 @@ type CallerCache struct {
 type cachedCaller struct {
 	user        *User
 	memberships []Membership
+	expiresAt   *time.Time
 	gen         uint64
 }
 
@@ -53,21 +54,32 @@ func newCallerCache(db *DB) *CallerCache {
 	return &CallerCache{db: db, entries: expirable.NewLRU[string, cachedCaller](callerEntries, nil, callerTTL)}
 }
 
-// Caller is CallerByToken, answered from memory when it safely can. The user
-// and memberships returned are shared: callers must not modify them.
-func (c *CallerCache) Caller(ctx context.Context, token string) (*User, []Membership, error) {
+// Caller is CallerByToken, answered from memory when it safely can; a token
+// that has expired by now is ErrNotFound, cached or not. The user and
+// memberships returned are shared: callers must not modify them.
+func (c *CallerCache) Caller(ctx context.Context, token string, now time.Time) (*User, []Membership, error) {
 	digest := string(TokenDigest(token))
 	gen := c.gen.Load()
+	e, ok := cachedCaller{}, false
 	if c.live.Load() {
-		if e, ok := c.entries.Get(digest); ok && e.gen == gen {
-			return e.user, e.memberships, nil
+		e, ok = c.entries.Get(digest)
+		ok = ok && e.gen == gen
+	}
+	if !ok {
+		var err error
+		e.user, e.memberships, e.expiresAt, err = CallerByToken(ctx, c.db, token)
+		if err != nil {
+			return nil, nil, err
+		}
+		if c.live.Load() && c.gen.Load() == gen {
+			e.gen = gen
+			c.entries.Add(digest, e)
 		}
 	}
-	user, memberships, err := CallerByToken(ctx, c.db, token)
-	if err == nil && c.live.Load() && c.gen.Load() == gen {
-		c.entries.Add(digest, cachedCaller{user: user, memberships: memberships, gen: gen})
+	if e.expiresAt != nil && !now.Before(*e.expiresAt) {
+		return nil, nil, ErrNotFound
 	}
-	return user, memberships, err
+	return e.user, e.memberships, nil
 }
 
 // Invalidate forgets every cached caller.

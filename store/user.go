@@ -28,6 +28,8 @@ type APIToken struct {
 	TokenSHA256 []byte    `bun:"token_sha256"`
 	Label       string    `bun:"label"`
 	CreatedAt   time.Time `bun:"created_at"`
+	// ExpiresAt ends the token's use; nil is never.
+	ExpiresAt *time.Time `bun:"expires_at"`
 }
 
 // Membership is a user's role in one organization; a nil Role is a guest.
@@ -61,21 +63,31 @@ func CountUsers(ctx context.Context, db bun.IDB) (int64, error) {
 }
 
 // AddToken registers secret as an API token of user userID.
-func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now time.Time) (*APIToken, error) {
-	t := &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now}
+func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now time.Time, expiresAt *time.Time) (*APIToken, error) {
+	t := &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now, ExpiresAt: expiresAt}
 	_, err := db.NewInsert().Model(t).Exec(ctx)
 	return t, translate(err)
 }
 
-// CallerByToken finds the user owning token, with all their memberships, in
-// one query: it runs on every request.
-func CallerByToken(ctx context.Context, db bun.IDB, token string) (*User, []Membership, error) {
+// DeleteExpiredTokens removes the user's tokens that expired before now.
+func DeleteExpiredTokens(ctx context.Context, db bun.IDB, userID string, now time.Time) error {
+	_, err := db.NewDelete().Model((*APIToken)(nil)).Where("user_id = ? AND expires_at <= ?", userID, now).Exec(ctx)
+	return translate(err)
+}
+
+// CallerByToken finds the user owning token, with all their memberships and
+// when the token expires (nil: never), in one query: it runs on every
+// request. Whether the token has expired is for the caller to decide, on
+// the server's clock.
+func CallerByToken(ctx context.Context, db bun.IDB, token string) (*User, []Membership, *time.Time, error) {
 	var row struct {
 		User
-		Memberships []Membership `bun:"memberships,type:jsonb"`
+		Memberships    []Membership `bun:"memberships,type:jsonb"`
+		TokenExpiresAt *time.Time   `bun:"token_expires_at"`
 	}
 	err := db.NewSelect().
 		ColumnExpr("u.*").
+		ColumnExpr("t.expires_at AS token_expires_at").
 		ColumnExpr(`COALESCE((SELECT jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role))
 			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled), '[]') AS memberships`).
 		TableExpr("api_tokens AS t").
@@ -83,9 +95,9 @@ func CallerByToken(ctx context.Context, db bun.IDB, token string) (*User, []Memb
 		Where("t.token_sha256 = ?", TokenDigest(token)).
 		Scan(ctx, &row)
 	if err != nil {
-		return nil, nil, translate(err)
+		return nil, nil, nil, translate(err)
 	}
-	return &row.User, row.Memberships, nil
+	return &row.User, row.Memberships, row.TokenExpiresAt, nil
 }
 
 // Object is the REST type name of a user.

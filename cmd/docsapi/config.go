@@ -37,6 +37,7 @@ type config struct {
 	BlobDir          string
 	GitFileRoot      string
 	GitAllowPrivate  bool
+	SSOTokenTTL      time.Duration
 	MaxUploadBytes   int64
 	// Outbound HTTP (graph/outbound): loopback and private addresses,
 	// overall time limit and response size limit.
@@ -75,6 +76,8 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
 	str(&c.GitFileRoot, "git-file-root", "DOCSAPI_GIT_FILE_ROOT", "", "directory file:// git URLs may point into (empty: file:// refused)")
 	fs.BoolVar(&c.GitAllowPrivate, "git-allow-private", envOr("DOCSAPI_GIT_ALLOW_PRIVATE", "") == "1", "let git URLs name private or loopback hosts ($DOCSAPI_GIT_ALLOW_PRIVATE=1)")
+	ssoTTL, _ := time.ParseDuration(envOr("DOCSAPI_SSO_TOKEN_TTL", graph.DefaultSSOTokenTTL.String()))
+	fs.DurationVar(&c.SSOTokenTTL, "sso-token-ttl", ssoTTL, "how long an API token issued by a SAML sign-in works ($DOCSAPI_SSO_TOKEN_TTL)")
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
@@ -143,7 +146,7 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	}
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
-		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, Log: log,
+		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
 		Delivery: graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
 }
