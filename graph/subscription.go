@@ -142,8 +142,10 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, c
 	out := make(chan T, 1)
 	go func() {
 		defer close(out)
-		defer conn.release()
+		// The slot is freed before the hub forgets the subscriber: once
+		// the hub's count shows it gone, the connection has room again.
 		defer r.Live.unsubscribe(sub)
+		defer conn.release()
 		var zero T
 		for {
 			var n liveNote

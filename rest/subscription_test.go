@@ -134,10 +134,22 @@ func (c *wsClient) subscribe(env *resttest.Env, id, query string, vars map[strin
 	waitSubscribers(c.t, env, want)
 }
 
+// waitSubscribers waits until the server holds at least want
+// subscriptions; waitSubscribersAtMost until it holds at most want.
 func waitSubscribers(t *testing.T, env *resttest.Env, want int) {
 	t.Helper()
+	waitSubscriberCount(t, env, want, func(n int) bool { return n >= want })
+}
+
+func waitSubscribersAtMost(t *testing.T, env *resttest.Env, want int) {
+	t.Helper()
+	waitSubscriberCount(t, env, want, func(n int) bool { return n <= want })
+}
+
+func waitSubscriberCount(t *testing.T, env *resttest.Env, want int, done func(int) bool) {
+	t.Helper()
 	deadline := time.Now().Add(wsWait)
-	for env.Server.Resolver.Live.Subscribers() < want {
+	for !done(env.Server.Resolver.Live.Subscribers()) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server holds %d subscriptions, not %d", env.Server.Resolver.Live.Subscribers(), want)
 		}
@@ -233,8 +245,10 @@ func TestSubscriptionAuthentication(t *testing.T) {
 	if got := c.failure("over"); !strings.Contains(got, "TOO_MANY_SUBSCRIPTIONS") {
 		t.Fatalf("subscription over the limit: %s", got)
 	}
-	// Completing one makes room.
+	// Completing one makes room (once the server has ended it: the
+	// subscription's goroutine frees its slot as it ends).
 	c.send(map[string]any{"id": "1", "type": "complete"})
+	waitSubscribersAtMost(t, env, rest.MaxSubscriptionsPerConnection-1)
 	c.subscribe(env, "again", spaceEventsQuery, map[string]any{"s": space}, rest.MaxSubscriptionsPerConnection)
 }
 
