@@ -112,14 +112,16 @@ func responseMediaType(r *http.Request) string {
 
 // writeResponse writes resp as json.Marshal would (same members, same
 // order, same omissions) except that data, which the executor wrote as JSON,
-// is copied rather than validated and compacted again.
+// is written as it is rather than validated and compacted again, and
+// without being copied: the members before and after it are put together
+// apart, and the three parts written in turn (the response writer buffers
+// them).
 func writeResponse(w io.Writer, resp *graphql.Response) {
 	if resp == nil {
 		resp = &graphql.Response{}
 	}
 	var b bytes.Buffer
-	b.Grow(len(resp.Data) + 64)
-	b.WriteByte('{')
+	members := 0
 	member := func(name string, value any) {
 		raw, err := json.Marshal(value)
 		if err != nil {
@@ -127,24 +129,29 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 			// should one ever fail to encode, the client still gets JSON.
 			raw, _ = json.Marshal(err.Error())
 		}
-		if b.Len() > 1 {
+		if members > 0 {
 			b.WriteByte(',')
 		}
+		members++
 		b.WriteString(`"` + name + `":`)
 		b.Write(raw)
 	}
+	b.WriteByte('{')
 	if len(resp.Errors) > 0 {
 		member("errors", resp.Errors)
 	}
-	if b.Len() > 1 {
+	if members > 0 {
 		b.WriteByte(',')
 	}
+	members++
 	b.WriteString(`"data":`)
-	if len(resp.Data) == 0 {
-		b.WriteString("null")
-	} else {
-		b.Write(resp.Data)
+	data := []byte(resp.Data)
+	if len(data) == 0 {
+		data = []byte("null")
 	}
+	_, _ = w.Write(b.Bytes())
+	_, _ = w.Write(data)
+	b.Reset()
 	if resp.Label != "" {
 		member("label", resp.Label)
 	}
