@@ -1,6 +1,8 @@
 package rest_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -116,5 +118,34 @@ func TestGraphQLPostTransport(t *testing.T) {
 				t.Fatalf("not JSON: %s", body)
 			}
 		})
+	}
+}
+
+// Automatic persisted queries: a client sends a query's hash alone, and the
+// query itself only when the server does not know the hash yet.
+func TestAutomaticPersistedQueries(t *testing.T) {
+	t.Parallel()
+	env := resttest.New(t)
+	alice := env.NewUser("Alice")
+	const query = `{ viewer { id } }`
+	sum := sha256.Sum256([]byte(query))
+	hash := hex.EncodeToString(sum[:])
+	ext := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}
+
+	res := alice.Do("POST", "/graphql", map[string]any{"extensions": ext})
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "PersistedQueryNotFound") {
+		t.Fatalf("unknown hash: %d %s", res.Status, res.Body)
+	}
+	want := `{"data":{"viewer":{"id":"` + alice.ID + `"}}}`
+	if res := alice.Do("POST", "/graphql", map[string]any{"query": query, "extensions": ext}); string(res.Body) != want {
+		t.Fatalf("query with its hash: %d %s", res.Status, res.Body)
+	}
+	if res := alice.Do("POST", "/graphql", map[string]any{"extensions": ext}); string(res.Body) != want {
+		t.Fatalf("hash alone, once known: %d %s", res.Status, res.Body)
+	}
+	wrong := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("0", 64)}}
+	res = alice.Do("POST", "/graphql", map[string]any{"query": query, "extensions": wrong})
+	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "provided APQ hash does not match query") || strings.Contains(string(res.Body), alice.ID) {
+		t.Fatalf("a hash that is not the query's: %d %s", res.Status, res.Body)
 	}
 }
