@@ -230,11 +230,8 @@ func (r *Resolver) signInWithSAML(ctx context.Context, p *store.SAMLProvider, re
 		if err := store.UpdateMember(ctx, tx, m, "sso"); err != nil {
 			return err
 		}
-		// SECURITY: a sign-in's token is a session: it expires, and the
-		// user's expired ones are removed as they sign in again.
-		if err := store.DeleteExpiredTokens(ctx, tx, u.ID, now); err != nil {
-			return err
-		}
+		// SECURITY: a sign-in's token is a session: it expires (and the
+		// prune_expired_tokens job removes it then).
 		token, expiresAt := store.NewSecret(), now.Add(r.ssoTokenTTL())
 		if _, err := store.AddToken(ctx, tx, u.ID, token, "SAML sign-in with "+p.Label, now, &expiresAt); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -22,6 +23,7 @@ import (
 	"github.com/crewjam/saml"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -285,7 +287,7 @@ func TestSAMLProviderCRUD(t *testing.T) {
 }
 
 func TestSAMLSignIn(t *testing.T) {
-	env := resttest.New(t)
+	env := resttest.New(t, resttest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Engineers"}`).Expect(http.StatusCreated).String("id")
@@ -459,6 +461,26 @@ func TestSAMLSignIn(t *testing.T) {
 	alice.Do("GET", "/v1/user", nil).Expect(http.StatusOK)
 	if out := dana.GraphQL(`{ viewer { id } }`, nil); out.Status != http.StatusUnauthorized {
 		t.Fatalf("an expired token over GraphQL: %d %s", out.Status, out.Data)
+	}
+	// The pruning job removes the expired tokens, and only those.
+	tokens := func(user string) int {
+		t.Helper()
+		var n int
+		if err := env.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM api_tokens WHERE user_id = ?`, user).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := tokens(login.User); n < 2 {
+		t.Fatalf("dana has %d tokens before the pruning", n)
+	}
+	aliceTokens := tokens(alice.ID)
+	runJob(t, env, jobs.PruneExpiredTokens{})
+	if n := tokens(login.User); n != 0 {
+		t.Errorf("dana has %d tokens after the pruning, want none", n)
+	}
+	if n := tokens(alice.ID); n != aliceTokens {
+		t.Errorf("alice has %d tokens after the pruning, want her %d", n, aliceTokens)
 	}
 }
 

@@ -69,10 +69,15 @@ func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now
 	return t, translate(err)
 }
 
-// DeleteExpiredTokens removes the user's tokens that expired before now.
-func DeleteExpiredTokens(ctx context.Context, db bun.IDB, userID string, now time.Time) error {
-	_, err := db.NewDelete().Model((*APIToken)(nil)).Where("user_id = ? AND expires_at <= ?", userID, now).Exec(ctx)
-	return translate(err)
+// DeleteTokensExpiredBy removes the tokens that have expired at t (a token
+// stops working at its expiry); it returns how many.
+func DeleteTokensExpiredBy(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
+	res, err := db.NewDelete().Model((*APIToken)(nil)).Where("expires_at <= ?", t).Exec(ctx)
+	if err != nil {
+		return 0, translate(err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
 }
 
 // CallerByToken finds the user owning token, with all their memberships and

@@ -63,6 +63,8 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 		what: "deleted spaces", retention: graph.SpaceRetention, remove: store.PurgeSpacesDeletedBefore})
 	river.AddWorker(workers, &retentionWorker[PruneLiveEvents]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
 		what: "live events", retention: LiveEventRetention, remove: store.PruneLiveEvents})
+	river.AddWorker(workers, &retentionWorker[PruneExpiredTokens]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
+		what: "expired API tokens", retention: 0, remove: store.DeleteTokensExpiredBy})
 	// Each domain job's work is a Resolver method (the domain's file in graph/).
 	river.AddWorker(workers, &resolverWorker[graph.ProcessOpenAPISpecArgs]{timeout: 10 * time.Minute, // the fetches have their own, shorter, limits
 		work: func(ctx context.Context, a graph.ProcessOpenAPISpecArgs) error {
@@ -95,6 +97,9 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return PruneLiveEvents{}, nil },
 				&river.PeriodicJobOpts{ID: "prune_live_events", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(cfg.PurgeInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return PruneExpiredTokens{}, nil },
+				&river.PeriodicJobOpts{ID: "prune_expired_tokens", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(cfg.SweepInterval),
 				func() (river.JobArgs, *river.InsertOpts) { return SweepUnfinished{}, nil },
 				&river.PeriodicJobOpts{ID: "sweep_unfinished", RunOnStart: true}),
@@ -166,6 +171,13 @@ type PruneLiveEvents struct{}
 
 // Kind names the job in River's table.
 func (PruneLiveEvents) Kind() string { return "prune_live_events" }
+
+// PruneExpiredTokens deletes the API tokens that have expired (those of
+// sign-ins; hourly, with the purge). It is idempotent.
+type PruneExpiredTokens struct{}
+
+// Kind names the job in River's table.
+func (PruneExpiredTokens) Kind() string { return "prune_expired_tokens" }
 
 // deliverIntegrationEvent makes an integration event's next delivery
 // attempt (graph/delivery.go) and waits (snoozes) until the one after: the
