@@ -8,6 +8,7 @@ package graph
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/docsapi/docsapi/graph/generated"
@@ -36,6 +37,9 @@ type Resolver struct {
 	// SSOTokenTTL is how long a token issued by a single sign-on works
 	// (DefaultSSOTokenTTL when zero).
 	SSOTokenTTL time.Duration
+	// samlKey is this service's SAML key pair once read (samlKeys).
+	samlKeyMu sync.Mutex
+	samlKey   *samlKeyPair
 	// Translator runs translations (nil: none configured; runs fail saying so).
 	Translator translator.Provider
 	// Outbound is the guarded HTTP client for addresses users name.

@@ -2,11 +2,17 @@ package graph
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"html/template"
+	"math/big"
 	"net/http"
 	"net/mail"
 	"net/url"
@@ -15,6 +21,7 @@ import (
 
 	"github.com/beevik/etree"
 	"github.com/crewjam/saml"
+	dsig "github.com/russellhaering/goxmldsig"
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/store"
@@ -35,6 +42,10 @@ import (
 // answered once (replays are refused) and only within samlRequestLifetime.
 // Protocol times are checked against the wall clock, as the identity
 // provider's are: the library keeps them, not the resolver's clock.
+//
+// This service signs its AuthnRequests (RSA-SHA256) and accepts assertions
+// encrypted to its certificate, with one key pair per instance (samlKeys),
+// published in every provider's service metadata.
 //
 // A verified response signs the person in: the user with the asserted email
 // (created when there is none) becomes an SSO member of the organization with
@@ -258,8 +269,15 @@ func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request,
 	service := r.samlService(p)
 	entity, _ := url.Parse(service.EntityID)
 	acs, _ := url.Parse(service.AcsURL)
+	keys, err := r.samlKeys(req.Context())
+	if err != nil {
+		r.Log.ErrorContext(req.Context(), "saml service key", "error", err)
+		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
+		return nil, nil, false
+	}
 	sp := &saml.ServiceProvider{EntityID: service.EntityID, MetadataURL: *entity, AcsURL: *acs,
-		AuthnNameIDFormat: saml.EmailAddressNameIDFormat}
+		AuthnNameIDFormat: saml.EmailAddressNameIDFormat,
+		Key:               keys.key, Certificate: keys.cert, SignatureMethod: dsig.RSASHA256SignatureMethod}
 	if p.Status() == store.SAMLProviderActive {
 		cert, err := providerCertificate(p)
 		if err != nil {
@@ -275,6 +293,78 @@ func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request,
 		}}}
 	}
 	return p, sp, true
+}
+
+// samlKeyPair is this service's SAML key pair.
+type samlKeyPair struct {
+	key  *rsa.PrivateKey
+	cert *x509.Certificate
+}
+
+// samlKeys returns this service's SAML key pair: read once per process, and
+// made (then stored, for every instance and restart) the first time any
+// instance needs it.
+func (r *Resolver) samlKeys(ctx context.Context) (*samlKeyPair, error) {
+	r.samlKeyMu.Lock()
+	defer r.samlKeyMu.Unlock()
+	if r.samlKey != nil {
+		return r.samlKey, nil
+	}
+	stored, err := store.GetSAMLServiceKey(ctx, r.DB)
+	if errors.Is(err, store.ErrNotFound) {
+		var made *store.SAMLServiceKey
+		if made, err = newSAMLServiceKey(r.now()); err == nil {
+			stored, err = store.PutSAMLServiceKey(ctx, r.DB, made)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParsePKCS8PrivateKey(stored.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("saml service key: %w", err)
+	}
+	rsaKey, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("saml service key: a %T, not an RSA key", key)
+	}
+	cert, err := x509.ParseCertificate(stored.Certificate)
+	if err != nil {
+		return nil, fmt.Errorf("saml service certificate: %w", err)
+	}
+	r.samlKey = &samlKeyPair{key: rsaKey, cert: cert}
+	return r.samlKey, nil
+}
+
+// newSAMLServiceKey makes an RSA key of 2048 bits and a self-signed
+// certificate for it, valid for 10 years: identity providers take the
+// certificate from the metadata, as it is, to check the signatures of
+// AuthnRequests and to encrypt assertions.
+func newSAMLServiceKey(now time.Time) (*store.SAMLServiceKey, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, err
+	}
+	template := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "docsapi SAML service"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.AddDate(10, 0, 0),
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+	}
+	cert, err := x509.CreateCertificate(rand.Reader, template, template, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &store.SAMLServiceKey{PrivateKey: der, Certificate: cert, CreatedAt: now}, nil
 }
 
 // inResponseTo is the request a response says it answers; empty when it

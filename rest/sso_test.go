@@ -2,14 +2,17 @@ package rest_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"encoding/xml"
+	"errors"
 	"io"
 	"math/big"
 	"net/http"
@@ -65,10 +68,49 @@ func newTestKeyPair(t *testing.T, name string) *testKeyPair {
 type testIdP struct {
 	*httptest.Server
 	keys *testKeyPair
-	// mu guards email and change: the test sets them, the server reads them.
+	// mu guards email, change and service: the test sets them, the server
+	// reads them.
 	mu     sync.Mutex
 	email  string
 	change func(*saml.IdpAuthnRequest)
+	// service, once set, is the service's metadata: the IdP then requires
+	// AuthnRequests signed with its certificate and encrypts assertions to it.
+	service *saml.EntityDescriptor
+}
+
+// trust makes the IdP know the service by its metadata.
+func (i *testIdP) trust(service *saml.EntityDescriptor) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.service = service
+}
+
+// checkRedirectSignature verifies the signature of an HTTP-Redirect
+// AuthnRequest (SAML bindings, 3.4.4.1) with the service's signing
+// certificate.
+func checkRedirectSignature(r *http.Request, service *saml.EntityDescriptor) error {
+	signed, encoded, ok := strings.Cut(r.URL.RawQuery, "&Signature=")
+	if !ok || !strings.Contains(signed, "&SigAlg="+url.QueryEscape("http://www.w3.org/2001/04/xmldsig-more#rsa-sha256")) {
+		return errors.New("the AuthnRequest is not signed with RSA-SHA256")
+	}
+	encoded, _ = url.QueryUnescape(encoded)
+	signature, err := base64.StdEncoding.DecodeString(encoded)
+	if err != nil {
+		return err
+	}
+	for _, kd := range service.SPSSODescriptors[0].KeyDescriptors {
+		if kd.Use != "signing" {
+			continue
+		}
+		der, _ := base64.StdEncoding.DecodeString(kd.KeyInfo.X509Data.X509Certificates[0].Data)
+		cert, err := x509.ParseCertificate(der)
+		if err != nil {
+			return err
+		}
+		digest := sha256.Sum256([]byte(signed))
+		return rsa.VerifyPKCS1v15(cert.PublicKey.(*rsa.PublicKey), crypto.SHA256, digest[:], signature)
+	}
+	return errors.New("the service's metadata has no signing certificate")
 }
 
 // set makes the next answers assert email, altered by change.
@@ -98,7 +140,7 @@ func (i *testIdP) provider() *saml.IdentityProvider {
 func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { http.Error(w, err.Error(), http.StatusBadRequest) }
 	i.mu.Lock()
-	email, change := i.email, i.change
+	email, change, service := i.email, i.change, i.service
 	i.mu.Unlock()
 	if r.URL.Path != "/sso" {
 		http.NotFound(w, r)
@@ -117,6 +159,14 @@ func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	// the ACS URL the request names.
 	req.ServiceProviderMetadata = &saml.EntityDescriptor{EntityID: req.Request.Issuer.Value}
 	req.SPSSODescriptor = &saml.SPSSODescriptor{}
+	if service != nil {
+		if err := checkRedirectSignature(r, service); err != nil {
+			fail(err)
+			return
+		}
+		// Its encryption certificate: crewjam encrypts the assertion to it.
+		req.ServiceProviderMetadata, req.SPSSODescriptor = service, &service.SPSSODescriptors[0]
+	}
 	req.ACSEndpoint = &saml.IndexedEndpoint{Binding: saml.HTTPPostBinding, Location: req.Request.AssertionConsumerServiceURL}
 	if change != nil {
 		change(req) // before the assertion: a clock change must reach it
@@ -395,6 +445,19 @@ func TestSAMLSignIn(t *testing.T) {
 	}
 	dana.Do("GET", "/v1/orgs/"+org+"/spaces", nil).Expect(http.StatusOK)
 
+	// An identity provider that knows this service by its metadata: the
+	// AuthnRequest it gets is signed, and it encrypts its assertion.
+	idp.trust(serviceMetadata(t, provider["service"].(map[string]any)["entityID"].(string)))
+	acs, response = samlForm(t, startURL)
+	if xmlDoc, _ := base64.StdEncoding.DecodeString(response); !strings.Contains(string(xmlDoc), "EncryptedAssertion") ||
+		strings.Contains(string(xmlDoc), "dana@corp.example") {
+		t.Fatalf("the identity provider did not encrypt its assertion: %s", xmlDoc)
+	}
+	if status, body := postSAML(t, acs, response, "application/json"); status != http.StatusOK || !strings.Contains(string(body), login.User) {
+		t.Fatalf("sign-in with an encrypted assertion: %d %s", status, body)
+	}
+	idp.trust(nil)
+
 	// The same response again is a replay.
 	if status, body := postSAML(t, acs, response, "application/json"); status != http.StatusForbidden {
 		t.Fatalf("replay: %d %s", status, body)
@@ -501,4 +564,42 @@ func TestSAMLMetadata(t *testing.T) {
 		len(md.SPSSODescriptors) != 1 || md.SPSSODescriptors[0].AssertionConsumerServices[0].Location != service["acsURL"] {
 		t.Fatalf("metadata: %d %v %s", res.StatusCode, err, body)
 	}
+	// The service signs its requests and takes encrypted assertions, with
+	// one certificate for every provider of the instance.
+	sp := md.SPSSODescriptors[0]
+	if sp.AuthnRequestsSigned == nil || !*sp.AuthnRequestsSigned {
+		t.Errorf("AuthnRequestsSigned is not true: %s", body)
+	}
+	certs := map[string]string{}
+	for _, kd := range sp.KeyDescriptors {
+		data := kd.KeyInfo.X509Data.X509Certificates[0].Data
+		der, _ := base64.StdEncoding.DecodeString(data)
+		if _, err := x509.ParseCertificate(der); err != nil {
+			t.Errorf("%s certificate: %v", kd.Use, err)
+		}
+		certs[kd.Use] = data
+	}
+	if certs["signing"] == "" || certs["encryption"] != certs["signing"] {
+		t.Errorf("key descriptors: %v", certs)
+	}
+	other := alice.Do("POST", "/v1/orgs/"+org+"/saml", map[string]any{"label": "Other"}).Expect(http.StatusCreated).JSON()
+	otherMD := serviceMetadata(t, other["service"].(map[string]any)["entityID"].(string))
+	if got := otherMD.SPSSODescriptors[0].KeyDescriptors[0].KeyInfo.X509Data.X509Certificates[0].Data; got != certs["signing"] {
+		t.Errorf("another provider's service has another certificate")
+	}
+}
+
+// serviceMetadata reads this service's SAML metadata for a provider.
+func serviceMetadata(t *testing.T, entityID string) *saml.EntityDescriptor {
+	t.Helper()
+	res, err := http.Get(entityID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var md saml.EntityDescriptor
+	if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK || xml.Unmarshal(body, &md) != nil {
+		t.Fatalf("metadata: %d %s", res.StatusCode, body)
+	}
+	return &md
 }

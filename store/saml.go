@@ -154,3 +154,33 @@ func SSOEnforcingOrganization(ctx context.Context, db bun.IDB, userID string) (s
 	}
 	return ids[0], nil
 }
+
+// SAMLServiceKey is this service's SAML key pair, DER-encoded: the private
+// key (PKCS #8) and its self-signed certificate. There is one.
+type SAMLServiceKey struct {
+	bun.BaseModel `bun:"table:saml_service_keys"`
+
+	ID          bool      `bun:"id,pk"`
+	PrivateKey  []byte    `bun:"private_key"`
+	Certificate []byte    `bun:"certificate"`
+	CreatedAt   time.Time `bun:"created_at"`
+}
+
+// GetSAMLServiceKey returns the service's key pair; ErrNotFound before one
+// is made.
+func GetSAMLServiceKey(ctx context.Context, db bun.IDB) (*SAMLServiceKey, error) {
+	k := &SAMLServiceKey{}
+	err := db.NewSelect().Model(k).Where("id").Scan(ctx)
+	return k, translate(err)
+}
+
+// PutSAMLServiceKey stores k as the service's key pair unless one exists
+// already, and returns the one stored: another instance's, when it made
+// one first.
+func PutSAMLServiceKey(ctx context.Context, db bun.IDB, k *SAMLServiceKey) (*SAMLServiceKey, error) {
+	k.ID = true
+	if _, err := db.NewInsert().Model(k).On("CONFLICT (id) DO NOTHING").Exec(ctx); err != nil {
+		return nil, translate(err)
+	}
+	return GetSAMLServiceKey(ctx, db)
+}
