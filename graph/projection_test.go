@@ -34,7 +34,7 @@ func TestSpaceSummariesSuffice(t *testing.T) {
 		{"another space field of the operation", `{ ` + strings.ReplaceAll(tree, "%s", "space { title }") + ` space(id: "x") { comments } }`, false},
 		{"the site's list of site spaces", `{ site(organizationId: "o", id: "s") { siteSpaceList { items { space { updatedAt } } } structure { type } } }`, false},
 	} {
-		doc, errs := gqlparser.LoadQuery(schema, tc.query)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, tc.query, nil)
 		if errs != nil {
 			t.Fatalf("%s: %v", tc.name, errs)
 		}
@@ -59,7 +59,7 @@ func TestFieldsWalkVisitsFragmentsOnce(t *testing.T) {
 		fmt.Fprintf(&q, " fragment F%d on User { ...F%d ...F%d }", i, i+1, i+1)
 	}
 	schema := generated.NewExecutableSchema(generated.Config{Resolvers: &Resolver{}}).Schema()
-	doc, errs := gqlparser.LoadQuery(schema, q.String())
+	doc, errs := gqlparser.LoadQueryWithRules(schema, q.String(), nil)
 	if errs != nil {
 		t.Fatal(errs)
 	}

@@ -216,11 +216,11 @@ func TestIntegrationPublishing(t *testing.T) {
 // installFixture is an integration published by a vendor and installed by
 // a customer with a space and a site.
 type installFixture struct {
-	env                     *resttest.Env
-	vendor, admin, reader   *resttest.User
-	org, space, site, inst  string
-	base                    string // /v1/integrations/{name}
-	vendorOrg, otherOrgUser string
+	env                    *resttest.Env
+	vendor, admin, reader  *resttest.User
+	org, space, site, inst string
+	base                   string // /v1/integrations/{name}
+	vendorOrg              string
 }
 
 func newInstallFixture(t *testing.T) *installFixture {

@@ -62,7 +62,7 @@ func loadOperations(schema *ast.Schema) (map[string]*operation, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rest: operation %s: %w", name, err)
 		}
-		doc, gerr := gqlparser.LoadQuery(schema, source)
+		doc, gerr := gqlparser.LoadQueryWithRules(schema, source, nil)
 		if gerr != nil {
 			return nil, fmt.Errorf("rest: operation %s: %w", name, gerr)
 		}

@@ -61,8 +61,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
 	sqldb := stdlib.OpenDBFromPool(pool)
-	db := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns())
-	db.AddQueryHook(queryCountHook{})
+	db := bun.NewDB(sqldb, pgdialect.New(), bun.WithDiscardUnknownColumns()).WithQueryHook(queryCountHook{})
 	trees, err := lru.New[string, *PageTree](pageTreeCacheSize)
 	if err != nil {
 		pool.Close()
@@ -70,7 +69,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 	}
 	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{})}
 	d.Callers = newCallerCache(d)
-	db.AddQueryHook(callerWatchHook{cache: d.Callers})
+	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
 	listenCtx, stop := context.WithCancel(context.Background())
 	d.stopListening = stop
 	go func() {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -134,7 +133,7 @@ func waitFor(t *testing.T, url string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal(fmt.Sprintf("%s never answered", url))
+	t.Fatalf("%s never answered", url)
 }
 
 // checkOpenAPICommand runs `docsapi openapi`, which needs no database: the
