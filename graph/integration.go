@@ -3,12 +3,10 @@ package graph
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -370,9 +368,9 @@ func (r *Resolver) putAsset(ctx context.Context, b []byte) (store.Asset, error) 
 	return store.Asset{SHA256: digest, ContentType: http.DetectContentType(b)}, err
 }
 
-// sealSecrets encrypts an integration's secrets with AES-256-GCM under the
-// server key, bound to the integration's id (a sealed value copied to
-// another row does not open).
+// sealSecrets encrypts an integration's secrets under the server key, bound
+// to the integration's id (a sealed value copied to another row does not
+// open).
 func (r *Resolver) sealSecrets(id string, secrets map[string]string) ([]byte, error) {
 	if secrets == nil {
 		return nil, nil
@@ -384,15 +382,7 @@ func (r *Resolver) sealSecrets(id string, secrets map[string]string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	gcm, err := r.secretCipher()
-	if err != nil {
-		return nil, err
-	}
-	nonce := make([]byte, gcm.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, err
-	}
-	return gcm.Seal(nonce, nonce, plain, []byte(id)), nil
+	return r.seal(plain, []byte(id))
 }
 
 // OpenSecrets decrypts an integration's secrets, for what runs the
@@ -401,28 +391,12 @@ func (r *Resolver) OpenSecrets(in *store.Integration) (map[string]string, error)
 	if in.Secrets == nil {
 		return map[string]string{}, nil
 	}
-	gcm, err := r.secretCipher()
+	plain, err := r.unseal(in.Secrets, []byte(in.ID))
 	if err != nil {
-		return nil, err
-	}
-	n := gcm.NonceSize()
-	if len(in.Secrets) < n {
-		return nil, errors.New("integration secrets: sealed value too short")
-	}
-	plain, err := gcm.Open(nil, in.Secrets[:n], in.Secrets[n:], []byte(in.ID))
-	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("integration secrets: %w", err)
 	}
 	out := map[string]string{}
 	return out, json.Unmarshal(plain, &out)
-}
-
-func (r *Resolver) secretCipher() (cipher.AEAD, error) {
-	block, err := aes.NewCipher(r.SecretKey)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
 }
 
 func (r *mutationResolver) PublishIntegration(ctx context.Context, name string, input model.PublishIntegrationInput) (*store.Integration, error) {

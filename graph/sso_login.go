@@ -313,34 +313,30 @@ func (r *Resolver) samlKeys(ctx context.Context) (*samlKeyPair, error) {
 	stored, err := store.GetSAMLServiceKey(ctx, r.DB)
 	if errors.Is(err, store.ErrNotFound) {
 		var made *store.SAMLServiceKey
-		if made, err = newSAMLServiceKey(r.now()); err == nil {
+		if made, err = r.newSAMLServiceKey(r.now()); err == nil {
 			stored, err = store.PutSAMLServiceKey(ctx, r.DB, made)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
-	key, err := x509.ParsePKCS8PrivateKey(stored.PrivateKey)
+	keys, err := r.openSAMLServiceKey(stored)
 	if err != nil {
-		return nil, fmt.Errorf("saml service key: %w", err)
+		return nil, err
 	}
-	rsaKey, ok := key.(*rsa.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("saml service key: a %T, not an RSA key", key)
-	}
-	cert, err := x509.ParseCertificate(stored.Certificate)
-	if err != nil {
-		return nil, fmt.Errorf("saml service certificate: %w", err)
-	}
-	r.samlKey = &samlKeyPair{key: rsaKey, cert: cert}
-	return r.samlKey, nil
+	r.samlKey = keys
+	return keys, nil
 }
+
+// samlKeyAAD binds the sealed SAML private key to its use.
+var samlKeyAAD = []byte("saml-service-key")
 
 // newSAMLServiceKey makes an RSA key of 2048 bits and a self-signed
 // certificate for it, valid for 10 years: identity providers take the
 // certificate from the metadata, as it is, to check the signatures of
-// AuthnRequests and to encrypt assertions.
-func newSAMLServiceKey(now time.Time) (*store.SAMLServiceKey, error) {
+// AuthnRequests and to encrypt assertions. The private key is sealed under
+// the server key when the server has one.
+func (r *Resolver) newSAMLServiceKey(now time.Time) (*store.SAMLServiceKey, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
@@ -364,7 +360,38 @@ func newSAMLServiceKey(now time.Time) (*store.SAMLServiceKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &store.SAMLServiceKey{PrivateKey: der, Certificate: cert, CreatedAt: now}, nil
+	k := &store.SAMLServiceKey{PrivateKey: der, Certificate: cert, CreatedAt: now}
+	if len(r.SecretKey) > 0 {
+		if k.PrivateKey, err = r.seal(der, samlKeyAAD); err != nil {
+			return nil, err
+		}
+		k.Sealed = true
+	}
+	return k, nil
+}
+
+// openSAMLServiceKey decodes a stored key pair, unsealing its private key.
+func (r *Resolver) openSAMLServiceKey(k *store.SAMLServiceKey) (*samlKeyPair, error) {
+	der := k.PrivateKey
+	if k.Sealed {
+		var err error
+		if der, err = r.unseal(der, samlKeyAAD); err != nil {
+			return nil, fmt.Errorf("saml service key: sealed under a server key this server does not have (DOCSAPI_SECRET_KEY): %w", err)
+		}
+	}
+	key, err := x509.ParsePKCS8PrivateKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("saml service key: %w", err)
+	}
+	rsaKey, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("saml service key: a %T, not an RSA key", key)
+	}
+	cert, err := x509.ParseCertificate(k.Certificate)
+	if err != nil {
+		return nil, fmt.Errorf("saml service certificate: %w", err)
+	}
+	return &samlKeyPair{key: rsaKey, cert: cert}, nil
 }
 
 // inResponseTo is the request a response says it answers; empty when it

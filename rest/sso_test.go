@@ -582,6 +582,15 @@ func TestSAMLMetadata(t *testing.T) {
 	if certs["signing"] == "" || certs["encryption"] != certs["signing"] {
 		t.Errorf("key descriptors: %v", certs)
 	}
+	// Its private key is stored sealed under the server key.
+	var sealed bool
+	var stored []byte
+	if err := env.DB.QueryRowContext(context.Background(), `SELECT sealed, private_key FROM saml_service_keys`).Scan(&sealed, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x509.ParsePKCS8PrivateKey(stored); !sealed || err == nil {
+		t.Errorf("the service's private key is stored in clear (sealed %v)", sealed)
+	}
 	other := alice.Do("POST", "/v1/orgs/"+org+"/saml", map[string]any{"label": "Other"}).Expect(http.StatusCreated).JSON()
 	otherMD := serviceMetadata(t, other["service"].(map[string]any)["entityID"].(string))
 	if got := otherMD.SPSSODescriptors[0].KeyDescriptors[0].KeyInfo.X509Data.X509Certificates[0].Data; got != certs["signing"] {

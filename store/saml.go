@@ -156,12 +156,14 @@ func SSOEnforcingOrganization(ctx context.Context, db bun.IDB, userID string) (s
 }
 
 // SAMLServiceKey is this service's SAML key pair, DER-encoded: the private
-// key (PKCS #8) and its self-signed certificate. There is one.
+// key (PKCS #8; Sealed: encrypted under the server key) and its
+// self-signed certificate. There is one.
 type SAMLServiceKey struct {
 	bun.BaseModel `bun:"table:saml_service_keys"`
 
 	ID          bool      `bun:"id,pk"`
 	PrivateKey  []byte    `bun:"private_key"`
+	Sealed      bool      `bun:"sealed"`
 	Certificate []byte    `bun:"certificate"`
 	CreatedAt   time.Time `bun:"created_at"`
 }
