@@ -7,6 +7,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 
 	"github.com/docsapi/docsapi/graph/generated"
 )
@@ -23,6 +24,14 @@ const (
 	// nestedListEstimate is the assumed size of lists that have no limit
 	// argument (a section's site spaces, a group's children).
 	nestedListEstimate = 25
+	// MaxTokens bounds a document's length in tokens (names, punctuation,
+	// values): far above any written query (GraphiQL's introspection query
+	// is some 500), a bound on the work of parsing.
+	MaxTokens = 10_000
+	// What a document's validation is bounded by (mergeLimit): pairs of
+	// fields to compare, and fields and spreads walked to count them.
+	maxMergePairs   = 100_000
+	maxMergeVisited = 200_000
 )
 
 // complexityOf sets the cost of list fields: gqlgen counts every field as 1
@@ -135,6 +144,121 @@ func (w *shapeWalk) fragment(name string) selectionShape {
 	s := w.measure(f.SelectionSet)
 	w.measured[name] = s
 	return s
+}
+
+// mergeLimit rejects, before validation, documents whose validation would
+// be costly. GraphQL requires fields of one response name at one place of
+// the response to be mergeable, and gqlparser checks it
+// (OverlappingFieldsCanBeMerged) by comparing every pair of fields that
+// end at the same response path, through fragments and through the
+// sub-selections of fields that merge: "viewer { id }" repeated a few
+// thousand times, or four levels of a field repeated eight times each,
+// took seconds to minutes of CPU here. mergeWalk counts those pairs in a
+// walk that stops at maxPairs (about 25 ms of validation) or after
+// maxVisited fields and spreads, so the count itself stays cheap whatever
+// the document.
+type mergeLimit struct{ maxPairs, maxVisited int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = mergeLimit{}
+
+func (mergeLimit) ExtensionName() string                   { return "MergeLimit" }
+func (mergeLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters parses the document (linear; gqlgen parses it
+// again, or finds it in its cache, and reports syntax errors itself) and
+// counts its pairs. The REST adapter's own documents are not measured.
+func (l mergeLimit) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if serverDocument(ctx) || p.Query == "" {
+		return nil
+	}
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, MaxTokens)
+	if err != nil {
+		return nil
+	}
+	w := mergeWalk{fragments: doc.Fragments, maxPairs: l.maxPairs, maxVisited: l.maxVisited}
+	for _, op := range doc.Operations {
+		if !w.merge([]ast.SelectionSet{op.SelectionSet}) {
+			e := gqlerror.Errorf("the operation repeats fields at the same place of the response too often (more than %d pairs of them to check), or is too large to check", l.maxPairs)
+			e.Extensions = map[string]any{"code": "COMPLEXITY_LIMIT_EXCEEDED"}
+			return e
+		}
+	}
+	return nil
+}
+
+// mergeWalk counts the pairs of fields that validation compares: fields of
+// the same response name merged at the same path.
+type mergeWalk struct {
+	fragments            ast.FragmentDefinitionList
+	pairs, visited       int
+	maxPairs, maxVisited int
+	// expanding are the fragments being expanded: a cycle (which validation
+	// rejects) is not followed.
+	expanding map[string]bool
+}
+
+// merge adds the pairs of the selection sets merged at one path, then of
+// each response name's merged sub-selections; false once a limit is passed.
+func (w *mergeWalk) merge(sets []ast.SelectionSet) bool {
+	counts := map[string]int{}
+	subs := map[string][]ast.SelectionSet{}
+	var add func(set ast.SelectionSet) bool
+	add = func(set ast.SelectionSet) bool {
+		for _, sel := range set {
+			if w.visited++; w.visited > w.maxVisited {
+				return false
+			}
+			switch s := sel.(type) {
+			case *ast.Field:
+				name := s.Alias
+				if name == "" {
+					name = s.Name
+				}
+				// The k-th field of a name makes k-1 new pairs.
+				w.pairs += counts[name]
+				counts[name]++
+				if w.pairs > w.maxPairs {
+					return false
+				}
+				if len(s.SelectionSet) > 0 {
+					subs[name] = append(subs[name], s.SelectionSet)
+				}
+			case *ast.InlineFragment:
+				if !add(s.SelectionSet) {
+					return false
+				}
+			case *ast.FragmentSpread:
+				f := w.fragments.ForName(s.Name)
+				if f == nil || w.expanding[s.Name] {
+					continue
+				}
+				if w.expanding == nil {
+					w.expanding = map[string]bool{}
+				}
+				w.expanding[s.Name] = true
+				ok := add(f.SelectionSet)
+				delete(w.expanding, s.Name)
+				if !ok {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for _, set := range sets {
+		if !add(set) {
+			return false
+		}
+	}
+	for _, list := range subs {
+		if !w.merge(list) {
+			return false
+		}
+	}
+	return true
 }
 
 // clientLimit applies a limit to the operations clients write, not to the

@@ -53,3 +53,47 @@ func TestSelectionShapeOfFragmentBomb(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// The pairs of fields validation compares: fields of one response name
+// merged at one path, through inline fragments, fragments and merged
+// sub-selections.
+func TestMergeWalk(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		pairs int
+	}{
+		{"{ a b c }", 0},
+		{"{ a a a }", 3},
+		{"{ x: a x: b }", 1},
+		{"{ a { b } a { b c } }", 2},
+		{"{ a { b } ... on T { a { b } } }", 2},
+		{"{ ...F ...F } fragment F on T { a }", 1},
+		{"{ a { ...F } a { ...F } } fragment F on T { b { c } }", 3},
+		{"{ ...F } fragment F on T { a ...F }", 0}, // a cycle, which validation rejects, is not followed
+	} {
+		doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := mergeWalk{fragments: doc.Fragments, maxPairs: 1000, maxVisited: 1000}
+		if !w.merge([]ast.SelectionSet{doc.Operations[0].SelectionSet}) || w.pairs != tc.pairs {
+			t.Errorf("%s: %d pairs, want %d", tc.query, w.pairs, tc.pairs)
+		}
+	}
+	// A fragment bomb of distinct names has no pairs: the walk stops at its
+	// bound on fields visited, not after 2^40 of them.
+	var q strings.Builder
+	q.WriteString("{ ...F0 }")
+	for i := range 39 {
+		fmt.Fprintf(&q, " fragment F%d on T { ...F%d ...F%d }", i, i+1, i+1)
+	}
+	q.WriteString(" fragment F39 on T { a }")
+	doc, err := parser.ParseQuery(&ast.Source{Input: q.String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := mergeWalk{fragments: doc.Fragments, maxPairs: 1 << 30, maxVisited: 10_000}
+	if w.merge([]ast.SelectionSet{doc.Operations[0].SelectionSet}) || w.visited != 10_001 {
+		t.Fatalf("the walk of a bomb stopped after %d visits", w.visited)
+	}
+}

@@ -37,7 +37,11 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 		return errors.New("internal error")
 	})
 	ex.Use(extension.Introspection{})
+	ex.SetParserTokenLimit(MaxTokens)
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	// After the persisted queries (which fill in the query), before
+	// gqlgen's parsing and validation.
+	ex.Use(mergeLimit{maxPairs: maxMergePairs, maxVisited: maxMergeVisited})
 	// The shape limit first: it stops documents whose fragments would make
 	// the complexity walk exponential.
 	ex.Use(clientLimit{shapeLimit{maxDepth: MaxDepth, maxFields: MaxComplexity}})

@@ -65,6 +65,12 @@ func TestGraphQLEndpoint(t *testing.T) {
 	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "DEPTH_LIMIT_EXCEEDED" {
 		t.Fatalf("deep query: %+v", out.Errors)
 	}
+	// The same field thousands of times: validation would compare every
+	// pair of them (minutes of CPU); refused before it runs.
+	out = alice.GraphQL("{ "+strings.Repeat("viewer { id } ", 2400)+"}", nil)
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+		t.Fatalf("repeated fields: %+v", out.Errors)
+	}
 	// A kilobyte of fragments each spreading the next twice: 2^40 fields,
 	// which the complexity walk would expand one by one for hours.
 	q.Reset()
