@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -465,12 +466,23 @@ func directOptString[O any](get func(*O) *string) directField {
 	return directOptLeaf(get, writeJSONString)
 }
 
+// Booleans and integers are written as gqlgen's marshalers write them
+// (true/false, decimal digits), without the closure each of those
+// allocates: a space's permissions are a dozen booleans.
 func directBool[O any](get func(*O) bool) directField {
-	return directLeaf(get, marshalled(model.MarshalBoolean))
+	return directLeaf(get, func(w *bytes.Buffer, b bool) {
+		if b {
+			w.WriteString("true")
+		} else {
+			w.WriteString("false")
+		}
+	})
 }
 
 func directInt[O any](get func(*O) int) directField {
-	return directLeaf(get, marshalled(model.MarshalInt))
+	return directLeaf(get, func(w *bytes.Buffer, i int) {
+		w.Write(strconv.AppendInt(w.AvailableBuffer(), int64(i), 10))
+	})
 }
 
 func directTime[O any](get func(*O) time.Time) directField {

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"bytes"
+	"context"
+	"math"
 	"os"
 	"testing"
 
@@ -36,5 +38,26 @@ func TestExecutorPatched(t *testing.T) {
 	}
 	if !bytes.Contains(src, []byte("graphql.BuildUnmarshalerMap()")) {
 		t.Error("graph/generated/generated.go builds the input unmarshaler map: run go generate ./graph, which patches it")
+	}
+}
+
+// Booleans and integers are written byte for byte as gqlgen's marshalers
+// write them.
+func TestDirectBoolAndInt(t *testing.T) {
+	type leaf struct {
+		b bool
+		i int
+	}
+	writeBool := directBool(func(l *leaf) bool { return l.b }).write
+	writeInt := directInt(func(l *leaf) int { return l.i }).write
+	for _, l := range []leaf{{true, 0}, {false, -1}, {true, 42}, {false, math.MaxInt}, {true, math.MinInt}} {
+		var got, want bytes.Buffer
+		writeBool(context.Background(), &got, &l)
+		writeInt(context.Background(), &got, &l)
+		graphql.MarshalBoolean(l.b).MarshalGQL(&want)
+		graphql.MarshalInt(l.i).MarshalGQL(&want)
+		if got.String() != want.String() {
+			t.Errorf("%+v: wrote %s, gqlgen %s", l, got.String(), want.String())
+		}
 	}
 }
