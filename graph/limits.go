@@ -157,7 +157,13 @@ func (w *shapeWalk) fragment(name string) selectionShape {
 // walk that stops at maxPairs (about 25 ms of validation) or after
 // maxVisited fields and spreads, so the count itself stays cheap whatever
 // the document.
-type mergeLimit struct{ maxPairs, maxVisited int }
+type mergeLimit struct {
+	maxPairs, maxVisited int
+	// parsed is gqlgen's cache of parsed and validated documents: a
+	// document in it passed this limit when it was first sent, and is not
+	// parsed again.
+	parsed graphql.Cache[*ast.QueryDocument]
+}
 
 var _ interface {
 	graphql.HandlerExtension
@@ -167,12 +173,17 @@ var _ interface {
 func (mergeLimit) ExtensionName() string                   { return "MergeLimit" }
 func (mergeLimit) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters parses the document (linear; gqlgen parses it
-// again, or finds it in its cache, and reports syntax errors itself) and
+// MutateOperationParameters parses a document gqlgen has not yet parsed
+// (linear; gqlgen parses it again and reports syntax errors itself) and
 // counts its pairs. The REST adapter's own documents are not measured.
 func (l mergeLimit) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if serverDocument(ctx) || p.Query == "" {
 		return nil
+	}
+	if l.parsed != nil {
+		if _, ok := l.parsed.Get(ctx, p.Query); ok {
+			return nil
+		}
 	}
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, MaxTokens)
 	if err != nil {

@@ -128,11 +128,11 @@ var (
 	}, func(s *store.Site) string { return s.ID }, "site")
 	loadSiteGroups = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSectionGroup, error) {
 		rows, err := store.GroupsOfSites(ctx, db, ids)
-		return bySite(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
+		return groupBy(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
 	})
 	loadSiteSections = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSection, error) {
 		rows, err := store.SectionsOfSites(ctx, db, ids)
-		return bySite(rows, err, func(s *store.SiteSection) string { return s.SiteID })
+		return groupBy(rows, err, func(s *store.SiteSection) string { return s.SiteID })
 	})
 	loadSiteSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*siteSpaceSet, error) {
 		rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
@@ -188,19 +188,11 @@ var (
 	})
 	loadCommentReplies = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.CommentReply, error) {
 		rows, err := store.Replies(ctx, db, ids)
-		out := map[string][]*store.CommentReply{}
-		for _, x := range rows {
-			out[x.CommentID] = append(out[x.CommentID], x)
-		}
-		return out, err
+		return groupBy(rows, err, func(r *store.CommentReply) string { return r.CommentID })
 	})
 	loadReactions = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.Reaction, error) {
 		rows, err := store.Reactions(ctx, db, ids)
-		out := map[string][]*store.Reaction{}
-		for _, x := range rows {
-			out[x.TargetID] = append(out[x.TargetID], x)
-		}
-		return out, err
+		return groupBy(rows, err, func(r *store.Reaction) string { return r.TargetID })
 	})
 	loadChangeRequestOpenComments = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
 		return store.OpenChangeRequestComments(ctx, db, ids)
@@ -362,11 +354,13 @@ func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[strin
 		dataloader.WithInputCapacity[string, V](input))
 }
 
-// bySite groups rows by site, keeping their order.
-func bySite[T any](rows []T, err error, site func(T) string) (map[string][]T, error) {
+// groupBy groups rows by key (their site, comment...), keeping their order;
+// it passes err through, for loaders returning what they read.
+func groupBy[T any](rows []T, err error, key func(T) string) (map[string][]T, error) {
 	out := map[string][]T{}
 	for _, row := range rows {
-		out[site(row)] = append(out[site(row)], row)
+		k := key(row)
+		out[k] = append(out[k], row)
 	}
 	return out, err
 }

@@ -82,63 +82,50 @@ type fieldsWalk struct {
 }
 
 func (w *fieldsWalk) only(sel ast.SelectionSet) bool {
-	for _, s := range sel {
-		switch s := s.(type) {
-		case *ast.Field:
-			if s.Definition != nil && s.Definition.Type.Name() == w.typeName && !w.allowedBelow(s.SelectionSet) {
-				return false
-			}
-			if !w.only(s.SelectionSet) {
-				return false
-			}
-		case *ast.InlineFragment:
-			if !w.only(s.SelectionSet) {
-				return false
-			}
-		case *ast.FragmentSpread:
-			if !fragmentOnce(s, &w.seenOnly, w.only) {
-				return false
-			}
+	return everyField(sel, &w.seenOnly, func(f *ast.Field) bool {
+		if f.Definition != nil && f.Definition.Type.Name() == w.typeName && !w.allowedBelow(f.SelectionSet) {
+			return false
 		}
-	}
-	return true
+		return w.only(f.SelectionSet)
+	})
 }
 
 // allowedBelow reports whether the fields of sel (an object of typeName's
 // selection), fragments included, are all allowed.
 func (w *fieldsWalk) allowedBelow(sel ast.SelectionSet) bool {
+	return everyField(sel, &w.seenAllowed, func(f *ast.Field) bool { return w.allowed[f.Name] })
+}
+
+// everyField reports whether ok holds for every field of sel, those of its
+// inline fragments and fragments included. A fragment in seen is not walked
+// again (a walk that stops at the first false has found it true); a spread
+// without its definition (which validation rejects) fails.
+func everyField(sel ast.SelectionSet, seen *map[*ast.FragmentDefinition]bool, ok func(*ast.Field) bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.Field:
-			if !w.allowed[s.Name] {
+			if !ok(s) {
 				return false
 			}
 		case *ast.InlineFragment:
-			if !w.allowedBelow(s.SelectionSet) {
+			if !everyField(s.SelectionSet, seen, ok) {
 				return false
 			}
 		case *ast.FragmentSpread:
-			if !fragmentOnce(s, &w.seenAllowed, w.allowedBelow) {
+			if s.Definition == nil {
+				return false
+			}
+			if (*seen)[s.Definition] {
+				continue
+			}
+			if *seen == nil {
+				*seen = map[*ast.FragmentDefinition]bool{}
+			}
+			(*seen)[s.Definition] = true
+			if !everyField(s.Definition.SelectionSet, seen, ok) {
 				return false
 			}
 		}
 	}
 	return true
-}
-
-// fragmentOnce walks a fragment's selection unless seen has it (a walk
-// that stops at the first false has found it true); a spread without its
-// definition (which validation rejects) is not allowed.
-func fragmentOnce(s *ast.FragmentSpread, seen *map[*ast.FragmentDefinition]bool, walk func(ast.SelectionSet) bool) bool {
-	if s.Definition == nil {
-		return false
-	}
-	if (*seen)[s.Definition] {
-		return true
-	}
-	if *seen == nil {
-		*seen = map[*ast.FragmentDefinition]bool{}
-	}
-	(*seen)[s.Definition] = true
-	return walk(s.Definition.SelectionSet)
 }

@@ -30,7 +30,8 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	complexityOf(&cfg.Complexity)
 	es := generated.NewExecutableSchema(cfg)
 	ex := executor.New(es)
-	ex.SetQueryCache(lru.New[*ast.QueryDocument](1000))
+	parsed := lru.New[*ast.QueryDocument](1000)
+	ex.SetQueryCache(parsed)
 	ex.SetErrorPresenter(PresentError(r.Log))
 	ex.SetRecoverFunc(func(ctx context.Context, p any) error {
 		r.Log.ErrorContext(ctx, "panic in resolver", "panic", p, "stack", string(debug.Stack()))
@@ -41,7 +42,7 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	// After the persisted queries (which fill in the query), before
 	// gqlgen's parsing and validation.
-	ex.Use(mergeLimit{maxPairs: maxMergePairs, maxVisited: maxMergeVisited})
+	ex.Use(mergeLimit{maxPairs: maxMergePairs, maxVisited: maxMergeVisited, parsed: parsed})
 	// The shape limit first: it stops documents whose fragments would make
 	// the complexity walk exponential.
 	ex.Use(clientLimit{shapeLimit{maxDepth: MaxDepth, maxFields: MaxComplexity}})

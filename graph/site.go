@@ -155,8 +155,8 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 		if err != nil {
 			return err
 		}
-		g, _ := bySite(groups, nil, func(g *store.SiteSectionGroup) string { return g.SiteID })
-		s, _ := bySite(sections, nil, func(s *store.SiteSection) string { return s.SiteID })
+		g, _ := groupBy(groups, nil, func(g *store.SiteSectionGroup) string { return g.SiteID })
+		s, _ := groupBy(sections, nil, func(s *store.SiteSection) string { return s.SiteID })
 		ss := siteSpaceSets(siteSpaces)
 		for _, id := range ids {
 			l.SiteGroups.Prime(ctx, id, g[id])

@@ -43,7 +43,7 @@ const rootKey = ""
 
 // siteSpaceSets groups the site spaces of several sites by site.
 func siteSpaceSets(rows []*store.SiteSpace) map[string]*siteSpaceSet {
-	bySiteID, _ := bySite(rows, nil, func(s *store.SiteSpace) string { return s.SiteID })
+	bySiteID, _ := groupBy(rows, nil, func(s *store.SiteSpace) string { return s.SiteID })
 	out := make(map[string]*siteSpaceSet, len(bySiteID))
 	for site, list := range bySiteID {
 		out[site] = newSiteSpaceSet(list)
