@@ -99,13 +99,15 @@ func TestServeBootstrapAndDrain(t *testing.T) {
 	if res == nil || res.StatusCode != 200 {
 		t.Fatalf("the in-flight request did not complete: %v", res)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit: %v", err)
-	}
+	// Every log line is read before Wait, which closes the pipe once the
+	// process has exited and would lose the lines not read yet.
 	var sawRequest, sawStopped bool
 	for line := range logs {
 		sawRequest = sawRequest || (strings.Contains(line, `"request_id":"drain-test-1"`) && strings.Contains(line, `"status":200`))
 		sawStopped = sawStopped || strings.Contains(line, `"msg":"stopped"`)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v", err)
 	}
 	if !sawRequest || !sawStopped {
 		t.Fatalf("logs lack the drained request (%v) or the stop (%v)", sawRequest, sawStopped)
