@@ -83,6 +83,9 @@ type directType struct {
 	name      string
 	fields    map[string]directField
 	satisfies []string
+	// guarded: objects of this type pass the read rules (authorize.go)
+	// before they are written.
+	guarded bool
 }
 
 // directField produces one field of an object: either write writes a leaf
@@ -122,7 +125,8 @@ func (*directWriter) Validate(graphql.ExecutableSchema) error { return nil }
 // object declares that values of goType (a pointer type, given as a nil
 // pointer) are the GraphQL object type name, with these fields.
 func (d *directWriter) object(name string, goType any, fields map[string]directField) {
-	t := &directType{name: name, fields: fields, satisfies: []string{name}}
+	_, guarded := guardedTypes[name]
+	t := &directType{name: name, fields: fields, satisfies: []string{name}, guarded: guarded}
 	for _, abstract := range d.schema.GetImplements(d.schema.Types[name]) {
 		t.satisfies = append(t.satisfies, abstract.Name)
 	}
@@ -351,6 +355,7 @@ func (d *directWriter) write(ctx context.Context, w *bytes.Buffer, plan *directP
 // writeChildren writes an object or list field.
 func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
 	n, list := 0, f.field.list
+	var v *viewer // the caller, once a guarded child asks for it
 	result := f.field.children(ctx, obj, func(child any) bool {
 		if list {
 			if n == 0 {
@@ -360,7 +365,7 @@ func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 			}
 		}
 		n++
-		return d.writeChild(ctx, w, f, child)
+		return d.writeChild(ctx, w, f, child, &v)
 	})
 	switch {
 	case result == directFailed:
@@ -381,8 +386,21 @@ func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 	return true
 }
 
-func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
+// writeChild writes one child object; v is the caller, resolved by the
+// first guarded child of a list.
+func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any, v **viewer) bool {
 	t := d.typeOf(child)
+	if t != nil && t.guarded {
+		if *v == nil {
+			*v = d.r.viewer(ctx)
+		}
+		// SECURITY: the read rules, as the authorizer applies them to
+		// gqlgen's fields. An object the caller may not read leaves the
+		// subtree to gqlgen, whose authorizer withholds it.
+		if ok, err := (*v).mayRead(child); !ok || err != nil {
+			return false
+		}
+	}
 	for _, c := range f.plans {
 		if c.t == t {
 			return c.plan != nil && d.write(ctx, w, c.plan, child)

@@ -69,6 +69,9 @@ type Loaders struct {
 	shareKeys sync.Map
 	// memo holds values read once per request through memoized.
 	memo sync.Map
+	// readableSpaces memoizes, by space id, whether the caller may read it
+	// (authorize.go's canReadSpaceID).
+	readableSpaces sync.Map
 }
 
 // batchWindow is how long an id loader waits for sibling keys. The hot paths

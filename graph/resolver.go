@@ -56,6 +56,11 @@ type Resolver struct {
 	// runs through gqlgen. The writer's reference in tests, and a switch
 	// for operators (DOCSAPI_GENERIC_EXECUTION=1).
 	GenericExecution bool
+	// StrictAuthorization fails a request whose resolvers returned an
+	// object the caller may not read (authorize.go), rather than only
+	// withholding it and logging: tests run strict, so a resolver that
+	// forgets a check fails them.
+	StrictAuthorization bool
 
 	signingKey signingKey
 	jobClient  jobClient

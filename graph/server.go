@@ -49,6 +49,9 @@ func NewExecutor(r *Resolver, debugStats bool) (*executor.Executor, *ast.Schema)
 	ex.Use(clientLimit{extension.FixedComplexityLimit(MaxComplexity)})
 	ex.Use(projectionExtension{})
 	ex.Use(newDirectWriter(r, es.Schema()))
+	// Innermost, so it sees what each resolver returned (the direct writer
+	// applies the same rules to the subtrees it writes).
+	ex.Use(newAuthorizer(r, es.Schema()))
 	if debugStats {
 		ex.Use(statsExtension{})
 	}

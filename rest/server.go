@@ -28,6 +28,9 @@ type Config struct {
 	// GenericExecution turns off the direct writer of hot GraphQL subtrees
 	// (graph/direct.go): every field runs through gqlgen.
 	GenericExecution bool
+	// StrictAuthorization fails requests whose resolvers let through an
+	// object the caller may not read (graph/authorize.go); tests set it.
+	StrictAuthorization bool
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// BlobDir is where uploaded files are stored (default: a docsapi-blobs
@@ -95,7 +98,8 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
-		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution}
+		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution,
+		StrictAuthorization: cfg.StrictAuthorization}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	ex, schema := graph.NewExecutor(res, cfg.Debug)

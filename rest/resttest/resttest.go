@@ -117,7 +117,8 @@ func (e *Env) start() {
 	t.Cleanup(ts.Close)
 	srv, err := rest.NewServer(db, rest.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
-		BlobDir: t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
+		StrictAuthorization: true,
+		BlobDir:             t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
