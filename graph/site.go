@@ -373,7 +373,17 @@ func (r *siteResolver) Proxy(ctx context.Context, s *store.Site) (*model.SitePro
 }
 
 func (r *siteResolver) SiteSpaces(ctx context.Context, s *store.Site) (int, error) {
-	return r.loaders(ctx).SiteSpaceCount.Load(ctx, s.ID)()
+	if caller, err := CallerFrom(ctx); err == nil {
+		if role, _ := caller.Membership(s.OrganizationID); role == store.RoleAdmin {
+			return r.loaders(ctx).SiteSpaceCount.Load(ctx, s.ID)()
+		}
+	}
+	// SECURITY: the site spaces the caller can see, as its lists show them.
+	set, err := r.visibleSiteSpaces(ctx, s.ID)
+	if err != nil || set == nil {
+		return 0, err
+	}
+	return len(set.all), nil
 }
 
 func (r *siteResolver) AdaptiveContent(_ context.Context, s *store.Site) (*model.SiteAdaptiveContent, error) {

@@ -56,13 +56,23 @@ func (r *Resolver) addSiteSpace(ctx context.Context, tx bun.IDB, site *store.Sit
 }
 
 // siteSpaceTarget is the space a site space may point to: a live space of
-// the site's organization (anything else is a bad request, never a leak).
+// the site's organization that the caller can read (anything else is a bad
+// request, never a leak).
 func (r *Resolver) siteSpaceTarget(ctx context.Context, tx bun.IDB, orgID, spaceID, field string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, tx, spaceID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (s.DeletedAt != nil || s.OrganizationID != orgID)) {
 		return nil, Invalid(field, "no such space in this organization")
+	} else if err != nil {
+		return nil, err
 	}
-	return s, err
+	// SECURITY: a site publishes only what its editor can read: a space id
+	// is no way into a space.
+	if _, err := r.spaceRole(ctx, s); isNotFound(err) {
+		return nil, Invalid(field, "no such space in this organization")
+	} else if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (r *mutationResolver) UpdateSiteSpace(ctx context.Context, organizationID, siteID, id string, input model.UpdateSiteSpaceInput) (*store.SiteSpace, error) {

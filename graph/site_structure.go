@@ -34,7 +34,7 @@ func (r *Resolver) assembleTree(ctx context.Context, siteID string, withSiteSpac
 	groups, sections := l.SiteGroups.Load(ctx, siteID), l.SiteSections.Load(ctx, siteID)
 	t := &siteTree{}
 	if withSiteSpaces {
-		set, err := l.SiteSpaces.Load(ctx, siteID)()
+		set, err := r.visibleSiteSpaces(ctx, siteID)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +199,7 @@ var _ generated.SiteSectionResolver = (*siteSectionResolver)(nil)
 func (r *Resolver) SiteSection() generated.SiteSectionResolver { return &siteSectionResolver{r} }
 
 func (r *siteSectionResolver) SiteSpaces(ctx context.Context, s *store.SiteSection) ([]*store.SiteSpace, error) {
-	set, err := r.loaders(ctx).SiteSpaces.Load(ctx, s.SiteID)()
+	set, err := r.visibleSiteSpaces(ctx, s.SiteID)
 	if err != nil {
 		return nil, err
 	}
@@ -228,6 +228,12 @@ var _ generated.SiteSpaceResolver = (*siteSpaceResolver)(nil)
 func (r *Resolver) SiteSpace() generated.SiteSpaceResolver { return &siteSpaceResolver{r} }
 
 func (r *siteSpaceResolver) Space(ctx context.Context, ss *store.SiteSpace) (*store.Space, error) {
+	return r.spaceOfSiteSpace(ctx, ss)
+}
+
+// spaceOfSiteSpace is the space ss publishes, from the spaces of its site
+// read once for the whole tree.
+func (r *Resolver) spaceOfSiteSpace(ctx context.Context, ss *store.SiteSpace) (*store.Space, error) {
 	l := r.loaders(ctx)
 	summaries := spaceSummariesSuffice(ctx)
 	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID, summaries), func() (map[string]*store.Space, error) {
@@ -310,8 +316,35 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 		l.forget(siteSpacesMemo(siteID, summaries))
 	}
 	l.forget(siteTreeMemo(siteID))
+	l.forget(visibleSiteSpacesMemo(siteID))
 	return err
 }
+
+// visibleSiteSpaces is the site spaces of siteID the caller may see: all of
+// them for the organization's admins; for anyone else, those publishing a
+// space they can read. A site shows its readers no more than they could
+// read space by space, and its lists and counts agree with what it shows.
+func (r *Resolver) visibleSiteSpaces(ctx context.Context, siteID string) (*siteSpaceSet, error) {
+	l := r.loaders(ctx)
+	set, err := l.SiteSpaces.Load(ctx, siteID)()
+	if err != nil || set == nil || len(set.all) == 0 {
+		return set, err
+	}
+	v := r.viewer(ctx)
+	if v.caller != nil && v.orgAdmin(set.all[0].OrganizationID) {
+		return set, nil
+	}
+	return memoized(l, visibleSiteSpacesMemo(siteID), func() (*siteSpaceSet, error) {
+		// SECURITY: only the site spaces of spaces the caller can read.
+		all, err := readable(v, set.all)
+		if err != nil || len(all) == len(set.all) {
+			return set, err
+		}
+		return newSiteSpaceSet(all), nil
+	})
+}
+
+func visibleSiteSpacesMemo(siteID string) memoKey { return memoKey{"visibleSiteSpaces", siteID} }
 
 // siteTreeMemo is the memo of a site's groups and sections (treeOf).
 func siteTreeMemo(siteID string) memoKey { return memoKey{"siteTree", siteID} }

@@ -138,7 +138,8 @@ const spacesOfSites = "space.deleted_at IS NULL AND space.id IN (SELECT ss.space
 
 // SpaceSummaryColumns are the columns of a space that navigation shows: its
 // id, organization, title, emoji, icon, visibility and parent collection.
-var SpaceSummaryColumns = []string{"id", "organization_id", "title", "emoji", "icon", "visibility", "parent_id"}
+// default_level is read for the read rules (who may see the space), not shown.
+var SpaceSummaryColumns = []string{"id", "organization_id", "title", "emoji", "icon", "visibility", "parent_id", "default_level"}
 
 // SpaceSummariesOfSites is SpacesOfSites reading only SpaceSummaryColumns:
 // the other fields of the spaces are zero. The site tree of a front end
