@@ -91,9 +91,15 @@ func (r *memberResolver) Spaces(ctx context.Context, m *store.Member) (int, erro
 	if err != nil {
 		return 0, err
 	}
+	caller, err := callerGrantee(ctx, m.OrganizationID)
+	if err != nil {
+		return 0, err
+	}
+	// SECURITY: the spaces the caller can read too, as contentPermissions
+	// lists them: a member's list is no window on others' spaces.
 	g, n := memberGrantee(m), 0
 	for _, s := range spaces {
-		if s.Live && a.spaceRole(g, s) != "" {
+		if s.Live && a.spaceRole(g, s) != "" && a.spaceRole(caller, s) != "" {
 			n++
 		}
 	}
@@ -110,9 +116,21 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 		return nil, err
 	}
 	g := memberGrantee(m)
+	caller, err := callerGrantee(ctx, m.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	visibleToMember, visibleToCaller := r.spaceVisibleTo(ctx, g), r.spaceVisibleTo(ctx, caller)
+	// SECURITY: the member's spaces that the caller can read too.
 	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) {
 		return store.ListSpaces(ctx, r.DB, m.OrganizationID, q, isDesc(order))
-	}, r.spaceVisibleTo(ctx, g), spaceKey)
+	}, func(s *store.Space) (bool, error) {
+		ok, err := visibleToMember(s)
+		if ok && err == nil {
+			ok, err = visibleToCaller(s)
+		}
+		return ok, err
+	}, spaceKey)
 	if err != nil {
 		return nil, err
 	}
