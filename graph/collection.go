@@ -307,8 +307,14 @@ func (r *Resolver) adminSpace(ctx context.Context, id string) (*store.Space, err
 
 // transfer gives the item pick finds (with everything in it) to the
 // organization target, at the end of its root. The caller administers the
-// source (checked by the caller of transfer) and must administer target.
+// item (checked by the caller of transfer), and must administer both the
+// source organization and the target.
 func (r *Resolver) transfer(ctx context.Context, source, target, what string, pick func(*contentTree) (contentItem, error)) error {
+	// SECURITY: an item leaves an organization only by its admins' hand: an
+	// admin grant on the item is not enough to give it away.
+	if err := requireOrgRole(ctx, source, store.RoleAdmin, what); err != nil {
+		return err
+	}
 	// SECURITY: only into an organization the caller administers; one they
 	// are not a member of does not exist for them.
 	if err := requireOrgRole(ctx, target, store.RoleAdmin, "organization"); err != nil {
