@@ -567,8 +567,14 @@ func (r *integrationResolver) Configurations(_ context.Context, in *store.Integr
 	return &model.IntegrationConfigurations{Account: c["account"], Space: c["space"], Site: c["site"]}, nil
 }
 
-func (r *integrationResolver) Owner(ctx context.Context, in *store.Integration) (*store.Organization, error) {
-	return r.loaders(ctx).Organization.Load(ctx, in.OrganizationID)()
+// Owner is the publisher's public card: an integration is seen across
+// organizations, its publisher's internals are not.
+func (r *integrationResolver) Owner(ctx context.Context, in *store.Integration) (*model.OrganizationSummary, error) {
+	o, err := r.loaders(ctx).Organization.Load(ctx, in.OrganizationID)()
+	if err != nil {
+		return nil, err
+	}
+	return model.PublicCard(o), nil
 }
 
 func (r *integrationResolver) Urls(_ context.Context, in *store.Integration) (*model.IntegrationURLs, error) {

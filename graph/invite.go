@@ -226,7 +226,7 @@ func (r *queryResolver) OrganizationsForEmailDomain(ctx context.Context, domain 
 	if err != nil {
 		return nil, err
 	}
-	out := &model.EmailDomainOrganizations{Organizations: []*store.Organization{}}
+	out := &model.EmailDomainOrganizations{Organizations: []*model.OrganizationSummary{}}
 	// SECURITY: only the caller's own domain, so nobody can list which
 	// organizations admit some other company's domain.
 	own := emailDomainOf(caller.User.Email)
@@ -237,8 +237,9 @@ func (r *queryResolver) OrganizationsForEmailDomain(ctx context.Context, domain 
 	if err != nil {
 		return nil, err
 	}
-	if orgs != nil {
-		out.Organizations = orgs
+	// SECURITY: their public cards: the caller is no member of them yet.
+	for _, o := range orgs {
+		out.Organizations = append(out.Organizations, model.PublicCard(o))
 	}
 	return out, nil
 }

@@ -255,12 +255,30 @@ func (r *organizationResolver) DefaultContent(_ context.Context, o *store.Organi
 }
 
 func (r *organizationResolver) Urls(_ context.Context, o *store.Organization) (*model.OrganizationURLs, error) {
-	id := pathEscape(o.ID)
+	return r.orgURLs(o.ID, o.Logo), nil
+}
+
+// orgURLs are the addresses of organization id.
+func (r *Resolver) orgURLs(id string, logo *string) *model.OrganizationURLs {
 	return &model.OrganizationURLs{
-		Location: r.URLs.API("/v1/orgs/" + id),
-		App:      r.URLs.App("/o/" + id),
-		Logo:     o.Logo,
-	}, nil
+		Location: r.URLs.API("/v1/orgs/" + pathEscape(id)),
+		App:      r.URLs.App("/o/" + pathEscape(id)),
+		Logo:     logo,
+	}
+}
+
+type organizationSummaryResolver struct{ *Resolver }
+
+func (r *Resolver) OrganizationSummary() generated.OrganizationSummaryResolver {
+	return &organizationSummaryResolver{r}
+}
+
+func (r *organizationSummaryResolver) Urls(ctx context.Context, o *model.OrganizationSummary) (*model.OrganizationURLs, error) {
+	return r.orgURLs(o.ID, o.Logo), nil
+}
+
+func (r *organizationSummaryResolver) Permissions(ctx context.Context, o *model.OrganizationSummary) (*model.OrganizationPermissions, error) {
+	return callerOrgPermissions(ctx, o.ID)
 }
 
 func (r *organizationResolver) Trial(context.Context, *store.Organization) (*model.OrganizationTrial, error) {
@@ -268,11 +286,16 @@ func (r *organizationResolver) Trial(context.Context, *store.Organization) (*mod
 }
 
 func (r *organizationResolver) Permissions(ctx context.Context, o *store.Organization) (*model.OrganizationPermissions, error) {
+	return callerOrgPermissions(ctx, o.ID)
+}
+
+// callerOrgPermissions is what the caller may do in organization id.
+func callerOrgPermissions(ctx context.Context, id string) (*model.OrganizationPermissions, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
 		return nil, err
 	}
-	role, member := caller.Membership(o.ID)
+	role, member := caller.Membership(id)
 	return organizationPermissions(role, member), nil
 }
 

@@ -52,6 +52,7 @@ type ResolverRoot interface {
 	OpenAPISpecVersion() OpenAPISpecVersionResolver
 	Organization() OrganizationResolver
 	OrganizationInvite() OrganizationInviteResolver
+	OrganizationSummary() OrganizationSummaryResolver
 	Query() QueryResolver
 	Revision() RevisionResolver
 	RevisionFile() RevisionFileResolver
@@ -1023,6 +1024,22 @@ type ComplexityRoot struct {
 		ViewBilling         func(childComplexity int) int
 	}
 
+	OrganizationSummary struct {
+		CreatedAt    func(childComplexity int) int
+		EmailDomains func(childComplexity int) int
+		Hostname     func(childComplexity int) int
+		ID           func(childComplexity int) int
+		InviteLinks  func(childComplexity int) int
+		MergeRules   func(childComplexity int) int
+		Object       func(childComplexity int) int
+		Permissions  func(childComplexity int) int
+		Plan         func(childComplexity int) int
+		Title        func(childComplexity int) int
+		Trial        func(childComplexity int) int
+		Type         func(childComplexity int) int
+		Urls         func(childComplexity int) int
+	}
+
 	OrganizationTeamMember struct {
 		Organization func(childComplexity int) int
 		Permissions  func(childComplexity int) int
@@ -1700,7 +1717,7 @@ type IntegrationResolver interface {
 	ContentSources(ctx context.Context, obj *store.Integration) ([]*model.IntegrationContentSource, error)
 	Configurations(ctx context.Context, obj *store.Integration) (*model.IntegrationConfigurations, error)
 	ExternalLinks(ctx context.Context, obj *store.Integration) ([]*model.IntegrationExternalLink, error)
-	Owner(ctx context.Context, obj *store.Integration) (*store.Organization, error)
+	Owner(ctx context.Context, obj *store.Integration) (*model.OrganizationSummary, error)
 	Urls(ctx context.Context, obj *store.Integration) (*model.IntegrationURLs, error)
 	Permissions(ctx context.Context, obj *store.Integration) (*model.IntegrationPermissions, error)
 	ContentSecurityPolicy(ctx context.Context, obj *store.Integration) (any, error)
@@ -1910,6 +1927,10 @@ type OrganizationResolver interface {
 }
 type OrganizationInviteResolver interface {
 	Redundant(ctx context.Context, obj *store.Invite) (bool, error)
+}
+type OrganizationSummaryResolver interface {
+	Urls(ctx context.Context, obj *model.OrganizationSummary) (*model.OrganizationURLs, error)
+	Permissions(ctx context.Context, obj *model.OrganizationSummary) (*model.OrganizationPermissions, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
@@ -6751,6 +6772,85 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrganizationPermissions.ViewBilling(childComplexity), true
 
+	case "OrganizationSummary.createdAt":
+		if e.ComplexityRoot.OrganizationSummary.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.CreatedAt(childComplexity), true
+	case "OrganizationSummary.emailDomains":
+		if e.ComplexityRoot.OrganizationSummary.EmailDomains == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.EmailDomains(childComplexity), true
+	case "OrganizationSummary.hostname":
+		if e.ComplexityRoot.OrganizationSummary.Hostname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Hostname(childComplexity), true
+	case "OrganizationSummary.id":
+		if e.ComplexityRoot.OrganizationSummary.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.ID(childComplexity), true
+	case "OrganizationSummary.inviteLinks":
+		if e.ComplexityRoot.OrganizationSummary.InviteLinks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.InviteLinks(childComplexity), true
+	case "OrganizationSummary.mergeRules":
+		if e.ComplexityRoot.OrganizationSummary.MergeRules == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.MergeRules(childComplexity), true
+	case "OrganizationSummary.object":
+		if e.ComplexityRoot.OrganizationSummary.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Object(childComplexity), true
+	case "OrganizationSummary.permissions":
+		if e.ComplexityRoot.OrganizationSummary.Permissions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Permissions(childComplexity), true
+	case "OrganizationSummary.plan":
+		if e.ComplexityRoot.OrganizationSummary.Plan == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Plan(childComplexity), true
+	case "OrganizationSummary.title":
+		if e.ComplexityRoot.OrganizationSummary.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Title(childComplexity), true
+	case "OrganizationSummary.trial":
+		if e.ComplexityRoot.OrganizationSummary.Trial == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Trial(childComplexity), true
+	case "OrganizationSummary.type":
+		if e.ComplexityRoot.OrganizationSummary.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Type(childComplexity), true
+	case "OrganizationSummary.urls":
+		if e.ComplexityRoot.OrganizationSummary.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationSummary.Urls(childComplexity), true
+
 	case "OrganizationTeamMember.organization":
 		if e.ComplexityRoot.OrganizationTeamMember.Organization == nil {
 			break
@@ -10474,9 +10574,40 @@ type JoinOrganizationResult {
   organization: Organization!
 }
 
-"Organizations a user of an email domain may join."
+"Organizations a user of an email domain may join, as their public cards."
 type EmailDomainOrganizations {
-  organizations: [Organization!]!
+  organizations: [OrganizationSummary!]!
+}
+
+"""
+An organization's public card: what anyone may know of an organization they
+meet without being its member, as the publisher of an integration or as an
+organization their email domain may join. Its fields are named as
+Organization's, so REST clients read it as one; those that describe the
+organization's internals (` + "`" + `emailDomains` + "`" + `, ` + "`" + `inviteLinks` + "`" + `, ` + "`" + `mergeRules` + "`" + `,
+` + "`" + `trial` + "`" + `) are empty here. Members read the rest through ` + "`" + `organization(id)` + "`" + `.
+"""
+type OrganizationSummary {
+  "Always ` + "`" + `organization` + "`" + `."
+  object: String!
+  id: ID!
+  title: String!
+  createdAt: DateTime!
+  type: OrganizationType!
+  "Default hostname for public content."
+  hostname: String
+  plan: BillingProduct!
+  urls: OrganizationURLs!
+  "What the caller may do with the organization (nothing, unless they are a member)."
+  permissions: OrganizationPermissions!
+  "Always empty: not disclosed on the public card."
+  emailDomains: [String!]!
+  "Always false: not disclosed on the public card."
+  inviteLinks: Boolean!
+  "Always the default (` + "`" + `inherit` + "`" + `, no rules): not disclosed on the public card."
+  mergeRules: MergeRules!
+  "Always ` + "`" + `notapplicable` + "`" + `: not disclosed on the public card."
+  trial: OrganizationTrial!
 }
 
 "What ` + "`" + `ping` + "`" + ` answers."
@@ -12110,8 +12241,8 @@ type Integration {
   contentSources: [IntegrationContentSource!]!
   configurations: IntegrationConfigurations!
   externalLinks: [IntegrationExternalLink!]!
-  "The organization that published it."
-  owner: Organization!
+  "The organization that published it, as its public card (members read the rest through ` + "`" + `organization(id)` + "`" + `)."
+  owner: OrganizationSummary!
   urls: IntegrationURLs!
   permissions: IntegrationPermissions!
   contentSecurityPolicy: ContentSecurityPolicy
@@ -14463,6 +14594,38 @@ func (ec *executionContext) childFields_OrganizationPermissions(ctx context.Cont
 		return ec.fieldContext_OrganizationPermissions_installIntegration(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationPermissions", field.Name)
+}
+
+func (ec *executionContext) childFields_OrganizationSummary(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_OrganizationSummary_object(ctx, field)
+	case "id":
+		return ec.fieldContext_OrganizationSummary_id(ctx, field)
+	case "title":
+		return ec.fieldContext_OrganizationSummary_title(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OrganizationSummary_createdAt(ctx, field)
+	case "type":
+		return ec.fieldContext_OrganizationSummary_type(ctx, field)
+	case "hostname":
+		return ec.fieldContext_OrganizationSummary_hostname(ctx, field)
+	case "plan":
+		return ec.fieldContext_OrganizationSummary_plan(ctx, field)
+	case "urls":
+		return ec.fieldContext_OrganizationSummary_urls(ctx, field)
+	case "permissions":
+		return ec.fieldContext_OrganizationSummary_permissions(ctx, field)
+	case "emailDomains":
+		return ec.fieldContext_OrganizationSummary_emailDomains(ctx, field)
+	case "inviteLinks":
+		return ec.fieldContext_OrganizationSummary_inviteLinks(ctx, field)
+	case "mergeRules":
+		return ec.fieldContext_OrganizationSummary_mergeRules(ctx, field)
+	case "trial":
+		return ec.fieldContext_OrganizationSummary_trial(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationSummary", field.Name)
 }
 
 func (ec *executionContext) childFields_OrganizationTeamMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -26936,8 +27099,8 @@ func (ec *executionContext) _EmailDomainOrganizations_organizations(ctx context.
 			return obj.Organizations, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v []*store.Organization) graphql.Marshaler {
-			return ec.marshalNOrganization2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationᚄ(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OrganizationSummary) graphql.Marshaler {
+			return ec.marshalNOrganizationSummary2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationSummaryᚄ(ctx, selections, v)
 		},
 		true,
 		true,
@@ -26950,7 +27113,7 @@ func (ec *executionContext) fieldContext_EmailDomainOrganizations_organizations(
 		IsMethod:   false,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Organization(ctx, field)
+			return ec.childFields_OrganizationSummary(ctx, field)
 		},
 	}
 	return fc, nil
@@ -27556,8 +27719,8 @@ func (ec *executionContext) _Integration_owner(ctx context.Context, field graphq
 			return ec.Resolvers.Integration().Owner(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
-			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationSummary) graphql.Marshaler {
+			return ec.marshalNOrganizationSummary2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationSummary(ctx, selections, v)
 		},
 		true,
 		true,
@@ -27570,7 +27733,7 @@ func (ec *executionContext) fieldContext_Integration_owner(_ context.Context, fi
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_Organization(ctx, field)
+			return ec.childFields_OrganizationSummary(ctx, field)
 		},
 	}
 	return fc, nil
@@ -40087,6 +40250,341 @@ func (ec *executionContext) _OrganizationPermissions_installIntegration(ctx cont
 }
 func (ec *executionContext) fieldContext_OrganizationPermissions_installIntegration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationPermissions", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_object(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_id(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_title(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_type(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.OrganizationType) graphql.Marshaler {
+			return ec.marshalNOrganizationType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganizationType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type OrganizationType does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_hostname(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_hostname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hostname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_plan(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_plan(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Plan, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.BillingProduct) graphql.Marshaler {
+			return ec.marshalNBillingProduct2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐBillingProduct(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_plan(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type BillingProduct does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_urls(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrganizationSummary().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationURLs) graphql.Marshaler {
+			return ec.marshalNOrganizationURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationSummary",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationSummary_permissions(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_permissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OrganizationSummary().Permissions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationPermissions) graphql.Marshaler {
+			return ec.marshalNOrganizationPermissions2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationPermissions(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_permissions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationSummary",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationPermissions(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationSummary_emailDomains(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_emailDomains(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EmailDomains(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_emailDomains(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_inviteLinks(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_inviteLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.InviteLinks(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_inviteLinks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationSummary", field, true, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationSummary_mergeRules(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_mergeRules(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MergeRules(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.MergeRules) graphql.Marshaler {
+			return ec.marshalNMergeRules2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMergeRules(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_mergeRules(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationSummary",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MergeRules(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationSummary_trial(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationSummary_trial(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Trial(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationTrial) graphql.Marshaler {
+			return ec.marshalNOrganizationTrial2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTrial(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationSummary_trial(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationSummary",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationTrial(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OrganizationTeamMember_organization(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationTeamMember) (ret graphql.Marshaler) {
@@ -65945,6 +66443,170 @@ func (ec *executionContext) _OrganizationPermissions(ctx context.Context, sel as
 	return out
 }
 
+var organizationSummaryImplementors = []string{"OrganizationSummary"}
+
+func (ec *executionContext) _OrganizationSummary(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationSummary) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationSummaryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationSummary")
+		case "object":
+			out.Values[i] = ec._OrganizationSummary_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._OrganizationSummary_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._OrganizationSummary_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._OrganizationSummary_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._OrganizationSummary_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hostname":
+			out.Values[i] = ec._OrganizationSummary_hostname(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "plan":
+			out.Values[i] = ec._OrganizationSummary_plan(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OrganizationSummary_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "permissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OrganizationSummary_permissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "emailDomains":
+			out.Values[i] = ec._OrganizationSummary_emailDomains(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "inviteLinks":
+			out.Values[i] = ec._OrganizationSummary_inviteLinks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "mergeRules":
+			out.Values[i] = ec._OrganizationSummary_mergeRules(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "trial":
+			out.Values[i] = ec._OrganizationSummary_trial(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var organizationTeamMemberImplementors = []string{"OrganizationTeamMember"}
 
 func (ec *executionContext) _OrganizationTeamMember(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationTeamMember) graphql.Marshaler {
@@ -74819,6 +75481,16 @@ func (ec *executionContext) marshalNMergeRules2githubᚗcomᚋdocsapiᚋdocsapi�
 	return ec._MergeRules(ctx, sel, &v)
 }
 
+func (ec *executionContext) marshalNMergeRules2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMergeRules(ctx context.Context, sel ast.SelectionSet, v *store.MergeRules) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MergeRules(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNMergeRulesType2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMergeRulesType(ctx context.Context, v any) (store.MergeRulesType, error) {
 	var res store.MergeRulesType
 	err := res.UnmarshalGQL(v)
@@ -75091,6 +75763,32 @@ func (ec *executionContext) marshalNOrganizationPermissions2ᚖgithubᚗcomᚋdo
 		return graphql.Null
 	}
 	return ec._OrganizationPermissions(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationSummary2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationSummaryᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrganizationSummary) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrganizationSummary2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationSummary(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrganizationSummary2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationSummary(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationSummary) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationSummary(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOrganizationTeamMember2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OrganizationTeamMember) graphql.Marshaler {

@@ -1,6 +1,10 @@
 package model
 
-import "github.com/docsapi/docsapi/store"
+import (
+	"time"
+
+	"github.com/docsapi/docsapi/store"
+)
 
 // PageNode is a page of a revision as GraphQL serves it: the stored row, the
 // indexed tree of its revision, and the body format it was asked in (nil:
@@ -40,4 +44,33 @@ type CommentNode struct {
 type ReplyNode struct {
 	*store.CommentReply
 	Comment *store.Comment
+}
+
+// OrganizationSummary is an organization's public card (see the schema):
+// only the columns anyone may know, copied out of the row, so that nothing
+// else of it can reach a response through this type.
+type OrganizationSummary struct {
+	ID        string
+	Title     string
+	CreatedAt time.Time
+	Type      store.OrganizationType
+	Hostname  *string
+	Plan      store.BillingProduct
+	Logo      *string
+}
+
+// PublicCard is o's public card.
+func PublicCard(o *store.Organization) *OrganizationSummary {
+	return &OrganizationSummary{ID: o.ID, Title: o.Title, CreatedAt: o.CreatedAt, Type: o.Type,
+		Hostname: o.Hostname, Plan: o.Plan, Logo: o.Logo}
+}
+
+func (*OrganizationSummary) Object() string         { return "organization" }
+func (*OrganizationSummary) EmailDomains() []string { return []string{} }
+func (*OrganizationSummary) InviteLinks() bool      { return false }
+func (*OrganizationSummary) MergeRules() *store.MergeRules {
+	return &store.MergeRules{Type: store.MergeRulesInherit}
+}
+func (*OrganizationSummary) Trial() *OrganizationTrial {
+	return &OrganizationTrial{Status: BillingTrialStatusNotapplicable}
 }

@@ -477,9 +477,9 @@ type CreateTranslationInput struct {
 	Instructions graphql.Omittable[map[string]any] `json:"instructions,omitempty"`
 }
 
-// Organizations a user of an email domain may join.
+// Organizations a user of an email domain may join, as their public cards.
 type EmailDomainOrganizations struct {
-	Organizations []*store.Organization `json:"organizations"`
+	Organizations []*OrganizationSummary `json:"organizations"`
 }
 
 // Exports the space's content to a git repository, as a commit on a ref.
