@@ -74,6 +74,17 @@ func PreconditionFailed(format string, args ...any) *Error {
 var ErrUnauthenticated = &Error{Status: http.StatusUnauthorized, Code: "UNAUTHENTICATED",
 	Message: "authentication required: send Authorization: Bearer <API token>"}
 
+// ErrTimeout is answered when PostgreSQL cut a statement of the request (the
+// statement timeout, DOCSAPI_STATEMENT_TIMEOUT): a lock held too long or an
+// overloaded database, which passes. 503 rather than 504: this server is the
+// origin, not a gateway, and 503 is the status whose Retry-After clients and
+// proxies know to honour.
+var ErrTimeout = &Error{Status: http.StatusServiceUnavailable, Code: "TIMEOUT",
+	Message: "the database did not answer in time; try again"}
+
+// RetryAfterSeconds is the Retry-After of a 503 (ErrTimeout).
+const RetryAfterSeconds = 2
+
 // Codes of errors raised by gqlgen itself, and the HTTP status each maps to.
 var protocolStatus = map[string]int{
 	errcode.ValidationFailed:    http.StatusBadRequest,
@@ -105,6 +116,9 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &e):
 		case errors.Is(err, store.ErrNotFound):
 			e = NotFound("resource")
+		case store.IsTimeout(err):
+			log.WarnContext(ctx, "statement cancelled", "err", err, "path", graphql.GetPath(ctx))
+			e = ErrTimeout
 		case errors.As(err, &gqlErr) && gqlErr.Err == nil:
 			// Raised by gqlgen (validation, parsing, coercion, limits): safe to show.
 			return gqlErr

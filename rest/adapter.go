@@ -57,9 +57,12 @@ func (a *adapter) handler(route Route) http.Handler {
 		if len(resp.Errors) > 0 {
 			e := resp.Errors[0]
 			status := graph.ErrorStatus(e)
-			if status >= 500 {
+			if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code {
 				writeError(w, status, "internal error")
 				return
+			}
+			if status == http.StatusServiceUnavailable {
+				w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
 			}
 			writeError(w, status, restMessage(e))
 			return
@@ -316,6 +319,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// writeTimeout answers a request whose statement PostgreSQL cut
+// (graph.ErrTimeout): 503, to be retried after a moment.
+func writeTimeout(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
+	writeError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Message)
 }
 
 // writeError writes the reference's error body: {"error": {"code", "message"}}.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,6 +58,8 @@ func (a authenticator) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller, err := a.resolve(r)
 		switch {
+		case store.IsTimeout(err):
+			writeTimeout(w)
 		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
 			writeError(w, http.StatusInternalServerError, "internal error")
@@ -79,6 +82,9 @@ func (a authenticator) optional(next http.Handler) http.Handler {
 		case errors.Is(err, graph.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
 			graph.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
+		case store.IsTimeout(err):
+			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
+			graph.WriteHTTPError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Code, graph.ErrTimeout.Message)
 		case err != nil:
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
 			graph.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,7 +21,9 @@ type ConnectOptions struct {
 	DataDir string
 	// MaxConns bounds the pool (0: pgx's default).
 	MaxConns int32
-	Log      *slog.Logger
+	// StatementTimeout is the pool's statement_timeout (0: none), see Options.
+	StatementTimeout time.Duration
+	Log              *slog.Logger
 }
 
 // Connect opens the database: the server at DatabaseURL, or an embedded
@@ -28,8 +31,9 @@ type ConnectOptions struct {
 // it) for the purpose. The returned stop function closes the pool and stops
 // an embedded server this call started.
 func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
+	pool := Options{MaxConns: opts.MaxConns, StatementTimeout: opts.StatementTimeout}
 	if opts.DatabaseURL != "" {
-		db, err := Open(ctx, opts.DatabaseURL, opts.MaxConns)
+		db, err := OpenWith(ctx, opts.DatabaseURL, pool)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -56,7 +60,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
 		stopServer()
 		return nil, nil, err
 	}
-	db, err := Open(ctx, srv.URL("docsapi"), opts.MaxConns)
+	db, err := OpenWith(ctx, srv.URL("docsapi"), pool)
 	if err != nil {
 		stopServer()
 		return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,17 +39,45 @@ type DB struct {
 	listening     chan struct{}
 }
 
-// Open connects to url. bun formats its queries client-side, so the pool uses
-// the simple protocol: preparing statements whose text differs with every
-// value would only churn the statement cache.
+// DefaultStatementTimeout is how long one SQL statement of the application
+// may run before PostgreSQL cancels it (DOCSAPI_STATEMENT_TIMEOUT).
+const DefaultStatementTimeout = 30 * time.Second
+
+// Options tune the pool Open makes.
+type Options struct {
+	// MaxConns bounds the pool (0: pgx's default).
+	MaxConns int32
+	// StatementTimeout is the statement_timeout of every connection of the
+	// pool: a statement running longer (a request stuck behind a lock, a
+	// query gone wrong) is cancelled rather than holding its connection and
+	// its locks for ever. Zero sets none (the server's or the URL's applies).
+	// Migrate runs without it; maintenance that may take longer runs in
+	// RunUnhurried.
+	StatementTimeout time.Duration
+}
+
+// Open connects to url with at most maxConns connections and the default
+// statement timeout.
 func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
+	return OpenWith(ctx, url, Options{MaxConns: maxConns, StatementTimeout: DefaultStatementTimeout})
+}
+
+// OpenWith connects to url. bun formats its queries client-side, so the pool
+// uses the simple protocol: preparing statements whose text differs with
+// every value would only churn the statement cache.
+func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
 	}
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	if maxConns > 0 {
-		cfg.MaxConns = maxConns
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout > 0 {
+		// A startup parameter rather than a SET after connecting: it costs
+		// no round trip, and no statement of a connection runs without it.
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = milliseconds(opts.StatementTimeout)
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -77,6 +106,12 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 		d.Callers.listen(listenCtx, slog.Default())
 	}()
 	return d, nil
+}
+
+// milliseconds renders d as PostgreSQL's milliseconds, rounded up: a
+// timeout below a millisecond must not become 0, which means none.
+func milliseconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
 }
 
 // Close closes bun's handle and the pool.
@@ -108,6 +143,31 @@ func translate(err error) error {
 		return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
 	}
 	return err
+}
+
+// IsTimeout reports whether err is PostgreSQL cancelling a statement: the
+// statement timeout cut it, or an administrator cancelled it (both are
+// 57014, query_canceled). The store sets no lock_timeout, so 55P03 is left
+// to what it means elsewhere (NOWAIT). It checks the driver's error where
+// it is, translated or not, since queries reach it through several paths.
+func IsTimeout(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "57014"
+}
+
+// RunUnhurried runs fn in a transaction without the pool's statement
+// timeout: for background maintenance (purges of many rows) that may take
+// longer than any request should. ctx still bounds it: pgx cancels the
+// statement running when ctx ends.
+func RunUnhurried(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		// SET LOCAL: the connection goes back to the pool with its own
+		// setting when the transaction ends.
+		if _, err := tx.ExecContext(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return err
+		}
+		return fn(ctx, tx)
+	})
 }
 
 // RunInTx runs fn in a transaction, committing when it returns nil. The

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/migrate"
 )
 
@@ -21,8 +25,24 @@ const migrationLockKey = 0x646f6373617069
 // Migrate applies our migrations, then River's, holding a session-level
 // advisory lock for the whole run. A migration is marked applied only after it
 // succeeded, so a failed one is retried on the next start.
+//
+// They run on a small pool of their own without the statement timeout:
+// rewriting a large table or building an index may take longer than any
+// request should, and waiting for another instance's migrations (the
+// advisory lock) is no stuck statement either.
 func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
-	conn, err := db.DB.Conn(ctx)
+	cfg := db.Pool.Config()
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "0"
+	cfg.MinConns, cfg.MaxConns = 0, 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("store: connect for migrations: %w", err)
+	}
+	defer pool.Close()
+	mdb := bun.NewDB(stdlib.OpenDBFromPool(pool), pgdialect.New())
+	defer mdb.Close()
+
+	conn, err := mdb.Conn(ctx)
 	if err != nil {
 		return err
 	}
@@ -38,7 +58,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 	if err := migrations.Discover(migrationFiles); err != nil {
 		return fmt.Errorf("store: read migrations: %w", err)
 	}
-	migrator := migrate.NewMigrator(db.DB, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	migrator := migrate.NewMigrator(mdb, migrations, migrate.WithMarkAppliedOnSuccess(true))
 	if err := migrator.Init(ctx); err != nil {
 		return fmt.Errorf("store: init migrations: %w", err)
 	}
@@ -50,7 +70,7 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		log.Info("applied migrations", "group", group.ID, "migrations", group.Migrations.String())
 	}
 
-	riverMigrator, err := rivermigrate.New(riverpgxv5.New(db.Pool), nil)
+	riverMigrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
 )
 
 // config is the server's configuration: every setting is a DOCSAPI_*
@@ -54,7 +56,12 @@ type config struct {
 	// origins allowed to open subscriptions' websockets.
 	WebsocketOrigins string
 	MaxConns         int32
+	// StatementTimeout is the pool's statement_timeout (0: none).
+	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
+
+	// invalid holds what bindConfig could not parse, reported by check.
+	invalid error
 }
 
 func bindConfig(fs *flag.FlagSet) *config {
@@ -98,8 +105,29 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.DurationVar(&c.DeliveryBackoff, "delivery-backoff", backoff, "wait after a failed delivery attempt, doubled after each ($DOCSAPI_DELIVERY_BACKOFF)")
 	conns, _ := strconv.ParseInt(envOr("DOCSAPI_DB_MAX_CONNS", "20"), 10, 32)
 	c.MaxConns = int32(conns)
+	c.StatementTimeout = store.DefaultStatementTimeout
+	if v, ok := os.LookupEnv("DOCSAPI_STATEMENT_TIMEOUT"); ok {
+		// A typo must not turn the limit off, as a zero duration would.
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			c.invalid = fmt.Errorf("DOCSAPI_STATEMENT_TIMEOUT: %w", err)
+		}
+		c.StatementTimeout = d
+	}
+	fs.DurationVar(&c.StatementTimeout, "statement-timeout", c.StatementTimeout, "how long one SQL statement may run before PostgreSQL cancels it and the request answers 503; 0: no limit ($DOCSAPI_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
 	return c
+}
+
+// check reports a setting that cannot be used.
+func (c *config) check() error {
+	if c.invalid != nil {
+		return c.invalid
+	}
+	if c.StatementTimeout < 0 {
+		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
+	}
+	return nil
 }
 
 func (c *config) logger() *slog.Logger {

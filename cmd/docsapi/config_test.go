@@ -1,8 +1,11 @@
 package main
 
 import (
+	"flag"
+	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // DOCSAPI_SECRET_KEY: empty (no key), 64 hex digits or base64 of 32 bytes;
@@ -25,3 +28,40 @@ func TestSecretKeyConfig(t *testing.T) {
 		}
 	}
 }
+
+// DOCSAPI_STATEMENT_TIMEOUT: 30s by default, 0 for none; the flag overrides
+// it; a value that is no duration stops the server rather than turning the
+// limit off.
+func TestStatementTimeoutConfig(t *testing.T) {
+	t.Setenv("DOCSAPI_STATEMENT_TIMEOUT", "") // restored when the test ends
+	for _, c := range []struct {
+		env  *string
+		args []string
+		want time.Duration
+		ok   bool
+	}{
+		{nil, nil, 30 * time.Second, true},
+		{ptr("5s"), nil, 5 * time.Second, true},
+		{ptr("0"), nil, 0, true},
+		{ptr("5s"), []string{"-statement-timeout", "2m"}, 2 * time.Minute, true},
+		{nil, []string{"-statement-timeout", "-1s"}, -time.Second, false},
+		{ptr("soon"), nil, 0, false},
+	} {
+		if c.env != nil {
+			os.Setenv("DOCSAPI_STATEMENT_TIMEOUT", *c.env)
+		} else {
+			os.Unsetenv("DOCSAPI_STATEMENT_TIMEOUT")
+		}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok || (c.ok && cfg.StatementTimeout != c.want) {
+			t.Errorf("env %v, args %v: %s, %v", c.env, c.args, cfg.StatementTimeout, err)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }

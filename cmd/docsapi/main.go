@@ -71,12 +71,16 @@ func run(args []string) error {
 	if cmd == "openapi" {
 		return printOpenAPI(os.Stdout, cfg.server(nil).PublicURL)
 	}
+	if err := cfg.check(); err != nil {
+		return err
+	}
 	log := cfg.logger()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	db, closeDB, err := store.Connect(ctx, store.ConnectOptions{
-		DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.MaxConns, Log: log,
+		DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.MaxConns,
+		StatementTimeout: cfg.StatementTimeout, Log: log,
 	})
 	if err != nil {
 		return err

@@ -138,7 +138,14 @@ type retentionWorker[T river.JobArgs] struct {
 
 func (w *retentionWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error {
 	cutoff := w.clock().Add(-w.retention)
-	n, err := w.remove(ctx, w.db, cutoff)
+	// Removing a backlog (the spaces of a large organization, with their
+	// content) may take longer than the statement timeout made for
+	// requests; Timeout bounds it instead.
+	var n int64
+	err := store.RunUnhurried(ctx, w.db, func(ctx context.Context, tx bun.Tx) (err error) {
+		n, err = w.remove(ctx, tx, cutoff)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -147,6 +154,10 @@ func (w *retentionWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error {
 	}
 	return nil
 }
+
+// Timeout bounds a removal, longer than River's default minute, which is
+// made for short jobs. A removal cut short is rolled back whole and retried.
+func (w *retentionWorker[T]) Timeout(*river.Job[T]) time.Duration { return 10 * time.Minute }
 
 // resolverWorker runs a domain job: its work is a Resolver method.
 type resolverWorker[T river.JobArgs] struct {

@@ -60,6 +60,9 @@ type Options struct {
 	// Logs receives the server's and the jobs' log lines at debug level
 	// (default: discarded), for tests of what is logged.
 	Logs io.Writer
+	// StatementTimeout is the pool's statement_timeout (default
+	// store.DefaultStatementTimeout, as in production).
+	StatementTimeout time.Duration
 }
 
 // logger is the log the options ask for.
@@ -77,7 +80,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	db := pgtest.NewDB(t)
+	db := pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout)})
 	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o}
 	env.start()

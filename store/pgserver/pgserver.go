@@ -7,12 +7,24 @@
 // this process is root the server processes run as an unprivileged OS user
 // ("postgres" if it exists, otherwise "nobody"), and the directories they use
 // are handed to that user.
+//
+// SECURITY: the server listens on loopback and on a Unix socket, and any
+// local process can reach loopback. So no connection is trusted: the
+// "postgres" role has a random password, set at initdb (or, for a cluster
+// an older version initialised with trust, at the first start of this one),
+// every connection, TCP or socket, must prove it with SCRAM-SHA-256, and the
+// password is kept in PasswordFile, readable only by the OS user that runs
+// docsapi. The socket directory is private to the server's OS user besides.
 package pgserver
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/user"
@@ -25,12 +37,20 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// PasswordFile, in the data directory, holds the password of the "postgres"
+// role, mode 0600, owned by the OS user that runs docsapi (root's when root:
+// the server's OS user has no need of it). Clients of the embedded server
+// (this process's pool, the CLI commands attached to a running server, the
+// tests) read it from there, through Start.
+const PasswordFile = "postgres-password"
 
 // Options configure a server. DataDir is required; the zero value of the rest
 // is a sensible default.
 type Options struct {
-	// DataDir holds the cluster ("pgdata") and the Unix socket ("run").
+	// DataDir holds the cluster ("pgdata") and its password (PasswordFile).
 	// It is created if missing; initdb runs only when the cluster is missing.
 	DataDir string
 	// Port is the TCP port on 127.0.0.1. Zero picks a free one.
@@ -55,6 +75,7 @@ type Server struct {
 	cmd      *exec.Cmd
 	sockDir  string
 	port     int
+	password string
 	exited   chan struct{}
 	waitErr  error
 	stop     sync.Once
@@ -79,30 +100,70 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	pgdata := filepath.Join(dataDir, "pgdata")
+	pwPath := filepath.Join(dataDir, PasswordFile)
 	// The socket path must stay under ~107 bytes, so it lives in a short
 	// directory of its own rather than under a possibly deep data dir.
+	// SECURITY: prepareDir makes it 0700 and the server user's: local
+	// processes of other users cannot even reach the socket.
 	sockDir, err := os.MkdirTemp("", "docsapi-pg-")
 	if err != nil {
 		return nil, err
 	}
 	for _, dir := range []string{dataDir, sockDir} {
 		if err := prepareDir(dir, owner); err != nil {
+			_ = os.RemoveAll(sockDir)
 			return nil, err
 		}
 	}
+	s, err := start(ctx, opts, binDir, dataDir, pgdata, pwPath, sockDir, owner)
+	if s == nil || s.attached {
+		_ = os.RemoveAll(sockDir)
+	}
+	return s, err
+}
+
+func start(ctx context.Context, opts Options, binDir, dataDir, pgdata, pwPath, sockDir string, owner *osUser) (*Server, error) {
 	if _, err := os.Stat(filepath.Join(pgdata, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := prepareDir(pgdata, owner); err != nil {
 			return nil, err
 		}
-		out, err := run(ctx, owner, dataDir, filepath.Join(binDir, "initdb"),
-			"-D", pgdata, "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-			"--locale=C.UTF-8", "--no-instructions", "--no-sync")
+		password, err := newPassword()
 		if err != nil {
-			return nil, fmt.Errorf("pgserver: initdb: %w: %s", err, strings.TrimSpace(string(out)))
+			return nil, err
+		}
+		if err := initdb(ctx, owner, binDir, dataDir, pgdata, password); err != nil {
+			return nil, err
+		}
+		// Written once the cluster has the password: a failure in between
+		// leaves a cluster without a password file, which the next start
+		// gives a new password (below), never a file that does not open it.
+		if err := writePassword(pwPath, password); err != nil {
+			return nil, err
 		}
 	}
-	if s := attach(ctx, pgdata); s != nil {
-		return s, nil
+	if s, err := attach(ctx, pgdata, pwPath); s != nil || err != nil {
+		return s, err
+	}
+	password, err := readPassword(pwPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A cluster an older docsapi initialised with trust authentication,
+		// or whose password file was lost: give the role a new password
+		// before the server accepts any connection.
+		if password, err = newPassword(); err != nil {
+			return nil, err
+		}
+		if err := setPassword(ctx, owner, binDir, dataDir, pgdata, password); err != nil {
+			return nil, err
+		}
+		err = writePassword(pwPath, password)
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Every start, not only initdb, writes the access rules: the clusters
+	// of older versions trusted every local connection.
+	if err := writeHBA(pgdata, owner); err != nil {
+		return nil, err
 	}
 	port := opts.Port
 	if port == 0 {
@@ -136,7 +197,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("pgserver: start postgres: %w", err)
 	}
-	s := &Server{opts: opts, cmd: cmd, sockDir: sockDir, port: port, exited: make(chan struct{})}
+	s := &Server{opts: opts, cmd: cmd, sockDir: sockDir, port: port, password: password, exited: make(chan struct{})}
 	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
 	if err := s.waitReady(ctx); err != nil {
 		s.Stop()
@@ -154,6 +215,12 @@ func (s *Server) waitReady(ctx context.Context) error {
 		if err == nil {
 			return conn.Close(ctx)
 		}
+		// The server answered with an error other than "starting up": a
+		// password that does not open the cluster, say. Waiting won't help.
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code != "57P03" {
+			return fmt.Errorf("pgserver: connect: %w", err)
+		}
 		select {
 		case <-s.exited:
 			return fmt.Errorf("pgserver: postgres exited during start: %v (see the server log)", s.waitErr)
@@ -167,9 +234,10 @@ func (s *Server) waitReady(ctx context.Context) error {
 	}
 }
 
-// URL is a connection string for database dbname over TCP on loopback.
+// URL is a connection string for database dbname over TCP on loopback, as
+// the superuser "postgres", with its password.
 func (s *Server) URL(dbname string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, dbname)
+	return fmt.Sprintf("postgres://postgres:%s@127.0.0.1:%d/%s?sslmode=disable", s.password, s.port, dbname)
 }
 
 // Port is the TCP port the server listens on.
@@ -195,28 +263,177 @@ func (s *Server) Stop() {
 }
 
 // attach returns the server already running on pgdata, if any: postgres
-// records its pid and port in postmaster.pid.
-func attach(ctx context.Context, pgdata string) *Server {
+// records its pid and port in postmaster.pid. It fails when a server runs
+// there but will not let us in, rather than let Start try to run a second one.
+func attach(ctx context.Context, pgdata, pwPath string) (*Server, error) {
 	b, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 4 {
-		return nil
+		return nil, nil
 	}
 	pid, err1 := strconv.Atoi(strings.TrimSpace(lines[0]))
 	port, err2 := strconv.Atoi(strings.TrimSpace(lines[3]))
 	if err1 != nil || err2 != nil || syscall.Kill(pid, 0) != nil {
-		return nil
+		return nil, nil
 	}
-	s := &Server{attached: true, port: port, exited: make(chan struct{})}
+	password, err := readPassword(pwPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("pgserver: the PostgreSQL server running on %s (pid %d) has no password file: an older docsapi started it; stop that docsapi, then start this one, which secures the cluster", pgdata, pid)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{attached: true, port: port, password: password, exited: make(chan struct{})}
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
-		return nil
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return nil, fmt.Errorf("pgserver: the PostgreSQL server running on %s (pid %d) refused us: %w", pgdata, pid, err)
+		}
+		// Nothing answers on that port: a stale pid file whose pid was
+		// reused. Starting a server deals with the stale file.
+		return nil, nil
 	}
 	_ = conn.Close(ctx)
-	return s
+	return s, nil
+}
+
+// initdb creates the cluster with password as the superuser's password and
+// no trust anywhere, even before the first start rewrites pg_hba.conf.
+func initdb(ctx context.Context, owner *osUser, binDir, dataDir, pgdata, password string) error {
+	// initdb runs as the server's OS user, who cannot read PasswordFile
+	// (root's when root): it gets a copy of its own, removed at once.
+	pwfile, err := writeTemp(dataDir, ".initdb-password-*", password+"\n", owner)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(pwfile)
+	out, err := run(ctx, owner, dataDir, nil, filepath.Join(binDir, "initdb"),
+		"-D", pgdata, "-U", "postgres", "--auth-local=scram-sha-256", "--auth-host=scram-sha-256",
+		"--pwfile="+pwfile, "--encoding=UTF8", "--locale=C.UTF-8", "--no-instructions", "--no-sync")
+	if err != nil {
+		return fmt.Errorf("pgserver: initdb: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// setPassword gives the superuser a new password with the server stopped, in
+// single-user mode: no connection is ever let in without one to do it, and
+// the password goes through stdin, not the command line others can read.
+func setPassword(ctx context.Context, owner *osUser, binDir, dataDir, pgdata, password string) error {
+	stmt := "ALTER ROLE postgres WITH PASSWORD '" + strings.ReplaceAll(password, "'", "''") + "';\n"
+	out, err := run(ctx, owner, dataDir, strings.NewReader(stmt), filepath.Join(binDir, "postgres"),
+		"--single", "-D", pgdata, "-c", "password_encryption=scram-sha-256", "-c", "log_min_error_statement=panic", "postgres")
+	// Single-user mode reports a failed statement on its output and still
+	// exits 0.
+	text := strings.ReplaceAll(string(out), password, "********")
+	if err != nil || strings.Contains(text, "ERROR:") || strings.Contains(text, "FATAL:") {
+		return fmt.Errorf("pgserver: set the password of the postgres role: %v: %s", err, strings.TrimSpace(text))
+	}
+	return nil
+}
+
+// hbaConf is the cluster's whole pg_hba.conf.
+const hbaConf = `# Written by docsapi (store/pgserver) at every start of its embedded server:
+# changes here are lost. The password of the postgres role is in the data
+# directory's ` + PasswordFile + `.
+local all all               scram-sha-256
+host  all all 127.0.0.1/32  scram-sha-256
+host  all all ::1/128       scram-sha-256
+`
+
+// writeHBA writes hbaConf as the cluster's pg_hba.conf, for the server's OS
+// user to read.
+func writeHBA(pgdata string, owner *osUser) error {
+	path := filepath.Join(pgdata, "pg_hba.conf")
+	tmp, err := writeTemp(pgdata, ".pg_hba.conf-*", hbaConf, owner)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// newPassword is 32 random bytes in hex: nothing to escape in a URL or SQL.
+func newPassword() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// writePassword replaces PasswordFile atomically, mode 0600, owned by this
+// process's user.
+func writePassword(path, password string) error {
+	tmp, err := writeTemp(filepath.Dir(path), "."+PasswordFile+"-*", password+"\n", nil)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// readPassword reads PasswordFile.
+func readPassword(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	// SECURITY: the password makes anyone a superuser of the cluster, who
+	// can run programs as the server's OS user (COPY ... TO PROGRAM). A file
+	// others can read has leaked it: refuse it, as ssh refuses such a key.
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", fmt.Errorf("pgserver: %s is readable by others (mode %#o): run chmod 600 on it; if others could read it, delete it instead and docsapi sets a new password at its next start", path, perm)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1024))
+	if err != nil {
+		return "", err
+	}
+	password := strings.TrimSpace(string(b))
+	if password == "" {
+		return "", fmt.Errorf("pgserver: %s is empty", path)
+	}
+	return password, nil
+}
+
+// writeTemp writes content to a new file in dir (mode 0600) and returns its
+// path; the file belongs to owner when owner is not nil.
+func writeTemp(dir, pattern, content string, owner *osUser) (string, error) {
+	f, err := os.CreateTemp(dir, pattern) // mode 0600
+	if err != nil {
+		return "", err
+	}
+	path := f.Name()
+	_, err = f.WriteString(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && owner != nil {
+		err = os.Chown(path, int(owner.uid), int(owner.gid))
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }
 
 // osUser is the account the server processes run as; nil means "this process's".
@@ -295,8 +512,9 @@ func command(owner *osUser, dir, bin string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func run(ctx context.Context, owner *osUser, dir, bin string, args ...string) ([]byte, error) {
+func run(ctx context.Context, owner *osUser, dir string, stdin io.Reader, bin string, args ...string) ([]byte, error) {
 	cmd := command(owner, dir, bin, args...)
+	cmd.Stdin = stdin
 	cmd.SysProcAttr.Pdeathsig = 0
 	done := make(chan struct{})
 	defer close(done)

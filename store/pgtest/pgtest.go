@@ -3,6 +3,9 @@
 // of DOCSAPI_TEST_DATABASE_URL when set). Tests are isolated from each other
 // and can run in parallel; a clone takes a few milliseconds.
 //
+// The embedded server lets no one in without its password (store/pgserver):
+// the URLs given here carry it.
+//
 // A package using it calls Main from TestMain so the server stops at the end.
 package pgtest
 
@@ -118,10 +121,17 @@ func NewDatabase(t testing.TB) string {
 	return withDatabase(adminURL, name)
 }
 
-// NewDB opens a new database (see NewDatabase) and closes it when the test ends.
+// NewDB opens a new database (see NewDatabase), with the default statement
+// timeout, and closes it when the test ends.
 func NewDB(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), NewDatabase(t), 10)
+	return NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: store.DefaultStatementTimeout})
+}
+
+// NewDBWith is NewDB with the pool's options.
+func NewDBWith(t testing.TB, opts store.Options) *store.DB {
+	t.Helper()
+	db, err := store.OpenWith(context.Background(), NewDatabase(t), opts)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
