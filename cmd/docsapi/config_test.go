@@ -1,8 +1,12 @@
 package main
 
 import (
+	"flag"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/docsapi/docsapi/graph"
 )
 
 // DOCSAPI_SECRET_KEY: empty (no key), 64 hex digits or base64 of 32 bytes;
@@ -23,5 +27,28 @@ func TestSecretKeyConfig(t *testing.T) {
 		if (err == nil) != c.ok || len(key) != c.n {
 			t.Errorf("%q: %d bytes, %v", c.value, len(key), err)
 		}
+	}
+}
+
+// The git import limits come from DOCSAPI_GIT_MAX_*, flags overriding
+// them, with graph's defaults when neither is set.
+func TestGitLimitsConfig(t *testing.T) {
+	limits := func(args ...string) graph.GitLimits {
+		fs := flag.NewFlagSet("docsapi", flag.ContinueOnError)
+		c := bindConfig(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c.server(slog.New(slog.DiscardHandler)).GitLimits
+	}
+	if got, want := limits(), (graph.GitLimits{MaxFiles: graph.DefaultGitMaxFiles, MaxBytes: graph.DefaultGitMaxBytes,
+		MaxFileBytes: graph.DefaultGitMaxFileBytes}); got != want {
+		t.Errorf("defaults: %+v, want %+v", got, want)
+	}
+	t.Setenv("DOCSAPI_GIT_MAX_FILES", "50")
+	t.Setenv("DOCSAPI_GIT_MAX_BYTES", "1000")
+	t.Setenv("DOCSAPI_GIT_MAX_FILE_BYTES", "200")
+	if got, want := limits("-git-max-file-bytes", "300"), (graph.GitLimits{MaxFiles: 50, MaxBytes: 1000, MaxFileBytes: 300}); got != want {
+		t.Errorf("environment and flag: %+v, want %+v", got, want)
 	}
 }
