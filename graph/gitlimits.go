@@ -35,7 +35,7 @@ type GitLimits struct {
 	// MaxBytes bounds the sum of the tree's file sizes, each path counted:
 	// a blob at N paths counts N times.
 	MaxBytes int64
-	// MaxFileBytes bounds one file, and any one object of the transfer.
+	// MaxFileBytes bounds one file, and any one blob of the transfer.
 	MaxFileBytes int64
 }
 
@@ -44,8 +44,9 @@ type GitLimits struct {
 // MB of markdown; 25 MiB per file is the upload limit's default
 // (DOCSAPI_MAX_UPLOAD_BYTES), so any file the server accepts can make the
 // round trip through git; 100 MiB in all leaves room for images while
-// bounding what one import holds in memory (the files, and at most about
-// as much again for the pack while it is parsed).
+// bounding what one import holds in memory: about twice that at worst (the
+// pack and the objects parsed from it; then the objects and the files
+// read from them).
 const (
 	DefaultGitMaxFiles     = 10_000
 	DefaultGitMaxBytes     = 100 << 20
