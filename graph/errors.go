@@ -54,6 +54,15 @@ func BadRequest(format string, args ...any) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: "BAD_REQUEST", Message: fmt.Sprintf(format, args...)}
 }
 
+// OverLimit is a request this server will not carry out because what it
+// names is past one of the server's limits (a git repository too large to
+// import): 422, naming the input field at fault. The request is well
+// formed, and nothing in it is too large (413): what it points to is.
+func OverLimit(field, format string, args ...any) *Error {
+	return &Error{Status: http.StatusUnprocessableEntity, Code: "LIMIT_EXCEEDED", Field: field,
+		Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
 // Forbidden is answered when the caller can see a resource but may not do this to it.
 func Forbidden(format string, args ...any) *Error {
 	return &Error{Status: http.StatusForbidden, Code: "FORBIDDEN", Message: fmt.Sprintf(format, args...)}

@@ -23,8 +23,10 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitclient "github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/uptrace/bun"
 
@@ -33,13 +35,16 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Git sync with go-git, in memory: import clones a ref and turns GitBook's
-// layout into a new revision (gitlayout.go); export renders the current
-// revision in that layout and pushes a commit to the ref. Credentials in a
-// URL are used for the transfer and never stored, logged or returned (errors
-// name the URL without them). file:// URLs are allowed only under the
-// configured directory (GitFileRoot); http(s) URLs must not name a loopback
-// or private address unless GitAllowPrivate is set.
+// Git sync with go-git, in memory: import clones the tip of a ref (depth 1,
+// that branch only, no tags) and turns GitBook's layout into a new revision
+// (gitlayout.go); export clones the ref the same way, renders the current
+// revision in that layout and pushes a commit to the ref. What a transfer
+// brings in is bounded (GitLimits, gitlimits.go) and checked before it is
+// read. Credentials in a URL are used for the transfer and never stored,
+// logged or returned (errors name the URL without them). file:// URLs are
+// allowed only under the configured directory (GitFileRoot); http(s) and
+// ssh connections go through the outbound guard, which refuses loopback and
+// private addresses unless GitAllowPrivate is set; git:// is refused.
 
 // gitTimeout bounds one import or export.
 const gitTimeout = 2 * time.Minute
@@ -58,64 +63,129 @@ var installGitHTTP = sync.OnceFunc(func() {
 	gitclient.InstallProtocol("http", t)
 })
 
-// gitContext bounds one import or export in time, and tells the outbound
-// guard whether its connections may reach private addresses.
+// gitContext bounds one import or export in time, tells the outbound guard
+// whether its connections may reach private addresses, and bounds what
+// each of its http(s) connections may read.
 func (r *Resolver) gitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	installGitHTTP()
-	return context.WithTimeout(outbound.WithLoopback(ctx, r.GitAllowPrivate), gitTimeout)
+	ctx = outbound.WithReadLimit(outbound.WithLoopback(ctx, r.GitAllowPrivate), r.gitLimits().connBytes())
+	return context.WithTimeout(ctx, gitTimeout)
 }
 
-// gitRemote checks a repository URL; it returns the URL to use and the one
-// safe to store and show.
-func (r *Resolver) gitRemote(raw string) (string, string, error) {
+func (r *Resolver) gitLimits() GitLimits { return r.GitLimits.withDefaults() }
+
+// gitRemote is a checked repository URL.
+type gitRemote struct {
+	// raw is the URL to use, shown the one safe to store and show.
+	raw, shown string
+	// auth and proxy go with every transfer (for ssh: the URL's
+	// credentials, and the outbound guard as the dialer).
+	auth  transport.AuthMethod
+	proxy transport.ProxyOptions
+}
+
+// clone clones the tip of ref (depth 1, that branch only, no tags) into
+// fs (nil: none) and storage bounded by limits, checking nothing out.
+func (g gitRemote) clone(ctx context.Context, ref string, limits GitLimits, fs billy.Filesystem) (*git.Repository, *boundedStorage, error) {
+	st := newBoundedStorage(limits)
+	repo, err := git.CloneContext(ctx, st, fs, &git.CloneOptions{
+		URL: g.raw, Auth: g.auth, ProxyOptions: g.proxy,
+		ReferenceName: plumbing.ReferenceName(ref), SingleBranch: true, Depth: 1, Tags: git.NoTags, NoCheckout: true,
+	})
+	if err != nil && st.refused != nil {
+		err = st.refused
+	}
+	return repo, st, err
+}
+
+// gitRemote checks a repository URL.
+func (r *Resolver) gitRemote(raw string) (gitRemote, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return "", "", Invalid("url", "must be a repository URL (https://, ssh:// or file://)")
+		return gitRemote{}, Invalid("url", "must be a repository URL (https://, ssh:// or file://)")
 	}
 	shown := *u
 	shown.User = nil
+	remote := gitRemote{raw: raw, shown: shown.String()}
 	switch u.Scheme {
 	case "file":
 		if r.GitFileRoot == "" {
-			return "", "", Invalid("url", "file:// repositories are not enabled on this server")
+			return gitRemote{}, Invalid("url", "file:// repositories are not enabled on this server")
 		}
 		root, _ := filepath.Abs(r.GitFileRoot)
 		p := filepath.Clean(u.Path)
 		if rel, err := filepath.Rel(root, p); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return "", "", Invalid("url", "file:// repositories must be under the server's git directory")
+			return gitRemote{}, Invalid("url", "file:// repositories must be under the server's git directory")
 		}
 	case "http", "https", "ssh":
 		// The outbound guard's rule (graph/outbound), checked here on the
-		// names' addresses for a clear 400 before anything connects; http(s)
-		// connections are checked again as they are made (installGitHTTP).
-		// go-git's ssh transport has no dialer hook: for ssh this check is
-		// the only one. GitAllowPrivate allows loopback and private
-		// addresses; link-local, unspecified and multicast ones stay refused.
+		// names' addresses for a clear 400 before anything connects; every
+		// connection is checked again as it is made, on the address it
+		// connects to (http(s): installGitHTTP; ssh: the proxy below).
+		// GitAllowPrivate allows loopback and private addresses;
+		// link-local, multicast and other special-purpose ones stay refused.
 		ips, err := net.LookupIP(u.Hostname())
 		if (err != nil || len(ips) == 0) && !r.GitAllowPrivate {
-			return "", "", Invalid("url", "the repository's host %q does not resolve", u.Hostname())
+			return gitRemote{}, Invalid("url", "the repository's host %q does not resolve", u.Hostname())
 		}
 		for _, ip := range ips {
 			if addr, ok := netip.AddrFromSlice(ip); !ok || outbound.Blocked(addr, r.GitAllowPrivate) {
-				return "", "", Invalid("url", "the repository's host is a private address")
+				return gitRemote{}, Invalid("url", "the repository's host is a private or reserved address")
 			}
 		}
+		if u.Scheme == "ssh" {
+			remote.auth, remote.proxy = r.sshTransfer(u)
+		}
+	case "git":
+		// SECURITY: go-git's git:// transport dials with net.Dial and takes
+		// neither a dialer nor a proxy: nothing could check where it
+		// connects.
+		return gitRemote{}, Invalid("url", "git:// repositories are not supported: their transport cannot go through this server's address checks; use https:// or ssh://")
 	default:
-		return "", "", Invalid("url", "scheme %q is not supported", u.Scheme)
+		return gitRemote{}, Invalid("url", "scheme %q is not supported", u.Scheme)
 	}
-	return raw, shown.String(), nil
+	return remote, nil
 }
 
-// gitError is err from go-git, with the URL's credentials taken out.
-func gitError(err error, raw, shown string) error {
-	return BadRequest("git: %s", strings.ReplaceAll(err.Error(), raw, shown))
+// sshTransfer is the authentication and the dialer of a transfer over ssh.
+func (r *Resolver) sshTransfer(u *url.URL) (transport.AuthMethod, transport.ProxyOptions) {
+	user := u.User.Username()
+	if user == "" {
+		user = "git"
+	}
+	password, _ := u.User.Password()
+	// SECURITY: the URL's credentials and nothing else: left to itself
+	// go-git would offer the server's own ssh agent keys to whatever host
+	// a user names.
+	auth := &gitssh.Password{User: user, Password: password}
+	// SECURITY: go-git's ssh transport takes no dialer, but opens the proxy
+	// URL it is given with golang.org/x/net/proxy: the outbound guard's URL
+	// makes it connect through the guarded dialer, checked on the address it
+	// connects to like http(s), its reads bounded, its life no longer than
+	// the transfer's.
+	proxy := transport.ProxyOptions{URL: outbound.ProxyURL(outbound.ProxyConfig{
+		AllowLoopback: r.GitAllowPrivate, MaxRead: r.gitLimits().connBytes(), Lifetime: gitTimeout})}
+	return auth, proxy
 }
 
-// cloneTree clones ref of url and reads its files.
-func cloneTree(ctx context.Context, rawURL, ref string) (map[string]repoFile, *object.Commit, error) {
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), memfs.New(), &git.CloneOptions{
-		URL: rawURL, ReferenceName: plumbing.ReferenceName(ref), SingleBranch: true, Depth: 1,
-	})
+// gitError is err from go-git, with the URL's credentials taken out; the
+// limits' own errors are answered as they are.
+func gitError(err error, remote gitRemote) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	if outbound.IsTooLarge(err) {
+		return OverLimit("url", "the repository's server sent more than this server's limits allow")
+	}
+	return BadRequest("git: %s", strings.ReplaceAll(err.Error(), remote.raw, remote.shown))
+}
+
+// fetchTree clones the tip of ref and reads its files, once the fetched
+// pack and then the commit's tree are within limits: a repository past
+// them is refused before any file is read.
+func fetchTree(ctx context.Context, remote gitRemote, ref string, limits GitLimits) (map[string]repoFile, *object.Commit, error) {
+	repo, st, err := remote.clone(ctx, ref, limits, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,20 +201,11 @@ func cloneTree(ctx context.Context, rawURL, ref string) (map[string]repoFile, *o
 	if err != nil {
 		return nil, nil, err
 	}
-	files := map[string]repoFile{}
-	err = tree.Files().ForEach(func(f *object.File) error {
-		rd, err := f.Reader()
-		if err != nil {
-			return err
-		}
-		defer rd.Close()
-		data, err := io.ReadAll(io.LimitReader(rd, 64<<20))
-		if err != nil {
-			return err
-		}
-		files[f.Name] = repoFile{path: f.Name, data: data, oid: f.Hash.String()}
-		return nil
-	})
+	listed, err := checkTree(st, tree, limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	files, err := readTreeFiles(st, listed)
 	return files, commit, err
 }
 
@@ -152,18 +213,21 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 	if _, err := r.editableSpace(ctx, spaceID); err != nil {
 		return false, err
 	}
-	rawURL, shown, err := r.gitRemote(input.URL)
+	remote, err := r.gitRemote(input.URL)
 	if err != nil {
 		return false, err
 	}
+	shown := remote.shown
 	if err := checkRef(input.Ref); err != nil {
 		return false, err
 	}
 	ctx, cancel := r.gitContext(ctx)
 	defer cancel()
-	files, commit, err := cloneTree(ctx, rawURL, input.Ref)
+	// Nothing is written before the repository is read whole and within
+	// limits: a refused import leaves no revision, page body or blob.
+	files, commit, err := fetchTree(ctx, remote, input.Ref, r.gitLimits())
 	if err != nil {
-		return false, gitError(err, rawURL, shown)
+		return false, gitError(err, remote)
 	}
 	project := ""
 	if v, _ := input.RepoProjectDirectory.ValueOK(); v != nil {
@@ -296,10 +360,11 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	if err != nil {
 		return false, err
 	}
-	rawURL, shown, err := r.gitRemote(input.URL)
+	remote, err := r.gitRemote(input.URL)
 	if err != nil {
 		return false, err
 	}
+	shown := remote.shown
 	if err := checkRef(input.Ref); err != nil {
 		return false, err
 	}
@@ -341,9 +406,9 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	if v, _ := input.RepoProjectDirectory.ValueOK(); v != nil {
 		project = strings.Trim(path.Clean("/"+*v), "/")
 	}
-	oid, err := pushLayout(ctx, rawURL, input.Ref, project, writeLayout(layout), input.CommitMessage, r.now())
+	oid, err := pushLayout(ctx, remote, input.Ref, project, writeLayout(layout), input.CommitMessage, r.now(), r.gitLimits())
 	if err != nil {
-		return false, gitError(err, rawURL, shown)
+		return false, gitError(err, remote)
 	}
 	now := r.now()
 	space.GitInfo = &store.GitInfo{URL: shown, Ref: input.Ref, RepoName: repoName(shown), UpdatedAt: now}
@@ -354,22 +419,51 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 
 // pushLayout commits files (under project) as the whole tree of ref's
 // project directory and pushes the commit; it starts the ref when the
-// repository does not have it yet.
-func pushLayout(ctx context.Context, rawURL, ref, project string, files map[string][]byte, message string, now time.Time) (string, error) {
+// repository does not have it yet. The commit's parent is the ref's tip,
+// cloned alone (no history): the files outside the project directory are
+// kept, once the tree is within limits.
+func pushLayout(ctx context.Context, remote gitRemote, ref, project string, files map[string][]byte, message string, now time.Time, limits GitLimits) (string, error) {
 	fs := memfs.New()
-	repo, err := git.CloneContext(ctx, memory.NewStorage(), fs, &git.CloneOptions{
-		URL: rawURL, ReferenceName: plumbing.ReferenceName(ref), SingleBranch: true,
-	})
-	if err != nil {
+	repo, st, err := remote.clone(ctx, ref, limits, fs)
+	var limited *Error
+	switch {
+	case errors.As(err, &limited) || outbound.IsTooLarge(err):
+		return "", err // refused by the limits, not a missing ref
+	case err != nil:
 		// An empty repository, or one without the ref: start it.
 		repo, err = git.Init(memory.NewStorage(), fs)
 		if err != nil {
 			return "", err
 		}
-		if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{rawURL}}); err != nil {
+		if _, err := repo.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{remote.raw}}); err != nil {
 			return "", err
 		}
 		if err := repo.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.ReferenceName(ref))); err != nil {
+			return "", err
+		}
+	default:
+		head, err := repo.Head()
+		if err != nil {
+			return "", err
+		}
+		commit, err := repo.CommitObject(head.Hash())
+		if err != nil {
+			return "", err
+		}
+		tree, err := commit.Tree()
+		if err != nil {
+			return "", err
+		}
+		// SECURITY: checking out writes every path's bytes to memory:
+		// the tree is checked against the limits first.
+		if _, err := checkTree(st, tree, limits); err != nil {
+			return "", err
+		}
+		wt, err := repo.Worktree()
+		if err != nil {
+			return "", err
+		}
+		if err := wt.Reset(&git.ResetOptions{Commit: head.Hash(), Mode: git.HardReset}); err != nil {
 			return "", err
 		}
 	}
@@ -408,7 +502,8 @@ func pushLayout(ctx context.Context, rawURL, ref, project string, files map[stri
 	if err != nil {
 		return "", err
 	}
-	err = repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)}})
+	err = repo.PushContext(ctx, &git.PushOptions{RemoteName: "origin", RefSpecs: []config.RefSpec{config.RefSpec(ref + ":" + ref)},
+		Auth: remote.auth, ProxyOptions: remote.proxy})
 	if err != nil && !errors.Is(err, git.NoErrAlreadyUpToDate) {
 		return "", err
 	}

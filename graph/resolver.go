@@ -34,6 +34,9 @@ type Resolver struct {
 	// none); GitAllowPrivate lets git URLs name private addresses.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// GitLimits bounds what a git import (or the clone an export starts
+	// from) takes in; zero fields take the defaults.
+	GitLimits GitLimits
 	// SSOTokenTTL is how long a token issued by a single sign-on works
 	// (DefaultSSOTokenTTL when zero).
 	SSOTokenTTL time.Duration

@@ -42,6 +42,9 @@ type Config struct {
 	// file:// is refused); GitAllowPrivate lets git URLs name private hosts.
 	GitFileRoot     string
 	GitAllowPrivate bool
+	// GitLimits bounds what a git import takes in (zero fields: the
+	// defaults, graph.DefaultGitMaxFiles...).
+	GitLimits graph.GitLimits
 	// SSOTokenTTL is how long a token issued by a SAML sign-in works
 	// (default graph.DefaultSSOTokenTTL).
 	SSOTokenTTL time.Duration
@@ -96,7 +99,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	}
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
-		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate,
+		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution,
 		StrictAuthorization: cfg.StrictAuthorization}

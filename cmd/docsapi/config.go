@@ -39,8 +39,12 @@ type config struct {
 	BlobDir          string
 	GitFileRoot      string
 	GitAllowPrivate  bool
-	SSOTokenTTL      time.Duration
-	MaxUploadBytes   int64
+	// What one git import may bring in (graph.GitLimits).
+	GitMaxFiles     int
+	GitMaxBytes     int64
+	GitMaxFileBytes int64
+	SSOTokenTTL     time.Duration
+	MaxUploadBytes  int64
 	// Outbound HTTP (graph/outbound): loopback and private addresses,
 	// overall time limit and response size limit.
 	OutboundAllowLoopback bool
@@ -83,6 +87,12 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", max, "largest request body accepted ($DOCSAPI_MAX_BODY_BYTES)")
 	str(&c.GitFileRoot, "git-file-root", "DOCSAPI_GIT_FILE_ROOT", "", "directory file:// git URLs may point into (empty: file:// refused)")
 	fs.BoolVar(&c.GitAllowPrivate, "git-allow-private", envOr("DOCSAPI_GIT_ALLOW_PRIVATE", "") == "1", "let git URLs name private or loopback hosts ($DOCSAPI_GIT_ALLOW_PRIVATE=1)")
+	gitFiles, _ := strconv.Atoi(envOr("DOCSAPI_GIT_MAX_FILES", strconv.Itoa(graph.DefaultGitMaxFiles)))
+	fs.IntVar(&c.GitMaxFiles, "git-max-files", gitFiles, "most files and directories a git import's commit may have ($DOCSAPI_GIT_MAX_FILES)")
+	gitBytes, _ := strconv.ParseInt(envOr("DOCSAPI_GIT_MAX_BYTES", strconv.Itoa(graph.DefaultGitMaxBytes)), 10, 64)
+	fs.Int64Var(&c.GitMaxBytes, "git-max-bytes", gitBytes, "most bytes a git import's files may come to, each path counted ($DOCSAPI_GIT_MAX_BYTES)")
+	gitFileBytes, _ := strconv.ParseInt(envOr("DOCSAPI_GIT_MAX_FILE_BYTES", strconv.Itoa(graph.DefaultGitMaxFileBytes)), 10, 64)
+	fs.Int64Var(&c.GitMaxFileBytes, "git-max-file-bytes", gitFileBytes, "largest file a git import accepts ($DOCSAPI_GIT_MAX_FILE_BYTES)")
 	ssoTTL, _ := time.ParseDuration(envOr("DOCSAPI_SSO_TOKEN_TTL", graph.DefaultSSOTokenTTL.String()))
 	fs.DurationVar(&c.SSOTokenTTL, "sso-token-ttl", ssoTTL, "how long an API token issued by a SAML sign-in works ($DOCSAPI_SSO_TOKEN_TTL)")
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
@@ -175,8 +185,9 @@ func (c *config) server(log *slog.Logger) rest.Config {
 	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
-		Delivery: graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
-		Outbound: outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
+		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
+		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},
+		Outbound:  outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
 }
 
 func envOr(name, def string) string {

@@ -2,10 +2,13 @@ package main
 
 import (
 	"flag"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/docsapi/docsapi/graph"
 )
 
 // DOCSAPI_SECRET_KEY: empty (no key), 64 hex digits or base64 of 32 bytes;
@@ -65,3 +68,26 @@ func TestStatementTimeoutConfig(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// The git import limits come from DOCSAPI_GIT_MAX_*, flags overriding
+// them, with graph's defaults when neither is set.
+func TestGitLimitsConfig(t *testing.T) {
+	limits := func(args ...string) graph.GitLimits {
+		fs := flag.NewFlagSet("docsapi", flag.ContinueOnError)
+		c := bindConfig(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return c.server(slog.New(slog.DiscardHandler)).GitLimits
+	}
+	if got, want := limits(), (graph.GitLimits{MaxFiles: graph.DefaultGitMaxFiles, MaxBytes: graph.DefaultGitMaxBytes,
+		MaxFileBytes: graph.DefaultGitMaxFileBytes}); got != want {
+		t.Errorf("defaults: %+v, want %+v", got, want)
+	}
+	t.Setenv("DOCSAPI_GIT_MAX_FILES", "50")
+	t.Setenv("DOCSAPI_GIT_MAX_BYTES", "1000")
+	t.Setenv("DOCSAPI_GIT_MAX_FILE_BYTES", "200")
+	if got, want := limits("-git-max-file-bytes", "300"), (graph.GitLimits{MaxFiles: 50, MaxBytes: 1000, MaxFileBytes: 300}); got != want {
+		t.Errorf("environment and flag: %+v, want %+v", got, want)
+	}
+}

@@ -1,15 +1,20 @@
-// Package outbound is the one HTTP client the server uses to reach addresses
-// its users name (OpenAPI spec URLs, webhook tunnels, git remotes): every
-// request has connect and overall time limits, every body a size limit, and
-// no connection may reach a loopback, private, link-local, unspecified or
-// multicast address unless the configuration allows loopback and private
-// ones (DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1, which tests need).
+// Package outbound is how the server reaches addresses its users name
+// (OpenAPI spec URLs, webhook tunnels, git remotes over http(s) and ssh):
+// one guarded dialer (Dialer) opens every such connection, and the HTTP
+// client built on it gives every request connect and overall time limits,
+// every body a size limit. No connection may reach a loopback or private
+// address unless the configuration allows them
+// (DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1, which tests need), nor ever a
+// link-local, multicast, unspecified, documentation, reserved or other
+// special-purpose address, including through the IPv4 address embedded in
+// an IPv4-mapped, NAT64 or 6to4 one (Blocked).
 //
 // The address check runs in the dialer's Control hook, on the IP actually
 // being connected to, after name resolution: a host name that resolves to a
 // public address when checked and a private one when used (DNS rebinding)
 // cannot slip through, and every redirect's connection is checked the same
-// way.
+// way. Clients that take no dialer but a proxy URL (go-git's ssh transport)
+// get the same dialer through ProxyURL.
 package outbound
 
 import (
@@ -21,7 +26,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"syscall"
 	"time"
 )
 
@@ -36,7 +40,8 @@ const (
 // Config configures a Client.
 type Config struct {
 	// AllowLoopback lets connections reach loopback and private addresses
-	// (link-local, unspecified and multicast stay refused).
+	// (link-local, multicast and the other special-purpose ranges stay
+	// refused: see Blocked).
 	AllowLoopback bool
 	// ConnectTimeout bounds establishing a connection (default 10s).
 	ConnectTimeout time.Duration
@@ -131,9 +136,11 @@ func NewPerRequest(cfg Config) *Client {
 
 func newClient(cfg Config, allowLoopback func(context.Context) bool, noReuse bool) *Client {
 	cfg = cfg.withDefaults()
-	dialer := &net.Dialer{
-		Timeout:        cfg.ConnectTimeout,
-		ControlContext: guard(allowLoopback),
+	dialer := &Dialer{ConnectTimeout: cfg.ConnectTimeout, AllowLoopback: allowLoopback}
+	if noReuse {
+		// A connection lives for one request only: the request's read
+		// limit (WithReadLimit) can be its own.
+		dialer.MaxRead = readLimitOf
 	}
 	transport := &http.Transport{
 		// No proxy from the environment: the guard must see the real target.
@@ -166,43 +173,6 @@ func (c *Client) MaxBytes() int64 { return c.cfg.MaxBytes }
 
 // Timeout is the client's time limit for one request.
 func (c *Client) Timeout() time.Duration { return c.cfg.Timeout }
-
-// guard is the dialer's Control hook: it runs for every connection, with the
-// resolved address and the context of the request dialing, before
-// connecting.
-func guard(allowLoopback func(context.Context) bool) func(ctx context.Context, network, address string, _ syscall.RawConn) error {
-	return func(ctx context.Context, network, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return &BlockedAddressError{}
-		}
-		if ip := ap.Addr().Unmap(); Blocked(ip, allowLoopback(ctx)) {
-			return &BlockedAddressError{Addr: ip}
-		}
-		return nil
-	}
-}
-
-// sharedAddressSpace is 100.64.0.0/10 (carrier-grade NAT), private in effect.
-var sharedAddressSpace = netip.MustParsePrefix("100.64.0.0/10")
-
-// thisNetwork is 0.0.0.0/8, which Linux routes to the local host.
-var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-
-// Blocked reports whether connecting to ip is refused. allowLoopback lets
-// loopback and private addresses through.
-func Blocked(ip netip.Addr, allowLoopback bool) bool {
-	ip = ip.Unmap()
-	switch {
-	case !ip.IsValid(), ip.IsUnspecified(), thisNetwork.Contains(ip),
-		ip.IsLinkLocalUnicast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast(), ip.IsMulticast(),
-		ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return true
-	case ip.IsLoopback(), ip.IsPrivate(), sharedAddressSpace.Contains(ip):
-		return !allowLoopback
-	}
-	return false
-}
 
 // CheckURL checks that raw is an absolute http(s) URL with a host.
 func CheckURL(raw string) (*url.URL, error) {
