@@ -60,6 +60,8 @@ type Options struct {
 	// Logs receives the server's and the jobs' log lines at debug level
 	// (default: discarded), for tests of what is logged.
 	Logs io.Writer
+	// SubscriptionRecheck is rest.Config's (default: the server's).
+	SubscriptionRecheck time.Duration
 }
 
 // logger is the log the options ask for.
@@ -123,6 +125,8 @@ func (e *Env) start() {
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
 		Translator: o.Translator,
 		Delivery:   graph.DeliveryConfig{Attempts: cmp.Or(o.DeliveryAttempts, 3), Backoff: 20 * time.Millisecond},
+		// Tests of the periodic re-check shorten it.
+		SubscriptionRecheck: o.SubscriptionRecheck,
 	})
 	if err != nil {
 		t.Fatal(err)
