@@ -54,6 +54,29 @@ func (c *Caller) Organizations(min store.MemberRole) []string {
 	return out
 }
 
+// sameAs tells whether c and o are the same user with the same
+// memberships: nothing access is decided on differs between them.
+func (c *Caller) sameAs(o *Caller) bool {
+	if c == o {
+		return true
+	}
+	if c.User.ID != o.User.ID || c.User.Email != o.User.Email {
+		return false
+	}
+	orgs := c.Organizations("")
+	if !slices.Equal(orgs, o.Organizations("")) {
+		return false
+	}
+	for _, org := range orgs {
+		mine, _ := c.Membership(org)
+		theirs, _ := o.Membership(org)
+		if mine != theirs {
+			return false
+		}
+	}
+	return true
+}
+
 // joined records a membership the caller gained during this request, so the
 // rest of the request (the permissions of the organization just created, say)
 // sees it.

@@ -1,11 +1,15 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -14,26 +18,52 @@ import (
 )
 
 // Subscriptions: live updates over a websocket (the transport is assembled
-// in rest/server.go). Changes record live events in their own transactions
-// (store.RecordLiveEvent, recordLive below); LiveHub (live.go) hears of them
-// through PostgreSQL and offers each to the subscriptions of what it is
-// about. Permission is checked when subscribing and again for every event,
-// as the caller is now (their token re-resolved, fresh loaders): a caller
-// who lost access gets no more events, and the subscription completes.
+// in rest/subscription.go). Changes record live events in their own
+// transactions (store.RecordLiveEvent, recordLive below); LiveHub (live.go)
+// hears of them through PostgreSQL and offers each to the subscriptions of
+// what it is about. Permission is checked when subscribing and again for
+// every event, as the caller is now (their token re-resolved, fresh
+// loaders): a caller who lost access gets no more events, and the
+// subscription completes. LiveConnection.Watch re-checks between events too,
+// when callers may have changed and every RecheckEvery, so a subscription
+// ends promptly rather than at its next event.
 
 // LiveConnection is what a websocket connection gives its subscriptions:
-// how to resolve its caller again, and a bound on how many subscriptions it
-// may hold at once.
+// how to resolve its caller again, a bound on how many subscriptions it may
+// hold at once, and what tells it to re-check them.
 type LiveConnection struct {
-	// Caller resolves the connection's token again (ErrUnauthenticated once
-	// it matches no one).
+	// Caller resolves the connection's token again, as of now
+	// (ErrUnauthenticated once it matches no one or has expired).
 	Caller func(ctx context.Context) (*Caller, error)
 	// MaxSubscriptions bounds the connection's concurrent subscriptions.
 	MaxSubscriptions int
+	// Changed, when set, returns a channel closed when callers may have
+	// changed (store.CallerCache.Changed).
+	Changed func() <-chan struct{}
+	// RecheckEvery spaces the re-checks Watch makes with no change heard
+	// (default DefaultLiveRecheck).
+	RecheckEvery time.Duration
 
-	mu     sync.Mutex
-	active int
+	mu sync.Mutex
+	// subs holds each subscription's re-check signal.
+	subs map[chan struct{}]struct{}
+	// revoked is closed once the connection's token is found no longer
+	// valid (made on first use).
+	revoked chan struct{}
 }
+
+// DefaultLiveRecheck is how often, at the longest, a subscription's caller
+// and permission are re-checked with no event and no change heard: the
+// bound on how long a subscription outlives an expired token, a listener
+// that is down, or access lost through something other than the caller
+// (a space's permissions).
+const DefaultLiveRecheck = 30 * time.Second
+
+// liveChangeJitter bounds the pause before a connection re-resolves its
+// caller after a change: every connection hears every change, which has
+// just emptied the caller cache, so their lookups are spread out (and a
+// burst of changes costs one).
+const liveChangeJitter = 500 * time.Millisecond
 
 type liveConnectionKey struct{}
 
@@ -43,21 +73,138 @@ func WithLiveConnection(ctx context.Context, c *LiveConnection) context.Context 
 	return context.WithValue(ctx, liveConnectionKey{}, c)
 }
 
-func (c *LiveConnection) acquire() error {
+// acquire takes a subscription slot and returns its re-check signal.
+func (c *LiveConnection) acquire() (chan struct{}, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.active >= c.MaxSubscriptions {
-		return &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
+	if len(c.subs) >= c.MaxSubscriptions {
+		return nil, &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
 			Message: "this connection holds the most subscriptions it may; complete one, or open another connection"}
 	}
-	c.active++
-	return nil
+	if c.subs == nil {
+		c.subs = map[chan struct{}]struct{}{}
+	}
+	recheck := make(chan struct{}, 1)
+	c.subs[recheck] = struct{}{}
+	return recheck, nil
 }
 
-func (c *LiveConnection) release() {
+func (c *LiveConnection) release(recheck chan struct{}) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.active--
+	delete(c.subs, recheck)
+}
+
+// holding tells whether the connection holds any subscription.
+func (c *LiveConnection) holding() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs) > 0
+}
+
+// recheck asks every subscription to re-check its permission (a request
+// already pending stands for this one).
+func (c *LiveConnection) recheck() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for recheck := range c.subs {
+		select {
+		case recheck <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Revoked returns a channel closed once the connection's token is no
+// longer valid.
+func (c *LiveConnection) Revoked() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.revokedLocked()
+}
+
+func (c *LiveConnection) revokedLocked() chan struct{} {
+	if c.revoked == nil {
+		c.revoked = make(chan struct{})
+	}
+	return c.revoked
+}
+
+// Revoke records that the connection's token is no longer valid: its
+// subscriptions end, and the transport closes the connection once they have
+// (rest/subscription.go).
+func (c *LiveConnection) Revoke() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	revoked := c.revokedLocked()
+	select {
+	case <-revoked:
+	default:
+		close(revoked)
+	}
+}
+
+// changed is the channel Changed returns, or nil (never ready) without one.
+func (c *LiveConnection) changed() <-chan struct{} {
+	if c.Changed == nil {
+		return nil
+	}
+	return c.Changed()
+}
+
+// Watch keeps the connection's subscriptions from outliving their caller's
+// access between events, until ctx ends or the connection is revoked.
+// While it holds subscriptions, it re-resolves the caller when callers may
+// have changed and every RecheckEvery: a token no longer valid revokes the
+// connection; a caller whose memberships changed, and every subscription
+// each RecheckEvery, has its subscriptions re-check their permission (which
+// ends those no longer allowed). Each check is as of now, as for an event.
+func (c *LiveConnection) Watch(ctx context.Context, log *slog.Logger) {
+	tick := time.NewTicker(cmp.Or(c.RecheckEvery, DefaultLiveRecheck))
+	defer tick.Stop()
+	revoked := c.Revoked()
+	changed := c.changed()
+	var last *Caller
+	for {
+		every := false
+		select {
+		case <-ctx.Done():
+			return
+		case <-revoked:
+			return
+		case <-tick.C:
+			every = true
+		case <-changed:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(rand.N(liveChangeJitter)):
+			}
+		}
+		// Taken before resolving: a change from now on wakes the next round.
+		changed = c.changed()
+		if !c.holding() {
+			last = nil
+			continue
+		}
+		// SECURITY: the token as of now (ErrUnauthenticated once deleted or
+		// expired) and the memberships as they are now.
+		caller, err := c.Caller(ctx)
+		if errors.Is(err, ErrUnauthenticated) {
+			c.Revoke()
+			return
+		}
+		if err != nil {
+			if ctx.Err() == nil {
+				log.WarnContext(ctx, "subscriptions: re-checking the caller failed; retrying at the next change or tick", "err", err)
+			}
+			continue
+		}
+		if every || last == nil || !caller.sameAs(last) {
+			c.recheck()
+		}
+		last = caller
+	}
 }
 
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
@@ -65,15 +212,20 @@ func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subsc
 type subscriptionResolver struct{ *Resolver }
 
 func (r *subscriptionResolver) SpaceEvents(ctx context.Context, spaceID string) (<-chan *store.LiveEvent, error) {
-	// SECURITY: those who can read the space (access.go), now and at each event.
-	if _, err := r.space(ctx, spaceID); err != nil {
+	// SECURITY: those who can read the space (access.go), now, at each
+	// event and at each re-check.
+	allowed := func(ctx context.Context) error {
+		_, err := r.space(ctx, spaceID)
+		return err
+	}
+	if err := allowed(ctx); err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveSpaceKey(spaceID), func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
+	return subscribeLive(r.Resolver, ctx, liveSpaceKey(spaceID), allowed, func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
 		if n.live == nil || n.live.SpaceID == nil || *n.live.SpaceID != spaceID {
 			return nil, nil
 		}
-		if _, err := r.space(ctx, spaceID); err != nil {
+		if err := allowed(ctx); err != nil {
 			return nil, err
 		}
 		return n.live, nil
@@ -81,15 +233,20 @@ func (r *subscriptionResolver) SpaceEvents(ctx context.Context, spaceID string) 
 }
 
 func (r *subscriptionResolver) SiteEvents(ctx context.Context, organizationID, siteID string) (<-chan *store.LiveEvent, error) {
-	// SECURITY: readers of the site's organization (site.go), now and at each event.
-	if _, err := r.site(ctx, organizationID, siteID); err != nil {
+	// SECURITY: readers of the site's organization (site.go), now, at each
+	// event and at each re-check.
+	allowed := func(ctx context.Context) error {
+		_, err := r.site(ctx, organizationID, siteID)
+		return err
+	}
+	if err := allowed(ctx); err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveSiteKey(siteID), func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
+	return subscribeLive(r.Resolver, ctx, liveSiteKey(siteID), allowed, func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
 		if n.live == nil || n.live.SiteID == nil || *n.live.SiteID != siteID || n.live.OrganizationID != organizationID {
 			return nil, nil
 		}
-		if _, err := r.site(ctx, organizationID, siteID); err != nil {
+		if err := allowed(ctx); err != nil {
 			return nil, err
 		}
 		return n.live, nil
@@ -97,15 +254,21 @@ func (r *subscriptionResolver) SiteEvents(ctx context.Context, organizationID, s
 }
 
 func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name string) (<-chan *store.IntegrationEvent, error) {
+	// SECURITY: those who may see the integration (integration.go), now,
+	// at each event and at each re-check.
+	allowed := func(ctx context.Context) error {
+		_, err := r.integration(ctx, name)
+		return err
+	}
 	in, err := r.integration(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveIntegrationKey(in.ID), func(ctx context.Context, n liveNote) (*store.IntegrationEvent, error) {
+	return subscribeLive(r.Resolver, ctx, liveIntegrationKey(in.ID), allowed, func(ctx context.Context, n liveNote) (*store.IntegrationEvent, error) {
 		if n.integration == nil || n.integration.IntegrationID != in.ID {
 			return nil, nil
 		}
-		if _, err := r.integration(ctx, name); err != nil {
+		if err := allowed(ctx); err != nil {
 			return nil, err
 		}
 		// SECURITY: as Integration.events, the events of installations on
@@ -118,26 +281,43 @@ func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name strin
 	})
 }
 
-// subscribeLive subscribes to the events about key: each one the hub
+// subscribeLive subscribes to the events about key. Each event the hub
 // offers goes through check, in a context with the caller as they are now
-// and fresh loaders, which returns what to send (nil: not for this
-// subscriber) or an error that ends the subscription (access lost).
-func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, check func(ctx context.Context, n liveNote) (T, error)) (<-chan T, error) {
+// and fresh loaders, which returns what to send (the zero value: not for
+// this subscriber) or an error that ends the subscription (access lost);
+// each re-check Watch asks for goes through allowed the same way. A token
+// no longer valid revokes the connection, which ends every subscription.
+func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, allowed func(ctx context.Context) error, check func(ctx context.Context, n liveNote) (T, error)) (<-chan T, error) {
 	conn, ok := ctx.Value(liveConnectionKey{}).(*LiveConnection)
 	if !ok {
 		return nil, BadRequest("subscriptions are served over a websocket at /graphql (the graphql-transport-ws protocol)")
 	}
-	if err := conn.acquire(); err != nil {
+	revoked := conn.Revoked()
+	select {
+	case <-revoked:
+		return nil, ErrUnauthenticated
+	default:
+	}
+	recheck, err := conn.acquire()
+	if err != nil {
 		return nil, err
 	}
 	sub, err := r.Live.subscribe(ctx, key)
 	if err != nil {
-		conn.release()
+		conn.release(recheck)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		r.Log.ErrorContext(ctx, "subscribe", "err", err)
 		return nil, errors.New("internal error")
+	}
+	// logEnd logs why a subscription ends, unless it is access lost (a
+	// client error) or the subscription is over anyway.
+	logEnd := func(what string, err error) {
+		var gerr *Error
+		if !errors.As(err, &gerr) && ctx.Err() == nil {
+			r.Log.ErrorContext(ctx, "subscription: "+what, "err", err)
+		}
 	}
 	out := make(chan T, 1)
 	go func() {
@@ -145,33 +325,54 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, c
 		// The slot is freed before the hub forgets the subscriber: once
 		// the hub's count shows it gone, the connection has room again.
 		defer r.Live.unsubscribe(sub)
-		defer conn.release()
+		defer conn.release(recheck)
 		var zero T
 		for {
 			var n liveNote
+			event := false
 			select {
 			case <-ctx.Done():
 				return
+			case <-revoked:
+				return
+			case <-recheck:
 			case note, ok := <-sub.inbox:
 				if !ok {
 					return
 				}
-				n = note
+				n, event = note, true
 			}
+			// SECURITY: as the caller is now: the token re-resolved (through
+			// the caller cache), fresh loaders; nothing read for an earlier
+			// event is trusted.
 			caller, err := conn.Caller(ctx)
-			if err != nil {
-				if !errors.Is(err, ErrUnauthenticated) && ctx.Err() == nil {
-					r.Log.ErrorContext(ctx, "subscription: resolving the caller", "err", err)
+			if errors.Is(err, ErrUnauthenticated) {
+				conn.Revoke()
+				return
+			}
+			if !event {
+				// SECURITY: a re-check with no event ends the subscription
+				// once the caller may no longer read what it is about. One
+				// that cannot tell (the database unreachable) leaves it be:
+				// nothing is delivered before the next event's own check.
+				if err == nil {
+					err = allowed(WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB)))
 				}
+				if gerr := (*Error)(nil); errors.As(err, &gerr) {
+					return
+				} else if err != nil && ctx.Err() == nil {
+					r.Log.WarnContext(ctx, "subscription: re-checking permission failed; checking again at the next event or re-check", "err", err)
+				}
+				continue
+			}
+			if err != nil {
+				logEnd("resolving the caller", err)
 				return
 			}
 			evCtx := WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB))
 			v, err := check(evCtx, n)
 			if err != nil {
-				var gerr *Error
-				if !errors.As(err, &gerr) && ctx.Err() == nil {
-					r.Log.ErrorContext(ctx, "subscription: checking an event", "err", err)
-				}
+				logEnd("checking an event", err)
 				return
 			}
 			if v == zero {

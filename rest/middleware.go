@@ -122,11 +122,15 @@ func limitBody(max, maxUpload int64, next http.Handler) http.Handler {
 }
 
 // perRequest gives each request its loaders and its query counter; in debug
-// mode REST responses report the count in X-SQL-Queries.
+// mode REST responses report the count in X-SQL-Queries. A websocket gets
+// no loaders: they would live as long as it does, and each of its
+// operations gets its own (rest/subscription.go).
 func perRequest(db *store.DB, debug bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := store.WithQueryCounter(r.Context())
-		ctx = graph.WithLoaders(ctx, graph.NewLoaders(db))
+		if !isWebsocket(r) {
+			ctx = graph.WithLoaders(ctx, graph.NewLoaders(db))
+		}
 		if debug {
 			w = &queryCountHeader{ResponseWriter: w, counter: counter}
 		}

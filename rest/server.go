@@ -56,6 +56,10 @@ type Config struct {
 	// allowed to open subscriptions' websockets: host patterns such as
 	// "docs.example.com" or "*.example.com".
 	WebsocketOrigins []string
+	// SubscriptionRecheck is how often, at the longest, a subscription's
+	// caller and permission are re-checked with no event and no change heard
+	// (default graph.DefaultLiveRecheck).
+	SubscriptionRecheck time.Duration
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -131,7 +135,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
 	// the playground's Headers editor.
-	ws := websocketTransport(auth, cfg.PublicURL, cfg.WebsocketOrigins)
+	ws := websocketTransport(auth, cfg.PublicURL, cfg.WebsocketOrigins, cfg.SubscriptionRecheck)
 	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log, cfg.MaxUploadBytes, ws)))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
@@ -141,7 +145,7 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 			return
 		}
 		if isWebsocket(r) {
-			r = prepareWebsocket(w, r)
+			prepareWebsocket(w)
 		}
 		gql.ServeHTTP(w, r)
 	}))

@@ -30,11 +30,17 @@ import (
 //     raced with a change from storing what it read before the change.
 //   - Entries expire after callerTTL whatever happens: a last resort against
 //     a change made behind PostgreSQL's back (a restored backup).
+//
+// Every invalidation also closes the channel Changed returned: long-lived
+// holders of a caller (websocket subscriptions) re-resolve theirs then.
 type CallerCache struct {
 	db      *DB
 	entries *expirable.LRU[string, cachedCaller]
 	gen     atomic.Uint64
 	live    atomic.Bool
+
+	mu      sync.Mutex
+	changed chan struct{}
 }
 
 type cachedCaller struct {
@@ -51,7 +57,8 @@ const (
 )
 
 func newCallerCache(db *DB) *CallerCache {
-	return &CallerCache{db: db, entries: expirable.NewLRU[string, cachedCaller](callerEntries, nil, callerTTL)}
+	return &CallerCache{db: db, entries: expirable.NewLRU[string, cachedCaller](callerEntries, nil, callerTTL),
+		changed: make(chan struct{})}
 }
 
 // Caller is CallerByToken, answered from memory when it safely can; a token
@@ -86,6 +93,21 @@ func (c *CallerCache) Caller(ctx context.Context, token string, now time.Time) (
 func (c *CallerCache) Invalidate() {
 	c.gen.Add(1)
 	c.entries.Purge()
+	c.mu.Lock()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+}
+
+// Changed returns a channel closed at the next invalidation: some caller
+// may have changed (a token deleted, a membership removed), here or, while
+// the listener is up, in another process. It says nothing of which; while
+// the listener is down, changes made elsewhere close it only when the
+// listener is back (holders re-check on a timer too).
+func (c *CallerCache) Changed() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
 }
 
 // listen keeps a connection LISTENing on callersChannel until ctx ends,

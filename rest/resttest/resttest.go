@@ -63,6 +63,8 @@ type Options struct {
 	// StatementTimeout is the pool's statement_timeout (default
 	// store.DefaultStatementTimeout, as in production).
 	StatementTimeout time.Duration
+	// SubscriptionRecheck is rest.Config's (default: the server's).
+	SubscriptionRecheck time.Duration
 }
 
 // logger is the log the options ask for.
@@ -127,6 +129,8 @@ func (e *Env) start() {
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
 		Translator: o.Translator,
 		Delivery:   graph.DeliveryConfig{Attempts: cmp.Or(o.DeliveryAttempts, 3), Backoff: 20 * time.Millisecond},
+		// Tests of the periodic re-check shorten it.
+		SubscriptionRecheck: o.SubscriptionRecheck,
 	})
 	if err != nil {
 		t.Fatal(err)
