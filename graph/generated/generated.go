@@ -1027,7 +1027,6 @@ type ComplexityRoot struct {
 	OrganizationSummary struct {
 		CreatedAt    func(childComplexity int) int
 		EmailDomains func(childComplexity int) int
-		Hostname     func(childComplexity int) int
 		ID           func(childComplexity int) int
 		InviteLinks  func(childComplexity int) int
 		MergeRules   func(childComplexity int) int
@@ -6784,12 +6783,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationSummary.EmailDomains(childComplexity), true
-	case "OrganizationSummary.hostname":
-		if e.ComplexityRoot.OrganizationSummary.Hostname == nil {
-			break
-		}
-
-		return e.ComplexityRoot.OrganizationSummary.Hostname(childComplexity), true
 	case "OrganizationSummary.id":
 		if e.ComplexityRoot.OrganizationSummary.ID == nil {
 			break
@@ -10594,8 +10587,6 @@ type OrganizationSummary {
   title: String!
   createdAt: DateTime!
   type: OrganizationType!
-  "Default hostname for public content."
-  hostname: String
   plan: BillingProduct!
   urls: OrganizationURLs!
   "What the caller may do with the organization (nothing, unless they are a member)."
@@ -14608,8 +14599,6 @@ func (ec *executionContext) childFields_OrganizationSummary(ctx context.Context,
 		return ec.fieldContext_OrganizationSummary_createdAt(ctx, field)
 	case "type":
 		return ec.fieldContext_OrganizationSummary_type(ctx, field)
-	case "hostname":
-		return ec.fieldContext_OrganizationSummary_hostname(ctx, field)
 	case "plan":
 		return ec.fieldContext_OrganizationSummary_plan(ctx, field)
 	case "urls":
@@ -40365,29 +40354,6 @@ func (ec *executionContext) _OrganizationSummary_type(ctx context.Context, field
 }
 func (ec *executionContext) fieldContext_OrganizationSummary_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type OrganizationType does not have child fields"))
-}
-
-func (ec *executionContext) _OrganizationSummary_hostname(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OrganizationSummary_hostname(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Hostname, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
-}
-func (ec *executionContext) fieldContext_OrganizationSummary_hostname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("OrganizationSummary", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _OrganizationSummary_plan(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationSummary) (ret graphql.Marshaler) {
@@ -66478,11 +66444,6 @@ func (ec *executionContext) _OrganizationSummary(ctx context.Context, sel ast.Se
 		case "type":
 			out.Values[i] = ec._OrganizationSummary_type(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
-			}
-		case "hostname":
-			out.Values[i] = ec._OrganizationSummary_hostname(ctx, field, obj)
-			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "plan":

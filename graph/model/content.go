@@ -54,7 +54,6 @@ type OrganizationSummary struct {
 	Title     string
 	CreatedAt time.Time
 	Type      store.OrganizationType
-	Hostname  *string
 	Plan      store.BillingProduct
 	Logo      *string
 }
@@ -62,7 +61,7 @@ type OrganizationSummary struct {
 // PublicCard is o's public card.
 func PublicCard(o *store.Organization) *OrganizationSummary {
 	return &OrganizationSummary{ID: o.ID, Title: o.Title, CreatedAt: o.CreatedAt, Type: o.Type,
-		Hostname: o.Hostname, Plan: o.Plan, Logo: o.Logo}
+		Plan: o.Plan, Logo: o.Logo}
 }
 
 func (*OrganizationSummary) Object() string         { return "organization" }
