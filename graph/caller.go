@@ -11,8 +11,17 @@ import (
 // Caller is the authenticated user of a request, with their memberships
 // (organization id → role; a nil role is a guest), loaded once per request
 // together with the user.
+//
+// A caller may be scoped: its token (a SAML sign-in's session) reaches one
+// organization only. It then has that membership alone, so every other
+// organization is invisible to it exactly as to an outsider, and it may not
+// act beyond the organization (create or join others): requireUnscoped and
+// requireReach.
 type Caller struct {
 	User *store.User
+
+	// scope is the one organization a scoped caller reaches; "" for none.
+	scope string
 
 	mu    sync.RWMutex
 	roles map[string]*store.MemberRole
@@ -26,6 +35,24 @@ func NewCaller(user *store.User, memberships []store.Membership) *Caller {
 	}
 	return c
 }
+
+// NewScopedCaller returns the caller user whose token reaches organization
+// orgID only: of memberships, only orgID's is kept.
+func NewScopedCaller(user *store.User, memberships []store.Membership, orgID string) *Caller {
+	c := &Caller{User: user, scope: orgID, roles: make(map[string]*store.MemberRole, 1)}
+	for _, m := range memberships {
+		// SECURITY: a scoped token holds no membership but its organization's,
+		// whatever the lookup returned.
+		if m.OrganizationID == orgID {
+			c.roles[m.OrganizationID] = m.Role
+		}
+	}
+	return c
+}
+
+// Scope is the organization a scoped caller is confined to; "" when the
+// caller's token reaches every organization of the user.
+func (c *Caller) Scope() string { return c.scope }
 
 // Membership returns the caller's role in orgID and whether they are a
 // member at all (a guest is a member with no role).
@@ -81,6 +108,11 @@ func (c *Caller) sameAs(o *Caller) bool {
 // rest of the request (the permissions of the organization just created, say)
 // sees it.
 func (c *Caller) joined(orgID string, role store.MemberRole) {
+	// SECURITY: a scoped caller never gains another organization, even
+	// within the request (the mutations that would are refused before).
+	if c.scope != "" && orgID != c.scope {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.roles[orgID] = &role

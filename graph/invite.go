@@ -142,6 +142,10 @@ func (r *mutationResolver) DeleteOrganizationInvite(ctx context.Context, orgID, 
 }
 
 func (r *mutationResolver) JoinOrganizationWithInvite(ctx context.Context, orgID, inviteID string) (*model.JoinOrganizationResult, error) {
+	// SECURITY: a single sign-on session joins nothing beyond its organization.
+	if err := requireReach(ctx, orgID, "join other organizations"); err != nil {
+		return nil, err
+	}
 	inv, org, err := r.usableInvite(ctx, orgID, inviteID)
 	if errors.Is(err, errInviteDisabled) {
 		// SECURITY: a link of an organization that does not accept them is
@@ -159,6 +163,12 @@ func (r *mutationResolver) JoinOrganizationWithInvite(ctx context.Context, orgID
 func (r *mutationResolver) JoinOrganization(ctx context.Context, orgID string) (*model.JoinOrganizationResult, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// SECURITY: a single sign-on session joins nothing beyond its
+	// organization (its email was asserted by that organization's provider,
+	// not proven to anyone else's).
+	if err := requireReach(ctx, orgID, "join other organizations"); err != nil {
 		return nil, err
 	}
 	org, err := store.GetOrganization(ctx, r.DB, orgID)
@@ -237,9 +247,12 @@ func (r *queryResolver) OrganizationsForEmailDomain(ctx context.Context, domain 
 	if err != nil {
 		return nil, err
 	}
-	// SECURITY: their public cards: the caller is no member of them yet.
 	for _, o := range orgs {
-		out.Organizations = append(out.Organizations, model.PublicCard(o))
+		// SECURITY: a scoped caller sees no organization but its own; the
+		// others see their public cards (the caller is no member of them yet).
+		if caller.Scope() == "" || o.ID == caller.Scope() {
+			out.Organizations = append(out.Organizations, model.PublicCard(o))
+		}
 	}
 	return out, nil
 }

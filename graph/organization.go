@@ -28,8 +28,9 @@ func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *
 	if err != nil {
 		return nil, err
 	}
-	// SECURITY: only the caller's own organizations are listed.
-	rows, err := store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, p)
+	// SECURITY: only the caller's own organizations are listed, and of a
+	// scoped caller only the one its token reaches.
+	rows, err := store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, caller.Scope(), p)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +56,10 @@ func (r *Resolver) organization(ctx context.Context, id string) (*store.Organiza
 func (r *mutationResolver) CreateOrganization(ctx context.Context, input model.CreateOrganizationInput) (*store.Organization, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	// SECURITY: a single sign-on session cannot found organizations.
+	if err := requireUnscoped(ctx, "create organizations"); err != nil {
 		return nil, err
 	}
 	org := newOrganization(input.Title, caller.User.ID, r.now())

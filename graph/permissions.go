@@ -31,6 +31,27 @@ func orgRole(ctx context.Context, orgID, what string) (role store.MemberRole, er
 	return role, nil
 }
 
+// requireUnscoped refuses (403) a caller whose token is confined to one
+// organization: doing is what it may not do, beyond that organization.
+func requireUnscoped(ctx context.Context, doing string) error {
+	return requireReach(ctx, "", doing) // "" is no scoped caller's organization
+}
+
+// requireReach refuses (403) a scoped caller an action on an organization
+// other than its own, before anything of that organization is read (so the
+// answer says nothing about it).
+func requireReach(ctx context.Context, orgID, doing string) error {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return err
+	}
+	// SECURITY: a SAML sign-in's session acts in its organization only.
+	if caller.Scope() != "" && caller.Scope() != orgID {
+		return Forbidden("this token is a single sign-on session of organization %s and acts there only: it cannot %s", caller.Scope(), doing)
+	}
+	return nil
+}
+
 // requireOrgRole checks the caller holds at least min in orgID: 404 when they
 // are not a member, 403 when their role is too low.
 func requireOrgRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {

@@ -34,6 +34,9 @@ import (
 //	GET  /sso/saml/{providerId}/start  records an AuthnRequest and redirects to the provider's ssoURL
 //	POST /sso/saml/{providerId}/acs    the provider's SAMLResponse: verified, then the person is signed in
 //
+// (and, with a token, the link flow of sso_link.go:
+// POST /sso/saml/{providerId}/link and /link/confirm).
+//
 // crewjam/saml checks the response: its signature (the response's or the
 // assertion's) against the provider's certificate, the Issuer against the
 // provider's entity ID, the Destination and Recipient against the ACS URL,
@@ -47,10 +50,25 @@ import (
 // encrypted to its certificate, with one key pair per instance (samlKeys),
 // published in every provider's service metadata.
 //
-// A verified response signs the person in: the user with the asserted email
-// (created when there is none) becomes an SSO member of the organization with
-// the provider's default role and team, and gets a new API token, answered
-// as JSON to a client that asks for it and as a small HTML page otherwise.
+// An identity provider is run by whoever administers its organization (any
+// user can create an organization and add one), so what it asserts is
+// believed for that organization only. A verified response names a person by
+// its NameID, and:
+//
+//   - the user that (provider, NameID) is bound to (store.SAMLIdentity) is
+//     signed in: the user a previous sign-in created, or who linked the
+//     provider from their own authenticated session (sso_link.go);
+//   - an unbound NameID gets a new user, bound to it, named and addressed
+//     as asserted. Never an existing user: an asserted email is no proof of
+//     owning the account that has it. When the email is already an
+//     account's, the sign-in is refused (409) and says to link from that
+//     account (emails are unique among users).
+//
+// The user becomes an SSO member of the organization with the provider's
+// default role and team, and gets a new API token confined to that
+// organization (a session: it expires, and reaches no other organization of
+// the user), answered as JSON to a client that asks for it and as a small
+// HTML page otherwise. An answer to a link flow's request links instead.
 
 // SAMLPath is where the sign-in endpoints are served.
 const SAMLPath = "/sso/saml/"
@@ -92,15 +110,7 @@ func (r *Resolver) ServeSAMLStart(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	authn, err := sp.MakeAuthenticationRequest(p.SSOURL, saml.HTTPRedirectBinding, saml.HTTPPostBinding)
-	if err == nil {
-		now := r.now()
-		err = store.AddSAMLRequest(req.Context(), r.DB, authn.ID, p.ID, now, now.Add(-samlRequestLifetime))
-	}
-	var to *url.URL
-	if err == nil {
-		to, err = authn.Redirect("", sp)
-	}
+	to, err := r.startSAMLRequest(req.Context(), p, sp, nil)
 	if err != nil {
 		r.Log.ErrorContext(req.Context(), "saml start", "provider", p.ID, "error", err)
 		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
@@ -109,7 +119,23 @@ func (r *Resolver) ServeSAMLStart(w http.ResponseWriter, req *http.Request) {
 	http.Redirect(w, req, to.String(), http.StatusFound)
 }
 
-// ServeSAMLACS receives the identity provider's answer and signs the person in.
+// startSAMLRequest makes and remembers an AuthnRequest to p, a link flow's
+// for user linkUserID when set, and returns where to send the browser with it.
+func (r *Resolver) startSAMLRequest(ctx context.Context, p *store.SAMLProvider, sp *saml.ServiceProvider, linkUserID *string) (*url.URL, error) {
+	authn, err := sp.MakeAuthenticationRequest(p.SSOURL, saml.HTTPRedirectBinding, saml.HTTPPostBinding)
+	if err != nil {
+		return nil, err
+	}
+	now := r.now()
+	sent := &store.SAMLRequest{ID: authn.ID, ProviderID: p.ID, CreatedAt: now, LinkUserID: linkUserID}
+	if err := store.AddSAMLRequest(ctx, r.DB, sent, now.Add(-samlRequestLifetime)); err != nil {
+		return nil, err
+	}
+	return authn.Redirect("", sp)
+}
+
+// ServeSAMLACS receives the identity provider's answer and signs the person
+// in, or, answering a link flow, shows the code that confirms the link.
 func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
 	p, sp, ok := r.samlServiceProvider(w, req, true)
 	if !ok {
@@ -149,14 +175,15 @@ func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
 		refused("it is not validly signed by the provider, or not meant for this service now", err)
 		return
 	}
-	email, name := assertedPerson(assertion)
-	if email == "" {
-		refused("it asserts no email address", nil)
+	person, reason := assertedPerson(assertion)
+	if reason != "" {
+		refused(reason, nil)
 		return
 	}
-	login, err := r.signInWithSAML(ctx, p, requestID, email, name)
+	login, link, err := r.answerSAML(ctx, p, requestID, person)
 	var e *Error
 	if errors.As(err, &e) {
+		r.Log.InfoContext(ctx, "saml sign-in refused", "provider", p.ID, "reason", e.Message)
 		writeHTTPError(w, e)
 		return
 	} else if err != nil {
@@ -165,13 +192,43 @@ func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
+	var answer any = login
+	page := ssoLoginPage
+	if link != nil {
+		answer, page = link, ssoLinkPage
+	}
 	if strings.Contains(req.Header.Get("Accept"), "application/json") {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(login)
+		_ = json.NewEncoder(w).Encode(answer)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = ssoLoginPage.Execute(w, login)
+	_ = page.Execute(w, answer)
+}
+
+// answerSAML consumes request requestID, answered with person, and either
+// signs the person in (a sign-in's request) or holds the link of their
+// identity for confirmation (a link flow's), in one transaction: of two
+// answers to one request, one wins.
+func (r *Resolver) answerSAML(ctx context.Context, p *store.SAMLProvider, requestID string, person samlPerson) (*SSOLogin, *SSOLinkHeld, error) {
+	var login *SSOLogin
+	var link *SSOLinkHeld
+	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		now := r.now()
+		sent, err := store.ConsumeSAMLRequest(ctx, tx, requestID, p.ID, now)
+		if errors.Is(err, store.ErrNotFound) {
+			return Forbidden("the SAML response is refused: its sign-in request is already answered")
+		} else if err != nil {
+			return err
+		}
+		if sent.LinkUserID != nil {
+			link, err = r.holdSAMLLink(ctx, tx, p, sent, person, now)
+			return err
+		}
+		login, err = r.signInWithSAML(ctx, tx, p, person, now)
+		return err
+	})
+	return login, link, err
 }
 
 // DefaultSSOTokenTTL is how long a token issued by a sign-in works unless
@@ -194,63 +251,91 @@ var ssoLoginPage = template.Must(template.New("sso").Parse(`<!doctype html>
 <p>Use it as <code>Authorization: Bearer &lt;token&gt;</code>, until {{.ExpiresAt.UTC.Format "2006-01-02 15:04 MST"}}.</p></body></html>
 `))
 
-// signInWithSAML makes the person asserted for request requestID an SSO
-// member of p's organization and issues them a token, in one transaction
-// that also consumes the request: of two answers to one request, one wins.
-func (r *Resolver) signInWithSAML(ctx context.Context, p *store.SAMLProvider, requestID, email, name string) (*SSOLogin, error) {
-	var login *SSOLogin
-	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		now := r.now()
-		if ok, err := store.ConsumeSAMLRequest(ctx, tx, requestID, p.ID, now); err != nil {
-			return err
-		} else if !ok {
-			return Forbidden("the SAML response is refused: its sign-in request is already answered")
+// signInWithSAML signs the person asserted by p in, in tx: the user their
+// NameID is bound to, or a new one, becomes an SSO member of p's
+// organization and gets a token confined to it.
+func (r *Resolver) signInWithSAML(ctx context.Context, tx bun.Tx, p *store.SAMLProvider, person samlPerson, now time.Time) (*SSOLogin, error) {
+	u, err := r.samlUser(ctx, tx, p, person, now)
+	if err != nil {
+		return nil, err
+	}
+	m, err := store.GetMember(ctx, tx, p.OrganizationID, u.ID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		if err := store.AddMember(ctx, tx, p.OrganizationID, u.ID, p.DefaultRole, now); err != nil {
+			return nil, err
 		}
-		u, err := store.UserByEmail(ctx, tx, email)
-		if errors.Is(err, store.ErrNotFound) {
-			u = &store.User{ID: store.NewID(), Email: email, DisplayName: name, CreatedAt: now, UpdatedAt: now}
-			err = store.CreateUser(ctx, tx, u)
-		}
-		if err != nil {
-			return err
-		}
-		m, err := store.GetMember(ctx, tx, p.OrganizationID, u.ID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			if err := store.AddMember(ctx, tx, p.OrganizationID, u.ID, p.DefaultRole, now); err != nil {
-				return err
+		m = &store.Member{OrganizationID: p.OrganizationID, UserID: u.ID}
+		if p.DefaultTeamID != nil {
+			t, err := store.GetTeam(ctx, tx, p.OrganizationID, *p.DefaultTeamID)
+			if err == nil {
+				err = store.PutTeamMember(ctx, tx, t, u.ID, store.TeamRoleMember)
 			}
-			m = &store.Member{OrganizationID: p.OrganizationID, UserID: u.ID}
-			if p.DefaultTeamID != nil {
-				t, err := store.GetTeam(ctx, tx, p.OrganizationID, *p.DefaultTeamID)
-				if err == nil {
-					err = store.PutTeamMember(ctx, tx, t, u.ID, store.TeamRoleMember)
-				}
-				if err != nil && !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
+			if err != nil && !errors.Is(err, store.ErrNotFound) {
+				return nil, err
 			}
-		case err != nil:
-			return err
-		case m.Disabled:
-			// SECURITY: an admin disabled this member; signing in does not undo it.
-			return Forbidden("your membership of this organization is disabled")
 		}
-		// An existing member keeps their role and teams, and signs in with SSO from now on.
-		m.SSO = true
-		if err := store.UpdateMember(ctx, tx, m, "sso"); err != nil {
-			return err
-		}
-		// SECURITY: a sign-in's token is a session: it expires (and the
-		// prune_expired_tokens job removes it then).
-		token, expiresAt := store.NewSecret(), now.Add(r.ssoTokenTTL())
-		if _, err := store.AddToken(ctx, tx, u.ID, token, "SAML sign-in with "+p.Label, now, &expiresAt); err != nil {
-			return err
-		}
-		login = &SSOLogin{Token: token, ExpiresAt: expiresAt, User: u.ID, Email: u.Email, Organization: p.OrganizationID}
-		return nil
-	})
-	return login, err
+	case err != nil:
+		return nil, err
+	case m.Disabled:
+		// SECURITY: an admin disabled this member; signing in does not undo it.
+		return nil, Forbidden("your membership of this organization is disabled")
+	}
+	// An existing member keeps their role and teams, and signs in with SSO from now on.
+	m.SSO = true
+	if err := store.UpdateMember(ctx, tx, m, "sso"); err != nil {
+		return nil, err
+	}
+	// SECURITY: a sign-in's token is a session: it expires (and the
+	// prune_expired_tokens job removes it then), and it is confined to the
+	// provider's organization: what this provider asserts is believed there
+	// only, so the session reaches none of the user's other organizations.
+	token, expiresAt := store.NewSecret(), now.Add(r.ssoTokenTTL())
+	if _, err := store.AddOrganizationToken(ctx, tx, u.ID, p.OrganizationID, token, "SAML sign-in with "+p.Label, now, expiresAt); err != nil {
+		return nil, err
+	}
+	return &SSOLogin{Token: token, ExpiresAt: expiresAt, User: u.ID, Email: u.Email, Organization: p.OrganizationID}, nil
+}
+
+// samlUser is the user person signs in as through p: the one their NameID
+// is bound to, or a new user bound to it.
+func (r *Resolver) samlUser(ctx context.Context, tx bun.Tx, p *store.SAMLProvider, person samlPerson, now time.Time) (*store.User, error) {
+	// SECURITY: the identity is (provider, NameID), never the asserted
+	// email: a provider signs in only the users bound to its NameIDs.
+	bound, err := store.SAMLIdentityByNameID(ctx, tx, p.ID, person.nameID)
+	if err == nil {
+		return store.GetUser(ctx, tx, bound.UserID)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	if person.email == "" {
+		return nil, Forbidden("the SAML response is refused: it asserts no email address, which a new account needs")
+	}
+	// SECURITY: an unbound NameID never yields an existing user, whatever
+	// email it asserts (any organization's provider can assert any email).
+	// The new user would need that email, which is an existing user's:
+	// refused, with the way for its owner to use this provider.
+	taken := Conflict("an account with the email %s exists already, and a sign-in cannot take it over: "+
+		"to use this identity provider with it, sign in to that account another way and link the provider from it "+
+		"(POST %s with its token)", person.email, r.URLs.API(SAMLPath+pathEscape(p.ID)+"/link"))
+	if _, err := store.UserByEmail(ctx, tx, person.email); err == nil {
+		return nil, taken
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	u := &store.User{ID: store.NewID(), Email: person.email, DisplayName: person.name, CreatedAt: now, UpdatedAt: now}
+	if err := store.CreateUser(ctx, tx, u); errors.Is(err, store.ErrConflict) {
+		return nil, taken // the email was taken meanwhile
+	} else if err != nil {
+		return nil, err
+	}
+	err = store.BindSAMLIdentity(ctx, tx, &store.SAMLIdentity{ProviderID: p.ID, NameID: person.nameID, UserID: u.ID,
+		OrganizationID: p.OrganizationID, CreatedAt: now})
+	if errors.Is(err, store.ErrConflict) {
+		// A concurrent sign-in with the same NameID bound it first.
+		return nil, Conflict("this identity was signed in concurrently: sign in again")
+	}
+	return u, err
 }
 
 // samlServiceProvider reads the provider of the request's path and builds
@@ -404,10 +489,36 @@ func inResponseTo(raw []byte) string {
 	return doc.Root().SelectAttrValue("InResponseTo", "")
 }
 
-// assertedPerson is the email and display name an assertion gives: the
-// email from the usual attributes (or an email-shaped NameID), the name from
-// the display name, common name, or given name and surname attributes.
-func assertedPerson(a *saml.Assertion) (email, name string) {
+// samlPerson is who a verified assertion says signs in.
+type samlPerson struct {
+	// nameID is the assertion's Subject NameID: the identity at the provider.
+	nameID string
+	// email and name describe the person, for a new user; email may be empty.
+	email, name string
+}
+
+// maxNameIDLength bounds the NameIDs kept (SAML's persistent ones are at
+// most 256 characters).
+const maxNameIDLength = 1024
+
+// assertedPerson is the person an assertion gives, or why it gives none
+// usable: the NameID (not transient: a transient one names nobody twice);
+// the email from the usual attributes (or an email-shaped NameID); the name
+// from the display name, common name, or given name and surname attributes.
+func assertedPerson(a *saml.Assertion) (samlPerson, string) {
+	var person samlPerson
+	if a.Subject == nil || a.Subject.NameID == nil || strings.TrimSpace(a.Subject.NameID.Value) == "" {
+		return person, "it asserts no NameID"
+	}
+	nameID := a.Subject.NameID
+	value := strings.TrimSpace(nameID.Value)
+	if nameID.Format == string(saml.TransientNameIDFormat) {
+		return person, "its NameID is transient, which names nobody twice (configure the identity provider to send a persistent or email NameID)"
+	}
+	if len(value) > maxNameIDLength {
+		return person, fmt.Sprintf("its NameID is longer than %d characters", maxNameIDLength)
+	}
+	person.nameID = value
 	attrs := map[string]string{}
 	for _, st := range a.AttributeStatements {
 		for _, at := range st.Attributes {
@@ -429,15 +540,15 @@ func assertedPerson(a *saml.Assertion) (email, name string) {
 		}
 		return ""
 	}
-	email = first("email", "mail", "emailaddress", "urn:oid:0.9.2342.19200300.100.1.3",
+	email := first("email", "mail", "emailaddress", "urn:oid:0.9.2342.19200300.100.1.3",
 		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress")
-	if email == "" && a.Subject != nil && a.Subject.NameID != nil {
-		email = strings.TrimSpace(a.Subject.NameID.Value)
+	if email == "" {
+		email = value
 	}
 	if addr, err := mail.ParseAddress(email); err != nil || addr.Address != email {
-		return "", ""
+		email = ""
 	}
-	name = first("displayname", "name", "cn", "urn:oid:2.5.4.3", "urn:oid:2.16.840.1.113730.3.1.241",
+	name := first("displayname", "name", "cn", "urn:oid:2.5.4.3", "urn:oid:2.16.840.1.113730.3.1.241",
 		"http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name")
 	if name == "" {
 		name = strings.TrimSpace(first("givenname", "firstname", "urn:oid:2.5.4.42") + " " + first("sn", "surname", "lastname", "urn:oid:2.5.4.4"))
@@ -445,7 +556,8 @@ func assertedPerson(a *saml.Assertion) (email, name string) {
 	if name == "" {
 		name, _, _ = strings.Cut(email, "@")
 	}
-	return email, truncateRunes(name, 255)
+	person.email, person.name = email, truncateRunes(name, 255)
+	return person, ""
 }
 
 // writeHTTPError answers e in the API's error shape.

@@ -43,14 +43,19 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 // callerOf returns the caller whose token this is, or ErrUnauthenticated
 // for a token that matches no one or has expired.
 func (a authenticator) callerOf(ctx context.Context, token string) (*graph.Caller, error) {
-	user, memberships, err := a.db.Callers.Caller(ctx, token, a.clock())
+	c, err := a.db.Callers.Caller(ctx, token, a.clock())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, graph.ErrUnauthenticated
 	}
 	if err != nil {
 		return nil, err
 	}
-	return graph.NewCaller(user, memberships), nil
+	// SECURITY: a token confined to an organization makes a caller confined
+	// to it (graph/caller.go).
+	if c.OrganizationID != nil {
+		return graph.NewScopedCaller(c.User, c.Memberships, *c.OrganizationID), nil
+	}
+	return graph.NewCaller(c.User, c.Memberships), nil
 }
 
 // require answers 401 unless the request carries a valid token.

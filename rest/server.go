@@ -157,14 +157,17 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
 	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
 	mux.Handle("GET "+graph.IntegrationAssetPath, labelled("GET "+graph.IntegrationAssetPath, http.HandlerFunc(res.ServeIntegrationAsset)))
-	// SAML sign-in (graph/sso_login.go): the person has no token yet.
+	// SAML sign-in (graph/sso_login.go): the person has no token yet. Linking
+	// a provider to one's account (graph/sso_link.go) takes one's token.
 	for _, h := range []struct {
 		pattern string
-		serve   http.HandlerFunc
+		serve   http.Handler
 	}{
-		{"GET " + graph.SAMLPath + "{providerId}", res.ServeSAMLMetadata},
-		{"GET " + graph.SAMLPath + "{providerId}/start", res.ServeSAMLStart},
-		{"POST " + graph.SAMLPath + "{providerId}/acs", res.ServeSAMLACS},
+		{"GET " + graph.SAMLPath + "{providerId}", http.HandlerFunc(res.ServeSAMLMetadata)},
+		{"GET " + graph.SAMLPath + "{providerId}/start", http.HandlerFunc(res.ServeSAMLStart)},
+		{"POST " + graph.SAMLPath + "{providerId}/acs", http.HandlerFunc(res.ServeSAMLACS)},
+		{"POST " + graph.SAMLPath + "{providerId}/link", auth.require(http.HandlerFunc(res.ServeSAMLLink))},
+		{"POST " + graph.SAMLPath + "{providerId}/link/confirm", auth.require(http.HandlerFunc(res.ServeSAMLLinkConfirm))},
 	} {
 		mux.Handle(h.pattern, labelled(h.pattern, h.serve))
 	}

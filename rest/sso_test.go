@@ -63,14 +63,17 @@ func newTestKeyPair(t *testing.T, name string) *testKeyPair {
 // testIdP is an identity provider on loopback, built on crewjam/saml's IdP
 // side: GET /sso takes the service's AuthnRequest (HTTP-Redirect binding)
 // and answers, as JSON, the form its browser would post to the ACS URL: a
-// response signed with keys, asserting email. change, when set, alters the
-// request (its assertion, its key, its clock) before the response is signed.
+// response signed with keys, asserting nameID (persistent; the email, in
+// email format, when it is the email) and email. change, when set, alters
+// the request (its assertion, its key, its clock) before the response is
+// signed.
 type testIdP struct {
 	*httptest.Server
 	keys *testKeyPair
-	// mu guards email, change and service: the test sets them, the server
-	// reads them.
+	// mu guards nameID, email, change and service: the test sets them, the
+	// server reads them.
 	mu     sync.Mutex
+	nameID string
 	email  string
 	change func(*saml.IdpAuthnRequest)
 	// service, once set, is the service's metadata: the IdP then requires
@@ -113,16 +116,24 @@ func checkRedirectSignature(r *http.Request, service *saml.EntityDescriptor) err
 	return errors.New("the service's metadata has no signing certificate")
 }
 
-// set makes the next answers assert email, altered by change.
+// set makes the next answers assert email, as NameID too, altered by change.
 func (i *testIdP) set(email string, change func(*saml.IdpAuthnRequest)) {
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	i.email, i.change = email, change
+	i.nameID, i.email, i.change = email, email, change
+}
+
+// setPerson makes the next answers assert nameID and email (none when
+// empty), unaltered.
+func (i *testIdP) setPerson(nameID, email string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.nameID, i.email, i.change = nameID, email, nil
 }
 
 func newTestIdP(t *testing.T) *testIdP {
 	t.Helper()
-	idp := &testIdP{keys: newTestKeyPair(t, "test idp"), email: "dana@corp.example"}
+	idp := &testIdP{keys: newTestKeyPair(t, "test idp"), nameID: "dana@corp.example", email: "dana@corp.example"}
 	idp.Server = httptest.NewServer(http.HandlerFunc(idp.serveSSO))
 	t.Cleanup(idp.Close)
 	return idp
@@ -140,7 +151,7 @@ func (i *testIdP) provider() *saml.IdentityProvider {
 func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	fail := func(err error) { http.Error(w, err.Error(), http.StatusBadRequest) }
 	i.mu.Lock()
-	email, change, service := i.email, i.change, i.service
+	nameID, email, change, service := i.nameID, i.email, i.change, i.service
 	i.mu.Unlock()
 	if r.URL.Path != "/sso" {
 		http.NotFound(w, r)
@@ -171,7 +182,11 @@ func (i *testIdP) serveSSO(w http.ResponseWriter, r *http.Request) {
 	if change != nil {
 		change(req) // before the assertion: a clock change must reach it
 	}
-	session := &saml.Session{ID: "s1", CreateTime: req.Now, NameID: email, NameIDFormat: string(saml.EmailAddressNameIDFormat),
+	format := saml.PersistentNameIDFormat
+	if nameID == email {
+		format = saml.EmailAddressNameIDFormat
+	}
+	session := &saml.Session{ID: "s1", CreateTime: req.Now, NameID: nameID, NameIDFormat: string(format),
 		UserEmail: email, UserCommonName: "Dana Scully"}
 	if err := (saml.DefaultAssertionMaker{}).MakeAssertion(req, session); err != nil {
 		fail(err)
@@ -204,7 +219,14 @@ func samlForm(t *testing.T, startURL string) (acs, response string) {
 	if res.StatusCode != http.StatusFound {
 		t.Fatalf("start: %d, want a redirect", res.StatusCode)
 	}
-	res, err = noRedirects.Get(res.Header.Get("Location"))
+	return idpForm(t, res.Header.Get("Location"))
+}
+
+// idpForm signs in at the identity provider with an AuthnRequest URL; it
+// returns the ACS URL and the SAMLResponse.
+func idpForm(t *testing.T, authnURL string) (acs, response string) {
+	t.Helper()
+	res, err := noRedirects.Get(authnURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,16 +500,26 @@ func TestSAMLSignIn(t *testing.T) {
 		t.Fatalf("members after two sign-ins: %v, want %v", n, before+1)
 	}
 
-	// Someone who already has an account (any case of the email) is linked
-	// to it, not given a second one.
+	// Someone who already has an account (any case of the email) is not
+	// signed in by an assertion of their email: that was an account takeover
+	// (any organization's provider can assert any email). The sign-in is
+	// refused, 409, telling them to link from their account; once they have,
+	// they sign in to it.
 	bob := env.NewUser("Bob")
 	idp.set(strings.ToUpper(bob.Email[:1])+bob.Email[1:], nil)
+	acs, response = samlForm(t, startURL)
+	status, body = postSAML(t, acs, response, "application/json")
+	if status != http.StatusConflict || !strings.Contains(string(body), "/link") || strings.Contains(string(body), "token\"") {
+		t.Fatalf("sign-in asserting an existing user's email: %d %s, want 409", status, body)
+	}
+	alice.Do("GET", "/v1/orgs/"+org+"/members/"+bob.ID, nil).Expect(http.StatusNotFound)
+	linkIdentity(t, bob, provider["id"].(string))
 	acs, response = samlForm(t, startURL)
 	status, body = postSAML(t, acs, response, "application/json")
 	idp.set("dana@corp.example", nil)
 	var linked struct{ User string }
 	if status != http.StatusOK || json.Unmarshal(body, &linked) != nil || linked.User != bob.ID {
-		t.Fatalf("sign-in of an existing user: %d %s (want user %s)", status, body, bob.ID)
+		t.Fatalf("sign-in of a linked user: %d %s (want user %s)", status, body, bob.ID)
 	}
 	if m := alice.Do("GET", "/v1/orgs/"+org+"/members/"+bob.ID, nil).Expect(http.StatusOK).JSON(); m["sso"] != true || m["role"] != "edit" {
 		t.Fatalf("linked member: %v", m)

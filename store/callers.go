@@ -43,11 +43,11 @@ type CallerCache struct {
 	changed chan struct{}
 }
 
+// cachedCaller is a lookup's answer, the token's organization scope
+// included: a cached caller is never wider than the token.
 type cachedCaller struct {
-	user        *User
-	memberships []Membership
-	expiresAt   *time.Time
-	gen         uint64
+	caller *TokenCaller
+	gen    uint64
 }
 
 const (
@@ -62,9 +62,9 @@ func newCallerCache(db *DB) *CallerCache {
 }
 
 // Caller is CallerByToken, answered from memory when it safely can; a token
-// that has expired by now is ErrNotFound, cached or not. The user and
-// memberships returned are shared: callers must not modify them.
-func (c *CallerCache) Caller(ctx context.Context, token string, now time.Time) (*User, []Membership, error) {
+// that has expired by now is ErrNotFound, cached or not. What it returns is
+// shared: callers must not modify it.
+func (c *CallerCache) Caller(ctx context.Context, token string, now time.Time) (*TokenCaller, error) {
 	digest := string(TokenDigest(token))
 	gen := c.gen.Load()
 	e, ok := cachedCaller{}, false
@@ -74,19 +74,19 @@ func (c *CallerCache) Caller(ctx context.Context, token string, now time.Time) (
 	}
 	if !ok {
 		var err error
-		e.user, e.memberships, e.expiresAt, err = CallerByToken(ctx, c.db, token)
+		e.caller, err = CallerByToken(ctx, c.db, token)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if c.live.Load() && c.gen.Load() == gen {
 			e.gen = gen
 			c.entries.Add(digest, e)
 		}
 	}
-	if e.expiresAt != nil && !now.Before(*e.expiresAt) {
-		return nil, nil, ErrNotFound
+	if e.caller.ExpiresAt != nil && !now.Before(*e.caller.ExpiresAt) {
+		return nil, ErrNotFound
 	}
-	return e.user, e.memberships, nil
+	return e.caller, nil
 }
 
 // Invalidate forgets every cached caller.

@@ -104,11 +104,16 @@ func OrganizationsByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Organ
 	return selectRows[Organization](ctx, db, "id = ANY(?)", "", ids)
 }
 
-// ListOrganizationsOfUser pages through the organizations userID is a member of.
-func ListOrganizationsOfUser(ctx context.Context, db bun.IDB, userID string, p Page) ([]*Organization, error) {
+// ListOrganizationsOfUser pages through the organizations userID is a
+// member of; with scope set, that organization only (a caller whose token is
+// confined to it).
+func ListOrganizationsOfUser(ctx context.Context, db bun.IDB, userID, scope string, p Page) ([]*Organization, error) {
 	var orgs []*Organization
 	q := db.NewSelect().Model(&orgs).
 		Where("EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = organization.id AND m.user_id = ? AND NOT m.disabled)", userID)
+	if scope != "" {
+		q = q.Where("organization.id = ?", scope)
+	}
 	err := p.byCreation(q, "organization").Scan(ctx)
 	return orgs, translate(err)
 }

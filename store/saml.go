@@ -108,15 +108,24 @@ type SAMLRequest struct {
 	ProviderID string     `bun:"provider_id"`
 	CreatedAt  time.Time  `bun:"created_at"`
 	ConsumedAt *time.Time `bun:"consumed_at"`
+	// LinkUserID is set on a link flow's request: the user who started it
+	// from their authenticated session, to whom the answer's identity may be
+	// linked (graph/sso_link.go). Nil on a sign-in's request.
+	LinkUserID *string `bun:"link_user_id"`
+	// LinkNameID and LinkCodeSHA256 hold a link flow's verified answer until
+	// the user confirms it with the code (only its digest is stored).
+	LinkNameID     *string `bun:"link_name_id"`
+	LinkCodeSHA256 []byte  `bun:"link_code_sha256"`
 }
 
-// AddSAMLRequest records request id sent for providerID, and forgets the
-// requests older than forgetBefore (their answers are refused anyway).
-func AddSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, now, forgetBefore time.Time) error {
-	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("created_at < ?", forgetBefore).Exec(ctx); err != nil {
+// AddSAMLRequest records request r, and forgets the requests made, or
+// answered, before forgetBefore (their answers, and link codes, are refused
+// by then anyway).
+func AddSAMLRequest(ctx context.Context, db bun.IDB, r *SAMLRequest, forgetBefore time.Time) error {
+	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("coalesce(consumed_at, created_at) < ?", forgetBefore).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	_, err := db.NewInsert().Model(&SAMLRequest{ID: id, ProviderID: providerID, CreatedAt: now}).Exec(ctx)
+	_, err := db.NewInsert().Model(r).Exec(ctx)
 	return translate(err)
 }
 
@@ -129,17 +138,70 @@ func OpenSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, aft
 	return ok, translate(err)
 }
 
-// ConsumeSAMLRequest marks request id of providerID answered; false when it
-// already was (a replay) or is gone. In the sign-in's transaction, so of two
-// concurrent answers only one signs in.
-func ConsumeSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, now time.Time) (bool, error) {
-	res, err := db.NewUpdate().Model((*SAMLRequest)(nil)).Set("consumed_at = ?", now).
-		Where("id = ? AND provider_id = ? AND consumed_at IS NULL", id, providerID).Exec(ctx)
-	if err != nil {
-		return false, translate(err)
-	}
-	n, err := res.RowsAffected()
-	return n > 0, translate(err)
+// ConsumeSAMLRequest marks request id of providerID answered and returns
+// it; ErrNotFound when it already was (a replay) or is gone. In the
+// sign-in's transaction, so of two concurrent answers only one signs in.
+func ConsumeSAMLRequest(ctx context.Context, db bun.IDB, id, providerID string, now time.Time) (*SAMLRequest, error) {
+	r := new(SAMLRequest)
+	err := db.NewUpdate().Model(r).Set("consumed_at = ?", now).
+		Where("id = ? AND provider_id = ? AND consumed_at IS NULL", id, providerID).
+		Returning("*").Scan(ctx)
+	return r, translate(err)
+}
+
+// HoldSAMLLink records the verified NameID of a link flow's answer, and the
+// digest of the one-time code that confirms it.
+func HoldSAMLLink(ctx context.Context, db bun.IDB, requestID, nameID string, codeDigest []byte) error {
+	_, err := db.NewUpdate().Model((*SAMLRequest)(nil)).Set("link_name_id = ?, link_code_sha256 = ?", nameID, codeDigest).
+		Where("id = ? AND link_user_id IS NOT NULL", requestID).Exec(ctx)
+	return translate(err)
+}
+
+// TakeSAMLLink removes, and returns the NameID of, the held link of
+// providerID started by userID whose code has this digest and whose answer
+// came at or after heldSince; ErrNotFound when there is none (unknown code,
+// another user's, expired, or already taken).
+func TakeSAMLLink(ctx context.Context, db bun.IDB, providerID, userID string, codeDigest []byte, heldSince time.Time) (string, error) {
+	var nameID string
+	err := db.NewDelete().Model((*SAMLRequest)(nil)).
+		Where("link_code_sha256 = ? AND provider_id = ? AND link_user_id = ? AND link_name_id IS NOT NULL AND consumed_at >= ?",
+			codeDigest, providerID, userID, heldSince).
+		Returning("link_name_id").Scan(ctx, &nameID)
+	return nameID, translate(err)
+}
+
+// SAMLIdentity binds what a provider asserts about someone, its NameID, to
+// a user. A sign-in through the provider with that NameID signs that user in;
+// nothing else does (graph/sso_login.go).
+type SAMLIdentity struct {
+	bun.BaseModel `bun:"table:saml_identities,alias:si"`
+
+	ProviderID     string    `bun:"provider_id,pk"`
+	NameID         string    `bun:"name_id,pk"`
+	UserID         string    `bun:"user_id"`
+	OrganizationID string    `bun:"organization_id"`
+	CreatedAt      time.Time `bun:"created_at"`
+}
+
+// SAMLIdentityByNameID returns the identity nameID at providerID is bound to.
+func SAMLIdentityByNameID(ctx context.Context, db bun.IDB, providerID, nameID string) (*SAMLIdentity, error) {
+	i := new(SAMLIdentity)
+	err := db.NewSelect().Model(i).Where("si.provider_id = ? AND si.name_id = ?", providerID, nameID).Scan(ctx)
+	return i, translate(err)
+}
+
+// SAMLIdentityOfUser returns userID's identity at providerID.
+func SAMLIdentityOfUser(ctx context.Context, db bun.IDB, providerID, userID string) (*SAMLIdentity, error) {
+	i := new(SAMLIdentity)
+	err := db.NewSelect().Model(i).Where("si.provider_id = ? AND si.user_id = ?", providerID, userID).Scan(ctx)
+	return i, translate(err)
+}
+
+// BindSAMLIdentity inserts i; ErrConflict when its NameID is bound already,
+// or its user already has an identity at its provider.
+func BindSAMLIdentity(ctx context.Context, db bun.IDB, i *SAMLIdentity) error {
+	_, err := db.NewInsert().Model(i).Exec(ctx)
+	return translate(err)
 }
 
 // SSOEnforcingOrganization is an organization that enforces single sign-on

@@ -30,6 +30,9 @@ type APIToken struct {
 	CreatedAt   time.Time `bun:"created_at"`
 	// ExpiresAt ends the token's use; nil is never.
 	ExpiresAt *time.Time `bun:"expires_at"`
+	// OrganizationID confines the token to that organization (a SAML
+	// sign-in's session); nil reaches every organization of the user.
+	OrganizationID *string `bun:"organization_id"`
 }
 
 // Membership is a user's role in one organization; a nil Role is a guest.
@@ -69,6 +72,15 @@ func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now
 	return t, translate(err)
 }
 
+// AddOrganizationToken registers secret as an API token of user userID that
+// reaches organization orgID only, until expiresAt.
+func AddOrganizationToken(ctx context.Context, db bun.IDB, userID, orgID, secret, label string, now, expiresAt time.Time) (*APIToken, error) {
+	t := &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now,
+		ExpiresAt: &expiresAt, OrganizationID: &orgID}
+	_, err := db.NewInsert().Model(t).Exec(ctx)
+	return t, translate(err)
+}
+
 // DeleteTokensExpiredBy removes the tokens that have expired at t (a token
 // stops working at its expiry); it returns how many.
 func DeleteTokensExpiredBy(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
@@ -80,29 +92,47 @@ func DeleteTokensExpiredBy(ctx context.Context, db bun.IDB, t time.Time) (int64,
 	return n, nil
 }
 
-// CallerByToken finds the user owning token, with all their memberships and
-// when the token expires (nil: never), in one query: it runs on every
-// request. Whether the token has expired is for the caller to decide, on
-// the server's clock.
-func CallerByToken(ctx context.Context, db bun.IDB, token string) (*User, []Membership, *time.Time, error) {
+// TokenCaller is who a bearer token speaks for.
+type TokenCaller struct {
+	User *User
+	// Memberships are the enabled memberships the token reaches: all of the
+	// user's, or, for a token confined to an organization, that one's only.
+	Memberships []Membership
+	// ExpiresAt ends the token's use; nil is never.
+	ExpiresAt *time.Time
+	// OrganizationID is the organization the token is confined to; nil for
+	// a token that reaches every organization of the user.
+	OrganizationID *string
+}
+
+// CallerByToken finds the user owning token, with the memberships the token
+// reaches, when it expires (nil: never) and the organization it is confined
+// to, in one query: it runs on every request. Whether the token has expired
+// is for the caller to decide, on the server's clock.
+func CallerByToken(ctx context.Context, db bun.IDB, token string) (*TokenCaller, error) {
 	var row struct {
 		User
 		Memberships    []Membership `bun:"memberships,type:jsonb"`
 		TokenExpiresAt *time.Time   `bun:"token_expires_at"`
+		TokenOrgID     *string      `bun:"token_organization_id"`
 	}
+	// SECURITY: a token confined to an organization carries no other
+	// membership, so nothing downstream can reach another organization with it.
 	err := db.NewSelect().
 		ColumnExpr("u.*").
 		ColumnExpr("t.expires_at AS token_expires_at").
+		ColumnExpr("t.organization_id AS token_organization_id").
 		ColumnExpr(`COALESCE((SELECT jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role))
-			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled), '[]') AS memberships`).
+			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled
+			AND (t.organization_id IS NULL OR m.organization_id = t.organization_id)), '[]') AS memberships`).
 		TableExpr("api_tokens AS t").
 		Join("JOIN users AS u ON u.id = t.user_id").
 		Where("t.token_sha256 = ?", TokenDigest(token)).
 		Scan(ctx, &row)
 	if err != nil {
-		return nil, nil, nil, translate(err)
+		return nil, translate(err)
 	}
-	return &row.User, row.Memberships, row.TokenExpiresAt, nil
+	return &TokenCaller{User: &row.User, Memberships: row.Memberships, ExpiresAt: row.TokenExpiresAt, OrganizationID: row.TokenOrgID}, nil
 }
 
 // Object is the REST type name of a user.
