@@ -1325,6 +1325,14 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 		return nil, nil, false
 	}
 	w.scan(body, out.Data, out.Errors, locate)
+	for _, e := range out.Errors {
+		// An internal error is a server fault, or (the server runs in
+		// strict mode) a resolver that returned an object the caller may
+		// not read and left it to the authorizer to withhold.
+		if code, _ := e.Extensions["code"].(string); code == "INTERNAL" {
+			w.fail(fmt.Sprintf("status %d: internal error at %v", status, e.Path))
+		}
+	}
 	if out.Data == nil {
 		if len(out.Errors) == 0 {
 			w.fail(fmt.Sprintf("status %d: no data and no error: %.300s", status, body))
