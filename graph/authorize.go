@@ -32,8 +32,8 @@ import (
 // Every object type of the schema is classified (TestEveryObjectTypeIsClassified):
 //   - guarded: it has a read rule below;
 //   - derived: it is only reachable from guarded or derived types (its
-//     parent's rule covers it: a space's URLs, a revision's files), or from a
-//     root field that checks it (rootChecked);
+//     parent's rule covers it: a space's URLs, a revision's files), or from
+//     a field that checks it or answers the same to everyone (checkedFields);
 //   - public: it holds nothing private (page info, templates, containers of
 //     guarded items).
 // A new type, or a new field returning a derived type from an unguarded
@@ -126,7 +126,7 @@ func init() {
 }
 
 // derivedTypes are reachable only from guarded or derived objects (or from
-// rootChecked fields), whose rule covers them: a space's URLs, a revision's
+// checkedFields), whose rule covers them: a space's URLs, a revision's
 // files, a list of guarded items. Types only mutations answer are here too:
 // a mutation checks what it changes.
 var derivedTypes = []string{
@@ -169,9 +169,14 @@ var derivedTypes = []string{
 	"JoinOrganizationResult", "MergeResult", "PingResult", "PutOpenAPISpecResult", "RequestReviewersResult",
 }
 
-// rootChecked are the root fields that return a derived type and check, in
-// their resolver, that the caller may see it.
-var rootChecked = map[string]string{
+// checkedFields hand out a derived type from an unguarded parent (a root
+// field, a public card), and say why that is safe: their resolver checks
+// the caller, or what they answer is the same for everyone.
+var checkedFields = map[string]string{
+	"OrganizationSummary.permissions":      "the caller's own permissions",
+	"OrganizationSummary.urls":             "the organization's public addresses",
+	"OrganizationSummary.mergeRules":       "a fixed value: not disclosed",
+	"OrganizationSummary.trial":            "a fixed value: not disclosed",
 	"Query.viewer":                         "the caller themselves",
 	"Query.publishedContentSite":           "loads the site as Query.site does; its site and structure items are guarded",
 	"Query.siteAdaptiveTemplateConditions": "loads the site as Query.site does",

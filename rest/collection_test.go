@@ -208,6 +208,20 @@ func TestTransferContent(t *testing.T) {
 		t.Fatalf("a refused transfer moved the space to %v", got)
 	}
 
+	// An admin grant on the item is not enough: it leaves its organization
+	// only by the hand of an admin of that organization, whatever the
+	// caller holds elsewhere.
+	mallory := env.NewUser("Mallory")
+	mallory.Join(c.org, store.RoleEdit)
+	malloryOrg := mallory.NewOrg("Mallory's")
+	c.alice.Do("POST", "/v1/spaces/"+loose+"/permissions", `{"role":"admin","users":["`+mallory.ID+`"]}`).Expect(http.StatusNoContent)
+	c.alice.Do("POST", "/v1/collections/"+a+"/permissions", `{"role":"admin","users":["`+mallory.ID+`"]}`).Expect(http.StatusNoContent)
+	mallory.Do("POST", "/v1/spaces/"+loose+"/transfer", `{"organization":"`+malloryOrg+`"}`).Expect(http.StatusForbidden).ErrorMessage()
+	mallory.Do("POST", "/v1/collections/"+a+"/transfer", `{"organization":"`+malloryOrg+`"}`).Expect(http.StatusForbidden).ErrorMessage()
+	if got := c.alice.Do("GET", "/v1/spaces/"+loose, nil).Expect(http.StatusOK).JSON()["organization"]; got != c.org {
+		t.Fatalf("a refused transfer moved the space to %v", got)
+	}
+
 	c.alice.Do("POST", "/v1/spaces/"+loose+"/transfer", `{"organization":"`+other+`"}`).Expect(http.StatusOK)
 	got := c.alice.Do("POST", "/v1/collections/"+a+"/transfer", `{"organization":"`+other+`"}`).Expect(http.StatusOK).JSON()
 	if got["organization"] != other || got["parent"] != nil {
