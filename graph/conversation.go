@@ -541,17 +541,17 @@ const week = 7 * 24 * time.Hour
 // pulseStart is where the 13 weeks of a weeklyPulse ending at now begin.
 func (r *Resolver) pulseStart(now time.Time) time.Time { return now.Add(-pulseWeeks * week) }
 
-// details are c's details: read with its list, or now.
+// details are c's details: read with its list, or now, once per request.
+// The fields asking for them resolve concurrently, so the row is not
+// written to: the request's memo holds what is read here.
 func (r *issuesClusterResolver) details(ctx context.Context, c *store.IssuesCluster) (*store.ClusterDetail, error) {
 	if c.Details != nil {
 		return c.Details, nil
 	}
-	d, err := store.ClusterDetails(ctx, r.DB, []string{c.ID}, r.pulseStart(r.now()))
-	if err != nil {
-		return nil, err
-	}
-	c.Details = d[c.ID]
-	return c.Details, nil
+	return memoized(r.loaders(ctx), memoKey{"clusterDetails", c.ID}, func() (*store.ClusterDetail, error) {
+		d, err := store.ClusterDetails(ctx, r.DB, []string{c.ID}, r.pulseStart(r.now()))
+		return d[c.ID], err
+	})
 }
 
 // WeeklyPulse counts the cluster's issues by the week of their conversation,
