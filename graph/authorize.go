@@ -204,11 +204,24 @@ type viewer struct {
 	ctx    context.Context
 	caller *Caller // nil: nobody is signed in, and nothing guarded is readable
 	l      *Loaders
+	// roles are the caller's memberships when the viewer was made; one
+	// gained later in the request (an organization just created) is asked
+	// of the caller.
+	roles map[string]*store.MemberRole
 }
 
+// viewer is the request's viewer, made once with its loaders: the direct
+// writer asks for it once per guarded object.
 func (r *Resolver) viewer(ctx context.Context) *viewer {
-	c, _ := CallerFrom(ctx)
-	return &viewer{r: r, ctx: ctx, caller: c, l: r.loaders(ctx)}
+	l := r.loaders(ctx)
+	l.viewerOnce.Do(func() {
+		c, _ := CallerFrom(ctx)
+		l.viewer = &viewer{r: r, ctx: ctx, caller: c, l: l}
+		if c != nil {
+			l.viewer.roles = c.roleSnapshot()
+		}
+	})
+	return l.viewer
 }
 
 // mayRead tells whether the viewer may read obj: true for objects of
@@ -227,9 +240,20 @@ func (v *viewer) mayRead(obj any) (bool, error) {
 	return rule(v, obj)
 }
 
+// membership is the caller's role in orgID and whether they are a member.
+func (v *viewer) membership(orgID string) (store.MemberRole, bool) {
+	if role, ok := v.roles[orgID]; ok {
+		if role == nil {
+			return "", true
+		}
+		return *role, true
+	}
+	return v.caller.Membership(orgID)
+}
+
 // grantee is the caller as a grantee of orgID (access.go).
 func (v *viewer) grantee(orgID string) grantee {
-	role, member := v.caller.Membership(orgID)
+	role, member := v.membership(orgID)
 	g := grantee{userID: v.caller.User.ID, member: member}
 	if member && role != "" {
 		g.role = &role
@@ -238,24 +262,27 @@ func (v *viewer) grantee(orgID string) grantee {
 }
 
 func (v *viewer) member(orgID string) bool {
-	_, member := v.caller.Membership(orgID)
+	_, member := v.membership(orgID)
 	return member
 }
 
 // orgReader: a member holding at least read (guests hold no role).
 func (v *viewer) orgReader(orgID string) bool {
-	role, member := v.caller.Membership(orgID)
+	role, member := v.membership(orgID)
 	return member && role.AtLeast(store.RoleRead)
 }
 
 func (v *viewer) orgAdmin(orgID string) bool {
-	role, member := v.caller.Membership(orgID)
+	role, member := v.membership(orgID)
 	return member && role == store.RoleAdmin
 }
 
 func (v *viewer) canReadSpace(s *store.Space) (bool, error) {
 	if s == nil {
 		return false, nil
+	}
+	if v.orgAdmin(s.OrganizationID) {
+		return true, nil // as access.go decides, without building a grantee
 	}
 	role, err := v.r.spaceRoleOf(v.ctx, v.grantee(s.OrganizationID), s)
 	return role != "", err
@@ -290,10 +317,11 @@ func (v *viewer) canReadCollection(c *store.Collection) (bool, error) {
 // canReadSiteSpace: a reader of the site's organization who can read the
 // space it publishes.
 func (v *viewer) canReadSiteSpace(ss *store.SiteSpace) (bool, error) {
-	if !v.orgReader(ss.OrganizationID) {
+	role, member := v.membership(ss.OrganizationID)
+	switch {
+	case !member || !role.AtLeast(store.RoleRead):
 		return false, nil
-	}
-	if v.orgAdmin(ss.OrganizationID) {
+	case role == store.RoleAdmin:
 		return true, nil // as access.go decides, without loading the space
 	}
 	if ok, found := v.l.readableSpaces.Load(ss.SpaceID); found {

@@ -83,9 +83,9 @@ type directType struct {
 	name      string
 	fields    map[string]directField
 	satisfies []string
-	// guarded: objects of this type pass the read rules (authorize.go)
-	// before they are written.
-	guarded bool
+	// rule is the read rule (authorize.go) objects of this type pass
+	// before they are written; nil for unguarded types.
+	rule readRule
 }
 
 // directField produces one field of an object: either write writes a leaf
@@ -125,8 +125,7 @@ func (*directWriter) Validate(graphql.ExecutableSchema) error { return nil }
 // object declares that values of goType (a pointer type, given as a nil
 // pointer) are the GraphQL object type name, with these fields.
 func (d *directWriter) object(name string, goType any, fields map[string]directField) {
-	_, guarded := guardedTypes[name]
-	t := &directType{name: name, fields: fields, satisfies: []string{name}, guarded: guarded}
+	t := &directType{name: name, fields: fields, satisfies: []string{name}, rule: readRules[reflect.TypeOf(goType)]}
 	for _, abstract := range d.schema.GetImplements(d.schema.Types[name]) {
 		t.satisfies = append(t.satisfies, abstract.Name)
 	}
@@ -355,7 +354,6 @@ func (d *directWriter) write(ctx context.Context, w *bytes.Buffer, plan *directP
 // writeChildren writes an object or list field.
 func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
 	n, list := 0, f.field.list
-	var v *viewer // the caller, once a guarded child asks for it
 	result := f.field.children(ctx, obj, func(child any) bool {
 		if list {
 			if n == 0 {
@@ -365,7 +363,7 @@ func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 			}
 		}
 		n++
-		return d.writeChild(ctx, w, f, child, &v)
+		return d.writeChild(ctx, w, f, child)
 	})
 	switch {
 	case result == directFailed:
@@ -386,18 +384,18 @@ func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 	return true
 }
 
-// writeChild writes one child object; v is the caller, resolved by the
-// first guarded child of a list.
-func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any, v **viewer) bool {
+// writeChild writes one child object.
+func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
 	t := d.typeOf(child)
-	if t != nil && t.guarded {
-		if *v == nil {
-			*v = d.r.viewer(ctx)
-		}
+	if t != nil && t.rule != nil {
 		// SECURITY: the read rules, as the authorizer applies them to
 		// gqlgen's fields. An object the caller may not read leaves the
 		// subtree to gqlgen, whose authorizer withholds it.
-		if ok, err := (*v).mayRead(child); !ok || err != nil {
+		v := d.r.viewer(ctx)
+		if v.caller == nil {
+			return false
+		}
+		if ok, err := t.rule(v, child); !ok || err != nil {
 			return false
 		}
 	}

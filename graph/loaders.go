@@ -70,8 +70,11 @@ type Loaders struct {
 	// memo holds values read once per request through memoized.
 	memo sync.Map
 	// readableSpaces memoizes, by space id, whether the caller may read it
-	// (authorize.go's canReadSpaceID).
+	// (authorize.go's canReadSpaceID); viewer is the caller as the read
+	// rules see it.
 	readableSpaces sync.Map
+	viewerOnce     sync.Once
+	viewer         *viewer
 }
 
 // batchWindow is how long an id loader waits for sibling keys. The hot paths

@@ -326,15 +326,15 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 // read space by space, and its lists and counts agree with what it shows.
 func (r *Resolver) visibleSiteSpaces(ctx context.Context, siteID string) (*siteSpaceSet, error) {
 	l := r.loaders(ctx)
-	set, err := l.SiteSpaces.Load(ctx, siteID)()
-	if err != nil || set == nil || len(set.all) == 0 {
-		return set, err
-	}
-	v := r.viewer(ctx)
-	if v.caller != nil && v.orgAdmin(set.all[0].OrganizationID) {
-		return set, nil
-	}
 	return memoized(l, visibleSiteSpacesMemo(siteID), func() (*siteSpaceSet, error) {
+		set, err := l.SiteSpaces.Load(ctx, siteID)()
+		if err != nil || set == nil || len(set.all) == 0 {
+			return set, err
+		}
+		v := r.viewer(ctx)
+		if v.caller != nil && v.orgAdmin(set.all[0].OrganizationID) {
+			return set, nil
+		}
 		// SECURITY: only the site spaces of spaces the caller can read.
 		all, err := readable(v, set.all)
 		if err != nil || len(all) == len(set.all) {

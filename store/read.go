@@ -180,11 +180,52 @@ func scanTarget(t reflect.Type) func(unsafe.Pointer) any {
 		switch e := t.Elem(); {
 		case e == timeType:
 			return func(p unsafe.Pointer) any { return (**time.Time)(p) }
+		case e.Kind() == reflect.String && e.Name() != "":
+			// A nullable enum (a named string type): its few values are
+			// shared, not allocated for every row.
+			return func(p unsafe.Pointer) any { return (*internedField)(p) }
 		case e.Kind() == reflect.String:
 			return func(p unsafe.Pointer) any { return (**string)(p) }
 		}
 	}
 	return func(p unsafe.Pointer) any { return reflect.NewAt(t, p).Interface() }
+}
+
+// internedField is a nullable enum field (a *string of a named string
+// type) as a scan target: pgx hands it the column's bytes (BytesScanner),
+// and it points the field at a shared copy of the value. Enum values are
+// few; past maxInterned distinct values (a column that is no enum after
+// all) new ones are allocated as usual. Shared values are never written
+// through: fields are given new pointers, not changed in place.
+type internedField struct{ s *string }
+
+var (
+	internedValues sync.Map // string → *string
+	internedCount  atomic.Int64
+)
+
+const maxInterned = 256
+
+func (f *internedField) ScanBytes(b []byte) error {
+	if b == nil {
+		f.s = nil
+		return nil
+	}
+	if v, ok := internedValues.Load(string(b)); ok { // no allocation for the lookup
+		f.s = v.(*string)
+		return nil
+	}
+	s := string(b)
+	if internedCount.Load() < maxInterned {
+		v, loaded := internedValues.LoadOrStore(s, &s)
+		if !loaded {
+			internedCount.Add(1)
+		}
+		f.s = v.(*string)
+		return nil
+	}
+	f.s = &s
+	return nil
 }
 
 type readQueryKey struct{ where, orderBy string }
