@@ -355,26 +355,27 @@ func (v *viewer) canReadInvite(i *store.Invite) (bool, error) {
 	return err == nil && o.InviteLinks, err
 }
 
-// canAdministerSpaceID: an admin of the space's organization (installations
-// on content are the admins' business) who can read the space.
+// canAdministerSpaceID and canAdministerSiteID: an admin of the
+// organization of the space or site (installations on content are the
+// admins' business).
 func (v *viewer) canAdministerSpaceID(id string) (bool, error) {
-	s, err := v.l.Space.Load(v.ctx, id)()
-	if isNotFound(err) {
-		return false, nil
-	} else if err != nil {
-		return false, err
-	}
-	return v.orgAdmin(s.OrganizationID), nil
+	return adminOfOwner(v, v.l.Space.Load(v.ctx, id), func(s *store.Space) string { return s.OrganizationID })
 }
 
 func (v *viewer) canAdministerSiteID(id string) (bool, error) {
-	s, err := v.l.Site.Load(v.ctx, id)()
+	return adminOfOwner(v, v.l.Site.Load(v.ctx, id), func(s *store.Site) string { return s.OrganizationID })
+}
+
+// adminOfOwner: an admin of the organization of what load loads (nothing
+// when it is not found).
+func adminOfOwner[T any](v *viewer, load func() (T, error), org func(T) string) (bool, error) {
+	x, err := load()
 	if isNotFound(err) {
 		return false, nil
 	} else if err != nil {
 		return false, err
 	}
-	return v.orgAdmin(s.OrganizationID), nil
+	return v.orgAdmin(org(x)), nil
 }
 
 // readable keeps the items of list the viewer may read, in order; it
