@@ -79,29 +79,29 @@ const maxSearchHits = 2000
 // Search finds the pages of the current content of these spaces whose
 // title or body sections match query (web search syntax), best first.
 //
-// Only the searched spaces' pages are looked at: their bodies are joined to
-// the sections that match (the GIN index finds those), and a section is
-// ranked only once it is known to belong to one of them. Other tenants'
-// sections, however many match, are never ranked or read; the sections'
-// text is read only for the hits kept.
+// The GIN index finds the matching sections; they are joined to the pages
+// of the searched spaces' current revisions (through
+// revision_pages(body_sha256)), and a section is ranked only as a hit of
+// one of those pages: other tenants' matches are never ranked. The
+// sections' text is read only for the hits kept.
 func Search(ctx context.Context, db bun.IDB, spaceIDs []string, query string) ([]*SearchHit, error) {
 	var hits []*SearchHit
 	if len(spaceIDs) == 0 {
 		return hits, nil
 	}
 	err := db.NewRaw(`WITH q AS (SELECT websearch_to_tsquery('english', ?) AS q),
-		pages AS (
-			SELECT s.id AS space_id, rp.page_id, rp.body_sha256, rp.title
-			FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
-			WHERE s.id IN (?) AND s.deleted_at IS NULL),
+		searched AS (SELECT id, revision_id FROM spaces WHERE id IN (?) AND deleted_at IS NULL),
 		hits AS (
-			SELECT p.space_id, p.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
-			FROM pages p JOIN body_sections bs ON bs.body_sha256 = p.body_sha256, q
+			SELECT s.id AS space_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			FROM body_sections bs
+			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256
+			JOIN searched s ON s.revision_id = rp.revision_id, q
 			WHERE bs.tsv @@ q.q
 			UNION ALL
-			SELECT p.space_id, p.page_id, NULL, NULL, 2 * ts_rank(to_tsvector('english', p.title), q.q)
-			FROM pages p, q
-			WHERE to_tsvector('english', p.title) @@ q.q),
+			SELECT s.id, rp.page_id, NULL, NULL, 2 * ts_rank(to_tsvector('english', rp.title), q.q)
+			FROM revision_pages rp
+			JOIN searched s ON s.revision_id = rp.revision_id, q
+			WHERE to_tsvector('english', rp.title) @@ q.q),
 		top AS (SELECT * FROM hits ORDER BY rank DESC, space_id, page_id, position NULLS FIRST LIMIT ?)
 		SELECT top.space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
 		FROM top LEFT JOIN body_sections bs ON bs.body_sha256 = top.body_sha256 AND bs.position = top.position
