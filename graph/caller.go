@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -128,6 +129,25 @@ func (c *Caller) joined(orgID string, role store.MemberRole) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.roles[orgID] = &role
+}
+
+// Authenticate returns the caller whose API token this is, as of now, or
+// ErrUnauthenticated for a token that matches no one or has expired. Who a
+// token belongs to comes from the caller cache (store/callers.go), emptied
+// by every change to users, tokens and memberships.
+func (r *Resolver) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	c, err := r.DB.Callers.Caller(ctx, token, r.now())
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, ErrUnauthenticated
+	} else if err != nil {
+		return nil, err
+	}
+	// SECURITY: a token confined to an organization makes a caller confined
+	// to it.
+	if c.OrganizationID != nil {
+		return NewScopedCaller(c.User, c.Memberships, *c.OrganizationID), nil
+	}
+	return NewCaller(c.User, c.Memberships), nil
 }
 
 type callerKey struct{}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
@@ -279,60 +280,82 @@ func copyOf[T any](v *T) *T {
 	return &c
 }
 
-// spaceDirect declares spaces to the direct writer (direct.go): a space read
+// spaceSummary: the spaces of site spaces are read as summaries
+// (store.SpaceSummaryColumns) when nothing in an operation asks a space for
+// more than these fields, which a summary row carries all the data of (urls
+// needs the id, icon and visibility). A site's navigation is read so.
+var spaceSummary = engine.Summary{Type: "Space", Fields: map[string]bool{
+	"__typename":   true,
+	"object":       true,
+	"id":           true,
+	"title":        true,
+	"emoji":        true,
+	"visibility":   true,
+	"urls":         true,
+	"organization": true,
+	"parent":       true,
+}}
+
+// spaceSummariesSuffice reports whether the operation of ctx reads spaces
+// as summaries.
+func spaceSummariesSuffice(ctx context.Context) bool {
+	return engine.SummariesSuffice(ctx, spaceSummary.Type)
+}
+
+// spaceDirect declares spaces to the engine's direct writer: a space read
 // by id (REST's GET /v1/spaces/{id} runs Query.space) or published in a
 // site's structure is written without gqlgen's per-field execution.
-func (r *Resolver) spaceDirect(d *directWriter) {
-	d.entry("Query", "space")
-	d.object("Space", (*store.Space)(nil), map[string]directField{
-		"object":              directString((*store.Space).Object),
-		"id":                  directString(func(s *store.Space) string { return s.ID }),
-		"title":               directString(func(s *store.Space) string { return s.Title }),
-		"emoji":               directString(func(s *store.Space) string { return s.Emoji }),
-		"visibility":          directEnum(func(s *store.Space) store.ContentVisibility { return s.Visibility }),
-		"createdAt":           directTime(func(s *store.Space) time.Time { return s.CreatedAt }),
-		"updatedAt":           directTime(func(s *store.Space) time.Time { return s.UpdatedAt }),
-		"deletedAt":           directOptTime(func(s *store.Space) *time.Time { return s.DeletedAt }),
-		"editMode":            directEnum(func(s *store.Space) store.SpaceEditMode { return s.EditMode }),
-		"mergeRules":          directStruct(func(s *store.Space) *store.MergeRules { return &s.MergeRules }),
-		"urls":                directObject(r.Space().Urls),
-		"organization":        directString(func(s *store.Space) string { return s.OrganizationID }),
-		"parent":              directOptString(func(s *store.Space) *string { return s.ParentID }),
-		"language":            directOptEnum(func(s *store.Space) *store.Language { return s.Language }),
-		"revision":            directString(func(s *store.Space) string { return s.RevisionID }),
-		"defaultLevel":        directOptEnum(func(s *store.Space) *store.DefaultLevel { return s.DefaultLevel }),
-		"comments":            directInt(func(s *store.Space) int { return s.OpenComments }),
-		"changeRequests":      directInt((*store.Space).ChangeRequests),
-		"changeRequestsOpen":  directInt(func(s *store.Space) int { return s.ChangeRequestsOpen }),
-		"changeRequestsDraft": directInt(func(s *store.Space) int { return s.ChangeRequestsDraft }),
-		"permissions":         directObject(r.Space().Permissions),
+func (r *Resolver) spaceDirect(d *engine.DirectWriter) {
+	d.Entry("Query", "space")
+	d.Object("Space", (*store.Space)(nil), map[string]engine.Field{
+		"object":              engine.String((*store.Space).Object),
+		"id":                  engine.String(func(s *store.Space) string { return s.ID }),
+		"title":               engine.String(func(s *store.Space) string { return s.Title }),
+		"emoji":               engine.String(func(s *store.Space) string { return s.Emoji }),
+		"visibility":          engine.Enum(func(s *store.Space) store.ContentVisibility { return s.Visibility }),
+		"createdAt":           engine.Time(func(s *store.Space) time.Time { return s.CreatedAt }),
+		"updatedAt":           engine.Time(func(s *store.Space) time.Time { return s.UpdatedAt }),
+		"deletedAt":           engine.OptTime(func(s *store.Space) *time.Time { return s.DeletedAt }),
+		"editMode":            engine.Enum(func(s *store.Space) store.SpaceEditMode { return s.EditMode }),
+		"mergeRules":          engine.Struct(func(s *store.Space) *store.MergeRules { return &s.MergeRules }),
+		"urls":                engine.Child(r.Space().Urls),
+		"organization":        engine.String(func(s *store.Space) string { return s.OrganizationID }),
+		"parent":              engine.OptString(func(s *store.Space) *string { return s.ParentID }),
+		"language":            engine.OptEnum(func(s *store.Space) *store.Language { return s.Language }),
+		"revision":            engine.String(func(s *store.Space) string { return s.RevisionID }),
+		"defaultLevel":        engine.OptEnum(func(s *store.Space) *store.DefaultLevel { return s.DefaultLevel }),
+		"comments":            engine.Int(func(s *store.Space) int { return s.OpenComments }),
+		"changeRequests":      engine.Int((*store.Space).ChangeRequests),
+		"changeRequestsOpen":  engine.Int(func(s *store.Space) int { return s.ChangeRequestsOpen }),
+		"changeRequestsDraft": engine.Int(func(s *store.Space) int { return s.ChangeRequestsDraft }),
+		"permissions":         engine.Child(r.Space().Permissions),
 	})
-	d.object("MergeRules", (*store.MergeRules)(nil), map[string]directField{
-		"type":  directEnum(func(m *store.MergeRules) store.MergeRulesType { return m.Type }),
-		"rules": directValueList(func(m *store.MergeRules) []store.MergeRule { return m.Rules }),
+	d.Object("MergeRules", (*store.MergeRules)(nil), map[string]engine.Field{
+		"type":  engine.Enum(func(m *store.MergeRules) store.MergeRulesType { return m.Type }),
+		"rules": engine.ValueList(func(m *store.MergeRules) []store.MergeRule { return m.Rules }),
 	})
-	d.object("MergeRule", (*store.MergeRule)(nil), map[string]directField{
-		"rule":       directEnum(func(m *store.MergeRule) store.MergeRuleKind { return m.Rule }),
-		"users":      directIDs(func(m *store.MergeRule) []string { return m.Users }),
-		"expression": directOptString(func(m *store.MergeRule) *string { return m.Expression }),
+	d.Object("MergeRule", (*store.MergeRule)(nil), map[string]engine.Field{
+		"rule":       engine.Enum(func(m *store.MergeRule) store.MergeRuleKind { return m.Rule }),
+		"users":      engine.IDs(func(m *store.MergeRule) []string { return m.Users }),
+		"expression": engine.OptString(func(m *store.MergeRule) *string { return m.Expression }),
 	})
-	d.object("SpaceURLs", (*model.SpaceURLs)(nil), map[string]directField{
-		"location":  directString(func(u *model.SpaceURLs) string { return u.Location }),
-		"app":       directString(func(u *model.SpaceURLs) string { return u.App }),
-		"published": directOptString(func(u *model.SpaceURLs) *string { return u.Published }),
-		"public":    directOptString(func(u *model.SpaceURLs) *string { return u.Public }),
-		"icon":      directOptString(func(u *model.SpaceURLs) *string { return u.Icon }),
+	d.Object("SpaceURLs", (*model.SpaceURLs)(nil), map[string]engine.Field{
+		"location":  engine.String(func(u *model.SpaceURLs) string { return u.Location }),
+		"app":       engine.String(func(u *model.SpaceURLs) string { return u.App }),
+		"published": engine.OptString(func(u *model.SpaceURLs) *string { return u.Published }),
+		"public":    engine.OptString(func(u *model.SpaceURLs) *string { return u.Public }),
+		"icon":      engine.OptString(func(u *model.SpaceURLs) *string { return u.Icon }),
 	})
-	d.object("SpacePermissions", (*model.SpacePermissions)(nil), map[string]directField{
-		"view":               directBool(func(p *model.SpacePermissions) bool { return p.View }),
-		"access":             directBool(func(p *model.SpacePermissions) bool { return p.Access }),
-		"admin":              directBool(func(p *model.SpacePermissions) bool { return p.Admin }),
-		"viewInviteLinks":    directBool(func(p *model.SpacePermissions) bool { return p.ViewInviteLinks }),
-		"edit":               directBool(func(p *model.SpacePermissions) bool { return p.Edit }),
-		"triggerGitSync":     directBool(func(p *model.SpacePermissions) bool { return p.TriggerGitSync }),
-		"comment":            directBool(func(p *model.SpacePermissions) bool { return p.Comment }),
-		"merge":              directBool(func(p *model.SpacePermissions) bool { return p.Merge }),
-		"review":             directBool(func(p *model.SpacePermissions) bool { return p.Review }),
-		"installIntegration": directBool(func(p *model.SpacePermissions) bool { return p.InstallIntegration }),
+	d.Object("SpacePermissions", (*model.SpacePermissions)(nil), map[string]engine.Field{
+		"view":               engine.Bool(func(p *model.SpacePermissions) bool { return p.View }),
+		"access":             engine.Bool(func(p *model.SpacePermissions) bool { return p.Access }),
+		"admin":              engine.Bool(func(p *model.SpacePermissions) bool { return p.Admin }),
+		"viewInviteLinks":    engine.Bool(func(p *model.SpacePermissions) bool { return p.ViewInviteLinks }),
+		"edit":               engine.Bool(func(p *model.SpacePermissions) bool { return p.Edit }),
+		"triggerGitSync":     engine.Bool(func(p *model.SpacePermissions) bool { return p.TriggerGitSync }),
+		"comment":            engine.Bool(func(p *model.SpacePermissions) bool { return p.Comment }),
+		"merge":              engine.Bool(func(p *model.SpacePermissions) bool { return p.Merge }),
+		"review":             engine.Bool(func(p *model.SpacePermissions) bool { return p.Review }),
+		"installIntegration": engine.Bool(func(p *model.SpacePermissions) bool { return p.InstallIntegration }),
 	})
 }

@@ -13,12 +13,13 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/store"
 )
 
-// Subscriptions: live updates over a websocket (the transport is assembled
-// in rest/subscription.go). Changes record live events in their own
+// Subscriptions: live updates over a websocket (the transport is the
+// engine's, engine.Websocket; Sessions below is what it asks of us). Changes record live events in their own
 // transactions (store.RecordLiveEvent, recordLive below); LiveHub (live.go)
 // hears of them through PostgreSQL and offers each to the subscriptions of
 // what it is about. Permission is checked when subscribing and again for
@@ -27,6 +28,70 @@ import (
 // subscription completes. LiveConnection.Watch re-checks between events too,
 // when callers may have changed and every RecheckEvery, so a subscription
 // ends promptly rather than at its next event.
+
+// MaxSubscriptionsPerConnection bounds the subscriptions one websocket
+// holds at once.
+const MaxSubscriptionsPerConnection = 20
+
+// Sessions opens the sessions of websocket connections (engine.Sockets):
+// connection_init's token is resolved as an HTTP request's is, and the
+// connection's subscriptions re-check their caller every recheck at the
+// longest (0: DefaultLiveRecheck).
+func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, token string) (engine.Session, error) {
+	return func(ctx context.Context, token string) (engine.Session, error) {
+		if _, err := r.Authenticate(ctx, token); errors.Is(err, ErrUnauthenticated) {
+			return nil, engine.ErrTokenInvalid
+		} else if err != nil {
+			return nil, err
+		}
+		s := &session{r: r}
+		s.live = &LiveConnection{MaxSubscriptions: MaxSubscriptionsPerConnection,
+			Changed: r.DB.Callers.Changed, RecheckEvery: recheck,
+			Caller: func(ctx context.Context) (*Caller, error) {
+				// Once revoked, the connection's token is refused without a
+				// lookup: the connection is closing.
+				select {
+				case <-s.live.Revoked():
+					return nil, ErrUnauthenticated
+				default:
+				}
+				return r.Authenticate(ctx, token)
+			}}
+		return s, nil
+	}
+}
+
+// session is a websocket connection as the resolvers see it: its live
+// connection, which resolves its token again for every operation.
+type session struct {
+	r    *Resolver
+	live *LiveConnection
+}
+
+func (s *session) Begin(ctx context.Context) context.Context {
+	go s.live.Watch(ctx, s.r.Log)
+	// SECURITY: the connection holds no caller (the upgrade request's, when
+	// its header had a token, is masked): only an operation gets one.
+	return WithLiveConnection(WithCaller(ctx, nil), s.live)
+}
+
+// Operation gives an operation its caller as of now (the token still valid
+// and unexpired, the memberships as they are: the caller cache, emptied by
+// every change to them), and fresh loaders and query counter, as an HTTP
+// request gets: nothing read for one operation is served to another.
+func (s *session) Operation(ctx context.Context) (context.Context, error) {
+	caller, err := s.live.Caller(ctx)
+	if errors.Is(err, ErrUnauthenticated) {
+		return ctx, engine.ErrTokenInvalid
+	} else if err != nil {
+		return ctx, err
+	}
+	ctx, _ = store.WithQueryCounter(ctx)
+	return WithLoaders(WithCaller(ctx, caller), NewLoaders(s.r.DB)), nil
+}
+
+func (s *session) Revoked() <-chan struct{} { return s.live.Revoked() }
+func (s *session) Revoke()                  { s.live.Revoke() }
 
 // LiveConnection is what a websocket connection gives its subscriptions:
 // how to resolve its caller again, a bound on how many subscriptions it may

@@ -19,7 +19,35 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
 )
+
+// API is the /v1 surface: the route table, each route run as its GraphQL
+// operation through the engine, and the OpenAPI document of them all.
+type API struct {
+	adapter
+	openAPI []byte
+}
+
+// New builds the REST adapter over the engine. The operation documents are
+// validated against the engine's schema, and the OpenAPI document is built
+// from the route table, once, here; publicURL is its server address.
+func New(eng *engine.Engine, publicURL string, log *slog.Logger) (*API, error) {
+	ops, err := loadOperations(eng.Schema)
+	if err != nil {
+		return nil, err
+	}
+	for _, route := range Routes {
+		if _, ok := ops[route.Operation]; !ok {
+			return nil, fmt.Errorf("rest: route %s %s: no operation document %s.graphql", route.Method, route.Path, route.Operation)
+		}
+	}
+	doc, err := openAPI(eng.Schema, ops, Routes, publicURL)
+	if err != nil {
+		return nil, err
+	}
+	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, log: log}, openAPI: doc}, nil
+}
 
 // adapter runs REST routes as GraphQL operations.
 type adapter struct {
@@ -41,7 +69,7 @@ func (a *adapter) handler(route Route) http.Handler {
 		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
 			ext, err := strconv.ParseBool(v)
 			if err != nil {
-				writeError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %q is not true or false", v))
+				WriteError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %q is not true or false", v))
 				return
 			}
 			if ext {
@@ -50,7 +78,7 @@ func (a *adapter) handler(route Route) http.Handler {
 		}
 		vars, err := variables(r, a.schema, op)
 		if err != nil {
-			writeError(w, err.status, err.message)
+			WriteError(w, err.status, err.message)
 			return
 		}
 		resp := a.run(r.Context(), op, vars)
@@ -58,13 +86,13 @@ func (a *adapter) handler(route Route) http.Handler {
 			e := resp.Errors[0]
 			status := graph.ErrorStatus(e)
 			if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code {
-				writeError(w, status, "internal error")
+				WriteError(w, status, "internal error")
 				return
 			}
 			if status == http.StatusServiceUnavailable {
 				w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
 			}
-			writeError(w, status, restMessage(e))
+			WriteError(w, status, restMessage(e))
 			return
 		}
 		body, err2 := restBody(resp.Data, resultPath)
@@ -80,13 +108,13 @@ func (a *adapter) handler(route Route) http.Handler {
 		}
 		if err2 != nil {
 			a.log.ErrorContext(r.Context(), "rest: cannot extract result", "operation", op.Name, "err", err2)
-			writeError(w, http.StatusInternalServerError, "internal error")
+			WriteError(w, http.StatusInternalServerError, "internal error")
 			return
 		}
 		if body == nil {
 			// A null resource (a site's adaptive schema before one is set) is
 			// one that does not exist.
-			writeError(w, http.StatusNotFound, "not found")
+			WriteError(w, http.StatusNotFound, "not found")
 			return
 		}
 		status := route.Status
@@ -114,7 +142,7 @@ func (a *adapter) run(ctx context.Context, op *operation, vars map[string]any) (
 				Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}}}
 		}
 	}()
-	ctx = graph.WithServerDocument(graphql.StartOperationTrace(ctx))
+	ctx = engine.WithServerDocument(graphql.StartOperationTrace(ctx))
 	params := &graphql.RawParams{Query: op.Source, OperationName: op.Name, Variables: vars}
 	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
@@ -304,31 +332,4 @@ func locationOf(body []byte) string {
 		return ""
 	}
 	return loc
-}
-
-// writeJSON writes v with status. HTML escaping is off: the API returns data,
-// not markup, and escaped "<" would only confuse clients comparing strings.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
-
-// writeTimeout answers a request whose statement PostgreSQL cut
-// (graph.ErrTimeout): 503, to be retried after a moment.
-func writeTimeout(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-	writeError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Message)
-}
-
-// writeError writes the reference's error body: {"error": {"code", "message"}}.
-func writeError(w http.ResponseWriter, status int, message string) {
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": message}})
 }

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 func TestAdminCreatesUsersAndTokens(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 
 	env.Do("POST", "/admin/users", "", `{"email":"a@example.com","displayName":"A"}`).Expect(http.StatusUnauthorized).ErrorMessage()
 	env.Do("POST", "/admin/users", "wrong", `{"email":"a@example.com","displayName":"A"}`).Expect(http.StatusUnauthorized)
@@ -49,7 +49,7 @@ func TestAdminCreatesUsersAndTokens(t *testing.T) {
 
 func TestBootstrap(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	res := env.Server.Resolver
 	ctx := context.Background()
 	if _, err := res.Bootstrap(ctx, "short", "owner@example.com", "Org"); err == nil {

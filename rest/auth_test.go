@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
+
 	"github.com/uptrace/bun"
 
-	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -22,7 +23,7 @@ import (
 // as soon as PostgreSQL delivers its notification.
 func TestCallerCacheSeesChanges(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	bob := env.NewUser("Bob")
 	org := alice.NewOrg("Acme")
@@ -34,7 +35,7 @@ func TestCallerCacheSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db2.Close)
-	srv2, err := rest.NewServer(db2, rest.Config{PublicURL: "http://other.example", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv2, err := server.New(db2, server.Config{PublicURL: "http://other.example", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

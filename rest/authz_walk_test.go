@@ -17,8 +17,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -62,13 +62,13 @@ import (
 // failing leaf nulled, leaf by leaf.
 func TestAuthorizationWalk(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	f := newWalkFixture(t, env)
 	schema := introspectSchema(t, env)
 
 	walks := []struct {
 		name  string
-		user  *resttest.User
+		user  *servertest.User
 		leaks func(walkMarker) bool
 		floor int // fields the walk must at least visit
 	}{
@@ -139,7 +139,7 @@ func TestAuthorizationWalk(t *testing.T) {
 	// table, with the ids of the private objects.
 	for _, rc := range []struct {
 		name  string
-		user  *resttest.User
+		user  *servertest.User
 		leaks func(walkMarker) bool
 	}{
 		{"reader", f.reader, func(m walkMarker) bool { return m.secret }},
@@ -325,7 +325,7 @@ func (m walkMarker) class() string {
 // walkFixture is an organization of an owner, full of private objects, a
 // reader of it and the admin of another organization.
 type walkFixture struct {
-	owner, reader, outsider *resttest.User
+	owner, reader, outsider *servertest.User
 	org, space, collSpace   string
 	markers                 []walkMarker
 	// ids are the path parameters of REST routes.
@@ -338,7 +338,7 @@ type walkFixture struct {
 
 type walkArg struct{ label, literal string }
 
-func newWalkFixture(t *testing.T, env *resttest.Env) *walkFixture {
+func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	t.Helper()
 	var random [5]byte
 	if _, err := rand.Read(random[:]); err != nil {
@@ -366,7 +366,7 @@ func newWalkFixture(t *testing.T, env *resttest.Env) *walkFixture {
 	outsiderOrg := outsider.NewOrg("Outsider Corp")
 	outsiderSpace := outsider.Do("POST", "/v1/orgs/"+outsiderOrg+"/spaces", `{"title":"Own"}`).Expect(http.StatusCreated).String("id")
 	createPage(t, outsider, outsiderSpace, "Own page", "Nothing secret.")
-	do := func(method, path string, body any, status int) *resttest.Response {
+	do := func(method, path string, body any, status int) *servertest.Response {
 		t.Helper()
 		return owner.Do(method, path, body).Expect(status)
 	}
@@ -617,7 +617,7 @@ fragment TypeRef on __Type {
   ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } }
 }`
 
-func introspectSchema(t *testing.T, env *resttest.Env) *walkSchema {
+func introspectSchema(t *testing.T, env *servertest.Env) *walkSchema {
 	t.Helper()
 	res := env.Do("POST", "/graphql", "", map[string]any{"query": introspectionQuery}).Expect(http.StatusOK)
 	var out struct {
@@ -776,8 +776,8 @@ type walkGroup struct {
 
 type walker struct {
 	t      *testing.T
-	env    *resttest.Env
-	user   *resttest.User
+	env    *servertest.Env
+	user   *servertest.User
 	schema *walkSchema
 	f      *walkFixture
 	// leafCache holds the leaves of each type.
@@ -793,7 +793,7 @@ type walker struct {
 	requests int
 }
 
-func newWalker(t *testing.T, env *resttest.Env, u *resttest.User, s *walkSchema, f *walkFixture) *walker {
+func newWalker(t *testing.T, env *servertest.Env, u *servertest.User, s *walkSchema, f *walkFixture) *walker {
 	return &walker{t: t, env: env, user: u, schema: s, f: f, leafCache: map[string][]walkLeaf{},
 		visited: map[string]bool{}, found: map[string][]walkHit{}}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // The server's own cost of its two hottest reads, without the network:
@@ -21,7 +21,7 @@ import (
 //	go tool pprof -tagfocus bench=measured rest.test cpu.out
 
 func BenchmarkGetSpace(b *testing.B) {
-	env := resttest.New(b)
+	env := servertest.New(b)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
@@ -37,7 +37,7 @@ func BenchmarkGetSpace(b *testing.B) {
 func BenchmarkSiteTree(b *testing.B) {
 	for _, size := range []struct{ groups, sections, siteSpaces int }{{4, 5, 5}, {20, 10, 5}} {
 		b.Run(fmt.Sprintf("%dx%dx%d", size.groups, size.sections, size.siteSpaces), func(b *testing.B) {
-			env := resttest.New(b)
+			env := servertest.New(b)
 			alice := env.NewUser("Alice")
 			org := alice.NewOrg("Acme")
 			site := buildSiteTree(b, env, alice, org, size.groups, size.sections, size.siteSpaces, 0)
@@ -61,7 +61,7 @@ func BenchmarkSiteTree(b *testing.B) {
 }
 
 // benchmarkSerial serves newRequest's requests one at a time.
-func benchmarkSerial(b *testing.B, env *resttest.Env, newRequest func() *http.Request) {
+func benchmarkSerial(b *testing.B, env *servertest.Env, newRequest func() *http.Request) {
 	b.ReportAllocs()
 	pprof.Do(context.Background(), pprof.Labels("bench", "measured"), func(ctx context.Context) {
 		for b.Loop() {
@@ -76,7 +76,7 @@ func benchmarkSerial(b *testing.B, env *resttest.Env, newRequest func() *http.Re
 
 // benchmarkRequest serves newRequest's requests from 8 goroutines per CPU,
 // so ns/op reads as the inverse of throughput.
-func benchmarkRequest(b *testing.B, env *resttest.Env, newRequest func() *http.Request) {
+func benchmarkRequest(b *testing.B, env *servertest.Env, newRequest func() *http.Request) {
 	b.ReportAllocs()
 	b.SetParallelism(8)
 	b.ResetTimer()

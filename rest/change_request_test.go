@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 // crEnv is a space with two pages, A and B, and helpers for change requests.
 type crEnv struct {
 	t          *testing.T
-	env        *resttest.Env
-	alice      *resttest.User
+	env        *servertest.Env
+	alice      *servertest.User
 	org, space string
 	pageA      string
 	pageB      string
@@ -28,7 +28,7 @@ type crEnv struct {
 }
 
 func newCREnv(t *testing.T) *crEnv {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -39,7 +39,7 @@ func newCREnv(t *testing.T) *crEnv {
 }
 
 // edit sets a page's markdown, in change request cr or ("") on the space.
-func (e *crEnv) edit(u *resttest.User, cr, page, markdown string) *resttest.GraphQLResponse {
+func (e *crEnv) edit(u *servertest.User, cr, page, markdown string) *servertest.GraphQLResponse {
 	e.t.Helper()
 	vars := map[string]any{"s": e.space, "p": page, "in": map[string]any{"markdown": markdown}}
 	if cr != "" {

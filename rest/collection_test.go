@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 // contentEnv is an organization with helpers to make and read its content.
 type contentEnv struct {
 	t     *testing.T
-	alice *resttest.User
+	alice *servertest.User
 	org   string
 }
 
@@ -45,8 +45,8 @@ func (e contentEnv) spacesIn(collection string) string {
 	return strings.Join(titles, ",")
 }
 
-func newContentEnv(t *testing.T) (*resttest.Env, contentEnv) {
-	env := resttest.New(t)
+func newContentEnv(t *testing.T) (*servertest.Env, contentEnv) {
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	return env, contentEnv{t: t, alice: alice, org: alice.NewOrg("Acme")}
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // without returns v (decoded JSON) without the members named keys, at any depth.
@@ -32,7 +32,7 @@ func without(v any, keys ...string) any {
 	return v
 }
 
-func decoded(t *testing.T, res *resttest.Response) any {
+func decoded(t *testing.T, res *servertest.Response) any {
 	t.Helper()
 	var v any
 	if err := json.Unmarshal(res.Expect(http.StatusOK).Body, &v); err != nil {

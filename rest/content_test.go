@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 // gql runs a GraphQL mutation as u, failing on errors, and decodes its data.
-func gql(t *testing.T, u *resttest.User, query string, vars map[string]any, into any) {
+func gql(t *testing.T, u *servertest.User, query string, vars map[string]any, into any) {
 	t.Helper()
 	out := u.GraphQL(query, vars)
 	if len(out.Errors) > 0 {
@@ -26,7 +26,7 @@ func gql(t *testing.T, u *resttest.User, query string, vars map[string]any, into
 }
 
 // gqlError runs a GraphQL mutation expected to fail with an error of status.
-func gqlError(t *testing.T, u *resttest.User, query string, vars map[string]any, status int) {
+func gqlError(t *testing.T, u *servertest.User, query string, vars map[string]any, status int) {
 	t.Helper()
 	out := u.GraphQL(query, vars)
 	if len(out.Errors) == 0 {
@@ -46,7 +46,7 @@ const (
 
 type pageRef struct{ ID, Path, Slug string }
 
-func newPage(t *testing.T, u *resttest.User, space string, in map[string]any) pageRef {
+func newPage(t *testing.T, u *servertest.User, space string, in map[string]any) pageRef {
 	t.Helper()
 	var out struct{ CreatePage pageRef }
 	gql(t, u, createPageQuery, map[string]any{"s": space, "in": in}, &out)
@@ -69,7 +69,7 @@ func titles(pages []any) string {
 
 func TestSpaceContentReadAndEdit(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -195,7 +195,7 @@ func TestSpaceContentReadAndEdit(t *testing.T) {
 
 func TestPageNestingIsBounded(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Deep"}`).Expect(http.StatusCreated).String("id")
@@ -220,7 +220,7 @@ func TestPageNestingIsBounded(t *testing.T) {
 // revision) is read afresh.
 func TestRevisionPagesAreReadOnce(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")

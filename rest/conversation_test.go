@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/graph/translator"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -33,7 +33,7 @@ func conversation(id, subject, userMessage string, when time.Time) map[string]an
 
 // ingestedConversation ingests a conversation into org and processes it in
 // the test (no job runner): its id, its issue and the issue's cluster.
-func ingestedConversation(t *testing.T, env *resttest.Env, u *resttest.User, org string) (conv, issue, cluster string) {
+func ingestedConversation(t *testing.T, env *servertest.Env, u *servertest.User, org string) (conv, issue, cluster string) {
 	t.Helper()
 	u.Do("POST", "/v1/orgs/"+org+"/conversations", conversation("conv-1", "Login", "I cannot log in: my password is rejected.", env.Clock.Now())).
 		Expect(http.StatusNoContent)
@@ -56,7 +56,7 @@ func sameTime(got any, want time.Time) bool {
 }
 
 // list GETs a list as u and returns its items.
-func list(t *testing.T, u *resttest.User, path string) []map[string]any {
+func list(t *testing.T, u *servertest.User, path string) []map[string]any {
 	t.Helper()
 	return listItems(t, u.Do("GET", path, nil))
 }
@@ -76,7 +76,7 @@ func memberValues(items []map[string]any, keys ...string) []string {
 
 func TestConversationIngest(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, reader, eve := env.NewUser("Alice"), env.NewUser("Reader"), env.NewUser("Eve")
 	org := alice.NewOrg("Acme")
 	eve.NewOrg("Eve Corp")
@@ -184,7 +184,7 @@ func TestConversationIngest(t *testing.T) {
 }
 
 // waitIssues polls the issues of org until n of them are clustered.
-func waitIssues(t *testing.T, u *resttest.User, org string, n int) []map[string]any {
+func waitIssues(t *testing.T, u *servertest.User, org string, n int) []map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -207,7 +207,7 @@ func waitIssues(t *testing.T, u *resttest.User, org string, n int) []map[string]
 
 func TestConversationInsights(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice, reader, eve := env.NewUser("Alice"), env.NewUser("Reader"), env.NewUser("Eve")
 	org := alice.NewOrg("Acme")
 	eve.NewOrg("Eve Corp")
@@ -428,7 +428,7 @@ var fixtureProblems = map[string][]string{
 // the last 13 weeks.
 func TestConversationClustersOfAFixture(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	now := env.Clock.Now()
@@ -509,7 +509,7 @@ func TestConversationIssuesFromAProvider(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": content}}}})
 	}))
 	defer api.Close()
-	env := resttest.New(t, resttest.Options{Translator: &translator.OpenAI{URL: api.URL + "/v1", Model: "insights-model"}})
+	env := servertest.New(t, servertest.Options{Translator: &translator.OpenAI{URL: api.URL + "/v1", Model: "insights-model"}})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	o := "/v1/orgs/" + org
@@ -544,7 +544,7 @@ func TestConversationIssuesFromAProvider(t *testing.T) {
 // (their job's enqueue was lost, or it failed), and their job processes them.
 func TestConversationSweep(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	ctx := context.Background()
@@ -569,7 +569,7 @@ func TestConversationSweep(t *testing.T) {
 // this very instant counts in the last week.
 func TestConversationClusterStatus(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	o := "/v1/orgs/" + org

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -103,7 +103,7 @@ type deliveredEvent struct {
 }
 
 // eventIDs lists the ids of the integration's events u sees, newest first.
-func eventIDs(u *resttest.User, base string) []string {
+func eventIDs(u *servertest.User, base string) []string {
 	var list struct{ Items []struct{ ID string } }
 	u.Do("GET", base+"/events?limit=1000", nil).Expect(http.StatusOK).Decode(&list)
 	var ids []string
@@ -114,7 +114,7 @@ func eventIDs(u *resttest.User, base string) []string {
 }
 
 // awaitStatus reads the event until its status is want (or a deadline).
-func awaitStatus(t *testing.T, u *resttest.User, base, id, want string) deliveredEvent {
+func awaitStatus(t *testing.T, u *servertest.User, base, id, want string) deliveredEvent {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -142,7 +142,7 @@ func countLogs(ev deliveredEvent, s string) int {
 }
 
 // signingSecret reads the integration's signing secret as its owner.
-func signingSecret(t *testing.T, u *resttest.User, name string) string {
+func signingSecret(t *testing.T, u *servertest.User, name string) string {
 	t.Helper()
 	res := u.GraphQL(`query($n: String!) { integration(name: $n) { development { url all signingSecret } } }`, map[string]any{"n": name})
 	var data struct {
@@ -163,7 +163,7 @@ func signingSecret(t *testing.T, u *resttest.User, name string) string {
 // with the integration's signing secret.
 func TestDeliveryRetriesUntilSuccess(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true, DeliveryAttempts: 5})
+	env := servertest.New(t, servertest.Options{Jobs: true, DeliveryAttempts: 5})
 	vendor := env.NewUser("Vendor")
 	org := vendor.NewOrg("Vendor Inc")
 	base := "/v1/integrations/hooked"
@@ -224,7 +224,7 @@ func TestDeliveryFails(t *testing.T) {
 	for name, answer := range map[string]int{"500": http.StatusInternalServerError, "no answer": 0} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			env := resttest.New(t, resttest.Options{Jobs: true, DeliveryAttempts: 3, OutboundTimeout: 300 * time.Millisecond})
+			env := servertest.New(t, servertest.Options{Jobs: true, DeliveryAttempts: 3, OutboundTimeout: 300 * time.Millisecond})
 			vendor := env.NewUser("Vendor")
 			org := vendor.NewOrg("Vendor Inc")
 			base := "/v1/integrations/broken"
@@ -262,7 +262,7 @@ func TestDeliveryFails(t *testing.T) {
 // `all`; turning it off stops the deliveries.
 func TestDeliveryTargets(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	f := &installFixture{env: env, vendor: env.NewUser("Vendor"), admin: env.NewUser("Admin")}
 	f.vendorOrg = f.vendor.NewOrg("Vendor Inc")
 	f.base = "/v1/integrations/targets"
@@ -313,7 +313,7 @@ func TestDeliveryTargets(t *testing.T) {
 // Turning development mode off stops the retries of an event being delivered.
 func TestDeliveryStopsWhenTurnedOff(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true, DeliveryAttempts: 1000})
+	env := servertest.New(t, servertest.Options{Jobs: true, DeliveryAttempts: 1000})
 	vendor := env.NewUser("Vendor")
 	org := vendor.NewOrg("Vendor Inc")
 	base := "/v1/integrations/stopped"
@@ -357,7 +357,7 @@ func TestDeliveryStopsWhenTurnedOff(t *testing.T) {
 // Bad input is 400; integrations the caller does not own are 403 or 404.
 func TestDevelopmentModeInput(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, bob, carol := env.NewUser("Alice"), env.NewUser("Bob"), env.NewUser("Carol")
 	org := alice.NewOrg("Acme")
 	bob.Join(org, store.RoleEdit)
@@ -425,7 +425,7 @@ func TestDevelopmentModeInput(t *testing.T) {
 // process died) is enqueued again by the sweep_unfinished job.
 func TestDeliverySweptAfterLostJob(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t) // no job runner yet: the enqueued job waits
+	env := servertest.New(t) // no job runner yet: the enqueued job waits
 	vendor := env.NewUser("Vendor")
 	org := vendor.NewOrg("Vendor Inc")
 	base := "/v1/integrations/swept"
@@ -475,7 +475,7 @@ func (b *lockedBuffer) String() string {
 func TestSecretsAreNeverLogged(t *testing.T) {
 	t.Parallel()
 	logs := &lockedBuffer{}
-	env := resttest.New(t, resttest.Options{Jobs: true, DeliveryAttempts: 3, Logs: logs})
+	env := servertest.New(t, servertest.Options{Jobs: true, DeliveryAttempts: 3, Logs: logs})
 	vendor := env.NewUser("Vendor")
 	org := vendor.NewOrg("Vendor Inc")
 	base := "/v1/integrations/logged"

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -16,7 +16,7 @@ import (
 // writer on and off, and the responses must be the same bytes. The debug
 // statistics tell which queries the writer took.
 func TestDirectWriterMatchesGqlgen(t *testing.T) {
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 
@@ -122,7 +122,7 @@ func TestDirectWriterMatchesGqlgen(t *testing.T) {
 // A space read by id, over GraphQL and REST, by callers of every kind: the
 // direct writer's answers are gqlgen's, byte for byte.
 func TestDirectWriterMatchesGqlgenOnSpaces(t *testing.T) {
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice, bob, carol := env.NewUser("Alice"), env.NewUser("Bob"), env.NewUser("Carol")
 	org := alice.NewOrg("Acme")
 	bob.Join(org, store.RoleComment)
@@ -141,7 +141,7 @@ func TestDirectWriterMatchesGqlgenOnSpaces(t *testing.T) {
 	  mergeRules { type rules { rule users expression } } urls { location app published public icon }
 	  organization parent language revision defaultLevel comments changeRequests changeRequestsOpen changeRequestsDraft
 	  permissions { view access admin viewInviteLinks edit triggerGitSync comment merge review installIntegration } } }`
-	for _, caller := range []*resttest.User{alice, bob, carol} {
+	for _, caller := range []*servertest.User{alice, bob, carol} {
 		for _, space := range []string{plain, rich, gone} {
 			name := caller.Email + " reading " + space
 			env.Server.Resolver.GenericExecution = true
@@ -168,7 +168,7 @@ func TestDirectWriterMatchesGqlgenOnSpaces(t *testing.T) {
 // are the same as one at a time (run with -race to check the sharing).
 func TestDirectWriterConcurrentRequests(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	site := buildSiteTree(t, env, alice, org, 2, 2, 2, 1)

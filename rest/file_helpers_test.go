@@ -9,12 +9,12 @@ import (
 	"net/textproto"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // upload sends a file to the space (or change request cr, when not "") in
 // a GraphQL multipart request, and returns the response.
-func upload(t *testing.T, u *resttest.User, space, cr, name, contentType string, content []byte) *resttest.GraphQLResponse {
+func upload(t *testing.T, u *servertest.User, space, cr, name, contentType string, content []byte) *servertest.GraphQLResponse {
 	t.Helper()
 	vars := map[string]any{"s": space, "file": nil}
 	if cr != "" {
@@ -43,7 +43,7 @@ func upload(t *testing.T, u *resttest.User, space, cr, name, contentType string,
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var out resttest.GraphQLResponse
+	var out servertest.GraphQLResponse
 	if err := json.Unmarshal(raw, &out); err != nil {
 		t.Fatalf("upload: %d %s", resp.StatusCode, raw)
 	}
@@ -52,7 +52,7 @@ func upload(t *testing.T, u *resttest.User, space, cr, name, contentType string,
 }
 
 // uploadedFile uploads a file and returns its id.
-func uploadedFile(t *testing.T, u *resttest.User, space, cr, name string, content []byte) string {
+func uploadedFile(t *testing.T, u *servertest.User, space, cr, name string, content []byte) string {
 	t.Helper()
 	out := upload(t, u, space, cr, name, "text/plain", content)
 	if len(out.Errors) > 0 {

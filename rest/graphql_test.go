@@ -10,12 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 func TestGraphQLEndpoint(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 
@@ -89,7 +89,7 @@ func TestGraphQLEndpoint(t *testing.T) {
 // transport, a JSON envelope for every failure, and bodies that are bounded.
 func TestGraphQLPostTransport(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	big := `{"query":"{ viewer { id } }","variables":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`
 	for _, tc := range []struct {
@@ -131,7 +131,7 @@ func TestGraphQLPostTransport(t *testing.T) {
 // query itself only when the server does not know the hash yet.
 func TestAutomaticPersistedQueries(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	const query = `{ viewer { id } }`
 	sum := sha256.Sum256([]byte(query))

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -31,7 +31,7 @@ func publishBody(org string, extra map[string]any) map[string]any {
 
 func TestIntegrationPublishing(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, bob, carol := env.NewUser("Alice"), env.NewUser("Bob"), env.NewUser("Carol")
 	org := alice.NewOrg("Acme")
 	alice.Do("PATCH", "/v1/orgs/"+org, `{"hostname":"acme"}`).Expect(http.StatusOK)
@@ -140,7 +140,7 @@ func TestIntegrationPublishing(t *testing.T) {
 	// no category; this one has them again.
 	alice.Do("POST", "/v1/integrations/slack", publishBody(org, map[string]any{"categories": []string{"collaboration"},
 		"blocks": []any{map[string]any{"id": "msg", "title": "Message", "urlUnfurl": []string{"https://app.slack.com/archives/x"}}}})).Expect(http.StatusOK)
-	names := func(u *resttest.User, query string) string {
+	names := func(u *servertest.User, query string) string {
 		t.Helper()
 		var list struct{ Items []struct{ Name string } }
 		u.Do("GET", "/v1/integrations"+query, nil).Expect(http.StatusOK).Decode(&list)
@@ -154,7 +154,7 @@ func TestIntegrationPublishing(t *testing.T) {
 		return strings.Join(out, ",")
 	}
 	for _, c := range []struct {
-		u           *resttest.User
+		u           *servertest.User
 		query, want string
 	}{
 		{alice, "", "slack"},
@@ -216,8 +216,8 @@ func TestIntegrationPublishing(t *testing.T) {
 // installFixture is an integration published by a vendor and installed by
 // a customer with a space and a site.
 type installFixture struct {
-	env                    *resttest.Env
-	vendor, admin, reader  *resttest.User
+	env                    *servertest.Env
+	vendor, admin, reader  *servertest.User
 	org, space, site, inst string
 	base                   string // /v1/integrations/{name}
 	vendorOrg              string
@@ -225,7 +225,7 @@ type installFixture struct {
 
 func newInstallFixture(t *testing.T) *installFixture {
 	t.Helper()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	f := &installFixture{env: env, vendor: env.NewUser("Vendor"), admin: env.NewUser("Admin"), reader: env.NewUser("Reader")}
 	f.vendorOrg = f.vendor.NewOrg("Vendor Inc")
 	f.vendor.Do("POST", "/v1/integrations/notifier", publishBody(f.vendorOrg, map[string]any{"secrets": map[string]string{"K": theSecret}})).Expect(http.StatusOK)
@@ -239,7 +239,7 @@ func newInstallFixture(t *testing.T) *installFixture {
 }
 
 // events lists the integration's events as u: type → payloads, newest first.
-func (f *installFixture) events(t *testing.T, u *resttest.User) map[string][]map[string]any {
+func (f *installFixture) events(t *testing.T, u *servertest.User) map[string][]map[string]any {
 	t.Helper()
 	var list struct {
 		Items []struct {
@@ -413,7 +413,7 @@ func TestIntegrationInstallations(t *testing.T) {
 		"/installations/" + f.inst + "/sites?extended=true", "/installations/" + f.inst + "/spaces/" + f.space + "?extended=true",
 		"/installations/" + f.inst + "/sites/" + f.site, "/spaces?extended=true", "/sites?extended=true", "/events",
 		"/events/" + install["_id"].(string)} {
-		for _, u := range []*resttest.User{f.admin, f.vendor} {
+		for _, u := range []*servertest.User{f.admin, f.vendor} {
 			if res := u.Do("GET", f.base+p, nil); bytes.Contains(res.Body, []byte(theSecret)) || bytes.Contains(res.Body, []byte(`"secrets"`)) {
 				t.Errorf("GET %s shows the secrets: %s", p, res.Body)
 			}

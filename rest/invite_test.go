@@ -5,18 +5,18 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 func TestInviteLinks(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	invites := "/v1/orgs/" + org + "/link-invites"
 	bob := env.NewUser("Bob")
-	roleOf := func(u *resttest.User) any {
+	roleOf := func(u *servertest.User) any {
 		t.Helper()
 		return alice.Do("GET", "/v1/orgs/"+org+"/members/"+u.ID, nil).Expect(http.StatusOK).JSON()["role"]
 	}
@@ -87,7 +87,7 @@ func TestInviteLinks(t *testing.T) {
 
 func TestJoinByEmailDomain(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice") // resttest users are @example.com
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
@@ -95,7 +95,7 @@ func TestJoinByEmailDomain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dan := &resttest.User{Env: env, ID: created.User.ID, Token: created.Token}
+	dan := &servertest.User{Env: env, ID: created.User.ID, Token: created.Token}
 
 	// No domain admitted yet: joining is refused, the organization stays hidden.
 	bob.Do("POST", "/v1/orgs/"+org+"/join", nil).Expect(http.StatusNotFound).ErrorMessage()

@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 // memberIDs lists the ids of a member list page.
-func memberIDs(t *testing.T, res *resttest.Response) []string {
+func memberIDs(t *testing.T, res *servertest.Response) []string {
 	t.Helper()
 	var page struct {
 		Items []struct{ ID string }
@@ -29,7 +29,7 @@ func memberIDs(t *testing.T, res *resttest.Response) []string {
 
 func TestMembersListFiltersAndSorts(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice Admin")
 	org := alice.NewOrg("Acme")
 	env.Clock.Advance(time.Hour)
@@ -99,7 +99,7 @@ func TestMembersListFiltersAndSorts(t *testing.T) {
 
 func TestMemberShapeAndSpaces(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
@@ -145,7 +145,7 @@ func TestMemberShapeAndSpaces(t *testing.T) {
 
 func TestMemberRolesAndRemoval(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
@@ -190,21 +190,21 @@ func TestMemberRolesAndRemoval(t *testing.T) {
 // Two admins demoting each other at once: the organization keeps one.
 func TestLastAdminUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
 	bob.Join(org, store.RoleAdmin)
 	var wg sync.WaitGroup
 	statuses := make([]int, 2)
-	for i, pair := range [][2]*resttest.User{{alice, bob}, {bob, alice}} {
+	for i, pair := range [][2]*servertest.User{{alice, bob}, {bob, alice}} {
 		wg.Go(func() {
 			statuses[i] = pair[0].Do("PATCH", "/v1/orgs/"+org+"/members/"+pair[1].ID, `{"role":"read"}`).Status
 		})
 	}
 	wg.Wait()
 	var admins struct{ Items []any }
-	for _, u := range []*resttest.User{alice, bob} {
+	for _, u := range []*servertest.User{alice, bob} {
 		if res := u.Do("GET", "/v1/orgs/"+org+"/members?role=admin", nil); res.Status == http.StatusOK {
 			res.Decode(&admins)
 			break
@@ -217,7 +217,7 @@ func TestLastAdminUnderConcurrency(t *testing.T) {
 
 func TestTeams(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob, carol := env.NewUser("Bob"), env.NewUser("Carol")
@@ -317,11 +317,11 @@ func TestTeams(t *testing.T) {
 // additions, removals, creations and deletions.
 func TestCountsUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	const n = 12
-	users := make([]*resttest.User, n)
+	users := make([]*servertest.User, n)
 	for i := range users {
 		users[i] = env.NewUser(fmt.Sprintf("User %d", i))
 		users[i].Join(org, store.RoleRead)
@@ -364,7 +364,7 @@ func TestCountsUnderConcurrency(t *testing.T) {
 
 func TestTeamMembersBulkUpdate(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob, carol := env.NewUser("Bob"), env.NewUser("Carol")

@@ -5,16 +5,14 @@ import (
 	"net/http"
 )
 
-// mux routes /v1 requests to the adapter, answering unknown paths and wrong
-// methods in JSON like every other error.
-func (a *adapter) mux(routes []Route) (http.Handler, error) {
+// Handler serves /v1: every route of the table, label wrapping each route's
+// handler with its pattern (the server's metrics), and JSON answers for
+// unknown paths and wrong methods, like every other error.
+func (a *API) Handler(label func(pattern string, h http.Handler) http.Handler) http.Handler {
 	mux := http.NewServeMux()
-	for _, route := range routes {
-		if _, ok := a.ops[route.Operation]; !ok {
-			return nil, fmt.Errorf("rest: route %s %s: no operation document %s.graphql", route.Method, route.Path, route.Operation)
-		}
+	for _, route := range Routes {
 		pattern := route.Method + " " + route.Path
-		mux.Handle(pattern, labelled(pattern, a.handler(route)))
+		mux.Handle(pattern, label(pattern, a.handler(route)))
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, pattern := mux.Handler(r)
@@ -30,11 +28,11 @@ func (a *adapter) mux(routes []Route) (http.Handler, error) {
 			w.Header().Set("Allow", allow)
 		}
 		if rec.code == http.StatusMethodNotAllowed {
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+			WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
-		writeError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
-	}), nil
+		WriteError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+	})
 }
 
 // statusProbe is a ResponseWriter that only keeps the status and headers.

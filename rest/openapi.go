@@ -39,17 +39,18 @@ func OpenAPI(schema *ast.Schema, serverURL string) ([]byte, error) {
 	return openAPI(schema, ops, Routes, serverURL)
 }
 
-// openAPIHandler serves the document built at start-up. It needs no token:
+// OpenAPIHandler serves the document built at start-up. It needs no token:
 // the document describes the API, not anyone's data (GraphQL introspection
 // is open for the same reason), and tools that read it - client generators,
 // API explorers - fetch it before they have a token.
-func openAPIHandler(doc []byte) http.Handler {
+func (a *API) OpenAPIHandler() http.Handler {
+	doc := a.openAPI
 	sum := sha256.Sum256(doc)
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
+			WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -110,7 +110,7 @@ func (s *specSource) set(path, body string) {
 }
 
 // waitProcessed polls the spec until its processing is complete.
-func waitProcessed(t *testing.T, u *resttest.User, org, slug string) map[string]any {
+func waitProcessed(t *testing.T, u *servertest.User, org, slug string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -125,9 +125,9 @@ func waitProcessed(t *testing.T, u *resttest.User, org, slug string) map[string]
 	}
 }
 
-func newOpenAPIEnv(t *testing.T) (*resttest.Env, *resttest.User, string, *specSource) {
+func newOpenAPIEnv(t *testing.T) (*servertest.Env, *servertest.User, string, *specSource) {
 	t.Helper()
-	env := resttest.New(t, resttest.Options{Jobs: true, OutboundTimeout: 2 * time.Second, OutboundMaxBytes: 64 << 10})
+	env := servertest.New(t, servertest.Options{Jobs: true, OutboundTimeout: 2 * time.Second, OutboundMaxBytes: 64 << 10})
 	owner := env.NewUser("Owner")
 	return env, owner, owner.NewOrg("Acme"), newSpecSource(t)
 }
@@ -345,7 +345,7 @@ func TestOpenAPISpecFailures(t *testing.T) {
 // loopback source is refused, and that is recorded.
 func TestOpenAPISpecBlockedAddress(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	owner := env.NewUser("Owner")
 	org := owner.NewOrg("Acme")
 	owner.Do("POST", "/v1/orgs/"+org+"/openapi", `{"slug":"metadata","source":{"url":"http://169.254.169.254/latest/openapi.json"}}`).Expect(http.StatusCreated)
@@ -363,7 +363,7 @@ func TestOpenAPISpecBlockedAddress(t *testing.T) {
 
 func TestOpenAPISpecBadInput(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	owner := env.NewUser("Owner")
 	org := owner.NewOrg("Acme")
 	base := "/v1/orgs/" + org + "/openapi"
@@ -432,7 +432,7 @@ func getRaw(t *testing.T, url string, status int) string {
 // processedSpec creates a spec of org from a valid source and processes it
 // at once (what the job does), returning its slug and version id: fixtures
 // of the route tables, whose servers run no job runner.
-func processedSpec(t *testing.T, env *resttest.Env, u *resttest.User, org, sourceURL string) (slug, version string) {
+func processedSpec(t *testing.T, env *servertest.Env, u *servertest.User, org, sourceURL string) (slug, version string) {
 	t.Helper()
 	id := u.Do("POST", "/v1/orgs/"+org+"/openapi", map[string]any{"slug": "petstore", "source": map[string]any{"url": sourceURL}}).
 		Expect(http.StatusCreated).String("id")

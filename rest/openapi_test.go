@@ -17,13 +17,13 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
 )
 
 // fetchOpenAPI gets the served document, without a token.
-func fetchOpenAPI(t *testing.T, env *resttest.Env) []byte {
+func fetchOpenAPI(t *testing.T, env *servertest.Env) []byte {
 	t.Helper()
 	res := env.Do("GET", rest.OpenAPIPath, "", nil).Expect(http.StatusOK)
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
@@ -94,12 +94,12 @@ var pathParamRe = regexp.MustCompile(`\{([^}]+)\}`)
 
 func TestOpenAPIDocument(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	raw := fetchOpenAPI(t, env)
 	newValidator(t, raw)
 
 	// The served document is the generator's output, and the generator is stable.
-	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	schema := graph.Schema()
 	again, err := rest.OpenAPI(schema, env.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ func TestOpenAPIDocument(t *testing.T) {
 // resolve.
 func TestOpenAPISchemasAreJSONSchema(t *testing.T) {
 	t.Parallel()
-	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	schema := graph.Schema()
 	raw, err := rest.OpenAPI(schema, "http://localhost")
 	if err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func asList(v any) []any { l, _ := v.([]any); return l }
 // rest of /v1 still wants a token and answers unknown paths in JSON.
 func TestOpenAPIServing(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	first := env.Do("GET", rest.OpenAPIPath, "", nil).Expect(http.StatusOK)
 	if first.Header.Get("ETag") == "" {
 		t.Error("no ETag")
@@ -337,7 +337,7 @@ func TestOpenAPIServing(t *testing.T) {
 // a walk through the API validated by libopenapi-validator.
 func TestOpenAPIMatchesResponses(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	v := newValidator(t, fetchOpenAPI(t, env))
 	alice := env.NewUser("Alice")
 	covered := map[string]bool{}

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 
 	for _, tc := range []struct {
@@ -50,7 +50,7 @@ func TestAuthentication(t *testing.T) {
 
 func TestCreateAndReadOrganization(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 
 	res := alice.Do("POST", "/v1/orgs", map[string]any{"title": "Acme", "emailDomains": []string{"Acme.com"}, "useCase": "docsSite"}).
@@ -103,7 +103,7 @@ func TestCreateAndReadOrganization(t *testing.T) {
 
 func TestUpdateOrganization(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	path := "/v1/orgs/" + org
@@ -192,7 +192,7 @@ func TestUpdateOrganization(t *testing.T) {
 
 func TestOrganizationRolesAndTenants(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, bob, eve := env.NewUser("Alice"), env.NewUser("Bob"), env.NewUser("Eve")
 	org := alice.NewOrg("Acme")
 	bob.Join(org, store.RoleRead)
@@ -229,7 +229,7 @@ func TestOrganizationRolesAndTenants(t *testing.T) {
 
 func TestAgentInstructions(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	path := "/v1/orgs/" + org + "/agent-instructions"
@@ -262,7 +262,7 @@ func TestAgentInstructions(t *testing.T) {
 
 func TestOrganizationListPagination(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	want := map[string]bool{}
 	for i := range 7 {
@@ -301,7 +301,7 @@ func TestOrganizationListPagination(t *testing.T) {
 
 func TestUnknownEndpointsAndBodies(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -113,12 +113,12 @@ var routeNeeds = map[string]string{
 type matrixFixture struct {
 	ids    map[string]string
 	bodies map[string]string
-	users  map[string]*resttest.User
+	users  map[string]*servertest.User
 }
 
-func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
+func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 	t.Helper()
-	users := map[string]*resttest.User{}
+	users := map[string]*servertest.User{}
 	for _, p := range personas {
 		users[p] = env.NewUser(p)
 	}
@@ -142,7 +142,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 	target := env.NewUser("Target")
 	target.Join(org, store.RoleRead)
 
-	do := func(method, path, body string, status int) *resttest.Response {
+	do := func(method, path, body string, status int) *servertest.Response {
 		t.Helper()
 		return owner.Do(method, path, body).Expect(status)
 	}
@@ -276,7 +276,7 @@ func newMatrixFixture(t *testing.T, env *resttest.Env) *matrixFixture {
 // at the threshold succeeds. Every route gets a fresh organization.
 func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	for _, route := range rest.Routes {
 		t.Run(route.Operation, func(t *testing.T) {
 			t.Parallel()
@@ -330,7 +330,7 @@ func TestPermissionMatrix(t *testing.T) {
 // change to them is seen by the very next request.
 func TestInheritanceAndGrants(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob, gus, carol := env.NewUser("Bob"), env.NewUser("Gus"), env.NewUser("Carol")
@@ -340,13 +340,13 @@ func TestInheritanceAndGrants(t *testing.T) {
 	coll := alice.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Handbook"}`).Expect(http.StatusCreated).String("id")
 	alice.Do("PATCH", "/v1/collections/"+coll, `{"defaultLevel":"read"}`).Expect(http.StatusOK)
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Policies","parent":"`+coll+`"}`).Expect(http.StatusCreated).String("id")
-	perms := func(u *resttest.User) map[string]any {
+	perms := func(u *servertest.User) map[string]any {
 		t.Helper()
 		return u.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusOK).JSON()["permissions"].(map[string]any)
 	}
 	// Readable by a guest; writable by nobody without a grant, not even an
 	// organization editor.
-	for _, u := range []*resttest.User{gus, bob, carol} {
+	for _, u := range []*servertest.User{gus, bob, carol} {
 		if p := perms(u); p["view"] != true || p["edit"] != false {
 			t.Errorf("%s's permissions under a read default: %v", u.Email, p)
 		}
@@ -370,7 +370,7 @@ func TestInheritanceAndGrants(t *testing.T) {
 
 	// A guest level hides the content from everyone but admins and grantees.
 	alice.Do("PATCH", "/v1/collections/"+coll, `{"defaultLevel":null}`).Expect(http.StatusOK)
-	for _, u := range []*resttest.User{gus, bob, carol} {
+	for _, u := range []*servertest.User{gus, bob, carol} {
 		u.Do("GET", "/v1/spaces/"+space, nil).Expect(http.StatusNotFound)
 		u.Do("GET", "/v1/collections/"+coll, nil).Expect(http.StatusNotFound)
 		if n := u.Do("GET", "/v1/orgs/"+org+"/spaces", nil).Expect(http.StatusOK).JSON()["count"]; n != 0.0 {
@@ -445,7 +445,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // createPage adds a page to a space through GraphQL and returns its id,
 // path and the space's new revision.
-func createPage(t *testing.T, u *resttest.User, space, title, markdown string) (id, path, revision string) {
+func createPage(t *testing.T, u *servertest.User, space, title, markdown string) (id, path, revision string) {
 	t.Helper()
 	out := u.GraphQL(`mutation($s: ID!, $in: CreatePageInput!) { createPage(spaceId: $s, input: $in) { id path } }`,
 		map[string]any{"s": space, "in": map[string]any{"title": title, "markdown": markdown}})
@@ -464,7 +464,7 @@ func createPage(t *testing.T, u *resttest.User, space, title, markdown string) (
 
 // openChangeRequest opens a change request on a space that edits page, and
 // returns its id.
-func openChangeRequest(t *testing.T, u *resttest.User, space, subject, page string) string {
+func openChangeRequest(t *testing.T, u *servertest.User, space, subject, page string) string {
 	t.Helper()
 	id := u.Do("POST", "/v1/spaces/"+space+"/change-requests", map[string]any{"subject": subject}).Expect(http.StatusCreated).String("id")
 	out := u.GraphQL(`mutation($s: ID!, $cr: ID, $p: ID!) { updatePage(spaceId: $s, changeRequestId: $cr, pageId: $p, input: {markdown: "# Hello, edited"}) { id } }`,

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph/playground"
-	"github.com/docsapi/docsapi/rest/resttest"
 )
 
 const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
@@ -39,7 +39,7 @@ func get(t *testing.T, rawURL string, header map[string]string) (*http.Response,
 // GraphQL there as before.
 func TestPlayground(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 
 	res, page := get(t, env.URL+"/graphql", map[string]string{"Accept": browserAccept})
 	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/html; charset=utf-8" ||
@@ -90,7 +90,7 @@ func TestPlayground(t *testing.T) {
 // filled in, and return data.
 func TestPlaygroundExamples(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	site := buildSiteTree(t, env, alice, org, 1, 1, 1, 1)

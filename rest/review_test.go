@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -21,7 +21,7 @@ func paragraph(text string) map[string]any {
 }
 
 // items returns the items of a list response, failing unless count matches.
-func listItems(t *testing.T, res *resttest.Response) []map[string]any {
+func listItems(t *testing.T, res *servertest.Response) []map[string]any {
 	t.Helper()
 	var list struct {
 		Count int              `json:"count"`

@@ -12,7 +12,7 @@ import (
 // The coverage document is generated from the route table; it must not go stale.
 func TestCoverageDocumentIsCurrent(t *testing.T) {
 	t.Parallel()
-	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	schema := graph.Schema()
 	rows, err := rest.Coverage(schema)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -17,7 +17,7 @@ type searchPage struct {
 	Urls            struct{ App string }
 }
 
-func searchSpace(t *testing.T, u *resttest.User, space, query string) []searchPage {
+func searchSpace(t *testing.T, u *servertest.User, space, query string) []searchPage {
 	t.Helper()
 	var out struct{ Items []searchPage }
 	u.Do("GET", "/v1/spaces/"+space+"/search?query="+url.QueryEscape(query), nil).Expect(http.StatusOK).Decode(&out)
@@ -26,7 +26,7 @@ func searchSpace(t *testing.T, u *resttest.User, space, query string) []searchPa
 
 func TestSearch(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	docs := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -77,7 +77,7 @@ func TestSearch(t *testing.T) {
 	reader := env.NewUser("Reader")
 	reader.Join(org, store.RoleRead)
 
-	spacesFound := func(u *resttest.User) map[string]int {
+	spacesFound := func(u *servertest.User) map[string]int {
 		var out struct {
 			Items []struct {
 				ID    string

@@ -6,20 +6,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 // siteFixture is an organization with spaces, for site tests.
 type siteFixture struct {
-	env    *resttest.Env
-	admin  *resttest.User
+	env    *servertest.Env
+	admin  *servertest.User
 	org    string
 	spaces []string
 }
 
 func newSiteFixture(t *testing.T, spaces int) *siteFixture {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	f := &siteFixture{env: env, admin: env.NewUser("Alice")}
 	f.org = f.admin.NewOrg("Acme")
 	for i := range spaces {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -28,7 +28,7 @@ const siteTreeQuery = `query Tree($o: ID!, $s: ID!) {
 
 // buildSiteTree creates a site of groups × sections × site spaces, plus
 // `outside` sections outside any group, through the API.
-func buildSiteTree(t testing.TB, env *resttest.Env, u *resttest.User, org string, groups, sections, siteSpaces, outside int) string {
+func buildSiteTree(t testing.TB, env *servertest.Env, u *servertest.User, org string, groups, sections, siteSpaces, outside int) string {
 	t.Helper()
 	space := func(title string) string {
 		return u.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")
@@ -59,7 +59,7 @@ func buildSiteTree(t testing.TB, env *resttest.Env, u *resttest.User, org string
 // whatever the fan-out: the same count for a small and a larger tree.
 func TestSiteTreeQueryCount(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	small := buildSiteTree(t, env, alice, org, 1, 1, 1, 1)
@@ -142,7 +142,7 @@ func TestSiteTreeQueryCount(t *testing.T) {
 // every create succeeds and no two items share a position.
 func TestConcurrentStructureWrites(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	const n = 12
@@ -161,7 +161,7 @@ func TestConcurrentStructureWrites(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var res *resttest.Response
+			var res *servertest.Response
 			if i%2 == 0 {
 				res = alice.Do("POST", base+"/sections", map[string]any{"spaceId": spaces[i], "title": fmt.Sprintf("Section %d", i)})
 			} else {
@@ -229,7 +229,7 @@ func atoi(t *testing.T, s string) int {
 // them, each must be what a read of that space by id answers.
 func TestSiteSpaceSpacesMatchSpaceReads(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	site := buildSiteTree(t, env, alice, org, 1, 2, 2, 1)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // TestSpaceCounts checks that the counts a space shows (open comments, open
@@ -18,7 +18,7 @@ import (
 // query.
 func TestSpaceCounts(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Debug: true})
+	env := servertest.New(t, servertest.Options{Debug: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	newSpace := func(title string) string {
@@ -72,8 +72,8 @@ func TestSpaceCounts(t *testing.T) {
 	}
 
 	// parallel runs the requests at once and returns their responses.
-	parallel := func(reqs ...func() *resttest.Response) []*resttest.Response {
-		out := make([]*resttest.Response, len(reqs))
+	parallel := func(reqs ...func() *servertest.Response) []*servertest.Response {
+		out := make([]*servertest.Response, len(reqs))
 		var wg sync.WaitGroup
 		for i, req := range reqs {
 			wg.Go(func() { out[i] = req() })
@@ -81,13 +81,13 @@ func TestSpaceCounts(t *testing.T) {
 		wg.Wait()
 		return out
 	}
-	post := func(path string, body any) func() *resttest.Response {
-		return func() *resttest.Response { return alice.Do("POST", path, body) }
+	post := func(path string, body any) func() *servertest.Response {
+		return func() *servertest.Response { return alice.Do("POST", path, body) }
 	}
 	comment := map[string]any{"body": map[string]any{"markdown": "Is this right?"}}
 
 	// 10 change requests and 10 comments on the space, at once.
-	var reqs []func() *resttest.Response
+	var reqs []func() *servertest.Response
 	for i := range 10 {
 		reqs = append(reqs, post(base+"/change-requests", map[string]any{"subject": fmt.Sprint("CR ", i)}), post(base+"/comments", comment))
 	}
@@ -112,17 +112,17 @@ func TestSpaceCounts(t *testing.T) {
 	// Then at once: comments on change requests (not the space's), drafts,
 	// archives, merges, a draft reopened, resolves, deletes, and more of
 	// each kind created.
-	patch := func(path, body string) func() *resttest.Response {
-		return func() *resttest.Response { return alice.Do("PATCH", path, body) }
+	patch := func(path, body string) func() *servertest.Response {
+		return func() *servertest.Response { return alice.Do("PATCH", path, body) }
 	}
-	put := func(path, body string) func() *resttest.Response {
-		return func() *resttest.Response { return alice.Do("PUT", path, body) }
+	put := func(path, body string) func() *servertest.Response {
+		return func() *servertest.Response { return alice.Do("PUT", path, body) }
 	}
-	del := func(path string) func() *resttest.Response {
-		return func() *resttest.Response { return alice.Do("DELETE", path, nil) }
+	del := func(path string) func() *servertest.Response {
+		return func() *servertest.Response { return alice.Do("DELETE", path, nil) }
 	}
 	cr := func(i int) string { return base + "/change-requests/" + crs[i] }
-	reqs = []func() *resttest.Response{
+	reqs = []func() *servertest.Response{
 		post(cr(0)+"/comments", comment), post(cr(1)+"/comments", comment),
 		patch(cr(0), `{"status":"draft"}`), patch(cr(1), `{"status":"draft"}`), patch(cr(2), `{"status":"draft"}`),
 		patch(cr(3), `{"status":"archived"}`), patch(cr(4), `{"status":"archived"}`),

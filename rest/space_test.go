@@ -10,14 +10,14 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
 func TestCreateGetAndListSpaces(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 
@@ -79,7 +79,7 @@ func TestCreateGetAndListSpaces(t *testing.T) {
 
 func TestUpdateSpace(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	id := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Handbook"}`).Expect(http.StatusCreated).String("id")
@@ -138,7 +138,7 @@ func TestUpdateSpace(t *testing.T) {
 
 func TestSpaceRolesAndTenants(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, reader, guest, eve := env.NewUser("Alice"), env.NewUser("Reader"), env.NewUser("Guest"), env.NewUser("Eve")
 	org := alice.NewOrg("Acme")
 	reader.Join(org, store.RoleRead)
@@ -157,7 +157,7 @@ func TestSpaceRolesAndTenants(t *testing.T) {
 	reader.Do("POST", path+"/duplicate", nil).Expect(http.StatusForbidden)
 	reader.Do("POST", "/v1/orgs/"+org+"/spaces", `{}`).Expect(http.StatusForbidden)
 
-	for _, u := range []*resttest.User{guest, eve} {
+	for _, u := range []*servertest.User{guest, eve} {
 		u.Do("GET", path, nil).Expect(http.StatusNotFound)
 		u.Do("PATCH", path, `{"title":"Pwned"}`).Expect(http.StatusNotFound)
 		u.Do("DELETE", path, nil).Expect(http.StatusNotFound)
@@ -176,7 +176,7 @@ func TestSpaceRolesAndTenants(t *testing.T) {
 
 func TestDeleteRestoreAndPurgeSpace(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	newSpace := func(title string) string {
@@ -217,10 +217,10 @@ func TestDeleteRestoreAndPurgeSpace(t *testing.T) {
 }
 
 // runPurge enqueues the purge job and waits for River to complete it.
-func runPurge(t *testing.T, env *resttest.Env) { runJob(t, env, jobs.PurgeDeletedSpaces{}) }
+func runPurge(t *testing.T, env *servertest.Env) { runJob(t, env, jobs.PurgeDeletedSpaces{}) }
 
 // runJob enqueues a job and waits for River to complete it.
-func runJob(t *testing.T, env *resttest.Env, args river.JobArgs) {
+func runJob(t *testing.T, env *servertest.Env, args river.JobArgs) {
 	t.Helper()
 	events, cancel := env.Jobs.Subscribe(river.EventKindJobCompleted, river.EventKindJobFailed)
 	defer cancel()
@@ -248,7 +248,7 @@ func runJob(t *testing.T, env *resttest.Env, args river.JobArgs) {
 
 func TestDuplicateSpace(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	src := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Original","emoji":"📗","language":"de"}`).Expect(http.StatusCreated).JSON()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/crewjam/saml"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // A SAML sign-in never borrows an identity: a provider signs people into its
@@ -25,7 +25,7 @@ const samlLinkLifetime = 10 * time.Minute
 
 // addSAMLProvider configures idp as an active provider of org, by admin; it
 // returns the provider's id and start URL.
-func addSAMLProvider(t *testing.T, admin *resttest.User, org string, idp *testIdP) (id, startURL string) {
+func addSAMLProvider(t *testing.T, admin *servertest.User, org string, idp *testIdP) (id, startURL string) {
 	t.Helper()
 	p := admin.Do("POST", "/v1/orgs/"+org+"/saml", map[string]any{"label": "IdP", "entityID": idp.entityID(),
 		"certificate": idp.keys.pem, "ssoURL": idp.ssoURL(), "defaultRole": "read"}).Expect(http.StatusCreated).JSON()
@@ -51,13 +51,13 @@ func signIn(t *testing.T, startURL string) (int, ssoLogin, []byte) {
 }
 
 // session is the user a sign-in's token acts as.
-func session(env *resttest.Env, login ssoLogin) *resttest.User {
-	return &resttest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
+func session(env *servertest.Env, login ssoLogin) *servertest.User {
+	return &servertest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
 }
 
 // startLink starts a link flow of providerID as u: the URL to sign in at
 // the identity provider with.
-func startLink(t *testing.T, u *resttest.User, providerID string) string {
+func startLink(t *testing.T, u *servertest.User, providerID string) string {
 	t.Helper()
 	return u.Do("POST", "/sso/saml/"+providerID+"/link", nil).Expect(http.StatusOK).String("url")
 }
@@ -76,12 +76,12 @@ func answerLink(t *testing.T, authnURL string) (int, string) {
 }
 
 // confirmLink confirms a link flow's code as u.
-func confirmLink(u *resttest.User, providerID, code string) *resttest.Response {
+func confirmLink(u *servertest.User, providerID, code string) *servertest.Response {
 	return u.Do("POST", "/sso/saml/"+providerID+"/link/confirm", map[string]any{"code": code})
 }
 
 // linkIdentity links u to the identity the provider asserts, from u's session.
-func linkIdentity(t *testing.T, u *resttest.User, providerID string) map[string]any {
+func linkIdentity(t *testing.T, u *servertest.User, providerID string) map[string]any {
 	t.Helper()
 	status, code := answerLink(t, startLink(t, u, providerID))
 	if status != http.StatusOK {
@@ -91,7 +91,7 @@ func linkIdentity(t *testing.T, u *resttest.User, providerID string) map[string]
 }
 
 // tokensOf counts userID's API tokens.
-func tokensOf(t *testing.T, env *resttest.Env, userID string) int {
+func tokensOf(t *testing.T, env *servertest.Env, userID string) int {
 	t.Helper()
 	var n int
 	if err := env.DB.QueryRowContext(context.Background(), `SELECT count(*) FROM api_tokens WHERE user_id = ?`, userID).Scan(&n); err != nil {
@@ -101,7 +101,7 @@ func tokensOf(t *testing.T, env *resttest.Env, userID string) int {
 }
 
 // orgIDs lists the ids of GET /v1/orgs as u.
-func orgIDs(u *resttest.User) []string {
+func orgIDs(u *servertest.User) []string {
 	var ids []string
 	for _, o := range u.Do("GET", "/v1/orgs", nil).Expect(http.StatusOK).JSON()["items"].([]any) {
 		ids = append(ids, o.(map[string]any)["id"].(string))
@@ -113,7 +113,7 @@ func orgIDs(u *resttest.User) []string {
 // An identity provider of an organization someone else runs cannot sign
 // anyone in as an existing user, whatever it asserts.
 func TestSAMLSignInNeverBorrowsAnIdentity(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	victim := env.NewUser("Victim")
 	victimOrg := victim.NewOrg("Victim Corp")
 	victimSpace := victim.Do("POST", "/v1/orgs/"+victimOrg+"/spaces", `{"title":"Secrets"}`).Expect(http.StatusCreated).String("id")
@@ -189,7 +189,7 @@ func TestSAMLSignInNeverBorrowsAnIdentity(t *testing.T) {
 // with the NameID a first one created a user for gets that user, whatever
 // email it asserts now.
 func TestSAMLSignInSameNameIDSameUser(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	idp := newTestIdP(t)
@@ -241,7 +241,7 @@ func TestSAMLSignInSameNameIDSameUser(t *testing.T) {
 // the link flow's answer shows a code, which they confirm with their token;
 // the provider then signs them in. Nothing else links.
 func TestSAMLLinkFlow(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	idp := newTestIdP(t)
@@ -273,10 +273,10 @@ func TestSAMLLinkFlow(t *testing.T) {
 	mallory := env.NewUser("Mallory")
 	for _, tc := range []struct {
 		name      string
-		starter   *resttest.User // starts the link, with their token
-		nameID    string         // the identity the browser signs in as at the provider
-		wantHeld  int            // the ACS's answer
-		confirmer *resttest.User
+		starter   *servertest.User // starts the link, with their token
+		nameID    string           // the identity the browser signs in as at the provider
+		wantHeld  int              // the ACS's answer
+		confirmer *servertest.User
 		code      func(shown string) string
 		advance   time.Duration
 		want      int // the confirmation's
@@ -346,7 +346,7 @@ func TestSAMLLinkFlow(t *testing.T) {
 // A sign-in's token reaches the provider's organization and nothing else,
 // over REST and GraphQL, from the database and from the caller cache.
 func TestSAMLSessionReachesItsOrganizationOnly(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	idp := newTestIdP(t)

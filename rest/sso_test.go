@@ -25,9 +25,9 @@ import (
 
 	"github.com/crewjam/saml"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -256,7 +256,7 @@ func postSAML(t *testing.T, acs, response, accept string) (int, []byte) {
 }
 
 func TestSAMLProviderCRUD(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	base := "/v1/orgs/" + org + "/saml"
@@ -359,7 +359,7 @@ func TestSAMLProviderCRUD(t *testing.T) {
 }
 
 func TestSAMLSignIn(t *testing.T) {
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Engineers"}`).Expect(http.StatusCreated).String("id")
@@ -457,7 +457,7 @@ func TestSAMLSignIn(t *testing.T) {
 	if want := env.Clock.Now().Add(graph.DefaultSSOTokenTTL); !login.ExpiresAt.Equal(want) {
 		t.Fatalf("the token expires at %v, want %v", login.ExpiresAt, want)
 	}
-	dana := &resttest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
+	dana := &servertest.User{Env: env, ID: login.User, Email: login.Email, Token: login.Token}
 	if me := dana.Do("GET", "/v1/user", nil).Expect(http.StatusOK).JSON(); me["email"] != "dana@corp.example" || me["displayName"] != "Dana Scully" {
 		t.Fatalf("the signed-in user: %v", me)
 	}
@@ -580,7 +580,7 @@ func TestSAMLSignIn(t *testing.T) {
 }
 
 func TestSAMLMetadata(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	p := alice.Do("POST", "/v1/orgs/"+org+"/saml", map[string]any{"label": "Draft"}).Expect(http.StatusCreated).JSON()

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -20,7 +20,7 @@ import (
 // result ("next" then "complete"), or an "error" message.
 type wsResult struct {
 	Data    map[string]any
-	Errors  []resttest.GraphQLError
+	Errors  []servertest.GraphQLError
 	Errored bool
 }
 
@@ -82,7 +82,7 @@ const (
 // neither read nor change its content over the same socket.
 func TestSocketMemberRemovedLosesAccess(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -122,7 +122,7 @@ func TestSocketMemberRemovedLosesAccess(t *testing.T) {
 // refuses such a token.
 func TestSocketTokenNoLongerValid(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	ctx := context.Background()
 
 	t.Run("deleted", func(t *testing.T) {
@@ -147,7 +147,7 @@ func TestSocketTokenNoLongerValid(t *testing.T) {
 		if _, err := store.AddToken(ctx, env.DB, carol.ID, secret, "expiring", env.Clock.Now(), &expires); err != nil {
 			t.Fatal(err)
 		}
-		c := connectWS(t, env, &resttest.User{Env: env, ID: carol.ID, Token: secret})
+		c := connectWS(t, env, &servertest.User{Env: env, ID: carol.ID, Token: secret})
 		c.operation("1", wsViewer, nil).must(t)
 		env.Clock.Advance(time.Hour)
 		if r := c.operation("2", wsViewer, nil); !r.Errored || r.code() != "UNAUTHENTICATED" {
@@ -163,7 +163,7 @@ func TestSocketTokenNoLongerValid(t *testing.T) {
 // operations on one socket is seen by the second.
 func TestSocketLoadersPerOperation(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
@@ -236,7 +236,7 @@ func TestSubscriptionEndsWhenCallerLosesAccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := c.next()
-	var errs []resttest.GraphQLError
+	var errs []servertest.GraphQLError
 	if got.Type != "error" || got.ID != "c" || json.Unmarshal(got.Payload, &errs) != nil || len(errs) == 0 || errs[0].Extensions["code"] != "UNAUTHENTICATED" {
 		t.Fatalf("after Carol's token was deleted: %s %s", got.Type, got.Payload)
 	}
@@ -256,7 +256,7 @@ func TestSubscriptionEndsWhenCallerLosesAccess(t *testing.T) {
 // periodic re-check ends its subscriptions.
 func TestSubscriptionEndsWhenTokenExpires(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{SubscriptionRecheck: 50 * time.Millisecond})
+	env := servertest.New(t, servertest.Options{SubscriptionRecheck: 50 * time.Millisecond})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -265,12 +265,12 @@ func TestSubscriptionEndsWhenTokenExpires(t *testing.T) {
 	if _, err := store.AddToken(context.Background(), env.DB, alice.ID, secret, "expiring", env.Clock.Now(), &expires); err != nil {
 		t.Fatal(err)
 	}
-	c := connectWS(t, env, &resttest.User{Env: env, ID: alice.ID, Token: secret})
+	c := connectWS(t, env, &servertest.User{Env: env, ID: alice.ID, Token: secret})
 	c.subscribe(env, "s", spaceEventsQuery, map[string]any{"s": space}, 1)
 
 	env.Clock.Advance(time.Hour)
 	got := c.next()
-	var errs []resttest.GraphQLError
+	var errs []servertest.GraphQLError
 	if got.Type != "error" || got.ID != "s" || json.Unmarshal(got.Payload, &errs) != nil || len(errs) == 0 || errs[0].Extensions["code"] != "UNAUTHENTICATED" {
 		t.Fatalf("after the token expired: %s %s", got.Type, got.Payload)
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -37,7 +37,7 @@ const wsWait = 10 * time.Second
 
 // dialWS opens a websocket to env's /graphql with header, and sends
 // connection_init with payload (nil: none).
-func dialWS(t *testing.T, env *resttest.Env, header http.Header, payload any) (*wsClient, *http.Response, error) {
+func dialWS(t *testing.T, env *servertest.Env, header http.Header, payload any) (*wsClient, *http.Response, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
 	defer cancel()
@@ -58,7 +58,7 @@ func dialWS(t *testing.T, env *resttest.Env, header http.Header, payload any) (*
 }
 
 // connectWS opens an authenticated connection as u and waits for its ack.
-func connectWS(t *testing.T, env *resttest.Env, u *resttest.User) *wsClient {
+func connectWS(t *testing.T, env *servertest.Env, u *servertest.User) *wsClient {
 	t.Helper()
 	c, _, err := dialWS(t, env, nil, map[string]string{"Authorization": "Bearer " + u.Token})
 	if err != nil {
@@ -128,7 +128,7 @@ func (c *wsClient) closeStatus() websocket.StatusCode {
 
 // subscribe starts subscription id with query and waits until the server
 // serving it holds want subscriptions (so a change made next is heard).
-func (c *wsClient) subscribe(env *resttest.Env, id, query string, vars map[string]any, want int) {
+func (c *wsClient) subscribe(env *servertest.Env, id, query string, vars map[string]any, want int) {
 	c.t.Helper()
 	c.send(map[string]any{"id": id, "type": "subscribe", "payload": map[string]any{"query": query, "variables": vars}})
 	waitSubscribers(c.t, env, want)
@@ -136,17 +136,17 @@ func (c *wsClient) subscribe(env *resttest.Env, id, query string, vars map[strin
 
 // waitSubscribers waits until the server holds at least want
 // subscriptions; waitSubscribersAtMost until it holds at most want.
-func waitSubscribers(t *testing.T, env *resttest.Env, want int) {
+func waitSubscribers(t *testing.T, env *servertest.Env, want int) {
 	t.Helper()
 	waitSubscriberCount(t, env, want, func(n int) bool { return n >= want })
 }
 
-func waitSubscribersAtMost(t *testing.T, env *resttest.Env, want int) {
+func waitSubscribersAtMost(t *testing.T, env *servertest.Env, want int) {
 	t.Helper()
 	waitSubscriberCount(t, env, want, func(n int) bool { return n <= want })
 }
 
-func waitSubscriberCount(t *testing.T, env *resttest.Env, want int, done func(int) bool) {
+func waitSubscriberCount(t *testing.T, env *servertest.Env, want int, done func(int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(wsWait)
 	for !done(env.Server.Resolver.Live.Subscribers()) {
@@ -195,7 +195,7 @@ const spaceEventsQuery = `subscription($s: ID!) { spaceEvents(spaceId: $s) { id 
 
 func TestSubscriptionAuthentication(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
@@ -237,8 +237,8 @@ func TestSubscriptionAuthentication(t *testing.T) {
 	}
 	c.subscribe(env, "1", spaceEventsQuery, map[string]any{"s": space}, 1)
 
-	// At most rest.MaxSubscriptionsPerConnection at once.
-	for i := 2; i <= rest.MaxSubscriptionsPerConnection; i++ {
+	// At most graph.MaxSubscriptionsPerConnection at once.
+	for i := 2; i <= graph.MaxSubscriptionsPerConnection; i++ {
 		c.subscribe(env, fmt.Sprint(i), spaceEventsQuery, map[string]any{"s": space}, i)
 	}
 	c.send(map[string]any{"id": "over", "type": "subscribe", "payload": map[string]any{"query": spaceEventsQuery, "variables": map[string]any{"s": space}}})
@@ -248,8 +248,8 @@ func TestSubscriptionAuthentication(t *testing.T) {
 	// Completing one makes room (once the server has ended it: the
 	// subscription's goroutine frees its slot as it ends).
 	c.send(map[string]any{"id": "1", "type": "complete"})
-	waitSubscribersAtMost(t, env, rest.MaxSubscriptionsPerConnection-1)
-	c.subscribe(env, "again", spaceEventsQuery, map[string]any{"s": space}, rest.MaxSubscriptionsPerConnection)
+	waitSubscribersAtMost(t, env, graph.MaxSubscriptionsPerConnection-1)
+	c.subscribe(env, "again", spaceEventsQuery, map[string]any{"s": space}, graph.MaxSubscriptionsPerConnection)
 }
 
 func TestSubscriptionSpaceEvents(t *testing.T) {
@@ -336,7 +336,7 @@ func TestSubscriptionTwoProcesses(t *testing.T) {
 		}
 	}
 	// Through B.
-	viaB := &resttest.User{Env: b, ID: e.alice.ID, Email: e.alice.Email, Token: e.alice.Token}
+	viaB := &servertest.User{Env: b, ID: e.alice.ID, Email: e.alice.Email, Token: e.alice.Token}
 	viaB.Do("POST", e.crBase+"/"+cr+"/merge", nil).Expect(http.StatusOK)
 	for _, c := range []*wsClient{ca, cb} {
 		if ev := c.event(map[*wsClient]string{ca: "a", cb: "b"}[c], "spaceEvents"); ev["type"] != "change_request_merged" {
@@ -419,7 +419,7 @@ func TestSubscriptionListenerReconnects(t *testing.T) {
 // Live events are kept a week as history, then pruned by the hourly job.
 func TestLiveEventsArePruned(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 )
 
 func TestApplySpaceTemplate(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice, reader := env.NewUser("Alice"), env.NewUser("Reader")
 	org := alice.NewOrg("Acme")
 	reader.Join(org, store.RoleRead)

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/rest/resttest"
 )
 
 // Every route of the table, called by a member of another organization with
@@ -15,7 +15,7 @@ import (
 // without an entry here fails the test.
 func TestCrossTenantAccess(t *testing.T) {
 	t.Parallel()
-	env := resttest.New(t)
+	env := servertest.New(t)
 	victim, eve := env.NewUser("Victim"), env.NewUser("Eve")
 	org := victim.NewOrg("Victim Inc")
 	eveOrg := eve.NewOrg("Eve Corp")
@@ -224,7 +224,7 @@ var requiredQuery = map[string]string{
 
 // postThread posts a comment with a reply on a space (or, with cr, on a
 // change request) and returns their ids.
-func postThread(t *testing.T, u *resttest.User, space, cr string) (comment, reply string) {
+func postThread(t *testing.T, u *servertest.User, space, cr string) (comment, reply string) {
 	t.Helper()
 	base := "/v1/spaces/" + space
 	if cr != "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/docsapi/docsapi/rest/resttest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
 // A request stuck behind a lock is cut by the statement timeout and answers
@@ -19,7 +19,7 @@ import (
 func TestStatementTimeoutAnswers503(t *testing.T) {
 	t.Parallel()
 	const timeout = 300 * time.Millisecond
-	env := resttest.New(t, resttest.Options{StatementTimeout: timeout})
+	env := servertest.New(t, servertest.Options{StatementTimeout: timeout})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Handbook"}`).Expect(http.StatusCreated).String("id")

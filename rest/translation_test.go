@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph/translator"
-	"github.com/docsapi/docsapi/rest/resttest"
 )
 
 // fakeTranslationAPI speaks OpenAI's chat-completions protocol on loopback:
@@ -58,7 +58,7 @@ func newFakeTranslationAPI(t *testing.T) *fakeTranslationAPI {
 }
 
 // waitTranslation polls a translation until its status is final.
-func waitTranslation(t *testing.T, u *resttest.User, org, id string) map[string]any {
+func waitTranslation(t *testing.T, u *servertest.User, org, id string) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -77,7 +77,7 @@ const sourceMarkdown = "Install the tool with `make install` first.\n\n```sh\nma
 
 func TestTranslationRuns(t *testing.T) {
 	api := newFakeTranslationAPI(t)
-	env := resttest.New(t, resttest.Options{Jobs: true,
+	env := servertest.New(t, servertest.Options{Jobs: true,
 		Translator: &translator.OpenAI{URL: api.URL + "/v1", Model: "test-model", APIKey: "test-key"}})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
@@ -159,7 +159,7 @@ func TestTranslationRuns(t *testing.T) {
 }
 
 func TestTranslationWithoutProviderFails(t *testing.T) {
-	env := resttest.New(t, resttest.Options{Jobs: true})
+	env := servertest.New(t, servertest.Options{Jobs: true})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
@@ -177,7 +177,7 @@ func TestTranslationWithoutProviderFails(t *testing.T) {
 }
 
 func TestTranslationInput(t *testing.T) {
-	env := resttest.New(t)
+	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")

@@ -13,10 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
-	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -162,7 +162,7 @@ func (c *config) secretKey() ([]byte, error) {
 	return nil, errors.New("DOCSAPI_SECRET_KEY must be 32 bytes, as 64 hex digits or base64")
 }
 
-func (c *config) server(log *slog.Logger) rest.Config {
+func (c *config) server(log *slog.Logger) server.Config {
 	public := c.PublicURL
 	if public == "" {
 		public = "http://" + c.Addr
@@ -182,7 +182,7 @@ func (c *config) server(log *slog.Logger) rest.Config {
 			origins = append(origins, o)
 		}
 	}
-	return rest.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
+	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},

@@ -21,7 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -98,7 +98,7 @@ func run(args []string) error {
 		return serve(ctx, stop, db, cfg, log)
 	}
 
-	srv, err := rest.NewServer(db, cfg.server(log))
+	srv, err := server.New(db, cfg.server(log))
 	if err != nil {
 		return err
 	}

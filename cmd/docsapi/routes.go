@@ -11,7 +11,7 @@ import (
 // printRoutes writes the REST route table: as the markdown of
 // docs/api-coverage.md with markdown, else one line per route.
 func printRoutes(w io.Writer, markdown bool) error {
-	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	schema := graph.Schema()
 	rows, err := rest.Coverage(schema)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func printRoutes(w io.Writer, markdown bool) error {
 // /v1/openapi.json, for publicURL, so it can be generated without a running
 // server (client generators, API gateways).
 func printOpenAPI(w io.Writer, publicURL string) error {
-	_, schema := graph.NewExecutor(&graph.Resolver{}, false)
+	schema := graph.Schema()
 	doc, err := rest.OpenAPI(schema, publicURL)
 	if err != nil {
 		return err

@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
+
 	"github.com/docsapi/docsapi/graph/jobs"
-	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -19,7 +20,7 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 	if _, err := cfg.secretKey(); err != nil {
 		return err
 	}
-	srv, err := rest.NewServer(db, cfg.server(log))
+	srv, err := server.New(db, cfg.server(log))
 	if err != nil {
 		return err
 	}

@@ -69,7 +69,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -199,15 +199,15 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	var listeners servers
 	defer listeners.close()
 	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
-		return rest.NewServer(db, rest.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
+		return server.New(db, server.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
 			BlobDir: filepath.Join(gitRoot, "blobs"), MaxBodyBytes: 8 << 20})
 	})
 	if err != nil {
 		return err
 	}
-	var resolverSrv *rest.Server
+	var resolverSrv *server.Server
 	debugURL, err := listeners.start(func(url string) (http.Handler, error) {
-		s, err := rest.NewServer(db, rest.Config{PublicURL: url, Debug: true, Log: logger})
+		s, err := server.New(db, server.Config{PublicURL: url, Debug: true, Log: logger})
 		resolverSrv = s
 		return s, err
 	})
@@ -247,7 +247,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "machine: %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s (%s)\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, dbWhere)
 	if tree {
-		fmt.Fprintf(out, "docsapi: rest.Server without Debug for latency and throughput, a second one with Debug for query counts; pgx pool of %d\n", o.dbMaxConns)
+		fmt.Fprintf(out, "docsapi: server.Server without Debug for latency and throughput, a second one with Debug for query counts; pgx pool of %d\n", o.dbMaxConns)
 		fmt.Fprintf(out, "baselines: plain net/http + pgx, pgx pool of %d (pgx defaults: prepared statements); they authenticate nothing, docsapi checks the bearer token on every request (caller cache)\n", o.dbMaxConns)
 		fmt.Fprintf(out, "load: in-process HTTP/1.1 keep-alive clients on 127.0.0.1, sharing the CPUs with the servers and PostgreSQL; warm-up %s or %d requests before each measurement\n\n", o.warmup, o.warmupRequests)
 		printTable(out, treeRows)

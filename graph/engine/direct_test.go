@@ -1,10 +1,9 @@
-package graph
+package engine
 
 import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -29,18 +28,6 @@ func TestWriteJSONString(t *testing.T) {
 	}
 }
 
-// go generate ./graph trims gqlgen's executor (graph/internal/execpatch);
-// generating without it would quietly bring back a map built per request.
-func TestExecutorPatched(t *testing.T) {
-	src, err := os.ReadFile("generated/generated.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(src, []byte("graphql.BuildUnmarshalerMap()")) {
-		t.Error("graph/generated/generated.go builds the input unmarshaler map: run go generate ./graph, which patches it")
-	}
-}
-
 // Booleans and integers are written byte for byte as gqlgen's marshalers
 // write them.
 func TestDirectBoolAndInt(t *testing.T) {
@@ -48,8 +35,8 @@ func TestDirectBoolAndInt(t *testing.T) {
 		b bool
 		i int
 	}
-	writeBool := directBool(func(l *leaf) bool { return l.b }).write
-	writeInt := directInt(func(l *leaf) int { return l.i }).write
+	writeBool := Bool(func(l *leaf) bool { return l.b }).write
+	writeInt := Int(func(l *leaf) int { return l.i }).write
 	for _, l := range []leaf{{true, 0}, {false, -1}, {true, 42}, {false, math.MaxInt}, {true, math.MinInt}} {
 		var got, want bytes.Buffer
 		writeBool(context.Background(), &got, &l)

@@ -1,4 +1,4 @@
-package graph
+package engine
 
 import (
 	"context"
@@ -8,8 +8,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
-
-	"github.com/docsapi/docsapi/graph/generated"
 )
 
 // Limits that keep one query from costing the server what thousands of
@@ -21,9 +19,6 @@ const (
 	// MaxComplexity bounds the estimated number of fields a query resolves:
 	// lists count as their page size times their items' fields.
 	MaxComplexity = 250_000
-	// nestedListEstimate is the assumed size of lists that have no limit
-	// argument (a section's site spaces, a group's children).
-	nestedListEstimate = 25
 	// MaxTokens bounds a document's length in tokens (names, punctuation,
 	// values): far above any written query (GraphiQL's introspection query
 	// is some 500), a bound on the work of parsing.
@@ -33,21 +28,6 @@ const (
 	maxMergePairs   = 100_000
 	maxMergeVisited = 200_000
 )
-
-// complexityOf sets the cost of list fields: gqlgen counts every field as 1
-// unless told otherwise, which would let a page of 1,000 items cost what one
-// item does.
-func complexityOf(c *generated.ComplexityRoot) {
-	paged := func(child int, limit *int) int {
-		n := DefaultPageSize
-		if limit != nil && *limit > 0 {
-			n = *limit
-		}
-		return 1 + n*child
-	}
-	_ = nestedListEstimate
-	c.Query.Organizations = func(child int, _ *string, limit *int) int { return paged(child, limit) }
-}
 
 // shapeLimit rejects operations whose selections nest deeper than maxDepth,
 // or that select more than maxFields fields once their fragments are

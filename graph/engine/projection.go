@@ -1,4 +1,4 @@
-package graph
+package engine
 
 import (
 	"context"
@@ -11,62 +11,61 @@ import (
 // Projection: reading only the columns an operation shows.
 //
 // A front end's navigation reads a site's whole tree and, of each space it
-// publishes, little more than the title. Whole space rows are 24 columns; a
-// site of a thousand spaces spends most of its read in PostgreSQL and pgx
-// turning columns nobody asked for into values. So when nothing in the
-// operation asks a space for more than its summary (spaceSummaryFields), the
-// spaces of site spaces are read as summaries (store.SpaceSummaryColumns).
+// publishes, little more than the title. Whole rows of such a type are many
+// columns; reading a thousand of them spends most of the request in
+// PostgreSQL and pgx turning columns nobody asked for into values. So the
+// resolvers may declare a Summary of a type (the fields a summary row
+// carries all the data of), and read summaries when SummariesSuffice.
 //
 // The decision is made once per operation, from its whole document, and it
-// is conservative: a single field of type Space anywhere in the operation
+// is conservative: a single field of the type anywhere in the operation
 // (whichever parent it hangs from, fragments included) that selects
-// something else makes every space of the operation whole. The summary rows
-// only ever reach the resolvers of the fields allowed here.
+// something else makes every object of the type whole. The summary rows
+// only ever reach the resolvers of the fields allowed.
 
-// spaceSummaryFields are the fields of Space that a summary row carries all
-// the data of: urls needs the id, icon and visibility.
-var spaceSummaryFields = map[string]bool{
-	"__typename":   true,
-	"object":       true,
-	"id":           true,
-	"title":        true,
-	"emoji":        true,
-	"visibility":   true,
-	"urls":         true,
-	"organization": true,
-	"parent":       true,
+// Summary declares that objects of the GraphQL type Type can be read as
+// summaries carrying Fields.
+type Summary struct {
+	Type   string
+	Fields map[string]bool
 }
 
-// projectionExtension makes the decision for each operation, before it runs,
+// summaryExtension makes the decision for each operation, before it runs,
 // and records it in the operation's context.
-type projectionExtension struct{}
+type summaryExtension struct{ s Summary }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = projectionExtension{}
+} = summaryExtension{}
 
-const spaceSummariesExtension = "SpaceSummaries"
+func summaryKey(typeName string) string { return "Summary:" + typeName }
 
-func (projectionExtension) ExtensionName() string                   { return spaceSummariesExtension }
-func (projectionExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (e summaryExtension) ExtensionName() string                 { return summaryKey(e.s.Type) }
+func (summaryExtension) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (projectionExtension) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+func (e summaryExtension) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
 	if rc.Operation != nil {
-		w := fieldsWalk{typeName: "Space", allowed: spaceSummaryFields}
-		rc.Stats.SetExtension(spaceSummariesExtension, w.only(rc.Operation.SelectionSet))
+		rc.Stats.SetExtension(summaryKey(e.s.Type), e.s.Suffices(rc.Operation.SelectionSet))
 	}
 	return nil
 }
 
-// spaceSummariesSuffice reports whether the operation of ctx selects nothing
-// of its spaces but summary fields. Outside an operation (REST handlers of
-// their own, jobs) it is false: whole rows.
-func spaceSummariesSuffice(ctx context.Context) bool {
+// Suffices reports whether every field of the summary's type in sel, at any
+// depth and fragments included, selects only the summary's fields.
+func (s Summary) Suffices(sel ast.SelectionSet) bool {
+	w := fieldsWalk{typeName: s.Type, allowed: s.Fields}
+	return w.only(sel)
+}
+
+// SummariesSuffice reports whether the operation of ctx selects nothing of
+// the objects of typeName but their Summary's fields. Outside an operation
+// (HTTP handlers of their own, jobs) it is false: whole rows.
+func SummariesSuffice(ctx context.Context, typeName string) bool {
 	if !graphql.HasOperationContext(ctx) {
 		return false
 	}
-	ok, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(spaceSummariesExtension).(bool)
+	ok, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(summaryKey(typeName)).(bool)
 	return ok
 }
 

@@ -1,23 +1,23 @@
-package rest
+package server
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
+	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
 
-// authenticator resolves the bearer token of a request into the caller.
+// authenticator resolves the bearer token of a request into the caller
+// (graph.Resolver.Authenticate).
 type authenticator struct {
-	db    *store.DB
-	log   *slog.Logger
-	clock func() time.Time // the server's, against which tokens expire
+	res *graph.Resolver
+	log *slog.Logger
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.
@@ -37,25 +37,7 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 	if !ok {
 		return nil, nil
 	}
-	return a.callerOf(r.Context(), token)
-}
-
-// callerOf returns the caller whose token this is, or ErrUnauthenticated
-// for a token that matches no one or has expired.
-func (a authenticator) callerOf(ctx context.Context, token string) (*graph.Caller, error) {
-	c, err := a.db.Callers.Caller(ctx, token, a.clock())
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, graph.ErrUnauthenticated
-	}
-	if err != nil {
-		return nil, err
-	}
-	// SECURITY: a token confined to an organization makes a caller confined
-	// to it (graph/caller.go).
-	if c.OrganizationID != nil {
-		return graph.NewScopedCaller(c.User, c.Memberships, *c.OrganizationID), nil
-	}
-	return graph.NewCaller(c.User, c.Memberships), nil
+	return a.res.Authenticate(r.Context(), token)
 }
 
 // require answers 401 unless the request carries a valid token.
@@ -64,13 +46,13 @@ func (a authenticator) require(next http.Handler) http.Handler {
 		caller, err := a.resolve(r)
 		switch {
 		case store.IsTimeout(err):
-			writeTimeout(w)
+			rest.WriteTimeout(w)
 		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
-			writeError(w, http.StatusInternalServerError, "internal error")
+			rest.WriteError(w, http.StatusInternalServerError, "internal error")
 		case caller == nil:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
-			writeError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
+			rest.WriteError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
 		default:
 			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
 		}
@@ -86,13 +68,13 @@ func (a authenticator) optional(next http.Handler) http.Handler {
 		switch {
 		case errors.Is(err, graph.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
-			graph.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
+			engine.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
 		case store.IsTimeout(err):
 			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-			graph.WriteHTTPError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Code, graph.ErrTimeout.Message)
+			engine.WriteHTTPError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Code, graph.ErrTimeout.Message)
 		case err != nil:
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
-			graph.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+			engine.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
 		case caller == nil:
 			next.ServeHTTP(w, r)
 		default:

@@ -1,4 +1,4 @@
-package graph
+package engine
 
 import (
 	"bytes"
@@ -38,10 +38,14 @@ import (
 // gqlgen reports those as errors), leaves the field to gqlgen, which then
 // executes it as it always does.
 
-// directWriter is the gqlgen extension doing it.
-type directWriter struct {
-	r      *Resolver
-	schema *ast.Schema
+// DirectWriter is the gqlgen extension doing it. The resolvers declare to
+// it, beside their resolvers, the fields it takes over (Entry) and the
+// object types it knows (Object).
+type DirectWriter struct {
+	schema  *ast.Schema
+	generic func() bool // true: every field runs through gqlgen
+	// readRule gives the read rule of a Go type (nil: none).
+	readRule func(reflect.Type) func(context.Context, any) (bool, error)
 	// types are the object types the writer knows, by GraphQL name; goTypes
 	// tell the type of a Go value (the concrete type of a union's member):
 	// a handful, faster scanned than hashed.
@@ -64,7 +68,7 @@ type directGoType struct {
 }
 
 // typeOf is the declared type of v; nil when v is of none or a nil pointer.
-func (d *directWriter) typeOf(v any) *directType {
+func (d *DirectWriter) typeOf(v any) *directType {
 	rt := reflect.TypeOf(v)
 	for _, g := range d.goTypes {
 		if g.goType == rt {
@@ -81,18 +85,18 @@ func (d *directWriter) typeOf(v any) *directType {
 // the abstract types (unions) it satisfies, for CollectFields.
 type directType struct {
 	name      string
-	fields    map[string]directField
+	fields    map[string]Field
 	satisfies []string
-	// rule is the read rule (authorize.go) objects of this type pass
-	// before they are written; nil for unguarded types.
-	rule readRule
+	// rule is the read rule objects of this type pass before they are
+	// written; nil for unguarded types.
+	rule func(context.Context, any) (bool, error)
 }
 
-// directField produces one field of an object: either write writes a leaf
+// Field produces one field of an object: either write writes a leaf
 // value (false when it cannot: a resolver's error), or children hands each
 // child object to each (at most once for an object field, in order for a
 // list) and says how it went.
-type directField struct {
+type Field struct {
 	write    func(ctx context.Context, w *bytes.Buffer, obj any) bool
 	children func(ctx context.Context, obj any, each func(child any) bool) directResult
 	list     bool
@@ -110,22 +114,23 @@ const (
 var _ interface {
 	graphql.HandlerExtension
 	graphql.FieldInterceptor
-} = (*directWriter)(nil)
+} = (*DirectWriter)(nil)
 
-func newDirectWriter(r *Resolver, schema *ast.Schema) *directWriter {
-	d := &directWriter{r: r, schema: schema, types: map[string]*directType{}, entries: map[[2]string]*directEntry{}}
-	r.siteStructureDirect(d)
-	r.spaceDirect(d)
-	return d
+func newDirectWriter(schema *ast.Schema, generic func() bool, readRule func(reflect.Type) func(context.Context, any) (bool, error)) *DirectWriter {
+	return &DirectWriter{schema: schema, generic: generic, readRule: readRule,
+		types: map[string]*directType{}, entries: map[[2]string]*directEntry{}}
 }
 
-func (*directWriter) ExtensionName() string                   { return "DirectWriter" }
-func (*directWriter) Validate(graphql.ExecutableSchema) error { return nil }
+func (*DirectWriter) ExtensionName() string                   { return "DirectWriter" }
+func (*DirectWriter) Validate(graphql.ExecutableSchema) error { return nil }
 
-// object declares that values of goType (a pointer type, given as a nil
+// Object declares that values of goType (a pointer type, given as a nil
 // pointer) are the GraphQL object type name, with these fields.
-func (d *directWriter) object(name string, goType any, fields map[string]directField) {
-	t := &directType{name: name, fields: fields, satisfies: []string{name}, rule: readRules[reflect.TypeOf(goType)]}
+func (d *DirectWriter) Object(name string, goType any, fields map[string]Field) {
+	t := &directType{name: name, fields: fields, satisfies: []string{name}}
+	if d.readRule != nil {
+		t.rule = d.readRule(reflect.TypeOf(goType))
+	}
 	for _, abstract := range d.schema.GetImplements(d.schema.Types[name]) {
 		t.satisfies = append(t.satisfies, abstract.Name)
 	}
@@ -133,14 +138,14 @@ func (d *directWriter) object(name string, goType any, fields map[string]directF
 	d.goTypes = append(d.goTypes, directGoType{reflect.TypeOf(goType), t})
 }
 
-// entry declares a field the writer takes over.
-func (d *directWriter) entry(typeName, field string) {
+// Entry declares a field the writer takes over.
+func (d *DirectWriter) Entry(typeName, field string) {
 	d.entries[[2]string{typeName, field}] = &directEntry{}
 }
 
-func (d *directWriter) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+func (d *DirectWriter) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || d.r.GenericExecution {
+	if fc == nil || (d.generic != nil && d.generic()) {
 		return next(ctx)
 	}
 	entry := d.entries[[2]string{fc.Object, fc.Field.Name}]
@@ -189,7 +194,7 @@ type directPlanField struct {
 	// prefix is `{"alias":` for the first field and `,"alias":` for the others.
 	prefix   []byte
 	typename bool // __typename
-	field    directField
+	field    Field
 	nullable bool
 	// plans are the plans of the field's children, one per concrete type
 	// the writer knows among those the field's type allows; a nil plan is a
@@ -220,7 +225,7 @@ type directPlanKey struct {
 // field selected twice), and no @skip or @include applies,
 // since those read variables. The cache holds the nodes it is keyed by, so a
 // document dropped from the query cache cannot hand its address to another.
-func (d *directWriter) planOf(oc *graphql.OperationContext, f graphql.CollectedField, t *directType) *directPlan {
+func (d *DirectWriter) planOf(oc *graphql.OperationContext, f graphql.CollectedField, t *directType) *directPlan {
 	own := slices.Equal(f.Selections, f.Field.SelectionSet)
 	key := directPlanKey{f.Field, t}
 	if own {
@@ -242,7 +247,7 @@ func (d *directWriter) planOf(oc *graphql.OperationContext, f graphql.CollectedF
 
 // directCompiler compiles the plans of one entry field.
 type directCompiler struct {
-	d  *directWriter
+	d  *DirectWriter
 	oc *graphql.OperationContext
 	// conditional is set when a selection compiled has @skip or @include.
 	conditional bool
@@ -327,7 +332,7 @@ func hasCondition(list ast.DirectiveList) bool {
 }
 
 // write writes obj under plan; false when a value cannot be produced.
-func (d *directWriter) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
+func (d *DirectWriter) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
 	if len(plan.fields) == 0 {
 		w.WriteByte('{')
 	}
@@ -352,7 +357,7 @@ func (d *directWriter) write(ctx context.Context, w *bytes.Buffer, plan *directP
 }
 
 // writeChildren writes an object or list field.
-func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
+func (d *DirectWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
 	n, list := 0, f.field.list
 	result := f.field.children(ctx, obj, func(child any) bool {
 		if list {
@@ -385,17 +390,13 @@ func (d *directWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 }
 
 // writeChild writes one child object.
-func (d *directWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
+func (d *DirectWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
 	t := d.typeOf(child)
 	if t != nil && t.rule != nil {
 		// SECURITY: the read rules, as the authorizer applies them to
 		// gqlgen's fields. An object the caller may not read leaves the
 		// subtree to gqlgen, whose authorizer withholds it.
-		v := d.r.viewer(ctx)
-		if v.caller == nil {
-			return false
-		}
-		if ok, err := t.rule(v, child); !ok || err != nil {
+		if ok, err := t.rule(ctx, child); !ok || err != nil {
 			return false
 		}
 	}
@@ -446,17 +447,17 @@ func writeJSONString(w *bytes.Buffer, s string) {
 // The fields of declared types, by the kind of their value. O is the Go type
 // of the object (its pointer is what gqlgen's resolvers receive).
 
-// directLeaf is a leaf field read from the object with get and written
-// with write; directOptLeaf the same for a nullable one.
-func directLeaf[O, V any](get func(*O) V, write func(*bytes.Buffer, V)) directField {
-	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+// leaf is a leaf field read from the object with get and written
+// with write; optLeaf the same for a nullable one.
+func leaf[O, V any](get func(*O) V, write func(*bytes.Buffer, V)) Field {
+	return Field{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
 		write(w, get(obj.(*O)))
 		return true
 	}}
 }
 
-func directOptLeaf[O, V any](get func(*O) *V, write func(*bytes.Buffer, V)) directField {
-	return directField{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+func optLeaf[O, V any](get func(*O) *V, write func(*bytes.Buffer, V)) Field {
+	return Field{write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
 		if v := get(obj.(*O)); v != nil {
 			write(w, *v)
 		} else {
@@ -476,17 +477,17 @@ func marshalled[V any](marshal func(V) graphql.Marshaler) func(*bytes.Buffer, V)
 // writeEnum writes a value that marshals itself (the store's enums).
 func writeEnum[V graphql.Marshaler](w *bytes.Buffer, v V) { v.MarshalGQL(w) }
 
-func directString[O any](get func(*O) string) directField { return directLeaf(get, writeJSONString) }
+func String[O any](get func(*O) string) Field { return leaf(get, writeJSONString) }
 
-func directOptString[O any](get func(*O) *string) directField {
-	return directOptLeaf(get, writeJSONString)
+func OptString[O any](get func(*O) *string) Field {
+	return optLeaf(get, writeJSONString)
 }
 
 // Booleans and integers are written as gqlgen's marshalers write them
 // (true/false, decimal digits), without the closure each of those
 // allocates: a space's permissions are a dozen booleans.
-func directBool[O any](get func(*O) bool) directField {
-	return directLeaf(get, func(w *bytes.Buffer, b bool) {
+func Bool[O any](get func(*O) bool) Field {
+	return leaf(get, func(w *bytes.Buffer, b bool) {
 		if b {
 			w.WriteString("true")
 		} else {
@@ -495,31 +496,31 @@ func directBool[O any](get func(*O) bool) directField {
 	})
 }
 
-func directInt[O any](get func(*O) int) directField {
-	return directLeaf(get, func(w *bytes.Buffer, i int) {
+func Int[O any](get func(*O) int) Field {
+	return leaf(get, func(w *bytes.Buffer, i int) {
 		w.Write(strconv.AppendInt(w.AvailableBuffer(), int64(i), 10))
 	})
 }
 
-func directTime[O any](get func(*O) time.Time) directField {
-	return directLeaf(get, marshalled(model.MarshalDateTime))
+func Time[O any](get func(*O) time.Time) Field {
+	return leaf(get, marshalled(model.MarshalDateTime))
 }
 
-func directOptTime[O any](get func(*O) *time.Time) directField {
-	return directOptLeaf(get, marshalled(model.MarshalDateTime))
+func OptTime[O any](get func(*O) *time.Time) Field {
+	return optLeaf(get, marshalled(model.MarshalDateTime))
 }
 
-func directEnum[O any, V graphql.Marshaler](get func(*O) V) directField {
-	return directLeaf(get, writeEnum[V])
+func Enum[O any, V graphql.Marshaler](get func(*O) V) Field {
+	return leaf(get, writeEnum[V])
 }
 
-func directOptEnum[O any, V graphql.Marshaler](get func(*O) *V) directField {
-	return directOptLeaf(get, writeEnum[V])
+func OptEnum[O any, V graphql.Marshaler](get func(*O) *V) Field {
+	return optLeaf(get, writeEnum[V])
 }
 
-// directResolvedString is a String field computed by a resolver method.
-func directResolvedString[O any](get func(context.Context, *O) (string, error)) directField {
-	return directField{write: func(ctx context.Context, w *bytes.Buffer, obj any) bool {
+// ResolvedString is a String field computed by a resolver method.
+func ResolvedString[O any](get func(context.Context, *O) (string, error)) Field {
+	return Field{write: func(ctx context.Context, w *bytes.Buffer, obj any) bool {
 		s, err := get(ctx, obj.(*O))
 		if err != nil {
 			return false
@@ -529,10 +530,10 @@ func directResolvedString[O any](get func(context.Context, *O) (string, error)) 
 	}}
 }
 
-// directObject is an object field resolved by get (a resolver method); a
+// Child is an object field resolved by get (a resolver method); a
 // nil result is a null.
-func directObject[O, C any](get func(context.Context, *O) (*C, error)) directField {
-	return directField{children: func(ctx context.Context, obj any, each func(any) bool) directResult {
+func Child[O, C any](get func(context.Context, *O) (*C, error)) Field {
+	return Field{children: func(ctx context.Context, obj any, each func(any) bool) directResult {
 		c, err := get(ctx, obj.(*O))
 		switch {
 		case err != nil:
@@ -544,10 +545,10 @@ func directObject[O, C any](get func(context.Context, *O) (*C, error)) directFie
 	}}
 }
 
-// directList is a list field resolved by get (a resolver method), whose
+// List is a list field resolved by get (a resolver method), whose
 // elements are pointers (or interfaces holding them); a nil list is a null.
-func directList[O, C any](get func(context.Context, *O) ([]C, error)) directField {
-	return directField{list: true, children: func(ctx context.Context, obj any, each func(any) bool) directResult {
+func List[O, C any](get func(context.Context, *O) ([]C, error)) Field {
+	return Field{list: true, children: func(ctx context.Context, obj any, each func(any) bool) directResult {
 		list, err := get(ctx, obj.(*O))
 		switch {
 		case err != nil:
@@ -564,10 +565,10 @@ func directList[O, C any](get func(context.Context, *O) ([]C, error)) directFiel
 	}}
 }
 
-// directValueList is a list field of struct values read from the object
+// ValueList is a list field of struct values read from the object
 // (MergeRules.rules); a nil list is a null.
-func directValueList[O, C any](get func(*O) []C) directField {
-	return directField{list: true, children: func(_ context.Context, obj any, each func(any) bool) directResult {
+func ValueList[O, C any](get func(*O) []C) Field {
+	return Field{list: true, children: func(_ context.Context, obj any, each func(any) bool) directResult {
 		list := get(obj.(*O))
 		if list == nil {
 			return directNull
@@ -581,9 +582,9 @@ func directValueList[O, C any](get func(*O) []C) directField {
 	}}
 }
 
-// directStruct is an object field holding a struct value (Space.mergeRules).
-func directStruct[O, C any](get func(*O) *C) directField {
-	return directField{children: func(_ context.Context, obj any, each func(any) bool) directResult {
+// Struct is an object field holding a struct value (Space.mergeRules).
+func Struct[O, C any](get func(*O) *C) Field {
+	return Field{children: func(_ context.Context, obj any, each func(any) bool) directResult {
 		return directOK(each(get(obj.(*O))))
 	}}
 }
@@ -595,9 +596,9 @@ func directOK(ok bool) directResult {
 	return directFailed
 }
 
-// directIDs is a nullable list of IDs read from the object.
-func directIDs[O any](get func(*O) []string) directField {
-	return directField{list: true, write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
+// IDs is a nullable list of IDs read from the object.
+func IDs[O any](get func(*O) []string) Field {
+	return Field{list: true, write: func(_ context.Context, w *bytes.Buffer, obj any) bool {
 		ids := get(obj.(*O))
 		if ids == nil {
 			w.WriteString("null")

@@ -1,4 +1,10 @@
-package rest
+// Package server is the HTTP server of docsapi: one mux with its middleware
+// (request ids, logs and metrics, body limits, per-request loaders and
+// query counters, authentication), serving GraphQL at /graphql (with its
+// websocket and playground), the REST adapter at /v1, files and documents
+// at signed addresses, SAML sign-in, the instance admin API, and health and
+// metrics.
+package server
 
 import (
 	"context"
@@ -10,9 +16,11 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/playground"
 	"github.com/docsapi/docsapi/graph/translator"
+	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
 )
@@ -25,8 +33,8 @@ type Config struct {
 	AdminToken string
 	// Debug adds query counts and timings to responses.
 	Debug bool
-	// GenericExecution turns off the direct writer of hot GraphQL subtrees
-	// (graph/direct.go): every field runs through gqlgen.
+	// GenericExecution turns off the engine's direct writer of hot GraphQL
+	// subtrees: every field runs through gqlgen.
 	GenericExecution bool
 	// StrictAuthorization fails requests whose resolvers let through an
 	// object the caller may not read (graph/authorize.go); tests set it.
@@ -77,8 +85,8 @@ type Server struct {
 	handler  http.Handler
 }
 
-// NewServer builds the server over db.
-func NewServer(db *store.DB, cfg Config) (*Server, error) {
+// New builds the server over db.
+func New(db *store.DB, cfg Config) (*Server, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
@@ -109,43 +117,31 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 		StrictAuthorization: cfg.StrictAuthorization}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
-	ex, schema := graph.NewExecutor(res, cfg.Debug)
-	ops, err := loadOperations(schema)
+	eng := res.Engine(cfg.Debug)
+	api, err := rest.New(eng, cfg.PublicURL, log)
 	if err != nil {
 		return nil, err
 	}
-	// The OpenAPI document is generated from the route table once, here.
-	openAPIDoc, err := openAPI(schema, ops, Routes, cfg.PublicURL)
-	if err != nil {
-		return nil, err
-	}
-	rest := &adapter{exec: ex, schema: schema, ops: ops, log: log}
-	v1, err := rest.mux(Routes)
-	if err != nil {
-		return nil, err
-	}
-	auth := authenticator{db: db, log: log, clock: cfg.Clock}
+	auth := authenticator{res: res, log: log}
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", auth.require(v1))
-	// Served without a token (see openAPIHandler); more specific than
-	// "/v1/", so it never reaches the authenticated /v1 mux.
-	mux.Handle(OpenAPIPath, labelled("GET "+OpenAPIPath, openAPIHandler(openAPIDoc)))
+	mux.Handle("/v1/", auth.require(api.Handler(labelled)))
+	// Served without a token (see rest.API.OpenAPIHandler); more specific
+	// than "/v1/", so it never reaches the authenticated /v1 mux.
+	mux.Handle(rest.OpenAPIPath, labelled("GET "+rest.OpenAPIPath, api.OpenAPIHandler()))
 	// Browsers get GraphiQL at /graphql (a GET preferring text/html with no
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
 	// the playground's Headers editor.
-	ws := websocketTransport(auth, cfg.PublicURL, cfg.WebsocketOrigins, cfg.SubscriptionRecheck)
-	gql := labelled("/graphql", auth.optional(graph.HTTPHandler(ex, log, cfg.MaxUploadBytes, ws)))
+	ws := engine.Websocket(engine.Sockets{PublicURL: cfg.PublicURL, Origins: cfg.WebsocketOrigins,
+		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
+	gql := labelled("/graphql", auth.optional(eng.Handler(cfg.MaxUploadBytes, ws)))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if playground.WantsPlayground(r) {
 			pgPage.ServeHTTP(w, r)
 			return
-		}
-		if isWebsocket(r) {
-			prepareWebsocket(w)
 		}
 		gql.ServeHTTP(w, r)
 	}))
@@ -176,16 +172,16 @@ func NewServer(db *store.DB, cfg Config) (*Server, error) {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
 	}
 	mux.Handle("GET /healthz", labelled("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})))
 	mux.Handle("GET /readyz", labelled("GET /readyz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := db.Pool.Ping(ctx); err != nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
+			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "database unavailable"})
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
 	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler()))
 

@@ -1,4 +1,4 @@
-package rest
+package server
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
+	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -40,7 +42,7 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 			if p := recover(); p != nil {
 				log.ErrorContext(ctx, "panic serving request", "panic", p)
 				if !rec.wrote {
-					writeError(rec, http.StatusInternalServerError, "internal error")
+					rest.WriteError(rec, http.StatusInternalServerError, "internal error")
 				}
 			}
 			elapsed := time.Since(start)
@@ -128,7 +130,7 @@ func limitBody(max, maxUpload int64, next http.Handler) http.Handler {
 func perRequest(db *store.DB, debug bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := store.WithQueryCounter(r.Context())
-		if !isWebsocket(r) {
+		if !engine.IsWebsocket(r) {
 			ctx = graph.WithLoaders(ctx, graph.NewLoaders(db))
 		}
 		if debug {

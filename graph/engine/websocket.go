@@ -1,8 +1,9 @@
-package rest
+package engine
 
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,32 +15,60 @@ import (
 	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/docsapi/docsapi/graph"
-	"github.com/docsapi/docsapi/store"
 )
 
-// GraphQL subscriptions over a websocket at /graphql (graph/subscription.go
-// for the fields, graph/live.go for how events arrive). The connection
-// speaks graphql-transport-ws (and the older graphql-ws). Its token is taken
-// from the connection_init payload's Authorization member or the upgrade
+// GraphQL subscriptions over a websocket at /graphql. The connection speaks
+// graphql-transport-ws (and the older graphql-ws). Its token is taken from
+// the connection_init payload's Authorization member or the upgrade
 // request's Authorization header; a connection with neither, or with a
 // token that matches no one, is closed with 4403 after its connection_init,
 // before any operation runs.
 //
 // The token is checked at connection_init, but the connection holds no
-// caller: every operation resolves its caller again, as of now (the caller
-// cache of store/callers.go), with loaders of its own, as an HTTP request
-// does; subscriptions re-resolve theirs at each event and re-check between
-// events (graph.LiveConnection.Watch). Once the token is found no longer
-// valid (deleted, expired), the operation that found it, and every
-// subscription of the connection, ends with an UNAUTHENTICATED error
-// message, and the connection is then closed with 4403, the code
-// connection_init refuses such a token with: graphql-ws clients report it
-// to the application and reconnect (it is not among the codes they treat
-// as fatal, 4401 is), calling connectionParams again, so a client that
-// renews its token carries on and one that cannot is refused at
-// connection_init.
+// caller: every operation is readied by the application's Session as of
+// now (its caller resolved again, loaders of its own), as an HTTP request
+// is. Once the token is found no longer valid (deleted, expired), the
+// operation that found it, and every subscription of the connection, ends
+// with an UNAUTHENTICATED error message, and the connection is then closed
+// with 4403, the code connection_init refuses such a token with:
+// graphql-ws clients report it to the application and reconnect (it is not
+// among the codes they treat as fatal, 4401 is), calling connectionParams
+// again, so a client that renews its token carries on and one that cannot
+// is refused at connection_init.
+
+// Sockets is what the websocket transport needs of the application.
+type Sockets struct {
+	// PublicURL's origin may open sockets from a browser, and so may
+	// Origins, host patterns as coder/websocket reads them
+	// ("docs.example.com", "*.example.com"); clients that send no Origin
+	// (not browsers) are not concerned.
+	PublicURL string
+	Origins   []string
+	// Open checks connection_init's token and returns the connection's
+	// session: ErrTokenInvalid for a token that matches no one.
+	Open func(ctx context.Context, token string) (Session, error)
+	// Log receives what goes wrong on the server's side.
+	Log *slog.Logger
+}
+
+// Session is a connection's state in the application.
+type Session interface {
+	// Begin readies the connection's context once connection_init is
+	// accepted; what it starts ends with ctx, which ends with the
+	// connection.
+	Begin(ctx context.Context) context.Context
+	// Operation readies ctx for one operation as of now (its caller, its
+	// own loaders); ErrTokenInvalid once the token is no longer valid.
+	Operation(ctx context.Context) (context.Context, error)
+	// Revoked is closed once the token is found no longer valid; Revoke
+	// closes it.
+	Revoked() <-chan struct{}
+	Revoke()
+}
+
+// ErrTokenInvalid is a session's answer for a token that matches no one, or
+// no longer does.
+var ErrTokenInvalid = errors.New("the bearer token is not valid")
 
 const (
 	// MaxSubscriptionsPerConnection bounds the subscriptions one websocket
@@ -56,24 +85,23 @@ const (
 	wsUnauthenticated = 4403
 )
 
+// IsWebsocket tells a websocket upgrade request.
+func IsWebsocket(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
+
 // socketTransport is the websocket transport of /graphql: gqlgen's, given
 // per connection the state that keeps its operations to their caller as
 // they are now (socket).
 type socketTransport struct {
 	base    transport.Websocket
-	auth    authenticator
-	recheck time.Duration
+	sockets Sockets
 }
 
-// websocketTransport is the websocket transport of /graphql. Browsers may
-// open it from the API's own origin (that of the public URL or the Host the
-// request names) and from origins, host patterns as coder/websocket reads
-// them ("docs.example.com", "*.example.com"); clients that send no Origin
-// (not browsers) are not concerned. Subscriptions re-check their caller
-// every recheck at the longest (0: graph.DefaultLiveRecheck).
-func websocketTransport(a authenticator, publicURL string, origins []string, recheck time.Duration) socketTransport {
-	patterns := append([]string(nil), origins...)
-	if u, err := url.Parse(publicURL); err == nil && u.Host != "" {
+// Websocket is the websocket transport of /graphql, for Handler.
+func Websocket(sockets Sockets) graphql.Transport {
+	patterns := append([]string(nil), sockets.Origins...)
+	if u, err := url.Parse(sockets.PublicURL); err == nil && u.Host != "" {
 		patterns = append(patterns, u.Host)
 	}
 	return socketTransport{
@@ -83,8 +111,7 @@ func websocketTransport(a authenticator, publicURL string, origins []string, rec
 			KeepAlivePingInterval: wsPingInterval,
 			PingPongInterval:      wsPingInterval,
 		},
-		auth:    a,
-		recheck: recheck,
+		sockets: sockets,
 	}
 }
 
@@ -93,31 +120,26 @@ var _ graphql.Transport = socketTransport{}
 func (t socketTransport) Supports(r *http.Request) bool { return t.base.Supports(r) }
 
 func (t socketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	s := &socket{auth: t.auth, recheck: t.recheck}
+	prepareWebsocket(w)
+	s := &socket{sockets: t.sockets}
 	s.headerToken, s.hasHeaderToken = bearer(r)
 	ws := t.base
 	ws.Implementation = acceptInto{WebsocketImplementation: t.base.Implementation, s: s}
 	ws.InitFunc = s.init
-	// SECURITY: the connection holds no caller (the upgrade request's,
-	// when its header had a token, is masked): only an operation gets one,
-	// resolved as it starts.
-	r = r.WithContext(graph.WithCaller(r.Context(), nil))
 	ws.Do(w, r, socketExecutor{GraphExecutor: exec, s: s})
 }
 
 // socket is one websocket connection: its token, and what ends it once the
 // token is no longer valid.
 type socket struct {
-	auth           authenticator
-	recheck        time.Duration
+	sockets        Sockets
 	headerToken    string
 	hasHeaderToken bool
 
 	// Set before any operation runs: conn when the upgrade is accepted,
-	// token and live by connection_init.
-	conn  transport.WebsocketConn
-	token string
-	live  *graph.LiveConnection
+	// session by connection_init.
+	conn    transport.WebsocketConn
+	session Session
 
 	mu     sync.Mutex
 	ops    int // operations dispatched and not yet ended
@@ -148,38 +170,23 @@ func (s *socket) init(ctx context.Context, payload transport.InitPayload) (conte
 		return transport.AppendCloseReason(refused, "unauthenticated"), nil,
 			errors.New(`authentication required: send {"Authorization": "Bearer <API token>"} as the connection_init payload`)
 	}
-	_, err := s.auth.callerOf(ctx, token)
-	if errors.Is(err, graph.ErrUnauthenticated) {
-		return transport.AppendCloseReason(refused, "unauthenticated"), nil, errors.New("the bearer token is not valid")
+	session, err := s.sockets.Open(ctx, token)
+	if errors.Is(err, ErrTokenInvalid) {
+		return transport.AppendCloseReason(refused, "unauthenticated"), nil, ErrTokenInvalid
 	} else if err != nil {
-		s.auth.log.ErrorContext(ctx, "authenticate websocket", "err", err)
+		s.sockets.Log.ErrorContext(ctx, "authenticate websocket", "err", err)
 		return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, 1011), "internal error"), nil, errors.New("internal error")
 	}
-	s.token = token
-	s.live = &graph.LiveConnection{Caller: s.caller, MaxSubscriptions: MaxSubscriptionsPerConnection,
-		Changed: s.auth.db.Callers.Changed, RecheckEvery: s.recheck}
-	// Both end with the connection: ctx is the upgrade request's, which
-	// ends when the transport returns.
-	go s.live.Watch(ctx, s.auth.log)
+	s.session = session
+	// ctx is the upgrade request's, which ends when the transport returns.
 	go func() {
 		select {
-		case <-s.live.Revoked():
+		case <-session.Revoked():
 			s.closeIfRevoked()
 		case <-ctx.Done():
 		}
 	}()
-	return graph.WithLiveConnection(ctx, s.live), nil, nil
-}
-
-// caller resolves the connection's token as of now: ErrUnauthenticated once
-// it is deleted or expired, or the connection revoked.
-func (s *socket) caller(ctx context.Context) (*graph.Caller, error) {
-	select {
-	case <-s.live.Revoked():
-		return nil, graph.ErrUnauthenticated
-	default:
-	}
-	return s.auth.callerOf(ctx, s.token)
+	return session.Begin(ctx), nil, nil
 }
 
 // started and ended count the operations in flight; the connection of a
@@ -201,7 +208,7 @@ func (s *socket) ended() {
 // flight: each has told its client why it ended first.
 func (s *socket) closeIfRevoked() {
 	select {
-	case <-s.live.Revoked():
+	case <-s.session.Revoked():
 	default:
 		return
 	}
@@ -222,10 +229,11 @@ type socketExecutor struct {
 }
 
 // unauthenticated is the error of an operation whose token is no longer
-// valid, presented as the error presenter presents graph.ErrUnauthenticated.
+// valid, presented as the error presenter presents an unauthenticated
+// caller.
 func unauthenticated() *gqlerror.Error {
-	return &gqlerror.Error{Message: "the bearer token is not valid",
-		Extensions: map[string]any{"code": graph.ErrUnauthenticated.Code, "status": graph.ErrUnauthenticated.Status}}
+	return &gqlerror.Error{Message: ErrTokenInvalid.Error(),
+		Extensions: map[string]any{"code": "UNAUTHENTICATED", "status": http.StatusUnauthorized}}
 }
 
 // DispatchOperation runs in the transport's goroutine of the operation; ctx
@@ -236,26 +244,20 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 	s := e.s
 	s.started()
 	context.AfterFunc(ctx, s.ended)
-	// SECURITY: the caller as of now, as an HTTP request resolves it: the
-	// token still valid and unexpired, the memberships as they are (the
-	// caller cache, emptied by every change to them). Nothing of the
-	// caller at connection_init, or of an earlier operation, is used.
-	caller, err := s.caller(ctx)
+	// SECURITY: the operation as of now, as an HTTP request is: nothing of
+	// the caller at connection_init, or of an earlier operation, is used.
+	ctx, err := s.session.Operation(ctx)
 	if err != nil {
 		gqlErr := unauthenticated()
-		if errors.Is(err, graph.ErrUnauthenticated) {
-			s.live.Revoke()
+		if errors.Is(err, ErrTokenInvalid) {
+			s.session.Revoke()
 		} else {
-			s.auth.log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
+			s.sockets.Log.ErrorContext(ctx, "authenticate websocket operation", "err", err)
 			gqlErr = &gqlerror.Error{Message: "internal error", Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}
 		}
 		transport.AddSubscriptionError(ctx, gqlErr)
 		return func(context.Context) *graphql.Response { return nil }, ctx
 	}
-	// Fresh loaders and query counter, as perRequest gives an HTTP request:
-	// nothing read for one operation is served to another.
-	ctx, _ = store.WithQueryCounter(ctx)
-	ctx = graph.WithLoaders(graph.WithCaller(ctx, caller), graph.NewLoaders(s.auth.db))
 	next, ctx := e.GraphExecutor.DispatchOperation(ctx, rc)
 	if rc.Operation.Operation != ast.Subscription {
 		return next, ctx
@@ -264,7 +266,7 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 		resp := next(ctx)
 		if resp == nil {
 			select {
-			case <-s.live.Revoked():
+			case <-s.session.Revoked():
 				// SECURITY: the subscription ended because its token is no
 				// longer valid; the client is told so, not that it completed.
 				transport.AddSubscriptionError(ctx, unauthenticated())
@@ -278,16 +280,20 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 // payloadToken is the token of a connection_init payload's
 // Authorization member ("Bearer <token>").
 func payloadToken(p transport.InitPayload) (string, bool) {
-	scheme, token, ok := strings.Cut(p.Authorization(), " ")
+	return bearerToken(p.Authorization())
+}
+
+// bearer returns the token of a request's "Authorization: Bearer <token>"
+// header.
+func bearer(r *http.Request) (string, bool) { return bearerToken(r.Header.Get("Authorization")) }
+
+// bearerToken reads "Bearer <token>".
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(h, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
 		return "", false
 	}
 	return strings.TrimSpace(token), true
-}
-
-// isWebsocket tells a websocket upgrade request.
-func isWebsocket(r *http.Request) bool {
-	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
 
 // prepareWebsocket readies an upgrade request for a connection that

@@ -1,6 +1,6 @@
-// Package resttest runs the real server for tests: a fresh database, the
+// Package servertest runs the real server for tests: a fresh database, the
 // full HTTP stack on a loopback listener, and helpers to act as users.
-package resttest
+package servertest
 
 import (
 	"bytes"
@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
-	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
 )
@@ -31,7 +31,7 @@ type Env struct {
 	T          testing.TB
 	URL        string
 	DB         *store.DB
-	Server     *rest.Server
+	Server     *server.Server
 	Clock      *Clock
 	AdminToken string
 	// Jobs is the background job runner, when Options.Jobs is set.
@@ -63,7 +63,7 @@ type Options struct {
 	// StatementTimeout is the pool's statement_timeout (default
 	// store.DefaultStatementTimeout, as in production).
 	StatementTimeout time.Duration
-	// SubscriptionRecheck is rest.Config's (default: the server's).
+	// SubscriptionRecheck is server.Config's (default: the server's).
 	SubscriptionRecheck time.Duration
 }
 
@@ -120,7 +120,7 @@ func (e *Env) start() {
 	var handler http.Handler
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(ts.Close)
-	srv, err := rest.NewServer(db, rest.Config{
+	srv, err := server.New(db, server.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
 		StrictAuthorization: true,
 		BlobDir:             t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),

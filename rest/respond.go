@@ -1,0 +1,78 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
+)
+
+// The one way every HTTP edge of the server answers in JSON outside GraphQL:
+// the REST adapter, and the server's own handlers (downloads, SAML, admin,
+// health). Errors have the reference's shape, {"error": {"code", "message"}}.
+
+// WriteJSON writes v with status. HTML escaping is off: the API returns
+// data, not markup, and escaped "<" would only confuse clients comparing
+// strings.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		buf.WriteString(`{"error":{"code":500,"message":"internal error"}}` + "\n")
+		status = http.StatusInternalServerError
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// WriteError writes the reference's error body with status.
+func WriteError(w http.ResponseWriter, status int, message string) {
+	WriteJSON(w, status, map[string]any{"error": map[string]any{"code": status, "message": message}})
+}
+
+// WriteGraphError writes an error a graph function returned outside GraphQL
+// execution, as the error presenter maps it: a graph.Error with its status
+// and message, a statement cut by the timeout as 503 with Retry-After, and
+// anything else as a logged internal error.
+func WriteGraphError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	var e *graph.Error
+	switch {
+	case errors.As(err, &e):
+		if e.Status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
+		}
+		WriteError(w, e.Status, e.Message)
+	case store.IsTimeout(err):
+		WriteTimeout(w)
+	default:
+		log.ErrorContext(r.Context(), "request failed", "err", err)
+		WriteError(w, http.StatusInternalServerError, "internal error")
+	}
+}
+
+// WriteTimeout answers a request whose statement PostgreSQL cut
+// (graph.ErrTimeout): 503, to be retried after a moment.
+func WriteTimeout(w http.ResponseWriter) {
+	w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
+	WriteError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Message)
+}
+
+// ReadObject reads a request's JSON object body as the REST adapter reads
+// one (size limit, strict JSON, an empty body is {}); on failure it answers
+// the request itself (400 or 413) and returns false.
+func ReadObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	body, rerr := decodeBody(r)
+	if rerr != nil {
+		WriteError(w, rerr.status, rerr.message)
+		return nil, false
+	}
+	return body, true
+}
