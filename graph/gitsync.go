@@ -355,6 +355,21 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout layou
 	return out, walk(layout.pages, nil)
 }
 
+// str and optional convert between optional strings and "" for absent.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID string, input model.ExportToGitRepositoryInput) (bool, error) {
 	space, err := r.editableSpace(ctx, spaceID)
 	if err != nil {
