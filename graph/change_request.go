@@ -166,8 +166,8 @@ func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, 
 	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
 }
 
-// document checks a JSON document given as a change request's description.
-func document(field string, v map[string]any) (json.RawMessage, error) {
+// checkDocument checks a JSON document given as a change request's description.
+func checkDocument(field string, v map[string]any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -201,7 +201,7 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 		return nil, err
 	}
 	desc, _ := input.Description.ValueOK()
-	description, err := document("description", desc)
+	description, err := checkDocument("description", desc)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +266,7 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 			return Invalid("status", "must not be null")
 		}
 		if desc, set := input.Description.ValueOK(); set {
-			if cr.Description, err = document("description", desc); err != nil {
+			if cr.Description, err = checkDocument("description", desc); err != nil {
 				return err
 			}
 			p.columns = append(p.columns, "description")

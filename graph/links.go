@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
 
+	"github.com/docsapi/docsapi/graph/internal/document"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -132,7 +132,7 @@ func layoutFileOf(t *store.PageTree, p *store.RevisionPage) string {
 func destinations(markdown string) []string {
 	source := []byte(markdown)
 	var out []string
-	_ = ast.Walk(markdownParser.Parse(text.NewReader(source)), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	_ = ast.Walk(document.ParseMarkdown(source), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
