@@ -10,6 +10,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 
 	"github.com/docsapi/docsapi/graph/internal/document"
+	"github.com/docsapi/docsapi/graph/internal/gitlayout"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -71,7 +72,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 	out := &revisionLinks{rev: rev, space: space, org: org, tree: t}
 	byFile := map[string]*store.RevisionPage{}
 	for _, p := range t.Pages {
-		byFile[layoutFileOf(t, p)] = p
+		byFile[gitlayout.PathOf(t, p)] = p
 		byFile[t.Path(p.ID)] = p
 	}
 	appPrefix := r.URLs.App("/")
@@ -83,7 +84,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 		if err != nil {
 			return nil, err
 		}
-		dir := path.Dir(layoutFileOf(t, p))
+		dir := path.Dir(gitlayout.PathOf(t, p))
 		for _, dest := range destinations(body) {
 			l := link{from: p, status: "ok"}
 			u, err := url.Parse(dest)
@@ -104,7 +105,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 				} else if page := byFile[strings.TrimSuffix(target, ".md")]; page != nil {
 					l.page = page
 				} else if i := slices.IndexFunc(files, func(f *store.RevisionFile) bool {
-					return target == assetsDir+f.Name || target == str(f.GitPath) || path.Base(target) == f.Name && strings.Contains(target, ".gitbook/assets")
+					return target == gitlayout.AssetsDir+f.Name || target == str(f.GitPath) || path.Base(target) == f.Name && strings.Contains(target, ".gitbook/assets")
 				}); i >= 0 {
 					l.file = files[i]
 				} else {
@@ -115,17 +116,6 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 		}
 	}
 	return out, nil
-}
-
-// layoutFileOf is a page's file in GitBook's layout.
-func layoutFileOf(t *store.PageTree, p *store.RevisionPage) string {
-	if p.GitPath != nil {
-		return *p.GitPath
-	}
-	if len(t.Children(&p.ID)) > 0 {
-		return t.Path(p.ID) + "/README.md"
-	}
-	return t.Path(p.ID) + ".md"
 }
 
 // destinations lists the link and image destinations of markdown.
