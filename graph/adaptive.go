@@ -14,6 +14,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/docsapi/docsapi/graph/internal/condition"
 	"github.com/docsapi/docsapi/graph/model"
 )
 
@@ -133,4 +134,13 @@ func templateConditions(schema map[string]any) []*model.SiteAdaptiveTemplateCond
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// checkCondition validates a visitor condition given as field: a bad
+// request saying what is wrong with it.
+func checkCondition(field, src string) error {
+	if err := condition.Check(src); err != nil {
+		return Invalid(field, "%v", err)
+	}
+	return nil
 }

@@ -1,0 +1,25 @@
+package graph
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The errors of package condition become bad requests naming the field.
+func TestCheckCondition(t *testing.T) {
+	if err := checkCondition("condition", `visitor.claims.isBetaUser == true`); err != nil {
+		t.Errorf("valid condition rejected: %v", err)
+	}
+	for src, want := range map[string]string{
+		``:                        "condition: must not be empty",
+		strings.Repeat("a", 1025): "condition: must be at most 1024 characters",
+		`a); (b`:                  "condition: must be a single expression",
+		`x++`:                     "condition: must not contain an increment, decrement or delete",
+	} {
+		var e *Error
+		if err := checkCondition("condition", src); !errors.As(err, &e) || e.Status != 400 || e.Field != "condition" || e.Message != want {
+			t.Errorf("%.20q: error %#v, want a 400 on field condition: %q", src, err, want)
+		}
+	}
+}
