@@ -23,3 +23,16 @@ func TestCheckCondition(t *testing.T) {
 		}
 	}
 }
+
+// The errors of package adaptive become bad requests on jsonSchema.
+func TestCheckVisitorSchema(t *testing.T) {
+	ok := map[string]any{"type": "object", "properties": map[string]any{}, "additionalProperties": false}
+	if err := checkVisitorSchema(ok); err != nil {
+		t.Errorf("valid schema rejected: %v", err)
+	}
+	var e *Error
+	err := checkVisitorSchema(map[string]any{"type": "array", "properties": map[string]any{}, "additionalProperties": false})
+	if !errors.As(err, &e) || e.Status != 400 || e.Field != "jsonSchema" || !strings.HasPrefix(e.Message, "jsonSchema: is not a visitor schema: at /type: ") {
+		t.Errorf("error %#v, want a 400 on field jsonSchema", err)
+	}
+}
