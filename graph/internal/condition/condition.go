@@ -22,19 +22,19 @@ import (
 	"github.com/dop251/goja/token"
 )
 
-// MaxLength bounds a condition, in characters.
-const MaxLength = 1024
+// maxLength bounds a condition, in characters.
+const maxLength = 1024
 
 // Check tells why src is not a valid condition, or nil when it is: at most
-// MaxLength characters, one JavaScript expression, and nothing that assigns
+// 1024 characters (maxLength), one JavaScript expression, and nothing that assigns
 // or defines code. The error's message says what is wrong with src ("must
 // be a single expression"), without naming it.
 func Check(src string) error {
 	switch n := utf8.RuneCountInString(src); {
 	case n < 1:
 		return errors.New("must not be empty")
-	case n > MaxLength:
-		return fmt.Errorf("must be at most %d characters", MaxLength)
+	case n > maxLength:
+		return fmt.Errorf("must be at most %d characters", maxLength)
 	}
 	// The parentheses make the source parse as an expression (an object
 	// literal rather than a block); the newline ends a trailing line comment.

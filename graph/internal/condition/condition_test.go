@@ -13,7 +13,7 @@ func TestCheck(t *testing.T) {
 		`visitor.claims.age >= 18 // adults`,
 		`{a: 1}.a == 1`,
 		`(visitor.claims.x || visitor.claims.y) ? true : false`,
-		strings.Repeat("é", MaxLength), // characters, not bytes
+		strings.Repeat("é", maxLength), // characters, not bytes
 	}
 	for _, c := range valid {
 		if err := Check(c); err != nil {
