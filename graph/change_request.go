@@ -11,6 +11,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/internal/merge"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -165,8 +166,8 @@ func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, 
 	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
 }
 
-// document checks a JSON document given as a change request's description.
-func document(field string, v map[string]any) (json.RawMessage, error) {
+// checkDocument checks a JSON document given as a change request's description.
+func checkDocument(field string, v map[string]any) (json.RawMessage, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -200,7 +201,7 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 		return nil, err
 	}
 	desc, _ := input.Description.ValueOK()
-	description, err := document("description", desc)
+	description, err := checkDocument("description", desc)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 			return Invalid("status", "must not be null")
 		}
 		if desc, set := input.Description.ValueOK(); set {
-			if cr.Description, err = document("description", desc); err != nil {
+			if cr.Description, err = checkDocument("description", desc); err != nil {
 				return err
 			}
 			p.columns = append(p.columns, "description")
@@ -389,44 +390,33 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs str
 	if err != nil {
 		return store.Content{}, err
 	}
-	res := mergeContent(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
-	if len(res.conflicts) > 0 {
-		titles := make([]string, 0, len(res.conflicts))
-		for _, id := range res.conflicts {
-			titles = append(titles, pageLabel(sets, id))
-		}
-		return store.Content{}, Conflict("conflicting changes to %d page(s): %s", len(titles), strings.Join(titles, ", "))
+	res, err := merge.Pages(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
+	if err != nil {
+		return store.Content{}, mergeError(err, sets)
 	}
-	for id, text := range res.bodies {
+	for id, text := range res.Bodies {
 		digest, err := store.SaveBody(ctx, tx, text)
 		if err != nil {
 			return store.Content{}, err
 		}
-		i := slices.IndexFunc(res.pages, func(p *store.RevisionPage) bool { return p.ID == id })
-		res.pages[i].BodySHA256 = digest
+		i := slices.IndexFunc(res.Pages, func(p *store.RevisionPage) bool { return p.ID == id })
+		res.Pages[i].BodySHA256 = digest
 	}
-	return store.Content{Pages: res.pages, Files: mergeFiles(files[0], files[1], files[2])}, nil
+	return store.Content{Pages: res.Pages, Files: merge.Files(files[0], files[1], files[2])}, nil
 }
 
-// mergeFiles merges the files of two descendants of base. Files never
-// change once uploaded, so a merge only adds the files either side added
-// and drops those either side deleted.
-func mergeFiles(base, ours, theirs []*store.RevisionFile) []*store.RevisionFile {
-	has := func(files []*store.RevisionFile, id string) bool {
-		return slices.ContainsFunc(files, func(f *store.RevisionFile) bool { return f.ID == id })
+// mergeError is the API error of a refused merge: a 409 naming the pages in
+// conflict by title and id.
+func mergeError(err error, sets [3][]*store.RevisionPage) error {
+	var conflict *merge.ConflictError
+	if !errors.As(err, &conflict) {
+		return err
 	}
-	var out []*store.RevisionFile
-	for _, side := range [][]*store.RevisionFile{ours, theirs} {
-		for _, f := range side {
-			inBase := has(base, f.ID)
-			deleted := inBase && (!has(ours, f.ID) || !has(theirs, f.ID))
-			if !deleted && !has(out, f.ID) {
-				c := *f
-				out = append(out, &c)
-			}
-		}
+	titles := make([]string, 0, len(conflict.Pages))
+	for _, id := range conflict.Pages {
+		titles = append(titles, pageLabel(sets, id))
 	}
-	return out
+	return Conflict("conflicting changes to %d page(s): %s", len(titles), strings.Join(titles, ", "))
 }
 
 // pageLabel names a page of a merge for an error: its title and id.

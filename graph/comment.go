@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/internal/document"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -452,7 +453,7 @@ func laterOf(a, b time.Time) time.Time {
 // bodyIn renders a body in format (default markdown).
 func bodyIn(markdown string, format *model.DocumentFormat) *model.CommentBody {
 	if format != nil && *format == model.DocumentFormatDocument {
-		return &model.CommentBody{Document: markdownToDocument(markdown)}
+		return &model.CommentBody{Document: document.FromMarkdown(markdown)}
 	}
 	return &model.CommentBody{Markdown: &markdown}
 }

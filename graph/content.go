@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/internal/document"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -160,7 +161,7 @@ func (r *revisionPageResolver) Document(ctx context.Context, p *model.PageNode) 
 	if err != nil {
 		return nil, err
 	}
-	return markdownToDocument(body), nil
+	return document.FromMarkdown(body), nil
 }
 
 // body is a page's markdown ("" for an empty page).

@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
-	"github.com/docsapi/docsapi/graph/insights"
+	"github.com/docsapi/docsapi/graph/internal/insights"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
@@ -40,9 +40,9 @@ const (
 )
 
 // clusterThreshold is the cosine similarity from which an issue joins a
-// cluster: measured on paraphrased complaints (graph/insights tests and
-// rest/conversation_test.go), it groups rephrasings of one problem and keeps
-// complaints that share only generic words apart.
+// cluster: measured on paraphrased complaints (graph/internal/insights
+// tests and rest/conversation_test.go), it groups rephrasings of one problem
+// and keeps complaints that share only generic words apart.
 const clusterThreshold = 0.2
 
 // pulseWeeks is the length of a cluster's weeklyPulse (spec 8: exactly 13).

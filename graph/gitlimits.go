@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/docsapi/docsapi/graph/internal/gitlayout"
 )
 
 // What a git transfer may bring in. A repository is small on the wire and
@@ -359,9 +361,9 @@ func checkTree(s storer.EncodedObjectStorer, tree *object.Tree, l GitLimits) ([]
 
 // readTreeFiles reads the files checkTree listed, each distinct blob once
 // (paths naming the same blob share its bytes).
-func readTreeFiles(s storer.EncodedObjectStorer, files []treeFile) (map[string]repoFile, error) {
+func readTreeFiles(s storer.EncodedObjectStorer, files []treeFile) (map[string]gitlayout.File, error) {
 	blobs := map[plumbing.Hash][]byte{}
-	out := make(map[string]repoFile, len(files))
+	out := make(map[string]gitlayout.File, len(files))
 	for _, f := range files {
 		data, ok := blobs[f.hash]
 		if !ok {
@@ -380,7 +382,7 @@ func readTreeFiles(s storer.EncodedObjectStorer, files []treeFile) (map[string]r
 			}
 			blobs[f.hash] = data
 		}
-		out[f.path] = repoFile{path: f.path, data: data, oid: f.hash.String()}
+		out[f.path] = gitlayout.File{Path: f.path, Data: data, OID: f.hash.String()}
 	}
 	return out, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/uptrace/bun"
 
+	"github.com/docsapi/docsapi/graph/internal/gitlayout"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/store"
@@ -37,7 +38,7 @@ import (
 
 // Git sync with go-git, in memory: import clones the tip of a ref (depth 1,
 // that branch only, no tags) and turns GitBook's layout into a new revision
-// (gitlayout.go); export clones the ref the same way, renders the current
+// (package gitlayout); export clones the ref the same way, renders the current
 // revision in that layout and pushes a commit to the ref. What a transfer
 // brings in is bounded (GitLimits, gitlimits.go) and checked before it is
 // read. Credentials in a URL are used for the transfer and never stored,
@@ -184,7 +185,7 @@ func gitError(err error, remote gitRemote) error {
 // fetchTree clones the tip of ref and reads its files, once the fetched
 // pack and then the commit's tree are within limits: a repository past
 // them is refused before any file is read.
-func fetchTree(ctx context.Context, remote gitRemote, ref string, limits GitLimits) (map[string]repoFile, *object.Commit, error) {
+func fetchTree(ctx context.Context, remote gitRemote, ref string, limits GitLimits) (map[string]gitlayout.File, *object.Commit, error) {
 	repo, st, err := remote.clone(ctx, ref, limits, nil)
 	if err != nil {
 		return nil, nil, err
@@ -233,7 +234,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 	if v, _ := input.RepoProjectDirectory.ValueOK(); v != nil {
 		project = *v
 	}
-	layout := readLayout(files, project)
+	layout := gitlayout.Read(files, project)
 	standalone := false
 	if v, _ := input.Standalone.ValueOK(); v != nil {
 		standalone = *v
@@ -241,13 +242,13 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 	// Assets go to the blob store first: content addressed, they are safe
 	// to write outside the transaction.
 	var assets []*store.RevisionFile
-	for _, a := range layout.assets {
-		digest, size, err := r.Blobs.Put(ctx, bytes.NewReader(a.data), r.MaxUpload)
+	for _, a := range layout.Assets {
+		digest, size, err := r.Blobs.Put(ctx, bytes.NewReader(a.Data), r.MaxUpload)
 		if err != nil {
-			return false, Invalid("url", "asset %s: %v", a.path, err)
+			return false, Invalid("url", "asset %s: %v", a.Path, err)
 		}
-		gitPath, oid := a.path, a.oid
-		assets = append(assets, &store.RevisionFile{ID: store.NewID(), Name: path.Base(a.path), ContentType: contentTypeOf(a.path, a.data),
+		gitPath, oid := a.Path, a.OID
+		assets = append(assets, &store.RevisionFile{ID: store.NewID(), Name: path.Base(a.Path), ContentType: contentTypeOf(a.Path, a.Data),
 			Size: size, BlobSHA256: digest, GitPath: &gitPath, GitOID: &oid})
 	}
 	caller, _ := CallerFrom(ctx)
@@ -303,7 +304,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 // importedContent turns an imported layout into pages. A page whose git
 // path was already in the space keeps its id, so reimporting updates pages
 // rather than replacing them.
-func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout layoutContent, current store.Content, now time.Time) (store.Content, error) {
+func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout gitlayout.Content, current store.Content, now time.Time) (store.Content, error) {
 	byPath := map[string]*store.RevisionPage{}
 	groups := map[string]*store.RevisionPage{} // groups have no file: matched by title
 	for _, p := range current.Pages {
@@ -315,25 +316,25 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout layou
 		}
 	}
 	var out store.Content
-	var walk func(pages []*layoutPage, parent *string) error
-	walk = func(pages []*layoutPage, parent *string) error {
+	var walk func(pages []*gitlayout.Page, parent *string) error
+	walk = func(pages []*gitlayout.Page, parent *string) error {
 		var taken []string
 		for i, lp := range pages {
-			p := &store.RevisionPage{ID: store.NewID(), ParentID: parent, Position: i, Type: store.PageDocument, Title: lp.title,
+			p := &store.RevisionPage{ID: store.NewID(), ParentID: parent, Position: i, Type: store.PageDocument, Title: lp.Title,
 				CreatedAt: now, UpdatedAt: now}
-			if lp.group {
+			if lp.Group {
 				p.Type = store.PageGroup
-				if old := groups[lp.title]; old != nil {
+				if old := groups[lp.Title]; old != nil {
 					p.ID, p.CreatedAt = old.ID, old.CreatedAt
-					delete(groups, lp.title)
+					delete(groups, lp.Title)
 				}
 			} else {
-				gitPath, oid := lp.path, lp.oid
+				gitPath, oid := lp.Path, lp.OID
 				p.GitPath, p.GitOID = &gitPath, &oid
-				if old := byPath[lp.path]; old != nil {
+				if old := byPath[lp.Path]; old != nil {
 					p.ID, p.CreatedAt = old.ID, old.CreatedAt
 				}
-				digest, err := store.SaveBody(ctx, tx, lp.markdown)
+				digest, err := store.SaveBody(ctx, tx, lp.Markdown)
 				if err != nil {
 					return err
 				}
@@ -342,17 +343,32 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout layou
 			if p.Title == "" {
 				p.Title = "Untitled"
 			}
-			p.Description = optional(lp.description)
+			p.Description = optional(lp.Description)
 			p.Slug = uniquePath(slugify(p.Title, "page"), taken)
 			taken = append(taken, p.Slug)
 			out.Pages = append(out.Pages, p)
-			if err := walk(lp.pages, &p.ID); err != nil {
+			if err := walk(lp.Pages, &p.ID); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return out, walk(layout.pages, nil)
+	return out, walk(layout.Pages, nil)
+}
+
+// str and optional convert between optional strings and "" for absent.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID string, input model.ExportToGitRepositoryInput) (bool, error) {
@@ -391,7 +407,7 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	if err != nil {
 		return false, err
 	}
-	layout, err := exportLayout(store.NewPageTree(content.Pages), bodies, content.Files, func(f *store.RevisionFile) ([]byte, error) {
+	layout, err := gitlayout.Export(store.NewPageTree(content.Pages), bodies, content.Files, func(f *store.RevisionFile) ([]byte, error) {
 		rc, err := r.Blobs.Open(ctx, f.BlobSHA256)
 		if err != nil {
 			return nil, err
@@ -406,7 +422,7 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	if v, _ := input.RepoProjectDirectory.ValueOK(); v != nil {
 		project = strings.Trim(path.Clean("/"+*v), "/")
 	}
-	oid, err := pushLayout(ctx, remote, input.Ref, project, writeLayout(layout), input.CommitMessage, r.now(), r.gitLimits())
+	oid, err := pushLayout(ctx, remote, input.Ref, project, gitlayout.Write(layout), input.CommitMessage, r.now(), r.gitLimits())
 	if err != nil {
 		return false, gitError(err, remote)
 	}

@@ -2,43 +2,32 @@ package graph
 
 import (
 	"context"
-	"net/url"
-	"path"
 	"slices"
-	"strings"
 
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/text"
-
+	"github.com/docsapi/docsapi/graph/internal/links"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
 
-// Links come from the markdown of each page of a revision (links and
-// images). A relative link is resolved against the page's file in GitBook's
-// layout (its git path, or the path an export would give it): it leads to a
-// page or a file of the revision, or nowhere (broken). Absolute links lead
-// outside (ok), or into this application (in-app).
+// The links and backlinks of a revision's pages: package links finds them
+// in each page's markdown and resolves them; here they are grouped by
+// target and listed.
 
 // link is one link found in a page.
 type link struct {
-	from   *store.RevisionPage
-	status string
-	// One of page, file and url names the target.
-	page *store.RevisionPage
-	file *store.RevisionFile
-	url  string
+	from *store.RevisionPage
+	links.Link
 }
 
 // key identifies a link's target, to group links by it.
 func (l link) key() string {
 	switch {
-	case l.page != nil:
-		return "page:" + l.page.ID
-	case l.file != nil:
-		return "file:" + l.file.ID
+	case l.Page != nil:
+		return "page:" + l.Page.ID
+	case l.File != nil:
+		return "file:" + l.File.ID
 	}
-	return "url:" + l.url
+	return "url:" + l.URL
 }
 
 // revisionLinks is every link of a revision, with what locations need.
@@ -69,12 +58,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 		return nil, err
 	}
 	out := &revisionLinks{rev: rev, space: space, org: org, tree: t}
-	byFile := map[string]*store.RevisionPage{}
-	for _, p := range t.Pages {
-		byFile[layoutFileOf(t, p)] = p
-		byFile[t.Path(p.ID)] = p
-	}
-	appPrefix := r.URLs.App("/")
+	index := links.NewIndex(t, files, r.URLs.App("/"))
 	for _, p := range t.Pages {
 		if p.Type != store.PageDocument {
 			continue
@@ -83,70 +67,11 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 		if err != nil {
 			return nil, err
 		}
-		dir := path.Dir(layoutFileOf(t, p))
-		for _, dest := range destinations(body) {
-			l := link{from: p, status: "ok"}
-			u, err := url.Parse(dest)
-			switch {
-			case err != nil:
-				l.status, l.url = "broken", dest
-			case u.Scheme != "":
-				l.url = dest
-				if strings.HasPrefix(dest, appPrefix) {
-					l.status = "in-app"
-				}
-			case u.Path == "":
-				continue // an anchor of the same page
-			default:
-				target := path.Clean(path.Join(dir, u.Path))
-				if page := byFile[target]; page != nil {
-					l.page = page
-				} else if page := byFile[strings.TrimSuffix(target, ".md")]; page != nil {
-					l.page = page
-				} else if i := slices.IndexFunc(files, func(f *store.RevisionFile) bool {
-					return target == assetsDir+f.Name || target == str(f.GitPath) || path.Base(target) == f.Name && strings.Contains(target, ".gitbook/assets")
-				}); i >= 0 {
-					l.file = files[i]
-				} else {
-					l.status, l.url = "broken", dest
-				}
-			}
-			out.links = append(out.links, l)
+		for _, l := range index.Of(p, body) {
+			out.links = append(out.links, link{from: p, Link: l})
 		}
 	}
 	return out, nil
-}
-
-// layoutFileOf is a page's file in GitBook's layout.
-func layoutFileOf(t *store.PageTree, p *store.RevisionPage) string {
-	if p.GitPath != nil {
-		return *p.GitPath
-	}
-	if len(t.Children(&p.ID)) > 0 {
-		return t.Path(p.ID) + "/README.md"
-	}
-	return t.Path(p.ID) + ".md"
-}
-
-// destinations lists the link and image destinations of markdown.
-func destinations(markdown string) []string {
-	source := []byte(markdown)
-	var out []string
-	_ = ast.Walk(markdownParser.Parse(text.NewReader(source)), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		switch n := n.(type) {
-		case *ast.Link:
-			out = append(out, string(n.Destination))
-		case *ast.Image:
-			out = append(out, string(n.Destination))
-		case *ast.AutoLink:
-			out = append(out, string(n.URL(source)))
-		}
-		return ast.WalkContinue, nil
-	})
-	return out
 }
 
 func (l *revisionLinks) location(p *store.RevisionPage) model.ContentLocation {
@@ -157,13 +82,13 @@ func (l *revisionLinks) location(p *store.RevisionPage) model.ContentLocation {
 
 func (l *revisionLinks) target(k link) model.ContentLocation {
 	switch {
-	case k.page != nil:
-		return l.location(k.page)
-	case k.file != nil:
-		return &model.ContentLocationFile{Kind: "file", Organization: l.org, Space: l.space, File: k.file,
+	case k.Page != nil:
+		return l.location(k.Page)
+	case k.File != nil:
+		return &model.ContentLocationFile{Kind: "file", Organization: l.org, Space: l.space, File: k.File,
 			VersionContext: &model.VersionContext{Type: "revision", Revision: l.rev.ID}}
 	}
-	return &model.ContentLocationURL{Kind: "url", URL: k.url}
+	return &model.ContentLocationURL{Kind: "url", URL: k.URL}
 }
 
 // list groups links (those of page from, when not nil) by target, keeps
@@ -180,15 +105,15 @@ func (l *revisionLinks) list(from *store.RevisionPage, status *string, page *str
 			continue
 		}
 		stats.Total++
-		if k.status == "broken" {
+		if k.Status == "broken" {
 			stats.Broken.Total++
 		}
-		if status != nil && k.status != *status {
+		if status != nil && k.Status != *status {
 			continue
 		}
 		item := index[k.key()]
 		if item == nil {
-			item = &model.LinkItem{Status: k.status, Relation: "reference", TargetReference: l.target(k)}
+			item = &model.LinkItem{Status: k.Status, Relation: "reference", TargetReference: l.target(k)}
 			index[k.key()] = item
 			items = append(items, item)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/internal/document"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -81,11 +82,11 @@ func (r *mutationResolver) SubmitChangeRequestReview(ctx context.Context, spaceI
 	}
 	var commentBody string
 	if doc, _ := input.Comment.ValueOK(); doc != nil {
-		if _, err := document("comment", doc); err != nil {
+		if _, err := checkDocument("comment", doc); err != nil {
 			return nil, err
 		}
 		// A document with no text (what an empty editor sends) is no comment.
-		commentBody = strings.TrimSpace(documentText(doc))
+		commentBody = strings.TrimSpace(document.Text(doc))
 		if err := checkLength("comment", commentBody, 0, maxCommentBody); err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func (r *mutationResolver) RequestReviewers(ctx context.Context, spaceID, crRef 
 		return nil, p.err
 	}
 	desc, descSet := input.Description.ValueOK()
-	description, err := document("description", desc)
+	description, err := checkDocument("description", desc)
 	if err != nil {
 		return nil, err
 	}

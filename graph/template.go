@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/docsapi/docsapi/graph/internal/gitlayout"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -233,7 +234,7 @@ func fillTemplate(markdown string, files map[string]string, depth int) string {
 				missing = true
 				return m
 			}
-			return up + assetsDir + pathEscapeSegments(name)
+			return up + gitlayout.AssetsDir + pathEscapeSegments(name)
 		})
 		if !missing {
 			out = append(out, line)

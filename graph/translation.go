@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/internal/document"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
@@ -282,7 +283,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 		}
 	}
 	tr := &pageTranslator{provider: r.Translator, req: translator.Request{From: string(t.SourceLanguage), To: string(t.Language),
-		Instructions: strings.TrimSpace(documentText(t.Instructions))}}
+		Instructions: strings.TrimSpace(document.Text(t.Instructions))}}
 	run := &translationRun{}
 	for _, p := range content.Pages {
 		body := ""

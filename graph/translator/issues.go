@@ -6,7 +6,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/docsapi/docsapi/graph/insights"
+	"github.com/docsapi/docsapi/graph/internal/insights"
 )
 
 // IssueExtractor finds the problems a user raised in a conversation. The

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docsapi/docsapi/graph/insights"
+	"github.com/docsapi/docsapi/graph/internal/insights"
 )
 
 // A loopback server speaking the chat-completions protocol answers with the

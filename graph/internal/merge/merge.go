@@ -1,9 +1,18 @@
-package graph
+// Package merge three-way merges the content of a space: two descendants
+// of a base revision (a change request and main) become one. The page tree
+// merges by page id, field by field (a page moved on one side and edited on
+// the other keeps both); bodies merge by lines (diff3); files merge by id.
+// Changes on both sides to the same field or the same lines, a page deleted
+// on one side and changed on the other, and a page added under one deleted
+// elsewhere are conflicts, named by page (ConflictError).
+package merge
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,26 +21,27 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Three-way merges of content, for merging a change request into main and
-// bringing one up to date with main. The page tree merges by page id, field
-// by field (a page moved on one side and edited on the other keeps both);
-// bodies merge by lines (diff3). Changes on both sides to the same field or
-// the same lines, a page deleted on one side and changed on the other, and
-// a page added under one deleted elsewhere are conflicts, named by page.
-
-// mergeResult is the outcome of mergeContent.
-type mergeResult struct {
-	pages []*store.RevisionPage
-	// bodies holds the merged markdown of pages whose body was merged from
-	// both sides (their BodySHA256 is to be set once saved).
-	bodies map[string]string
-	// conflicts lists the ids of the pages in conflict, sorted.
-	conflicts []string
+// Result is the outcome of a merge of pages without conflicts.
+type Result struct {
+	Pages []*store.RevisionPage
+	// Bodies holds, by page id, the merged markdown of the pages whose body
+	// was merged from both sides: their BodySHA256 is to be set once saved.
+	Bodies map[string]string
 }
 
-// mergeContent merges ours and theirs, two descendants of base. body gives a
-// page's markdown.
-func mergeContent(base, ours, theirs []*store.RevisionPage, body func(*store.RevisionPage) string) mergeResult {
+// ConflictError is a merge refused because changes on both sides clash.
+type ConflictError struct {
+	// Pages lists the ids of the pages in conflict, sorted.
+	Pages []string
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("conflicting changes to %d page(s): %s", len(e.Pages), strings.Join(e.Pages, ", "))
+}
+
+// Pages merges the pages of ours and theirs, two descendants of base; body
+// gives a page's markdown. The error is a *ConflictError when changes clash.
+func Pages(base, ours, theirs []*store.RevisionPage, body func(*store.RevisionPage) string) (Result, error) {
 	index := func(pages []*store.RevisionPage) map[string]*store.RevisionPage {
 		m := make(map[string]*store.RevisionPage, len(pages))
 		for _, p := range pages {
@@ -46,7 +56,7 @@ func mergeContent(base, ours, theirs []*store.RevisionPage, body func(*store.Rev
 			ids[id] = true
 		}
 	}
-	res := mergeResult{bodies: map[string]string{}}
+	res := Result{Bodies: map[string]string{}}
 	conflict := map[string]bool{}
 	for _, id := range slices.Sorted(maps.Keys(ids)) {
 		bp, op, tp := b[id], o[id], t[id]
@@ -55,11 +65,11 @@ func mergeContent(base, ours, theirs []*store.RevisionPage, body func(*store.Rev
 			if !samePage(op, tp, body) {
 				conflict[id] = true
 			}
-			res.pages = append(res.pages, clonePage(op))
+			res.Pages = append(res.Pages, clonePage(op))
 		case bp == nil && op != nil:
-			res.pages = append(res.pages, clonePage(op))
+			res.Pages = append(res.Pages, clonePage(op))
 		case bp == nil && tp != nil:
-			res.pages = append(res.pages, clonePage(tp))
+			res.Pages = append(res.Pages, clonePage(tp))
 		case op == nil && tp == nil: // deleted on both sides
 		case op == nil: // deleted in ours: a conflict if theirs changed it
 			if !samePage(bp, tp, body) {
@@ -85,32 +95,55 @@ func mergeContent(base, ours, theirs []*store.RevisionPage, body func(*store.Rev
 				if !ok {
 					conflict[id] = true
 				}
-				res.bodies[id] = text
+				res.Bodies[id] = text
 			}
-			res.pages = append(res.pages, merged)
+			res.Pages = append(res.Pages, merged)
 		}
 	}
 	// Every parent must survive, and no page may end up below itself.
 	kept := map[string]*store.RevisionPage{}
-	for _, p := range res.pages {
+	for _, p := range res.Pages {
 		kept[p.ID] = p
 	}
-	for _, p := range res.pages {
+	for _, p := range res.Pages {
 		if p.ParentID != nil && kept[*p.ParentID] == nil {
 			conflict[*p.ParentID] = true
 			conflict[p.ID] = true
 		}
 		seen := 0
 		for q := p; q != nil && q.ParentID != nil; q = kept[*q.ParentID] {
-			if seen++; seen > len(res.pages) || *q.ParentID == p.ID {
+			if seen++; seen > len(res.Pages) || *q.ParentID == p.ID {
 				conflict[p.ID] = true
 				break
 			}
 		}
 	}
-	res.conflicts = slices.Sorted(maps.Keys(conflict))
-	fixSlugs(res.pages)
-	return res
+	if len(conflict) > 0 {
+		return Result{}, &ConflictError{Pages: slices.Sorted(maps.Keys(conflict))}
+	}
+	fixSlugs(res.Pages)
+	return res, nil
+}
+
+// Files merges the files of ours and theirs, two descendants of base. Files
+// never change once uploaded, so a merge only adds the files either side
+// added and drops those either side deleted.
+func Files(base, ours, theirs []*store.RevisionFile) []*store.RevisionFile {
+	has := func(files []*store.RevisionFile, id string) bool {
+		return slices.ContainsFunc(files, func(f *store.RevisionFile) bool { return f.ID == id })
+	}
+	var out []*store.RevisionFile
+	for _, side := range [][]*store.RevisionFile{ours, theirs} {
+		for _, f := range side {
+			inBase := has(base, f.ID)
+			deleted := inBase && (!has(ours, f.ID) || !has(theirs, f.ID))
+			if !deleted && !has(out, f.ID) {
+				c := *f
+				out = append(out, &c)
+			}
+		}
+	}
+	return out
 }
 
 // mergePage merges the tree attributes of a page changed on both sides;
@@ -224,7 +257,7 @@ func fixSlugs(pages []*store.RevisionPage) {
 	taken := map[string][]string{}
 	for _, p := range pages {
 		key := str(p.ParentID)
-		p.Slug = uniquePath(p.Slug, taken[key])
+		p.Slug = uniqueSlug(p.Slug, taken[key])
 		taken[key] = append(taken[key], p.Slug)
 	}
 }
@@ -235,6 +268,15 @@ func samePage(a, b *store.RevisionPage, body func(*store.RevisionPage) string) b
 	return str(a.ParentID) == str(b.ParentID) && a.Type == b.Type && a.Title == b.Title && a.Slug == b.Slug &&
 		str(a.Emoji) == str(b.Emoji) && str(a.Description) == str(b.Description) && a.Hidden == b.Hidden &&
 		body(a) == body(b)
+}
+
+// uniqueSlug returns slug, or slug-2, slug-3... whichever is not taken.
+func uniqueSlug(slug string, taken []string) string {
+	candidate := slug
+	for n := 2; slices.Contains(taken, candidate); n++ {
+		candidate = slug + "-" + strconv.Itoa(n)
+	}
+	return candidate
 }
 
 func clonePage(p *store.RevisionPage) *store.RevisionPage {

@@ -1,16 +1,6 @@
-package graph
-
-import (
-	"reflect"
-	"strings"
-
-	"github.com/dop251/goja/ast"
-	"github.com/dop251/goja/parser"
-	"github.com/dop251/goja/token"
-)
-
-// Conditions decide whether a visitor sees a section or a site space. They
-// are JavaScript expressions over the visitor's claims, as in GitBook:
+// Package condition checks the conditions that decide whether a visitor
+// sees a section or a site space. They are JavaScript expressions over the
+// visitor's claims, as in GitBook:
 //
 //	visitor.claims.isBetaUser == true
 //	visitor.claims.unsigned.plan === "pro" && !visitor.claims.trial
@@ -18,14 +8,33 @@ import (
 // They are stored as written and evaluated where the site is rendered; here
 // they are parsed with goja's ECMAScript parser so that a condition that can
 // never run is rejected when it is set, not discovered by a visitor.
+package condition
 
-const maxConditionLength = 1024
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
 
-// checkCondition validates a condition: at most 1024 characters, one
-// JavaScript expression, and nothing that assigns or defines code.
-func checkCondition(field, src string) error {
-	if err := checkLength(field, src, 1, maxConditionLength); err != nil {
-		return err
+	"github.com/dop251/goja/ast"
+	"github.com/dop251/goja/parser"
+	"github.com/dop251/goja/token"
+)
+
+// maxLength bounds a condition, in characters.
+const maxLength = 1024
+
+// Check tells why src is not a valid condition, or nil when it is: at most
+// 1024 characters (maxLength), one JavaScript expression, and nothing that assigns
+// or defines code. The error's message says what is wrong with src ("must
+// be a single expression"), without naming it.
+func Check(src string) error {
+	switch n := utf8.RuneCountInString(src); {
+	case n < 1:
+		return errors.New("must not be empty")
+	case n > maxLength:
+		return fmt.Errorf("must be at most %d characters", maxLength)
 	}
 	// The parentheses make the source parse as an expression (an object
 	// literal rather than a block); the newline ends a trailing line comment.
@@ -35,17 +44,17 @@ func checkCondition(field, src string) error {
 		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "(anonymous)") {
 			msg = msg[i+2:]
 		}
-		return Invalid(field, "is not a valid expression: %s", msg)
+		return fmt.Errorf("is not a valid expression: %s", msg)
 	}
 	if len(prog.Body) != 1 {
-		return Invalid(field, "must be a single expression")
+		return errors.New("must be a single expression")
 	}
 	stmt, ok := prog.Body[0].(*ast.ExpressionStatement)
 	if !ok {
-		return Invalid(field, "must be a single expression")
+		return errors.New("must be a single expression")
 	}
 	if bad := forbiddenNode(reflect.ValueOf(stmt.Expression)); bad != "" {
-		return Invalid(field, "must not contain %s", bad)
+		return fmt.Errorf("must not contain %s", bad)
 	}
 	return nil
 }

@@ -1,4 +1,10 @@
-package graph
+// Package gitlayout reads and writes GitBook's repository layout:
+// .gitbook.yaml names the root directory and the README and SUMMARY files;
+// SUMMARY.md gives the page tree (## headings are groups, nested list items
+// are pages linking to their markdown files); a page file starts with
+// optional front matter (description) and a # title; files live in
+// .gitbook/assets.
+package gitlayout
 
 import (
 	"path"
@@ -12,34 +18,30 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// GitBook's repository layout, both ways: .gitbook.yaml names the root
-// directory and the README and SUMMARY files; SUMMARY.md gives the page
-// tree (## headings are groups, nested list items are pages linking to
-// their markdown files); a page file starts with optional front matter
-// (description) and a # title; files live in .gitbook/assets.
-
-// repoFile is a file of a repository's tree.
-type repoFile struct {
-	path string
-	data []byte
-	oid  string
+// File is a file of a repository's tree.
+type File struct {
+	Path string
+	Data []byte
+	OID  string
 }
 
-// layoutPage is a page read from, or written to, a repository.
-type layoutPage struct {
-	title, description, markdown string
-	group                        bool
-	path, oid                    string // the page's file (empty for groups)
-	pages                        []*layoutPage
+// Page is a page read from, or written to, a repository.
+type Page struct {
+	Title, Description, Markdown string
+	Group                        bool
+	Path, OID                    string // the page's file (empty for groups)
+	Pages                        []*Page
 }
 
-// layoutContent is a repository's content in the layout.
-type layoutContent struct {
-	pages  []*layoutPage
-	assets []repoFile
+// Content is a repository's content in the layout.
+type Content struct {
+	Pages  []*Page
+	Assets []File
 }
 
-const assetsDir = ".gitbook/assets/"
+// AssetsDir is the directory of files (images, attachments), with its
+// trailing slash.
+const AssetsDir = ".gitbook/assets/"
 
 type gitbookConfig struct {
 	Root      string `yaml:"root"`
@@ -55,28 +57,28 @@ var (
 	firstTitle  = regexp.MustCompile(`^#\s+(.+?)\s*#*\s*$`)
 )
 
-// readLayout reads the content of a repository's files, with project the
-// directory to read from ("" for the root).
-func readLayout(files map[string]repoFile, project string) layoutContent {
+// Read reads the content of a repository's files, by path, with project
+// the directory to read from ("" for the root).
+func Read(files map[string]File, project string) Content {
 	root := strings.Trim(path.Clean("/"+project), "/")
 	cfg := gitbookConfig{}
 	if f, ok := files[path.Join(root, ".gitbook.yaml")]; ok {
-		_ = yaml.Unmarshal(f.data, &cfg) // a broken config reads as the defaults
+		_ = yaml.Unmarshal(f.Data, &cfg) // a broken config reads as the defaults
 	}
 	root = strings.Trim(path.Clean("/"+path.Join(root, cfg.Root)), "/")
 	readme, summary := orDefault(cfg.Structure.Readme, "README.md"), orDefault(cfg.Structure.Summary, "SUMMARY.md")
-	var out layoutContent
+	var out Content
 	for p, f := range files {
-		if rel, ok := within(p, root); ok && strings.HasPrefix(rel, assetsDir) {
-			out.assets = append(out.assets, repoFile{path: rel, data: f.data, oid: f.oid})
+		if rel, ok := within(p, root); ok && strings.HasPrefix(rel, AssetsDir) {
+			out.Assets = append(out.Assets, File{Path: rel, Data: f.Data, OID: f.OID})
 		}
 	}
-	slices.SortFunc(out.assets, func(a, b repoFile) int { return strings.Compare(a.path, b.path) })
-	page := func(title, rel string) *layoutPage {
-		p := &layoutPage{title: title, path: rel}
+	slices.SortFunc(out.Assets, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	page := func(title, rel string) *Page {
+		p := &Page{Title: title, Path: rel}
 		if f, ok := files[path.Join(root, rel)]; ok {
-			p.oid = f.oid
-			p.description, p.markdown = splitPageFile(string(f.data))
+			p.OID = f.OID
+			p.Description, p.Markdown = splitPageFile(string(f.Data))
 		}
 		return p
 	}
@@ -95,95 +97,95 @@ func readLayout(files map[string]repoFile, project string) layoutContent {
 		}
 		for _, rel := range rels {
 			p := page("", rel)
-			p.title, p.markdown = titleOf(p.markdown, strings.TrimSuffix(path.Base(rel), ".md"))
-			out.pages = append(out.pages, p)
+			p.Title, p.Markdown = titleOf(p.Markdown, strings.TrimSuffix(path.Base(rel), ".md"))
+			out.Pages = append(out.Pages, p)
 		}
 		return out
 	}
 	// A stack of (indent, page) for the nesting of list items.
 	type level struct {
 		indent int
-		page   *layoutPage
+		page   *Page
 	}
 	var stack []level
-	var group *layoutPage
-	add := func(p *layoutPage, indent int) {
+	var group *Page
+	add := func(p *Page, indent int) {
 		for len(stack) > 0 && stack[len(stack)-1].indent >= indent {
 			stack = stack[:len(stack)-1]
 		}
 		switch {
 		case len(stack) > 0:
 			parent := stack[len(stack)-1].page
-			parent.pages = append(parent.pages, p)
+			parent.Pages = append(parent.Pages, p)
 		case group != nil:
-			group.pages = append(group.pages, p)
+			group.Pages = append(group.Pages, p)
 		default:
-			out.pages = append(out.pages, p)
+			out.Pages = append(out.Pages, p)
 		}
 		stack = append(stack, level{indent, p})
 	}
-	for _, line := range strings.Split(string(s.data), "\n") {
+	for _, line := range strings.Split(string(s.Data), "\n") {
 		if m := groupTitle.FindStringSubmatch(line); m != nil {
-			group = &layoutPage{title: m[1], group: true}
-			out.pages = append(out.pages, group)
+			group = &Page{Title: m[1], Group: true}
+			out.Pages = append(out.Pages, group)
 			stack = nil
 			continue
 		}
 		if m := summaryItem.FindStringSubmatch(line); m != nil {
 			indent := len(strings.ReplaceAll(m[1], "\t", "    "))
 			p := page(m[2], strings.TrimPrefix(path.Clean("/"+m[3]), "/"))
-			_, p.markdown = titleOf(p.markdown, m[2])
+			_, p.Markdown = titleOf(p.Markdown, m[2])
 			add(p, indent)
 		}
 	}
 	return out
 }
 
-// writeLayout renders content as repository files (paths relative to the
+// Write renders content as repository files, by path (relative to the
 // project directory).
-func writeLayout(c layoutContent) map[string][]byte {
+func Write(c Content) map[string][]byte {
 	files := map[string][]byte{
 		".gitbook.yaml": []byte("root: ./\n\nstructure:\n  readme: README.md\n  summary: SUMMARY.md\n"),
 	}
 	var summary strings.Builder
 	summary.WriteString("# Table of contents\n\n")
-	var list func(pages []*layoutPage, depth int)
-	list = func(pages []*layoutPage, depth int) {
+	var list func(pages []*Page, depth int)
+	list = func(pages []*Page, depth int) {
 		for _, p := range pages {
-			summary.WriteString(strings.Repeat("  ", depth) + "* [" + p.title + "](" + p.path + ")\n")
-			files[p.path] = []byte(pageFile(p))
-			list(p.pages, depth+1)
+			summary.WriteString(strings.Repeat("  ", depth) + "* [" + p.Title + "](" + p.Path + ")\n")
+			files[p.Path] = []byte(pageFile(p))
+			list(p.Pages, depth+1)
 		}
 	}
-	for _, p := range c.pages {
-		if p.group {
-			summary.WriteString("\n## " + p.title + "\n\n")
-			list(p.pages, 0)
+	for _, p := range c.Pages {
+		if p.Group {
+			summary.WriteString("\n## " + p.Title + "\n\n")
+			list(p.Pages, 0)
 			continue
 		}
-		list([]*layoutPage{p}, 0)
+		list([]*Page{p}, 0)
 	}
 	files["SUMMARY.md"] = []byte(summary.String())
 	if _, ok := files["README.md"]; !ok {
 		files["README.md"] = []byte("# " + "Introduction\n")
 	}
-	for _, a := range c.assets {
-		files[a.path] = a.data
+	for _, a := range c.Assets {
+		files[a.Path] = a.Data
 	}
 	return files
 }
 
 // pageFile is a page's markdown file: front matter, title, body.
-func pageFile(p *layoutPage) string {
+func pageFile(p *Page) string {
 	var b strings.Builder
-	if p.description != "" {
-		d, _ := yaml.Marshal(map[string]string{"description": p.description})
+	if p.Description != "" {
+		d, _ := yaml.Marshal(map[string]string{"description": p.Description})
 		b.WriteString("---\n" + string(d) + "---\n\n")
 	}
-	b.WriteString("# " + p.title + "\n")
-	if p.markdown != "" {
-		b.WriteString("\n" + p.markdown)
-		if !strings.HasSuffix(p.markdown, "\n") {
+	b.WriteString("# " + p.Title + "\n")
+	if p.Markdown != "" {
+		b.WriteString("\n" + p.Markdown)
+		if !strings.HasSuffix(p.Markdown, "\n") {
 			b.WriteString("\n")
 		}
 	}
@@ -230,25 +232,25 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// exportLayout turns a revision's content into the layout: each page's file
-// is where it was imported from, else its path in the revision (.md, or
-// /README.md when it has pages under it).
-func exportLayout(t *store.PageTree, bodies map[string]string, files []*store.RevisionFile, asset func(*store.RevisionFile) ([]byte, error)) (layoutContent, error) {
-	var out layoutContent
-	var walk func(parent *string) []*layoutPage
-	walk = func(parent *string) []*layoutPage {
-		var pages []*layoutPage
+// Export turns a revision's content into the layout: each page's file is
+// PathOf the page. bodies holds page markdown by digest; asset reads a
+// file's bytes.
+func Export(t *store.PageTree, bodies map[string]string, files []*store.RevisionFile, asset func(*store.RevisionFile) ([]byte, error)) (Content, error) {
+	var out Content
+	var walk func(parent *string) []*Page
+	walk = func(parent *string) []*Page {
+		var pages []*Page
 		for _, p := range t.Children(parent) {
-			lp := &layoutPage{title: p.Title, group: p.Type == store.PageGroup, description: str(p.Description), markdown: bodies[str(p.BodySHA256)]}
-			lp.pages = walk(&p.ID)
-			if !lp.group {
-				lp.path = layoutFileOf(t, p)
+			lp := &Page{Title: p.Title, Group: p.Type == store.PageGroup, Description: str(p.Description), Markdown: bodies[str(p.BodySHA256)]}
+			lp.Pages = walk(&p.ID)
+			if !lp.Group {
+				lp.Path = PathOf(t, p)
 			}
 			pages = append(pages, lp)
 		}
 		return pages
 	}
-	out.pages = walk(nil)
+	out.Pages = walk(nil)
 	used := map[string]bool{}
 	for _, f := range files {
 		data, err := asset(f)
@@ -261,7 +263,28 @@ func exportLayout(t *store.PageTree, bodies map[string]string, files []*store.Re
 			name = strings.TrimSuffix(f.Name, ext) + "-" + strconv.Itoa(n) + ext
 		}
 		used[name] = true
-		out.assets = append(out.assets, repoFile{path: assetsDir + name, data: data})
+		out.Assets = append(out.Assets, File{Path: AssetsDir + name, Data: data})
 	}
 	return out, nil
+}
+
+// PathOf is the file of page p of tree t in the layout: where it was
+// imported from, else its path in the revision (.md, or /README.md when it
+// has pages under it).
+func PathOf(t *store.PageTree, p *store.RevisionPage) string {
+	if p.GitPath != nil {
+		return *p.GitPath
+	}
+	if len(t.Children(&p.ID)) > 0 {
+		return t.Path(p.ID) + "/README.md"
+	}
+	return t.Path(p.ID) + ".md"
+}
+
+// str is *s, or "" when s is nil.
+func str(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -1,4 +1,10 @@
-package graph
+// Package document derives the JSON document of a page from its markdown,
+// and the text of a JSON document. Markdown is the stored form of a page;
+// the JSON document GitBook's API serves ({object: document, data, nodes:
+// [Block]}) is derived from it with goldmark, block by block, with inline
+// text as leaves carrying marks. Keys are numbered in document order, so
+// reading a page twice gives the same document.
+package document
 
 import (
 	"strconv"
@@ -11,26 +17,26 @@ import (
 	"github.com/yuin/goldmark/text"
 )
 
-// Markdown is the stored form of a page; the JSON document of the spec
-// (2.16: {object: document, data, nodes: [Block]}) is derived from it with
-// goldmark, block by block, with inline text as leaves carrying marks. Keys
-// are numbered in document order, so reading a page twice gives the same
-// document.
-
-// markdownParser parses CommonMark with GitHub's tables and strikethrough.
+// markdownParser is the parser of ParseMarkdown.
 var markdownParser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough)).Parser()
 
-// documentSchemaVersion is data.schemaVersion of the documents served.
-const documentSchemaVersion = 1
+// ParseMarkdown parses source as pages are written: CommonMark with
+// GitHub's tables and strikethrough.
+func ParseMarkdown(source []byte) ast.Node {
+	return markdownParser.Parse(text.NewReader(source))
+}
 
-// markdownToDocument derives the JSON document of markdown.
-func markdownToDocument(markdown string) map[string]any {
+// schemaVersion is data.schemaVersion of the documents served.
+const schemaVersion = 1
+
+// FromMarkdown derives the JSON document of markdown.
+func FromMarkdown(markdown string) map[string]any {
 	source := []byte(markdown)
-	root := markdownParser.Parse(text.NewReader(source))
+	root := ParseMarkdown(source)
 	c := &docConverter{source: source}
 	return map[string]any{
 		"object": "document",
-		"data":   map[string]any{"schemaVersion": documentSchemaVersion},
+		"data":   map[string]any{"schemaVersion": schemaVersion},
 		"nodes":  c.blocks(root),
 	}
 }
@@ -189,10 +195,10 @@ func nonEmpty(nodes []any) []any {
 
 func slicesClone(s []string) []string { return append([]string(nil), s...) }
 
-// documentText is the text of a JSON document (spec 2.16): its leaves'
-// text, a blank line between blocks. A review's comment becomes a comment's
-// markdown body this way; a translation's instructions go to the provider so.
-func documentText(doc map[string]any) string {
+// Text is the text of a JSON document: its leaves' text, a blank line
+// between blocks. A review's comment becomes a comment's markdown body this
+// way; a translation's instructions go to the provider so.
+func Text(doc map[string]any) string {
 	var b strings.Builder
 	var walk func(node any)
 	walk = func(node any) {

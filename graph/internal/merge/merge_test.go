@@ -1,6 +1,7 @@
-package graph
+package merge
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,7 +10,8 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// page builds a page for merge tests; its body is held in testBodies by id.
+// tpage builds a page for merge tests; its body is held in its BodySHA256
+// ("sha-of-<body>"), which testBody reads back.
 func tpage(id, parent, title, body string) *store.RevisionPage {
 	p := &store.RevisionPage{ID: id, Type: store.PageDocument, Title: title, Slug: strings.ToLower(title)}
 	if parent != "" {
@@ -23,15 +25,15 @@ func tpage(id, parent, title, body string) *store.RevisionPage {
 func testBody(p *store.RevisionPage) string { return strings.TrimPrefix(str(p.BodySHA256), "sha-of-") }
 
 // resultBody is a merged page's body: merged text, or its own.
-func resultBody(r mergeResult, id string) string {
-	if b, ok := r.bodies[id]; ok {
+func resultBody(r Result, id string) string {
+	if b, ok := r.Bodies[id]; ok {
 		return b
 	}
-	i := slices.IndexFunc(r.pages, func(p *store.RevisionPage) bool { return p.ID == id })
+	i := slices.IndexFunc(r.Pages, func(p *store.RevisionPage) bool { return p.ID == id })
 	if i < 0 {
 		return "<deleted>"
 	}
-	return testBody(r.pages[i])
+	return testBody(r.Pages[i])
 }
 
 func TestMergeContent(t *testing.T) {
@@ -61,12 +63,12 @@ func TestMergeContent(t *testing.T) {
 		name         string
 		ours, theirs []*store.RevisionPage
 		conflicts    []string
-		check        func(t *testing.T, r mergeResult)
+		check        func(t *testing.T, r Result)
 	}{
 		{name: "edits to different pages both survive",
 			ours:   edit(base, "b", setBody("bee 2")),
 			theirs: edit(base, "c", setBody("sea 2")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				if resultBody(r, "b") != "bee 2" || resultBody(r, "c") != "sea 2" {
 					t.Errorf("bodies: %q %q", resultBody(r, "b"), resultBody(r, "c"))
 				}
@@ -74,7 +76,7 @@ func TestMergeContent(t *testing.T) {
 		{name: "edits to different parts of one page both survive",
 			ours:   edit(base, "a", setBody("ONE\ntwo\nthree\nfour\nfive")),
 			theirs: edit(base, "a", setBody("one\ntwo\nthree\nfour\nFIVE")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				if got := resultBody(r, "a"); got != "ONE\ntwo\nthree\nfour\nFIVE" {
 					t.Errorf("merged body: %q", got)
 				}
@@ -82,7 +84,7 @@ func TestMergeContent(t *testing.T) {
 		{name: "lines added in different places both survive",
 			ours:   edit(base, "a", setBody("zero\none\ntwo\nthree\nfour\nfive")),
 			theirs: edit(base, "a", setBody("one\ntwo\nthree\nthree and a half\nfour\nfive")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				if got := resultBody(r, "a"); got != "zero\none\ntwo\nthree\nthree and a half\nfour\nfive" {
 					t.Errorf("merged body: %q", got)
 				}
@@ -94,7 +96,7 @@ func TestMergeContent(t *testing.T) {
 		{name: "the same change on both sides is no conflict",
 			ours:   edit(base, "a", setBody("one\nTWO\nthree\nfour\nfive")),
 			theirs: edit(base, "a", setBody("one\nTWO\nthree\nfour\nfive")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				if got := resultBody(r, "a"); got != "one\nTWO\nthree\nfour\nfive" {
 					t.Errorf("body: %q", got)
 				}
@@ -102,10 +104,10 @@ func TestMergeContent(t *testing.T) {
 		{name: "a page moved on one side and edited on the other keeps both",
 			ours:   edit(base, "c", func(p *store.RevisionPage) { parent := "a"; p.ParentID = &parent }),
 			theirs: edit(base, "c", setBody("sea 2")),
-			check: func(t *testing.T, r mergeResult) {
-				i := slices.IndexFunc(r.pages, func(p *store.RevisionPage) bool { return p.ID == "c" })
-				if str(r.pages[i].ParentID) != "a" || resultBody(r, "c") != "sea 2" {
-					t.Errorf("page c: parent %q, body %q", str(r.pages[i].ParentID), resultBody(r, "c"))
+			check: func(t *testing.T, r Result) {
+				i := slices.IndexFunc(r.Pages, func(p *store.RevisionPage) bool { return p.ID == "c" })
+				if str(r.Pages[i].ParentID) != "a" || resultBody(r, "c") != "sea 2" {
+					t.Errorf("page c: parent %q, body %q", str(r.Pages[i].ParentID), resultBody(r, "c"))
 				}
 			}},
 		{name: "deleting a page edited elsewhere conflicts",
@@ -115,7 +117,7 @@ func TestMergeContent(t *testing.T) {
 		{name: "deleting an untouched page deletes it",
 			ours:   remove(base, "b"),
 			theirs: edit(base, "c", setBody("sea 2")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				if resultBody(r, "b") != "<deleted>" {
 					t.Error("page b survived")
 				}
@@ -131,9 +133,9 @@ func TestMergeContent(t *testing.T) {
 		{name: "pages added on both sides with one slug get distinct slugs",
 			ours:   append(slices.Clone(base), tpage("x1", "", "Intro", "x")),
 			theirs: append(slices.Clone(base), tpage("x2", "", "Intro", "y")),
-			check: func(t *testing.T, r mergeResult) {
+			check: func(t *testing.T, r Result) {
 				var slugs []string
-				for _, p := range r.pages {
+				for _, p := range r.Pages {
 					if p.Title == "Intro" {
 						slugs = append(slugs, p.Slug)
 					}
@@ -144,9 +146,17 @@ func TestMergeContent(t *testing.T) {
 			}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := mergeContent(base, c.ours, c.theirs, testBody)
-			if fmt.Sprint(r.conflicts) != fmt.Sprint(c.conflicts) && !(len(r.conflicts) == 0 && len(c.conflicts) == 0) {
-				t.Fatalf("conflicts %v, want %v", r.conflicts, c.conflicts)
+			r, err := Pages(base, c.ours, c.theirs, testBody)
+			var conflicts []string
+			if err != nil {
+				var ce *ConflictError
+				if !errors.As(err, &ce) {
+					t.Fatalf("error %v, want a conflict or none", err)
+				}
+				conflicts = ce.Pages
+			}
+			if fmt.Sprint(conflicts) != fmt.Sprint(c.conflicts) && !(len(conflicts) == 0 && len(c.conflicts) == 0) {
+				t.Fatalf("conflicts %v, want %v", conflicts, c.conflicts)
 			}
 			if c.check != nil {
 				c.check(t, r)
@@ -171,5 +181,24 @@ func TestMergeLines(t *testing.T) {
 		if ok != c.ok || (ok && got != c.want) {
 			t.Errorf("mergeLines(%q, %q, %q) = %q, %v; want %q, %v", c.base, c.ours, c.theirs, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+func TestFiles(t *testing.T) {
+	files := func(ids ...string) []*store.RevisionFile {
+		out := make([]*store.RevisionFile, len(ids))
+		for i, id := range ids {
+			out[i] = &store.RevisionFile{ID: id}
+		}
+		return out
+	}
+	// ours added c, theirs deleted b and added d.
+	got := Files(files("a", "b"), files("a", "b", "c"), files("a", "d"))
+	var ids []string
+	for _, f := range got {
+		ids = append(ids, f.ID)
+	}
+	if fmt.Sprint(ids) != "[a c d]" {
+		t.Errorf("files %v, want [a c d]", ids)
 	}
 }
