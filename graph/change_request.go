@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,10 +24,7 @@ const maxChangeRequestSubject = 100
 
 func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id string) (*store.ChangeRequest, error) {
 	cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("change request")
-	}
-	return cr, err
+	return cr, orNotFound(err, "change request")
 }
 
 // crFilter reads the filters of a change request list.
@@ -157,10 +153,8 @@ func (r *Resolver) editableSpace(ctx context.Context, spaceID string) (*store.Sp
 // for update.
 func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, ref string) (*store.ChangeRequest, error) {
 	cr, err := store.GetChangeRequest(ctx, tx, spaceID, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("change request")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "change request")
 	}
 	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
 }

@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"time"
 
@@ -57,10 +56,8 @@ func (r *Resolver) threadOf(ctx context.Context, spaceID string, crRef *string, 
 	}
 	t := thread{space: s}
 	if crRef != nil {
-		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); errors.Is(err, store.ErrNotFound) {
-			return thread{}, "", NotFound("change request")
-		} else if err != nil {
-			return thread{}, "", err
+		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); err != nil {
+			return thread{}, "", orNotFound(err, "change request")
 		}
 	}
 	return t, role, nil
@@ -92,10 +89,7 @@ func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.Chang
 
 func (r *Resolver) comment(ctx context.Context, t thread, id string) (*model.CommentNode, error) {
 	c, err := store.GetComment(ctx, r.DB, t.space.ID, t.crID(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("comment")
-	}
-	return &model.CommentNode{Comment: c}, err
+	return &model.CommentNode{Comment: c}, orNotFound(err, "comment")
 }
 
 func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {

@@ -39,10 +39,7 @@ func (r *spaceResolver) Content(ctx context.Context, s *store.Space, _ bool) (*s
 
 func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string, _ bool) (*store.Revision, error) {
 	rev, err := store.GetRevision(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("revision")
-	}
-	return rev, err
+	return rev, orNotFound(err, "revision")
 }
 
 type revisionResolver struct{ *Resolver }

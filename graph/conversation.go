@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -199,10 +198,8 @@ func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organi
 		return nil, err
 	}
 	c, err := store.GetConversation(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "conversation")
 	}
 	parts := make([]*store.ConversationPart, len(c.Parts))
 	for i := range c.Parts {
@@ -249,10 +246,7 @@ func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.O
 		return nil, err
 	}
 	i, err := store.GetConversationIssue(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversation issue")
-	}
-	return i, err
+	return i, orNotFound(err, "conversation issue")
 }
 
 func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *store.Organization, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error) {
@@ -310,10 +304,7 @@ func (r *organizationResolver) ConversationsCluster(ctx context.Context, o *stor
 		return nil, err
 	}
 	c, err := store.GetIssuesCluster(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversations issues cluster")
-	}
-	return c, err
+	return c, orNotFound(err, "conversations issues cluster")
 }
 
 // checkChangeRequestCluster checks that a change request being created for

@@ -110,11 +110,10 @@ func (r *mutationResolver) SetIntegrationDevelopmentMode(ctx context.Context, na
 		return false, err
 	}
 	all, _ := input.All.ValueOK()
-	_, err = store.SetIntegrationDevelopment(ctx, r.DB, in.ID, url, all != nil && *all, store.NewSecret())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, NotFound("integration") // unpublished meanwhile
+	if _, err := store.SetIntegrationDevelopment(ctx, r.DB, in.ID, url, all != nil && *all, store.NewSecret()); err != nil {
+		return false, orNotFound(err, "integration") // unpublished meanwhile
 	}
-	return err == nil, err
+	return true, nil
 }
 
 func (r *mutationResolver) DisableIntegrationDevelopmentMode(ctx context.Context, name string) (bool, error) {
@@ -123,10 +122,7 @@ func (r *mutationResolver) DisableIntegrationDevelopmentMode(ctx context.Context
 		return false, err
 	}
 	wasOn, err := store.SetIntegrationDevelopment(ctx, r.DB, in.ID, nil, false, store.NewSecret())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, NotFound("integration")
-	}
-	return wasOn, err
+	return wasOn, orNotFound(err, "integration")
 }
 
 func (r *integrationResolver) Development(ctx context.Context, in *store.Integration) (*store.IntegrationDevelopment, error) {

@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/uptrace/bun"
@@ -97,10 +96,8 @@ func (r *Resolver) invite(ctx context.Context, t contentTarget, input model.Invi
 			}
 		}
 		for _, id := range teams {
-			if _, err := store.GetTeam(ctx, tx, t.orgID(), id); errors.Is(err, store.ErrNotFound) {
-				return NotFound("team " + id)
-			} else if err != nil {
-				return err
+			if _, err := store.GetTeam(ctx, tx, t.orgID(), id); err != nil {
+				return orNotFound(err, "team "+id)
 			}
 		}
 		return store.SetGrants(ctx, tx, t.grantTarget(), users, teams, role, r.now())

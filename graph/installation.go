@@ -24,10 +24,8 @@ import (
 // the organization it is installed on.
 func (r *Resolver) installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
 	inst, err := store.GetInstallation(ctx, r.DB, in.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("installation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "installation")
 	}
 	// SECURITY: an installation is its organization's admins' business only.
 	if err := requireOrgRole(ctx, inst.OrganizationID, store.RoleAdmin, "installation"); err != nil {
@@ -265,10 +263,8 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 	}
 	// SECURITY: sites of the installation's organization only.
 	site, err := store.GetSite(ctx, r.DB, inst.OrganizationID, input.Site)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "site")
 	}
 	if err := targetAllows(in, "site"); err != nil {
 		return nil, err
@@ -333,10 +329,8 @@ func updateContentInstallation[T any](ctx context.Context, r *Resolver, target i
 		return zero, err
 	}
 	row, err := target.get(ctx, r.DB, inst.ID, contentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return zero, NotFound(target.kind + " installation")
-	} else if err != nil {
-		return zero, err
+	if err != nil {
+		return zero, orNotFound(err, target.kind+" installation")
 	}
 	f := target.fields(row)
 	prevStatus, prevConfig := f.Status, f.Configuration
@@ -492,10 +486,7 @@ func (r *installationResolver) SpaceInstallations(ctx context.Context, inst *sto
 
 func (r *installationResolver) SpaceInstallation(ctx context.Context, inst *store.IntegrationInstallation, spaceID string) (*store.IntegrationSpaceInstallation, error) {
 	row, err := store.GetSpaceInstallation(ctx, r.DB, inst.ID, spaceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("space installation")
-	}
-	return row, err
+	return row, orNotFound(err, "space installation")
 }
 
 func (r *installationResolver) SiteInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
@@ -504,10 +495,7 @@ func (r *installationResolver) SiteInstallations(ctx context.Context, inst *stor
 
 func (r *installationResolver) SiteInstallation(ctx context.Context, inst *store.IntegrationInstallation, siteID string) (*store.IntegrationSiteInstallation, error) {
 	row, err := store.GetSiteInstallation(ctx, r.DB, inst.ID, siteID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site installation")
-	}
-	return row, err
+	return row, orNotFound(err, "site installation")
 }
 
 type spaceInstallationResolver struct{ *Resolver }
@@ -577,10 +565,8 @@ func (r *integrationResolver) Events(ctx context.Context, in *store.Integration,
 
 func (r *integrationResolver) Event(ctx context.Context, in *store.Integration, id string) (*model.IntegrationEventDetail, error) {
 	e, err := store.GetIntegrationEvent(ctx, r.DB, in.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("event")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "event")
 	}
 	// SECURITY: the admins of the organization the event happened in.
 	if err := requireOrgRole(ctx, e.OrganizationID, store.RoleAdmin, "event"); err != nil {

@@ -619,10 +619,8 @@ func jsonObject(raw json.RawMessage) (map[string]any, error) {
 // none or the caller is not a member, 403 when they are not an admin.
 func (r *Resolver) administeredOrganization(ctx context.Context, ref string) (*store.Organization, error) {
 	org, err := store.OrganizationByRef(ctx, r.DB, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("organization")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "organization")
 	}
 	if err := requireOrgRole(ctx, org.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err

@@ -74,10 +74,7 @@ func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organiz
 
 func (r *Resolver) openAPISpec(ctx context.Context, orgID, slug string) (*store.OpenAPISpec, error) {
 	s, err := store.GetOpenAPISpec(ctx, r.DB, orgID, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("OpenAPI specification")
-	}
-	return s, err
+	return s, orNotFound(err, "OpenAPI specification")
 }
 
 // checkOpenAPISource checks a source URL: an absolute http(s) URL. Whether
@@ -242,10 +239,8 @@ func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec,
 		id = *s.LastVersionID
 	}
 	v, err := store.GetOpenAPISpecVersion(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("OpenAPI specification version")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "OpenAPI specification version")
 	}
 	v.Spec = s
 	return v, nil

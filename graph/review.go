@@ -26,10 +26,7 @@ const maxRequestedReviewers = 100
 
 func (r *changeRequestResolver) Review(ctx context.Context, cr *store.ChangeRequest, id string) (*store.Review, error) {
 	rv, err := store.GetReview(ctx, r.DB, cr.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("review")
-	}
-	return rv, err
+	return rv, orNotFound(err, "review")
 }
 
 func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error) {

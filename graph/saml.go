@@ -51,10 +51,7 @@ func (r *Resolver) samlProvider(ctx context.Context, orgID, id string) (*store.S
 		return nil, err
 	}
 	p, err := store.GetSAMLProvider(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("SAML provider")
-	}
-	return p, err
+	return p, orNotFound(err, "SAML provider")
 }
 
 func (r *organizationResolver) SsoProviderLogins(ctx context.Context, o *store.Organization) (*model.SSOProviderLoginList, error) {

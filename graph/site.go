@@ -29,10 +29,8 @@ func (r *Resolver) site(ctx context.Context, orgID, id string) (*store.Site, err
 		return nil, err
 	}
 	s, err := store.GetSite(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "site")
 	}
 	r.loaders(ctx).Site.Prime(ctx, s.ID, s)
 	return s, nil

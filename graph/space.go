@@ -174,10 +174,8 @@ func (r *mutationResolver) DeleteSpace(ctx context.Context, id string) (bool, er
 
 func (r *mutationResolver) RestoreSpace(ctx context.Context, id string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, r.DB, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("space")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "space")
 	}
 	// SECURITY: restoring is for the space's admins.
 	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -196,10 +195,8 @@ func (r *Resolver) templateFileNames(ctx context.Context, s *store.Space, crID *
 	revision := s.RevisionID
 	if crID != nil {
 		cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, *crID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, NotFound("change request")
-		} else if err != nil {
-			return nil, err
+		if err != nil {
+			return nil, orNotFound(err, "change request")
 		}
 		revision = cr.Revision
 	}

@@ -85,10 +85,8 @@ func (r *Resolver) translation(ctx context.Context, orgID, id string) (*store.Tr
 		return nil, err
 	}
 	t, err := store.GetTranslation(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("translation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "translation")
 	}
 	if _, err := r.space(ctx, t.SourceSpaceID); isNotFound(err) {
 		return nil, NotFound("translation")
