@@ -135,7 +135,7 @@ func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRe
 	}
 	caller, _ := CallerFrom(ctx)
 	c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: t.crID(), RevisionID: t.revision(),
-		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: "open"}
+		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: store.CommentOpen}
 	if page, _ := input.Page.ValueOK(); page != nil {
 		rev, err := store.GetRevision(ctx, r.DB, t.space.ID, t.revision())
 		if err != nil {
@@ -219,9 +219,9 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, cr
 		}
 		if *resolved {
 			now := r.now()
-			c.Status, c.ResolvedAt, c.ResolvedBy = "resolved", &now, &caller.User.ID
+			c.Status, c.ResolvedAt, c.ResolvedBy = store.CommentResolved, &now, &caller.User.ID
 		} else {
-			c.Status, c.ResolvedAt, c.ResolvedBy = "open", nil, nil
+			c.Status, c.ResolvedAt, c.ResolvedBy = store.CommentOpen, nil, nil
 		}
 		columns = append(columns, "status", "resolved_at", "resolved_by")
 	}

@@ -87,7 +87,7 @@ func (r *revisionResolver) Urls(ctx context.Context, rev *store.Revision) (*mode
 	if s.Visibility != store.VisibilityPrivate {
 		published := r.URLs.Published("/s/" + pathEscape(s.ID))
 		u.Published = &published
-		if s.Visibility == "public" {
+		if s.Visibility == store.VisibilityPublic {
 			u.Public = &published
 		}
 	}
@@ -194,7 +194,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string
 		if s.DeletedAt != nil {
 			return NotFound("space")
 		}
-		if s.EditMode == "locked" {
+		if s.EditMode == store.EditModeLocked {
 			return Conflict("the space is locked: its content cannot be edited (set editMode to live first)")
 		}
 		from := s.RevisionID

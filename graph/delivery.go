@@ -201,7 +201,7 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	// SECURITY: checked again at each attempt: the owner may have turned
 	// development mode off, or limited it to its own organization.
 	if dev.URL == nil || (!dev.All && ev.OrganizationID != dev.OrganizationID) || dev.SigningNonce == nil {
-		line.Level, line.Message = "info", "not delivered: development mode no longer sends this event"
+		line.Level, line.Message = store.EventLogInfo, "not delivered: development mode no longer sends this event"
 		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "", 0, false)
 	}
 	secret, err := r.signingSecret(ctx, dev)
@@ -216,16 +216,16 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	code, sendErr := r.send(ctx, *dev.URL, secret, ev, claim.Attempt, body)
 	took := time.Since(started).Round(time.Millisecond)
 	if sendErr == nil {
-		line.Level, line.Message = "info", fmt.Sprintf("attempt %d: delivered: the receiver answered %d in %s", claim.Attempt, code, took)
-		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "success", 0, true)
+		line.Level, line.Message = store.EventLogInfo, fmt.Sprintf("attempt %d: delivered: the receiver answered %d in %s", claim.Attempt, code, took)
+		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, store.EventSuccess, 0, true)
 	}
 	what := deliveryError(sendErr, code, timeout)
 	if claim.Attempt >= cfg.Attempts {
-		line.Level, line.Message = "error", fmt.Sprintf("attempt %d: %s (%s); failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
-		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "failed", 0, true)
+		line.Level, line.Message = store.EventLogError, fmt.Sprintf("attempt %d: %s (%s); failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
+		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, store.EventFailed, 0, true)
 	}
 	wait := cfg.Backoff << (claim.Attempt - 1)
-	line.Level, line.Message = "warn", fmt.Sprintf("attempt %d: %s (%s); next attempt in %s", claim.Attempt, what, took, wait)
+	line.Level, line.Message = store.EventLogWarn, fmt.Sprintf("attempt %d: %s (%s); next attempt in %s", claim.Attempt, what, took, wait)
 	return wait, store.FinishDeliveryAttempt(ctx, r.DB, line, "", wait, true)
 }
 

@@ -94,14 +94,14 @@ func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, 
 			return err
 		}
 		now := r.now()
-		inst = &store.IntegrationInstallation{ID: store.NewID(), IntegrationID: in.ID, OrganizationID: org.ID, Status: "active",
-			SpaceSelection: "selected", SiteSelection: "selected", Configuration: emptyObject, ExternalIDs: []string{},
+		inst = &store.IntegrationInstallation{ID: store.NewID(), IntegrationID: in.ID, OrganizationID: org.ID, Status: store.InstallationActive,
+			SpaceSelection: store.SelectionSelected, SiteSelection: store.SelectionSelected, Configuration: emptyObject, ExternalIDs: []string{},
 			CreatedAt: now, UpdatedAt: now, IntegrationName: in.Name}
 		if err := store.InsertRow(ctx, tx, inst); err != nil {
 			return err
 		}
 		_, err = store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "installation_setup", OrganizationID: org.ID, InstallationID: inst.ID,
-			Payload: setupPayload(inst.ID, inst.Status, "pending", nil), At: now})
+			Payload: setupPayload(inst.ID, inst.Status, store.InstallationPending, nil), At: now})
 		return err
 	})
 	if errors.Is(err, store.ErrConflict) {
@@ -205,7 +205,7 @@ func (r *mutationResolver) UninstallIntegration(ctx context.Context, name, id st
 // targetAllows tells whether an integration may be installed on kind
 // ("space" or "site").
 func targetAllows(in *store.Integration, kind store.IntegrationTarget) error {
-	if in.Target != "all" && in.Target != kind {
+	if in.Target != store.TargetAll && in.Target != kind {
 		return Invalid(string(kind), "this integration's target is %s: it cannot be installed on a %s", in.Target, kind)
 	}
 	return nil
@@ -222,7 +222,7 @@ func (r *mutationResolver) InstallIntegrationOnSpace(ctx context.Context, name, 
 	} else if err != nil {
 		return nil, err
 	}
-	if err := targetAllows(in, "space"); err != nil {
+	if err := targetAllows(in, store.TargetSpace); err != nil {
 		return nil, err
 	}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
@@ -233,12 +233,12 @@ func (r *mutationResolver) InstallIntegrationOnSpace(ctx context.Context, name, 
 		}
 		now := r.now()
 		row := &store.IntegrationSpaceInstallation{SpaceID: s.ID, ContentInstallation: store.ContentInstallation{InstallationID: inst.ID,
-			Status: "active", Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
+			Status: store.InstallationActive, Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
 		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SpaceID: s.ID, Payload: withSpace(setupPayload(inst.ID, "active", "pending", nil), s.ID), At: now})
+			InstallationID: inst.ID, SpaceID: s.ID, Payload: withSpace(setupPayload(inst.ID, store.InstallationActive, store.InstallationPending, nil), s.ID), At: now})
 		return err
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
@@ -266,7 +266,7 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 	if err != nil {
 		return nil, orNotFound(err, "site")
 	}
-	if err := targetAllows(in, "site"); err != nil {
+	if err := targetAllows(in, store.TargetSite); err != nil {
 		return nil, err
 	}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
@@ -277,12 +277,12 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 		}
 		now := r.now()
 		row := &store.IntegrationSiteInstallation{SiteID: site.ID, ContentInstallation: store.ContentInstallation{InstallationID: inst.ID,
-			Status: "active", Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
+			Status: store.InstallationActive, Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
 		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SiteID: site.ID, Payload: withSite(setupPayload(inst.ID, "active", "pending", nil), site.ID), At: now})
+			InstallationID: inst.ID, SiteID: site.ID, Payload: withSite(setupPayload(inst.ID, store.InstallationActive, store.InstallationPending, nil), site.ID), At: now})
 		return err
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) {

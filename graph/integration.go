@@ -56,7 +56,7 @@ func callerOrgs(ctx context.Context, min store.MemberRole) []string {
 
 // canSee tells whether the caller may see integration in.
 func canSee(ctx context.Context, in *store.Integration) bool {
-	if in.Visibility != "private" {
+	if in.Visibility != store.IntegrationPrivate {
 		return true
 	}
 	_, err := orgRole(ctx, in.OrganizationID, "integration")
@@ -125,7 +125,7 @@ type publication struct {
 }
 
 func checkPublication(input model.PublishIntegrationInput) (*publication, error) {
-	p := &publication{row: store.Integration{Runtime: "v1", Visibility: "public", Target: "all",
+	p := &publication{row: store.Integration{Runtime: "v1", Visibility: store.IntegrationPublic, Target: store.TargetAll,
 		Scopes: input.Scopes, Categories: []store.IntegrationCategory{}, Script: input.Script}}
 	if rt, _ := input.Runtime.ValueOK(); rt != nil {
 		if *rt != "v1" && *rt != "v2" {

@@ -192,8 +192,8 @@ func (r *mutationResolver) CreateSite(ctx context.Context, organizationID string
 	}
 	now := r.now()
 	s := &store.Site{
-		ID: store.NewID(), OrganizationID: organizationID, Type: "basic", Title: "Untitled site",
-		Visibility: store.SiteVisibilityPublic, ShareKey: store.NewSecret(), AgentsContext: "included",
+		ID: store.NewID(), OrganizationID: organizationID, Type: store.SiteTypeBasic, Title: "Untitled site",
+		Visibility: store.SiteVisibilityPublic, ShareKey: store.NewSecret(), AgentsContext: store.AgentsContextIncluded,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	p := &patch{}

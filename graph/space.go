@@ -75,7 +75,7 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 	now := r.now()
 	inherit := store.DefaultLevelInherit
 	s := &store.Space{
-		ID: store.NewID(), OrganizationID: organizationID, Visibility: store.VisibilityPrivate, EditMode: "live",
+		ID: store.NewID(), OrganizationID: organizationID, Visibility: store.VisibilityPrivate, EditMode: store.EditModeLive,
 		MergeRules: store.MergeRules{Type: store.MergeRulesInherit}, DefaultLevel: &inherit,
 		RevisionID: store.NewID(), CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
 	}
@@ -242,7 +242,7 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 	if s.Visibility != store.VisibilityPrivate {
 		published := r.URLs.Published("/s/" + id)
 		u.Published = &published
-		if s.Visibility == "public" {
+		if s.Visibility == store.VisibilityPublic {
 			u.Public = &published
 		}
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/docsapi/docsapi/store"
@@ -18,6 +19,9 @@ const (
 	EvaluationDeterministicOnly DocumentEvaluation = "deterministic-only"
 )
 
+// AllDocumentEvaluations lists the values of DocumentEvaluation.
+var AllDocumentEvaluations = []DocumentEvaluation{EvaluationNone, EvaluationAll, EvaluationDeterministicOnly}
+
 // UnmarshalGQL accepts true, false, "true", "false" and "deterministic-only".
 func (e *DocumentEvaluation) UnmarshalGQL(v any) error {
 	switch v := v.(type) {
@@ -28,8 +32,7 @@ func (e *DocumentEvaluation) UnmarshalGQL(v any) error {
 		}
 		return nil
 	case string:
-		switch x := DocumentEvaluation(v); x {
-		case EvaluationNone, EvaluationAll, EvaluationDeterministicOnly:
+		if x := DocumentEvaluation(v); slices.Contains(AllDocumentEvaluations, x) {
 			*e = x
 			return nil
 		}
