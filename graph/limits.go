@@ -21,9 +21,6 @@ const (
 	// MaxComplexity bounds the estimated number of fields a query resolves:
 	// lists count as their page size times their items' fields.
 	MaxComplexity = 250_000
-	// nestedListEstimate is the assumed size of lists that have no limit
-	// argument (a section's site spaces, a group's children).
-	nestedListEstimate = 25
 	// MaxTokens bounds a document's length in tokens (names, punctuation,
 	// values): far above any written query (GraphiQL's introspection query
 	// is some 500), a bound on the work of parsing.
@@ -45,7 +42,6 @@ func complexityOf(c *generated.ComplexityRoot) {
 		}
 		return 1 + n*child
 	}
-	_ = nestedListEstimate
 	c.Query.Organizations = func(child int, _ *string, limit *int) int { return paged(child, limit) }
 }
 

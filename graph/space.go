@@ -16,6 +16,9 @@ import (
 // removed for good.
 const SpaceRetention = 7 * 24 * time.Hour
 
+// maxSpaceTitle bounds a space's title, in characters.
+const maxSpaceTitle = 50
+
 func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) (*store.Space, error) {
 	return r.space(ctx, id)
 }
@@ -23,9 +26,6 @@ func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) 
 // space loads a live space the caller can read. It reads directly rather
 // than through the loader: a single lookup gains nothing from waiting for a
 // batch.
-// maxSpaceTitle bounds a space's title, in characters.
-const maxSpaceTitle = 50
-
 func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, r.DB, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.DeletedAt != nil) {
