@@ -28,7 +28,7 @@ const (
 
 var pageSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// The computed argument of the content reads (spec 4.4) asks for content
+// The computed argument of the content reads asks for content
 // that is not computed; no content is computed here (no page comes from a
 // content source), so both values read the same revision. The schema says
 // so (Revision).
@@ -94,10 +94,10 @@ func (r *revisionResolver) Urls(ctx context.Context, rev *store.Revision) (*mode
 	return u, nil
 }
 
-// The evaluated argument of page reads (spec 4.4) asks for the body's
-// expressions evaluated; markdown bodies hold none and revisions have no
-// variables, so every value gives the same body. The schema says so
-// (DocumentEvaluation), and the scalar rejects values outside the spec's.
+// The evaluated argument of page reads asks for the body's expressions
+// evaluated; markdown bodies hold none and revisions have no variables, so
+// every value gives the same body. The schema says so (DocumentEvaluation),
+// and the scalar rejects any value but true, false and "deterministic-only".
 
 func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id string, format *model.DocumentFormat, _ *model.DocumentEvaluation) (*model.PageNode, error) {
 	t, err := r.tree(ctx, rev)

@@ -17,7 +17,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Conversation insights (spec 4.15). Admins (the ingestConversations
+// Conversation insights. Admins (the ingestConversations
 // permission) ingest support conversations; re-ingesting an id replaces
 // that conversation. After the commit a job (ProcessConversationsArgs, run
 // by graph/jobs) extracts, for every conversation changed since, the
@@ -44,7 +44,8 @@ const (
 // complaints that share only generic words apart.
 const clusterThreshold = 0.2
 
-// pulseWeeks is the length of a cluster's weeklyPulse (spec 8: exactly 13).
+// pulseWeeks is the length of a cluster's weeklyPulse: always 13 weeks, the
+// quarter up to now.
 const pulseWeeks = 13
 
 // builtinExtractor names the built-in extractor on the issues it finds.

@@ -20,12 +20,12 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Development mode of integrations (spec 4.14 PUT INT/dev, 6.3): while the
-// publishing organization's admins have set a development URL, every event
-// of the integration (of installations on the owner organization only,
-// unless `all`) is POSTed there as JSON by a River job, signed with the
-// integration's signing secret, retried with exponential backoff, and each
-// attempt is written to the event's trace.
+// Development mode of integrations (PUT /v1/integrations/{name}/dev): while
+// the publishing organization's admins have set a development URL, every
+// event of the integration (of installations on the owner organization
+// only, unless `all`) is POSTed there as JSON by a River job, signed with
+// the integration's signing secret, retried with exponential backoff, and
+// each attempt is written to the event's trace.
 //
 // Which events go there is decided when the event is recorded
 // (store.RecordEvent, in the change's transaction) and checked again before

@@ -44,7 +44,7 @@ func (r *Resolver) roleOf(ctx context.Context, t contentTarget, g grantee) (stor
 	return r.collectionRoleOf(ctx, g, t.collection)
 }
 
-// requireAdmin checks the caller administers the target.
+// requireTargetAdmin checks the caller administers the target.
 func (r *Resolver) requireTargetAdmin(ctx context.Context, t contentTarget) error {
 	// SECURITY: grants are managed, and listed, by the target's admins.
 	if t.space != nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/docsapi/docsapi/store/blob"
 )
 
-// Integrations (spec 4.14). An integration has a global name and belongs to
+// Integrations. An integration has a global name and belongs to
 // the organization that published it: public and unlisted ones are seen by
 // everyone, private ones by that organization's members; its admins publish
 // and unpublish. An installation belongs to the organization it is installed

@@ -18,7 +18,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// OpenAPI specifications (spec 4.16). A spec names a source URL; creating it
+// OpenAPI specifications. A spec names a source URL; creating it
 // or putting a new source marks it pending and, after the commit, enqueues a
 // job (ProcessOpenAPISpec, openapi_spec_process.go) that fetches, validates
 // and bundles it and keeps a version when the content changed. A periodic
@@ -28,7 +28,8 @@ import (
 // are served by this server at signed addresses (RawOpenAPIPath), and those
 // of public specs at a stable published address (PublishedOpenAPIPath).
 
-// openAPISlug is spec 2.22's slug pattern.
+// openAPISlug is the pattern of a specification's slug: words of letters and
+// digits joined by single dashes.
 var openAPISlug = regexp.MustCompile(`^[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*$`)
 
 const (

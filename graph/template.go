@@ -11,10 +11,10 @@ import (
 )
 
 // Space templates: starting content applied to a space's content, or to a
-// change request's (POST S/content/template, spec 4.4). The catalogue is
-// built in; spaceTemplates lists it. Applying a template adds its pages
-// after the existing top-level pages, as one new revision, like any edit
-// (editors; never in a locked space). A template's markdown may name
+// change request's (POST /v1/spaces/{spaceId}/content/template). The
+// catalogue is built in; spaceTemplates lists it. Applying a template adds
+// its pages after the existing top-level pages, as one new revision, like
+// any edit (editors; never in a locked space). A template's markdown may name
 // content references ({{name}}) that the caller fills with files of the
 // content (params.contentRefs); a line naming a reference left unfilled is
 // left out.

@@ -17,7 +17,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Translations (spec 4.17). A translation names a source space and a target
+// Translations. A translation names a source space and a target
 // language; runTranslation makes it pending and, after the commit, enqueues
 // a job (RunTranslationArgs, run by graph/jobs) that translates the source's
 // current pages through the configured provider into the result space. A

@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Events (spec 6): what happened in an organization, recorded by
+// Events: what happened in an organization, recorded by
 // RecordEvent in the transaction of the change itself, and handed to every
 // installation the event concerns as an IntegrationEvent with a delivery
 // status and log.

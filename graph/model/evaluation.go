@@ -8,8 +8,8 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// DocumentEvaluation is the `evaluated` parameter of page reads (spec 4.4):
-// false, true, or "deterministic-only". REST query strings give "true" and
+// DocumentEvaluation is the `evaluated` parameter of page reads: false,
+// true, or "deterministic-only". REST query strings give "true" and
 // "false" as strings; both spellings are accepted.
 type DocumentEvaluation string
 
