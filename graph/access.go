@@ -4,11 +4,27 @@ import (
 	"context"
 	"slices"
 
+	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
 
-// One permission model for an organization's content. A member's role on a
-// space or a collection is the best of:
+// Who holds which role in an organization and on its content, and what each
+// role may do. Resolvers check roles with the functions of this file;
+// graph/authorize.go holds the read rules that apply the same decisions to
+// every object a response carries; docs/authorization.md is the overview.
+//
+// Organization roles. A member of an organization holds one of the roles
+// admin, create, review, edit, comment and read (most to least powerful,
+// store.MemberRole), or none: a guest. A disabled member is no member.
+// Actions on the organization itself (its settings, members, teams,
+// invites, SSO, integrations) need an organization role (orgRole,
+// requireOrgRole). The organization's content outside spaces (sites,
+// OpenAPI specifications, translations, conversation insights) follows the
+// organization role too, from read up (contentRole, requireContentRole):
+// grants and default levels do not apply to it, so guests see none of it.
+//
+// Roles on spaces and collections. A member's role on a space or a
+// collection is the best of:
 //
 //   - admin, for the organization's admins, on everything;
 //   - the default level: the item's defaultLevel, or, while it is
@@ -19,9 +35,111 @@ import (
 //   - the grants (store.Grant) to the member or to one of their teams on
 //     the item or on any enclosing collection.
 //
-// No role (read being the least) means the item does not exist for them: 404
-// on reads and writes, and absent from lists. Everything here is computed in
-// memory from store.OrgAccess, read once per request and organization.
+// A space whose visibility is in-collection is also readable by whoever can
+// read its collection. This is computed in memory from store.OrgAccess, read
+// once per request and organization (spaceRole, collectionRole).
+//
+// Not found or forbidden. Without at least read, a thing does not exist for
+// the caller: 404 on reads and writes, exactly as for one that does not
+// exist, and absent from lists, so another organization's resources, or
+// content not shared with the caller, are indistinguishable from missing
+// ones. With read but less than an action needs, the answer is 403.
+//
+// Scoped callers. A single sign-on session acts in its own organization
+// only: requireReach refuses it anything elsewhere (403) before anything
+// there is read.
+//
+// Checks are marked "SECURITY:" so an audit is a grep.
+
+// orgRole returns the caller's role in orgID, or NotFound(what) when they are
+// not a member (so another tenant's resources are indistinguishable from
+// missing ones).
+func orgRole(ctx context.Context, orgID, what string) (role store.MemberRole, err error) {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return "", err
+	}
+	role, member := caller.Membership(orgID)
+	if !member {
+		return "", NotFound(what)
+	}
+	return role, nil
+}
+
+// requireUnscoped refuses (403) a caller whose token is confined to one
+// organization: doing is what it may not do, beyond that organization.
+func requireUnscoped(ctx context.Context, doing string) error {
+	return requireReach(ctx, "", doing) // "" is no scoped caller's organization
+}
+
+// requireReach refuses (403) a scoped caller an action on an organization
+// other than its own, before anything of that organization is read (so the
+// answer says nothing about it).
+func requireReach(ctx context.Context, orgID, doing string) error {
+	caller, err := CallerFrom(ctx)
+	if err != nil {
+		return err
+	}
+	// SECURITY: a SAML sign-in's session acts in its organization only.
+	if caller.Scope() != "" && caller.Scope() != orgID {
+		return Forbidden("this token is a single sign-on session of organization %s and acts there only: it cannot %s", caller.Scope(), doing)
+	}
+	return nil
+}
+
+// requireOrgRole checks the caller holds at least min in orgID: 404 when they
+// are not a member, 403 when their role is too low.
+func requireOrgRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {
+	role, err := orgRole(ctx, orgID, what)
+	if err != nil {
+		return err
+	}
+	if !role.AtLeast(min) {
+		return Forbidden("this needs the %s role or higher in the organization", min)
+	}
+	return nil
+}
+
+// contentRole is the caller's role on the content of orgID that follows the
+// organization role (a site, an OpenAPI specification, a translation): 404
+// when they may not even read it. Spaces and collections have their own
+// roles (spaceRole, collectionRole).
+func contentRole(ctx context.Context, orgID, what string) (store.MemberRole, error) {
+	role, err := orgRole(ctx, orgID, what)
+	if err != nil {
+		return "", err
+	}
+	// SECURITY: guests see only the spaces and collections shared with them
+	// (levels and grants); the content this covers cannot be shared.
+	if !role.AtLeast(store.RoleRead) {
+		return "", NotFound(what)
+	}
+	return role, nil
+}
+
+// canListContent reports whether the caller may list the content of orgID
+// that follows the organization role (sites): its readers may; its guests
+// see nothing (such content cannot be shared with them); anyone else gets
+// NotFound for the organization.
+func canListContent(ctx context.Context, orgID string) (bool, error) {
+	role, err := orgRole(ctx, orgID, "organization")
+	if err != nil {
+		return false, err
+	}
+	return role.AtLeast(store.RoleRead), nil
+}
+
+// requireContentRole checks the caller holds at least min on content of orgID.
+func requireContentRole(ctx context.Context, orgID string, min store.MemberRole, what string) error {
+	role, err := contentRole(ctx, orgID, what)
+	if err != nil {
+		return err
+	}
+	if !role.AtLeast(min) {
+		return Forbidden("this needs the %s role or higher on this %s", min, what)
+	}
+	return nil
+}
 
 // orgAccess is an organization's store.OrgAccess, indexed.
 type orgAccess struct {
@@ -271,6 +389,44 @@ func (r *Resolver) requireCollectionRole(ctx context.Context, c *store.Collectio
 		return Forbidden("this needs the %s role or higher on this collection", min)
 	}
 	return nil
+}
+
+// organizationPermissions is what role may do in an organization.
+func organizationPermissions(role store.MemberRole, member bool) *model.OrganizationPermissions {
+	admin := role.AtLeast(store.RoleAdmin)
+	reader := role.AtLeast(store.RoleRead)
+	return &model.OrganizationPermissions{
+		View:                member,
+		Admin:               admin,
+		OwnTeam:             admin, // admins create teams, and own those they create
+		CreateContent:       role.AtLeast(store.RoleCreate),
+		CreateOpenAPISpec:   role.AtLeast(store.RoleCreate),
+		IngestConversations: admin,
+		ViewBilling:         admin,
+		ListMembers:         reader,
+		ListTeams:           reader,
+		ListIntegrations:    reader,
+		ListInstallations:   admin,
+		InstallIntegration:  admin,
+	}
+}
+
+// spacePermissions is what role may do with a space.
+func spacePermissions(role store.MemberRole) *model.SpacePermissions {
+	admin := role.AtLeast(store.RoleAdmin)
+	edit := role.AtLeast(store.RoleEdit)
+	return &model.SpacePermissions{
+		View:               role.AtLeast(store.RoleRead),
+		Access:             role.AtLeast(store.RoleRead),
+		Admin:              admin,
+		ViewInviteLinks:    admin,
+		Edit:               edit,
+		TriggerGitSync:     edit,
+		Comment:            role.AtLeast(store.RoleComment),
+		Merge:              edit,
+		Review:             role.AtLeast(store.RoleReview),
+		InstallIntegration: admin,
+	}
 }
 
 // pageVisible reads a page of a list whose rows the reader may not all see:

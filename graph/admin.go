@@ -58,10 +58,8 @@ func (r *Resolver) createUser(ctx context.Context, tx bun.IDB, email, displayNam
 
 // CreateToken issues a new API token for user userID.
 func (r *Resolver) CreateToken(ctx context.Context, userID string) (string, error) {
-	if _, err := store.GetUser(ctx, r.DB, userID); errors.Is(err, store.ErrNotFound) {
-		return "", NotFound("user")
-	} else if err != nil {
-		return "", err
+	if _, err := store.GetUser(ctx, r.DB, userID); err != nil {
+		return "", orNotFound(err, "user")
 	}
 	// SECURITY: an organization enforcing single sign-on lets its non-admin
 	// members in only through its identity provider (graph/sso_login.go).

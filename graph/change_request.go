@@ -26,10 +26,7 @@ const maxChangeRequestSubject = 100
 
 func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id string) (*store.ChangeRequest, error) {
 	cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("change request")
-	}
-	return cr, err
+	return cr, orNotFound(err, "change request")
 }
 
 // crFilter reads the filters of a change request list.
@@ -158,10 +155,8 @@ func (r *Resolver) editableSpace(ctx context.Context, spaceID string) (*store.Sp
 // for update.
 func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, ref string) (*store.ChangeRequest, error) {
 	cr, err := store.GetChangeRequest(ctx, tx, spaceID, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("change request")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "change request")
 	}
 	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
 }
@@ -306,7 +301,7 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMai
 		if err != nil {
 			return err
 		}
-		if s.EditMode == "locked" && intoMain {
+		if s.EditMode == store.EditModeLocked && intoMain {
 			return Conflict("the space is locked: nothing can be merged into it")
 		}
 		cr, err := r.lockedChangeRequest(ctx, tx, s.ID, ref)
@@ -444,15 +439,16 @@ func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locke
 		return nil
 	}
 	for _, rule := range rules.Rules {
-		if rule.Rule == "allow_bypass" && slices.Contains(rule.Users, callerID) {
+		if rule.Rule == store.MergeRuleAllowBypass && slices.Contains(rule.Users, callerID) {
 			return nil
 		}
 	}
 	var current []*store.Review // the reviews not outdated, read once when a rule needs them
 	for _, rule := range rules.Rules {
 		switch rule.Rule {
-		case "allow_bypass":
-		case "require_at_least_one_review", "require_all_reviews_approved", "require_specific_reviewers", "require_one_of_specific_reviewers":
+		case store.MergeRuleAllowBypass:
+		case store.MergeRuleRequireAtLeastOneReview, store.MergeRuleRequireAllReviewsApproved,
+			store.MergeRuleRequireSpecificReviewers, store.MergeRuleRequireOneOfSpecificReviewers:
 			if current == nil {
 				var err error
 				if current, err = store.CurrentReviews(ctx, tx, cr.ID); err != nil {
@@ -462,19 +458,19 @@ func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locke
 			if err := reviewRule(rule, current); err != nil {
 				return err
 			}
-		case "require_up_to_date_change_request":
+		case store.MergeRuleRequireUpToDateChangeRequest:
 			if locked.RevisionID != cr.Base() {
 				return Conflict("merge rule require_up_to_date_change_request: the space's content moved since the change request's base; update it first")
 			}
-		case "require_change_request_subject":
+		case store.MergeRuleRequireChangeRequestSubject:
 			if strings.TrimSpace(cr.Subject) == "" {
 				return Conflict("merge rule require_change_request_subject: give the change request a subject first")
 			}
-		case "require_change_request_description":
+		case store.MergeRuleRequireChangeRequestDescription:
 			if len(cr.Description) == 0 {
 				return Conflict("merge rule require_change_request_description: give the change request a description first")
 			}
-		case "require_agent_review":
+		case store.MergeRuleRequireAgentReview:
 			return Conflict("merge rule require_agent_review cannot be satisfied: this server has no review agent")
 		default:
 			// Custom expressions are not evaluated: refusing is the safe answer.

@@ -32,10 +32,8 @@ func (r *queryResolver) Collection(ctx context.Context, id string) (*store.Colle
 // collection reads a collection the caller may see: 404 otherwise.
 func (r *Resolver) collection(ctx context.Context, id string) (*store.Collection, error) {
 	c, err := store.GetCollection(ctx, r.DB, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("collection")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "collection")
 	}
 	// SECURITY: those with a role on the collection only (access.go).
 	if _, err := r.collectionRole(ctx, c); err != nil {

@@ -3,7 +3,6 @@ package graph
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"time"
 
@@ -58,10 +57,8 @@ func (r *Resolver) threadOf(ctx context.Context, spaceID string, crRef *string, 
 	}
 	t := thread{space: s}
 	if crRef != nil {
-		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); errors.Is(err, store.ErrNotFound) {
-			return thread{}, "", NotFound("change request")
-		} else if err != nil {
-			return thread{}, "", err
+		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); err != nil {
+			return thread{}, "", orNotFound(err, "change request")
 		}
 	}
 	return t, role, nil
@@ -93,10 +90,7 @@ func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.Chang
 
 func (r *Resolver) comment(ctx context.Context, t thread, id string) (*model.CommentNode, error) {
 	c, err := store.GetComment(ctx, r.DB, t.space.ID, t.crID(), id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("comment")
-	}
-	return &model.CommentNode{Comment: c}, err
+	return &model.CommentNode{Comment: c}, orNotFound(err, "comment")
 }
 
 func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
@@ -142,7 +136,7 @@ func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRe
 	}
 	caller, _ := CallerFrom(ctx)
 	c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: t.crID(), RevisionID: t.revision(),
-		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: "open"}
+		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: store.CommentOpen}
 	if page, _ := input.Page.ValueOK(); page != nil {
 		rev, err := store.GetRevision(ctx, r.DB, t.space.ID, t.revision())
 		if err != nil {
@@ -226,9 +220,9 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, cr
 		}
 		if *resolved {
 			now := r.now()
-			c.Status, c.ResolvedAt, c.ResolvedBy = "resolved", &now, &caller.User.ID
+			c.Status, c.ResolvedAt, c.ResolvedBy = store.CommentResolved, &now, &caller.User.ID
 		} else {
-			c.Status, c.ResolvedAt, c.ResolvedBy = "open", nil, nil
+			c.Status, c.ResolvedAt, c.ResolvedBy = store.CommentOpen, nil, nil
 		}
 		columns = append(columns, "status", "resolved_at", "resolved_by")
 	}

@@ -29,7 +29,7 @@ const (
 
 var pageSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
-// The computed argument of the content reads (spec 4.4) asks for content
+// The computed argument of the content reads asks for content
 // that is not computed; no content is computed here (no page comes from a
 // content source), so both values read the same revision. The schema says
 // so (Revision).
@@ -40,10 +40,7 @@ func (r *spaceResolver) Content(ctx context.Context, s *store.Space, _ bool) (*s
 
 func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string, _ bool) (*store.Revision, error) {
 	rev, err := store.GetRevision(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("revision")
-	}
-	return rev, err
+	return rev, orNotFound(err, "revision")
 }
 
 type revisionResolver struct{ *Resolver }
@@ -91,17 +88,17 @@ func (r *revisionResolver) Urls(ctx context.Context, rev *store.Revision) (*mode
 	if s.Visibility != store.VisibilityPrivate {
 		published := r.URLs.Published("/s/" + pathEscape(s.ID))
 		u.Published = &published
-		if s.Visibility == "public" {
+		if s.Visibility == store.VisibilityPublic {
 			u.Public = &published
 		}
 	}
 	return u, nil
 }
 
-// The evaluated argument of page reads (spec 4.4) asks for the body's
-// expressions evaluated; markdown bodies hold none and revisions have no
-// variables, so every value gives the same body. The schema says so
-// (DocumentEvaluation), and the scalar rejects values outside the spec's.
+// The evaluated argument of page reads asks for the body's expressions
+// evaluated; markdown bodies hold none and revisions have no variables, so
+// every value gives the same body. The schema says so (DocumentEvaluation),
+// and the scalar rejects any value but true, false and "deterministic-only".
 
 func (r *revisionResolver) Page(ctx context.Context, rev *store.Revision, id string, format *model.DocumentFormat, _ *model.DocumentEvaluation) (*model.PageNode, error) {
 	t, err := r.tree(ctx, rev)
@@ -198,7 +195,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string
 		if s.DeletedAt != nil {
 			return NotFound("space")
 		}
-		if s.EditMode == "locked" {
+		if s.EditMode == store.EditModeLocked {
 			return Conflict("the space is locked: its content cannot be edited (set editMode to live first)")
 		}
 		from := s.RevisionID

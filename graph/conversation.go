@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -18,7 +17,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Conversation insights (spec 4.15). Admins (the ingestConversations
+// Conversation insights. Admins (the ingestConversations
 // permission) ingest support conversations; re-ingesting an id replaces
 // that conversation. After the commit a job (ProcessConversationsArgs, run
 // by graph/jobs) extracts, for every conversation changed since, the
@@ -45,7 +44,8 @@ const (
 // and keeps complaints that share only generic words apart.
 const clusterThreshold = 0.2
 
-// pulseWeeks is the length of a cluster's weeklyPulse (spec 8: exactly 13).
+// pulseWeeks is the length of a cluster's weeklyPulse: always 13 weeks, the
+// quarter up to now.
 const pulseWeeks = 13
 
 // builtinExtractor names the built-in extractor on the issues it finds.
@@ -199,10 +199,8 @@ func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organi
 		return nil, err
 	}
 	c, err := store.GetConversation(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "conversation")
 	}
 	parts := make([]*store.ConversationPart, len(c.Parts))
 	for i := range c.Parts {
@@ -249,10 +247,7 @@ func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.O
 		return nil, err
 	}
 	i, err := store.GetConversationIssue(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversation issue")
-	}
-	return i, err
+	return i, orNotFound(err, "conversation issue")
 }
 
 func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *store.Organization, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error) {
@@ -310,10 +305,7 @@ func (r *organizationResolver) ConversationsCluster(ctx context.Context, o *stor
 		return nil, err
 	}
 	c, err := store.GetIssuesCluster(ctx, r.DB, o.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("conversations issues cluster")
-	}
-	return c, err
+	return c, orNotFound(err, "conversations issues cluster")
 }
 
 // checkChangeRequestCluster checks that a change request being created for

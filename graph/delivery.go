@@ -20,12 +20,12 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Development mode of integrations (spec 4.14 PUT INT/dev, 6.3): while the
-// publishing organization's admins have set a development URL, every event
-// of the integration (of installations on the owner organization only,
-// unless `all`) is POSTed there as JSON by a River job, signed with the
-// integration's signing secret, retried with exponential backoff, and each
-// attempt is written to the event's trace.
+// Development mode of integrations (PUT /v1/integrations/{name}/dev): while
+// the publishing organization's admins have set a development URL, every
+// event of the integration (of installations on the owner organization
+// only, unless `all`) is POSTed there as JSON by a River job, signed with
+// the integration's signing secret, retried with exponential backoff, and
+// each attempt is written to the event's trace.
 //
 // Which events go there is decided when the event is recorded
 // (store.RecordEvent, in the change's transaction) and checked again before
@@ -110,11 +110,10 @@ func (r *mutationResolver) SetIntegrationDevelopmentMode(ctx context.Context, na
 		return false, err
 	}
 	all, _ := input.All.ValueOK()
-	_, err = store.SetIntegrationDevelopment(ctx, r.DB, in.ID, url, all != nil && *all, store.NewSecret())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, NotFound("integration") // unpublished meanwhile
+	if _, err := store.SetIntegrationDevelopment(ctx, r.DB, in.ID, url, all != nil && *all, store.NewSecret()); err != nil {
+		return false, orNotFound(err, "integration") // unpublished meanwhile
 	}
-	return err == nil, err
+	return true, nil
 }
 
 func (r *mutationResolver) DisableIntegrationDevelopmentMode(ctx context.Context, name string) (bool, error) {
@@ -123,10 +122,7 @@ func (r *mutationResolver) DisableIntegrationDevelopmentMode(ctx context.Context
 		return false, err
 	}
 	wasOn, err := store.SetIntegrationDevelopment(ctx, r.DB, in.ID, nil, false, store.NewSecret())
-	if errors.Is(err, store.ErrNotFound) {
-		return false, NotFound("integration")
-	}
-	return wasOn, err
+	return wasOn, orNotFound(err, "integration")
 }
 
 func (r *integrationResolver) Development(ctx context.Context, in *store.Integration) (*store.IntegrationDevelopment, error) {
@@ -205,7 +201,7 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	// SECURITY: checked again at each attempt: the owner may have turned
 	// development mode off, or limited it to its own organization.
 	if dev.URL == nil || (!dev.All && ev.OrganizationID != dev.OrganizationID) || dev.SigningNonce == nil {
-		line.Level, line.Message = "info", "not delivered: development mode no longer sends this event"
+		line.Level, line.Message = store.EventLogInfo, "not delivered: development mode no longer sends this event"
 		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "", 0, false)
 	}
 	secret, err := r.signingSecret(ctx, dev)
@@ -220,16 +216,16 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	code, sendErr := r.send(ctx, *dev.URL, secret, ev, claim.Attempt, body)
 	took := time.Since(started).Round(time.Millisecond)
 	if sendErr == nil {
-		line.Level, line.Message = "info", fmt.Sprintf("attempt %d: delivered: the receiver answered %d in %s", claim.Attempt, code, took)
-		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "success", 0, true)
+		line.Level, line.Message = store.EventLogInfo, fmt.Sprintf("attempt %d: delivered: the receiver answered %d in %s", claim.Attempt, code, took)
+		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, store.EventSuccess, 0, true)
 	}
 	what := deliveryError(sendErr, code, timeout)
 	if claim.Attempt >= cfg.Attempts {
-		line.Level, line.Message = "error", fmt.Sprintf("attempt %d: %s (%s); failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
-		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, "failed", 0, true)
+		line.Level, line.Message = store.EventLogError, fmt.Sprintf("attempt %d: %s (%s); failed after %d attempts", claim.Attempt, what, took, claim.Attempt)
+		return 0, store.FinishDeliveryAttempt(ctx, r.DB, line, store.EventFailed, 0, true)
 	}
 	wait := cfg.Backoff << (claim.Attempt - 1)
-	line.Level, line.Message = "warn", fmt.Sprintf("attempt %d: %s (%s); next attempt in %s", claim.Attempt, what, took, wait)
+	line.Level, line.Message = store.EventLogWarn, fmt.Sprintf("attempt %d: %s (%s); next attempt in %s", claim.Attempt, what, took, wait)
 	return wait, store.FinishDeliveryAttempt(ctx, r.DB, line, "", wait, true)
 }
 

@@ -37,6 +37,21 @@ func NotFound(what string) *Error {
 	return &Error{Status: http.StatusNotFound, Code: "NOT_FOUND", Message: what + " not found"}
 }
 
+// orNotFound is err with the store's ErrNotFound answered as NotFound(what),
+// a 404 "<what> not found"; any other error, and nil, pass through as they
+// are. It is how a resolver reads one thing by id:
+//
+//	s, err := store.GetSite(ctx, r.DB, orgID, id)
+//	if err != nil {
+//		return nil, orNotFound(err, "site")
+//	}
+func orNotFound(err error, what string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return NotFound(what)
+	}
+	return err
+}
+
 // isNotFound reports whether err is a NotFound error.
 func isNotFound(err error) bool {
 	var e *Error

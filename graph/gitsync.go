@@ -258,7 +258,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if err != nil {
 			return err
 		}
-		if s.EditMode == "locked" && !standalone {
+		if s.EditMode == store.EditModeLocked && !standalone {
 			return Conflict("the space is locked: an import cannot change its content")
 		}
 		current, err := store.LoadContent(ctx, tx, s.RevisionID)

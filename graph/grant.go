@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"errors"
 	"slices"
 
 	"github.com/uptrace/bun"
@@ -45,7 +44,7 @@ func (r *Resolver) roleOf(ctx context.Context, t contentTarget, g grantee) (stor
 	return r.collectionRoleOf(ctx, g, t.collection)
 }
 
-// requireAdmin checks the caller administers the target.
+// requireTargetAdmin checks the caller administers the target.
 func (r *Resolver) requireTargetAdmin(ctx context.Context, t contentTarget) error {
 	// SECURITY: grants are managed, and listed, by the target's admins.
 	if t.space != nil {
@@ -97,10 +96,8 @@ func (r *Resolver) invite(ctx context.Context, t contentTarget, input model.Invi
 			}
 		}
 		for _, id := range teams {
-			if _, err := store.GetTeam(ctx, tx, t.orgID(), id); errors.Is(err, store.ErrNotFound) {
-				return NotFound("team " + id)
-			} else if err != nil {
-				return err
+			if _, err := store.GetTeam(ctx, tx, t.orgID(), id); err != nil {
+				return orNotFound(err, "team "+id)
 			}
 		}
 		return store.SetGrants(ctx, tx, t.grantTarget(), users, teams, role, r.now())

@@ -24,10 +24,8 @@ import (
 // the organization it is installed on.
 func (r *Resolver) installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
 	inst, err := store.GetInstallation(ctx, r.DB, in.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("installation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "installation")
 	}
 	// SECURITY: an installation is its organization's admins' business only.
 	if err := requireOrgRole(ctx, inst.OrganizationID, store.RoleAdmin, "installation"); err != nil {
@@ -96,14 +94,14 @@ func (r *mutationResolver) InstallIntegration(ctx context.Context, name string, 
 			return err
 		}
 		now := r.now()
-		inst = &store.IntegrationInstallation{ID: store.NewID(), IntegrationID: in.ID, OrganizationID: org.ID, Status: "active",
-			SpaceSelection: "selected", SiteSelection: "selected", Configuration: emptyObject, ExternalIDs: []string{},
+		inst = &store.IntegrationInstallation{ID: store.NewID(), IntegrationID: in.ID, OrganizationID: org.ID, Status: store.InstallationActive,
+			SpaceSelection: store.SelectionSelected, SiteSelection: store.SelectionSelected, Configuration: emptyObject, ExternalIDs: []string{},
 			CreatedAt: now, UpdatedAt: now, IntegrationName: in.Name}
 		if err := store.InsertRow(ctx, tx, inst); err != nil {
 			return err
 		}
 		_, err = store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "installation_setup", OrganizationID: org.ID, InstallationID: inst.ID,
-			Payload: setupPayload(inst.ID, inst.Status, "pending", nil), At: now})
+			Payload: setupPayload(inst.ID, inst.Status, store.InstallationPending, nil), At: now})
 		return err
 	})
 	if errors.Is(err, store.ErrConflict) {
@@ -207,7 +205,7 @@ func (r *mutationResolver) UninstallIntegration(ctx context.Context, name, id st
 // targetAllows tells whether an integration may be installed on kind
 // ("space" or "site").
 func targetAllows(in *store.Integration, kind store.IntegrationTarget) error {
-	if in.Target != "all" && in.Target != kind {
+	if in.Target != store.TargetAll && in.Target != kind {
 		return Invalid(string(kind), "this integration's target is %s: it cannot be installed on a %s", in.Target, kind)
 	}
 	return nil
@@ -224,7 +222,7 @@ func (r *mutationResolver) InstallIntegrationOnSpace(ctx context.Context, name, 
 	} else if err != nil {
 		return nil, err
 	}
-	if err := targetAllows(in, "space"); err != nil {
+	if err := targetAllows(in, store.TargetSpace); err != nil {
 		return nil, err
 	}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
@@ -235,12 +233,12 @@ func (r *mutationResolver) InstallIntegrationOnSpace(ctx context.Context, name, 
 		}
 		now := r.now()
 		row := &store.IntegrationSpaceInstallation{SpaceID: s.ID, ContentInstallation: store.ContentInstallation{InstallationID: inst.ID,
-			Status: "active", Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
+			Status: store.InstallationActive, Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
 		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "space_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SpaceID: s.ID, Payload: withSpace(setupPayload(inst.ID, "active", "pending", nil), s.ID), At: now})
+			InstallationID: inst.ID, SpaceID: s.ID, Payload: withSpace(setupPayload(inst.ID, store.InstallationActive, store.InstallationPending, nil), s.ID), At: now})
 		return err
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
@@ -265,12 +263,10 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 	}
 	// SECURITY: sites of the installation's organization only.
 	site, err := store.GetSite(ctx, r.DB, inst.OrganizationID, input.Site)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "site")
 	}
-	if err := targetAllows(in, "site"); err != nil {
+	if err := targetAllows(in, store.TargetSite); err != nil {
 		return nil, err
 	}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
@@ -281,12 +277,12 @@ func (r *mutationResolver) InstallIntegrationOnSite(ctx context.Context, name, i
 		}
 		now := r.now()
 		row := &store.IntegrationSiteInstallation{SiteID: site.ID, ContentInstallation: store.ContentInstallation{InstallationID: inst.ID,
-			Status: "active", Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
+			Status: store.InstallationActive, Configuration: emptyObject, ExternalIDs: []string{}, CreatedAt: now, UpdatedAt: now}}
 		if err := store.InsertRow(ctx, tx, row); err != nil {
 			return err
 		}
 		_, err := store.RecordEvent(ctx, tx, store.NewEvent{ActorID: actorID(ctx), Type: "site_installation_setup", OrganizationID: inst.OrganizationID,
-			InstallationID: inst.ID, SiteID: site.ID, Payload: withSite(setupPayload(inst.ID, "active", "pending", nil), site.ID), At: now})
+			InstallationID: inst.ID, SiteID: site.ID, Payload: withSite(setupPayload(inst.ID, store.InstallationActive, store.InstallationPending, nil), site.ID), At: now})
 		return err
 	})
 	if err != nil && !errors.Is(err, store.ErrConflict) {
@@ -333,10 +329,8 @@ func updateContentInstallation[T any](ctx context.Context, r *Resolver, target i
 		return zero, err
 	}
 	row, err := target.get(ctx, r.DB, inst.ID, contentID)
-	if errors.Is(err, store.ErrNotFound) {
-		return zero, NotFound(target.kind + " installation")
-	} else if err != nil {
-		return zero, err
+	if err != nil {
+		return zero, orNotFound(err, target.kind+" installation")
 	}
 	f := target.fields(row)
 	prevStatus, prevConfig := f.Status, f.Configuration
@@ -492,10 +486,7 @@ func (r *installationResolver) SpaceInstallations(ctx context.Context, inst *sto
 
 func (r *installationResolver) SpaceInstallation(ctx context.Context, inst *store.IntegrationInstallation, spaceID string) (*store.IntegrationSpaceInstallation, error) {
 	row, err := store.GetSpaceInstallation(ctx, r.DB, inst.ID, spaceID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("space installation")
-	}
-	return row, err
+	return row, orNotFound(err, "space installation")
 }
 
 func (r *installationResolver) SiteInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
@@ -504,10 +495,7 @@ func (r *installationResolver) SiteInstallations(ctx context.Context, inst *stor
 
 func (r *installationResolver) SiteInstallation(ctx context.Context, inst *store.IntegrationInstallation, siteID string) (*store.IntegrationSiteInstallation, error) {
 	row, err := store.GetSiteInstallation(ctx, r.DB, inst.ID, siteID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site installation")
-	}
-	return row, err
+	return row, orNotFound(err, "site installation")
 }
 
 type spaceInstallationResolver struct{ *Resolver }
@@ -577,10 +565,8 @@ func (r *integrationResolver) Events(ctx context.Context, in *store.Integration,
 
 func (r *integrationResolver) Event(ctx context.Context, in *store.Integration, id string) (*model.IntegrationEventDetail, error) {
 	e, err := store.GetIntegrationEvent(ctx, r.DB, in.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("event")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "event")
 	}
 	// SECURITY: the admins of the organization the event happened in.
 	if err := requireOrgRole(ctx, e.OrganizationID, store.RoleAdmin, "event"); err != nil {

@@ -22,7 +22,7 @@ import (
 	"github.com/docsapi/docsapi/store/blob"
 )
 
-// Integrations (spec 4.14). An integration has a global name and belongs to
+// Integrations. An integration has a global name and belongs to
 // the organization that published it: public and unlisted ones are seen by
 // everyone, private ones by that organization's members; its admins publish
 // and unpublish. An installation belongs to the organization it is installed
@@ -56,7 +56,7 @@ func callerOrgs(ctx context.Context, min store.MemberRole) []string {
 
 // canSee tells whether the caller may see integration in.
 func canSee(ctx context.Context, in *store.Integration) bool {
-	if in.Visibility != "private" {
+	if in.Visibility != store.IntegrationPrivate {
 		return true
 	}
 	_, err := orgRole(ctx, in.OrganizationID, "integration")
@@ -125,7 +125,7 @@ type publication struct {
 }
 
 func checkPublication(input model.PublishIntegrationInput) (*publication, error) {
-	p := &publication{row: store.Integration{Runtime: "v1", Visibility: "public", Target: "all",
+	p := &publication{row: store.Integration{Runtime: "v1", Visibility: store.IntegrationPublic, Target: store.TargetAll,
 		Scopes: input.Scopes, Categories: []store.IntegrationCategory{}, Script: input.Script}}
 	if rt, _ := input.Runtime.ValueOK(); rt != nil {
 		if *rt != "v1" && *rt != "v2" {
@@ -619,10 +619,8 @@ func jsonObject(raw json.RawMessage) (map[string]any, error) {
 // none or the caller is not a member, 403 when they are not an admin.
 func (r *Resolver) administeredOrganization(ctx context.Context, ref string) (*store.Organization, error) {
 	org, err := store.OrganizationByRef(ctx, r.DB, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("organization")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "organization")
 	}
 	if err := requireOrgRole(ctx, org.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err

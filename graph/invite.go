@@ -60,10 +60,8 @@ var errInviteDisabled = errors.New("invite links are disabled")
 // allow invite links. Holding the id is what entitles one to read it.
 func (r *Resolver) usableInvite(ctx context.Context, orgID, id string) (*store.Invite, *store.Organization, error) {
 	inv, err := store.GetInvite(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, NotFound("invite")
-	} else if err != nil {
-		return nil, nil, err
+	if err != nil {
+		return nil, nil, orNotFound(err, "invite")
 	}
 	org, err := store.GetOrganization(ctx, r.DB, orgID)
 	if err != nil {
@@ -124,10 +122,8 @@ func (r *mutationResolver) UpdateOrganizationInvite(ctx context.Context, orgID, 
 		return nil, Invalid("role", "is required (null invites guests)")
 	}
 	inv, err := store.GetInvite(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("invite")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "invite")
 	}
 	inv.Role = role
 	return inv, store.UpdateInvite(ctx, r.DB, inv, "role")
@@ -172,10 +168,8 @@ func (r *mutationResolver) JoinOrganization(ctx context.Context, orgID string) (
 		return nil, err
 	}
 	org, err := store.GetOrganization(ctx, r.DB, orgID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("organization")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "organization")
 	}
 	// A member joining again changes nothing (a guest may be raised to the
 	// default role).

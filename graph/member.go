@@ -67,10 +67,7 @@ func (r *organizationResolver) Member(ctx context.Context, o *store.Organization
 
 func (r *Resolver) member(ctx context.Context, orgID, userID string) (*store.Member, error) {
 	m, err := store.GetMember(ctx, r.DB, orgID, userID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("member")
-	}
-	return m, err
+	return m, orNotFound(err, "member")
 }
 
 // isDesc reads the `order` of a list ordered by date: newest first by default.

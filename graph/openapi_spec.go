@@ -18,7 +18,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// OpenAPI specifications (spec 4.16). A spec names a source URL; creating it
+// OpenAPI specifications. A spec names a source URL; creating it
 // or putting a new source marks it pending and, after the commit, enqueues a
 // job (ProcessOpenAPISpec, openapi_spec_process.go) that fetches, validates
 // and bundles it and keeps a version when the content changed. A periodic
@@ -28,7 +28,8 @@ import (
 // are served by this server at signed addresses (RawOpenAPIPath), and those
 // of public specs at a stable published address (PublishedOpenAPIPath).
 
-// openAPISlug is spec 2.22's slug pattern.
+// openAPISlug is the pattern of a specification's slug: words of letters and
+// digits joined by single dashes.
 var openAPISlug = regexp.MustCompile(`^[a-zA-Z0-9]+(?:-[a-zA-Z0-9]+)*$`)
 
 const (
@@ -74,10 +75,7 @@ func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organiz
 
 func (r *Resolver) openAPISpec(ctx context.Context, orgID, slug string) (*store.OpenAPISpec, error) {
 	s, err := store.GetOpenAPISpec(ctx, r.DB, orgID, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("OpenAPI specification")
-	}
-	return s, err
+	return s, orNotFound(err, "OpenAPI specification")
 }
 
 // checkOpenAPISource checks a source URL: an absolute http(s) URL. Whether
@@ -242,10 +240,8 @@ func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec,
 		id = *s.LastVersionID
 	}
 	v, err := store.GetOpenAPISpecVersion(ctx, r.DB, s.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("OpenAPI specification version")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "OpenAPI specification version")
 	}
 	v.Spec = s
 	return v, nil

@@ -3,11 +3,12 @@ package graph
 import (
 	"context"
 	"errors"
-	"github.com/99designs/gqlgen/graphql"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
@@ -171,7 +172,7 @@ func (r *mutationResolver) UpdateOrganizationAgentInstructions(ctx context.Conte
 // newOrganization is an organization with the defaults of a new one.
 func newOrganization(title, creatorID string, now time.Time) *store.Organization {
 	return &store.Organization{
-		ID: store.NewID(), Title: title, Type: "business", Plan: "free_2024", InviteLinks: true,
+		ID: store.NewID(), Title: title, Type: store.OrganizationBusiness, Plan: store.BillingFree2024, InviteLinks: true,
 		EmailDomains: []string{}, MergeRules: store.MergeRules{Type: store.MergeRulesNone},
 		// The instructions start empty, authored by the creator.
 		AgentInstructions:          store.EmptyDocument,

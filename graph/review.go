@@ -27,10 +27,7 @@ const maxRequestedReviewers = 100
 
 func (r *changeRequestResolver) Review(ctx context.Context, cr *store.ChangeRequest, id string) (*store.Review, error) {
 	rv, err := store.GetReview(ctx, r.DB, cr.ID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("review")
-	}
-	return rv, err
+	return rv, orNotFound(err, "review")
 }
 
 func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error) {
@@ -102,7 +99,7 @@ func (r *mutationResolver) SubmitChangeRequestReview(ctx context.Context, spaceI
 		rv.ChangeRequestID, rv.RevisionID = cr.ID, cr.Revision
 		if commentBody != "" {
 			c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: &cr.ID, RevisionID: cr.Revision,
-				Body: commentBody, PostedBy: &caller.User.ID, PostedAt: now, Status: "open"}
+				Body: commentBody, PostedBy: &caller.User.ID, PostedAt: now, Status: store.CommentOpen}
 			if err := store.InsertRow(ctx, tx, c); err != nil {
 				return err
 			}
@@ -262,11 +259,11 @@ func reviewRule(rule store.MergeRule, current []*store.Review) error {
 		})
 	}
 	switch rule.Rule {
-	case "require_at_least_one_review":
+	case store.MergeRuleRequireAtLeastOneReview:
 		if len(current) == 0 {
 			return Conflict("merge rule require_at_least_one_review: the change request has no review of its current revision")
 		}
-	case "require_all_reviews_approved":
+	case store.MergeRuleRequireAllReviewsApproved:
 		var against []string
 		for _, rv := range current {
 			if rv.Status != store.ReviewApproved {
@@ -276,7 +273,7 @@ func reviewRule(rule store.MergeRule, current []*store.Review) error {
 		if len(against) > 0 {
 			return Conflict("merge rule require_all_reviews_approved: changes are requested by %s", strings.Join(against, ", "))
 		}
-	case "require_specific_reviewers":
+	case store.MergeRuleRequireSpecificReviewers:
 		var missing []string
 		for _, u := range rule.Users {
 			if !approvedBy(u) {
@@ -286,7 +283,7 @@ func reviewRule(rule store.MergeRule, current []*store.Review) error {
 		if len(missing) > 0 {
 			return Conflict("merge rule require_specific_reviewers: the current revision is not approved by %s", strings.Join(missing, ", "))
 		}
-	case "require_one_of_specific_reviewers":
+	case store.MergeRuleRequireOneOfSpecificReviewers:
 		if !slices.ContainsFunc(rule.Users, approvedBy) {
 			return Conflict("merge rule require_one_of_specific_reviewers: the current revision is approved by none of %s", strings.Join(rule.Users, ", "))
 		}

@@ -14,14 +14,15 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// SAML single sign-on (spec 4.17 and 2.24). An organization's admins
+// SAML single sign-on. An organization's admins
 // register the identity providers its members sign in with; a provider is
 // `pending` until its SSO URL, entity ID and certificate are all set, then
 // `active`. The sign-in itself (an SP-initiated login: AuthnRequest out,
 // signed response in) is in sso_login.go; this file is the configuration.
 //
 // Only admins see providers (their configuration decides who gets into the
-// organization); every member sees the sign-in entries (O/sso).
+// organization); every member sees the sign-in entries
+// (Organization.ssoProviderLogins, GET /v1/orgs/{organizationId}/sso).
 
 func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SAMLProviderList, error) {
 	// SECURITY: admins manage single sign-on.
@@ -51,10 +52,7 @@ func (r *Resolver) samlProvider(ctx context.Context, orgID, id string) (*store.S
 		return nil, err
 	}
 	p, err := store.GetSAMLProvider(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("SAML provider")
-	}
-	return p, err
+	return p, orNotFound(err, "SAML provider")
 }
 
 func (r *organizationResolver) SsoProviderLogins(ctx context.Context, o *store.Organization) (*model.SSOProviderLoginList, error) {
@@ -81,8 +79,8 @@ type samlProviderChanges struct {
 	defaultRole                                       graphql.Omittable[*store.MemberRole]
 }
 
-// apply validates the changes and assigns them to p; it returns the columns
-// changed. Nothing is written.
+// applySAMLProvider validates the changes and assigns them to p; it returns
+// the columns changed. Nothing is written.
 func (r *Resolver) applySAMLProvider(ctx context.Context, p *store.SAMLProvider, c samlProviderChanges) ([]string, error) {
 	pt := &patch{}
 	setRequired(pt, "label", "label", c.label, &p.Label, length("label", 1, 30))

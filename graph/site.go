@@ -29,10 +29,8 @@ func (r *Resolver) site(ctx context.Context, orgID, id string) (*store.Site, err
 		return nil, err
 	}
 	s, err := store.GetSite(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("site")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "site")
 	}
 	r.loaders(ctx).Site.Prime(ctx, s.ID, s)
 	return s, nil
@@ -194,8 +192,8 @@ func (r *mutationResolver) CreateSite(ctx context.Context, organizationID string
 	}
 	now := r.now()
 	s := &store.Site{
-		ID: store.NewID(), OrganizationID: organizationID, Type: "basic", Title: "Untitled site",
-		Visibility: store.SiteVisibilityPublic, ShareKey: store.NewSecret(), AgentsContext: "included",
+		ID: store.NewID(), OrganizationID: organizationID, Type: store.SiteTypeBasic, Title: "Untitled site",
+		Visibility: store.SiteVisibilityPublic, ShareKey: store.NewSecret(), AgentsContext: store.AgentsContextIncluded,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	p := &patch{}

@@ -17,6 +17,9 @@ import (
 // removed for good.
 const SpaceRetention = 7 * 24 * time.Hour
 
+// maxSpaceTitle bounds a space's title, in characters.
+const maxSpaceTitle = 50
+
 func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) (*store.Space, error) {
 	return r.space(ctx, id)
 }
@@ -24,9 +27,6 @@ func (r *queryResolver) Space(ctx context.Context, id string, shareKey *string) 
 // space loads a live space the caller can read. It reads directly rather
 // than through the loader: a single lookup gains nothing from waiting for a
 // batch.
-// maxSpaceTitle bounds a space's title, in characters.
-const maxSpaceTitle = 50
-
 func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, r.DB, id)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && s.DeletedAt != nil) {
@@ -76,7 +76,7 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 	now := r.now()
 	inherit := store.DefaultLevelInherit
 	s := &store.Space{
-		ID: store.NewID(), OrganizationID: organizationID, Visibility: store.VisibilityPrivate, EditMode: "live",
+		ID: store.NewID(), OrganizationID: organizationID, Visibility: store.VisibilityPrivate, EditMode: store.EditModeLive,
 		MergeRules: store.MergeRules{Type: store.MergeRulesInherit}, DefaultLevel: &inherit,
 		RevisionID: store.NewID(), CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
 	}
@@ -175,10 +175,8 @@ func (r *mutationResolver) DeleteSpace(ctx context.Context, id string) (bool, er
 
 func (r *mutationResolver) RestoreSpace(ctx context.Context, id string) (*store.Space, error) {
 	s, err := store.GetSpace(ctx, r.DB, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("space")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "space")
 	}
 	// SECURITY: restoring is for the space's admins.
 	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
@@ -245,7 +243,7 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 	if s.Visibility != store.VisibilityPrivate {
 		published := r.URLs.Published("/s/" + id)
 		u.Published = &published
-		if s.Visibility == "public" {
+		if s.Visibility == store.VisibilityPublic {
 			u.Public = &published
 		}
 	}

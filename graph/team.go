@@ -63,10 +63,7 @@ func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, 
 
 func (r *Resolver) team(ctx context.Context, orgID, id string) (*store.Team, error) {
 	t, err := store.GetTeam(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("team")
-	}
-	return t, err
+	return t, orNotFound(err, "team")
 }
 
 func teamKey(t *store.Team) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} }
@@ -261,10 +258,8 @@ func (r *mutationResolver) AddTeamMember(ctx context.Context, orgID, teamID, use
 		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
 			return err
 		}
-		if _, err := store.GetMember(ctx, tx, orgID, userID); errors.Is(err, store.ErrNotFound) {
-			return NotFound("member")
-		} else if err != nil {
-			return err
+		if _, err := store.GetMember(ctx, tx, orgID, userID); err != nil {
+			return orNotFound(err, "member")
 		}
 		return store.PutTeamMember(ctx, tx, t, userID, role)
 	})

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"errors"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,10 +12,10 @@ import (
 )
 
 // Space templates: starting content applied to a space's content, or to a
-// change request's (POST S/content/template, spec 4.4). The catalogue is
-// built in; spaceTemplates lists it. Applying a template adds its pages
-// after the existing top-level pages, as one new revision, like any edit
-// (editors; never in a locked space). A template's markdown may name
+// change request's (POST /v1/spaces/{spaceId}/content/template). The
+// catalogue is built in; spaceTemplates lists it. Applying a template adds
+// its pages after the existing top-level pages, as one new revision, like
+// any edit (editors; never in a locked space). A template's markdown may name
 // content references ({{name}}) that the caller fills with files of the
 // content (params.contentRefs); a line naming a reference left unfilled is
 // left out.
@@ -197,10 +196,8 @@ func (r *Resolver) templateFileNames(ctx context.Context, s *store.Space, crID *
 	revision := s.RevisionID
 	if crID != nil {
 		cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, *crID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, NotFound("change request")
-		} else if err != nil {
-			return nil, err
+		if err != nil {
+			return nil, orNotFound(err, "change request")
 		}
 		revision = cr.Revision
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Translations (spec 4.17). A translation names a source space and a target
+// Translations. A translation names a source space and a target
 // language; runTranslation makes it pending and, after the commit, enqueues
 // a job (RunTranslationArgs, run by graph/jobs) that translates the source's
 // current pages through the configured provider into the result space. A
@@ -86,10 +86,8 @@ func (r *Resolver) translation(ctx context.Context, orgID, id string) (*store.Tr
 		return nil, err
 	}
 	t, err := store.GetTranslation(ctx, r.DB, orgID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, NotFound("translation")
-	} else if err != nil {
-		return nil, err
+	if err != nil {
+		return nil, orNotFound(err, "translation")
 	}
 	if _, err := r.space(ctx, t.SourceSpaceID); isNotFound(err) {
 		return nil, NotFound("translation")

@@ -9,8 +9,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// The input limits of the specification (section 8) and the reference. Each
-// check returns a 400 naming the field; lengths count characters, not bytes.
+// Checks of input limits; the limits are constants next to the resolvers
+// that apply them (maxSpaceTitle, maxChangeRequestSubject...). Each check
+// returns a 400 naming the field; lengths count characters, not bytes.
 
 func checkLength(field, s string, min, max int) error {
 	n := utf8.RuneCountInString(s)

@@ -41,8 +41,8 @@ func decoded(t *testing.T, res *servertest.Response) any {
 	return v
 }
 
-// The content reads' metadata, computed and evaluated parameters (spec 4.4,
-// 4.5): metadata=false leaves out the git metadata; computed and evaluated
+// The content reads' metadata, computed and evaluated parameters:
+// metadata=false leaves out the git metadata; computed and evaluated
 // change nothing here (no computed content, no expressions) but are checked.
 func TestContentReadParameters(t *testing.T) {
 	t.Parallel()

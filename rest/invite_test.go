@@ -88,7 +88,7 @@ func TestInviteLinks(t *testing.T) {
 func TestJoinByEmailDomain(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t)
-	alice := env.NewUser("Alice") // resttest users are @example.com
+	alice := env.NewUser("Alice") // servertest users are @example.com
 	org := alice.NewOrg("Acme")
 	bob := env.NewUser("Bob")
 	created, err := env.Server.Resolver.CreateUser(context.Background(), "dan@other.org", "Dan")

@@ -15,7 +15,7 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// Tests of OpenAPI specifications (spec 4.16; graph/openapi_spec.go). Not to
+// Tests of OpenAPI specifications (graph/openapi_spec.go). Not to
 // be confused with openapi_test.go, about this server's own OpenAPI document.
 
 const petstore30 = `{

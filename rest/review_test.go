@@ -20,7 +20,7 @@ func paragraph(text string) map[string]any {
 	}}
 }
 
-// items returns the items of a list response, failing unless count matches.
+// listItems returns the items of a list response, failing unless count matches.
 func listItems(t *testing.T, res *servertest.Response) []map[string]any {
 	t.Helper()
 	var list struct {

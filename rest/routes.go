@@ -50,7 +50,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/user", Operation: "getAuthenticatedUser", Status: http.StatusOK, Tag: "users",
 		Summary: "Get the authenticated user"},
 
-	// Organizations (spec 4.11)
+	// Organizations
 	{Method: "GET", Path: "/v1/orgs", Operation: "listOrganizationsForAuthenticatedUser", Status: http.StatusOK, Tag: "organizations",
 		Summary: "List the organizations of the authenticated user"},
 	{Method: "POST", Path: "/v1/orgs", Operation: "createOrganization", Status: http.StatusCreated, Tag: "organizations",
@@ -64,7 +64,7 @@ var Routes = []Route{
 	{Method: "PUT", Path: "/v1/orgs/{organizationId}/agent-instructions", Operation: "updateOrganizationAgentInstructions", Status: http.StatusOK,
 		Tag: "organizations", Summary: "Replace the docs agent instructions of an organization"},
 
-	// Joining: email domains and invite links (spec 4.11 and the reference)
+	// Joining: email domains and invite links
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/join", Operation: "joinOrganization", Status: http.StatusNoContent,
 		Tag: "organizations", Summary: "Join an organization that admits the caller's email domain"},
 	{Method: "GET", Path: "/v1/email-domains/{emailDomain}/orgs", Operation: "getOrganizationsForEmailDomain", Status: http.StatusOK,
@@ -82,7 +82,7 @@ var Routes = []Route{
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/invites/{inviteId}", Operation: "joinOrganizationWithInvite", Status: http.StatusOK,
 		Tag: "invites", Summary: "Join an organization with an invite link"},
 
-	// Members and teams (spec 4.12)
+	// Members and teams
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/members", Operation: "listMembersInOrganizationById", Status: http.StatusOK,
 		Result: "organization.members", Tag: "members", Summary: "List the members of an organization"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/members/{userId}", Operation: "getMemberInOrganizationById", Status: http.StatusOK,
@@ -118,7 +118,7 @@ var Routes = []Route{
 	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/teams/{teamId}", Operation: "removeTeamFromOrganizationById", Status: http.StatusResetContent,
 		Tag: "teams", Summary: "Delete a team (205; 204 when there was none)"},
 
-	// Spaces (spec 4.3, and creating and listing from the reference)
+	// Spaces
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/spaces", Operation: "listSpacesInOrganizationById", Status: http.StatusOK,
 		Result: "organization.spaces", Tag: "spaces", Summary: "List the spaces of an organization"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/spaces", Operation: "createSpace", Status: http.StatusCreated, Tag: "spaces",
@@ -138,7 +138,7 @@ var Routes = []Route{
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/transfer", Operation: "transferSpace", Status: http.StatusOK, Tag: "spaces",
 		Summary: "Give a space to another organization"},
 
-	// Space content (spec 4.4) and revisions (the reference)
+	// Space content and revisions
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content", Operation: "getCurrentRevision", Status: http.StatusOK,
 		Result: "space.content", Tag: "content", Summary: "Get the current revision of a space"},
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/content/template", Operation: "applyTemplateToSpace", Status: http.StatusNoContent,
@@ -158,7 +158,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath...}", Operation: "getPageInRevisionByPath", Status: http.StatusOK,
 		Result: "space.revisionById.pageByPath", Tag: "content", Summary: "Get a page of a revision by its path"},
 
-	// Files (spec 4.4, 4.5 and the reference's revisions)
+	// Files, of the space's content, of a revision and of a change request
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files", Operation: "listFiles", Status: http.StatusOK,
 		Result: "space.content.fileList", Tag: "content", Summary: "List the files of a space"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files/{fileId}", Operation: "getFileById", Status: http.StatusOK,
@@ -172,7 +172,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/files/{fileId}", Operation: "getFileInRevisionById", Status: http.StatusOK,
 		Result: "space.revisionById.file", Tag: "content", Summary: "Get a file of a revision"},
 
-	// Comments (spec 4.1, 4.2, and the reference's reply operations)
+	// Comments and their replies
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/comments", Operation: "listCommentsInSpace", Status: http.StatusOK, Result: "space.commentList", Tag: "comments",
 		Summary: "List the comments of a space"},
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/comments", Operation: "postCommentInSpace", Status: http.StatusOK, Tag: "comments",
@@ -214,7 +214,7 @@ var Routes = []Route{
 	{Method: "DELETE", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/comments/{commentId}/replies/{commentReplyId}", Operation: "deleteCommentReplyInChangeRequest", Status: http.StatusNoContent, Tag: "comments",
 		Summary: "Delete a reply"},
 
-	// Links and backlinks (spec 4.3, 4.4, 4.5)
+	// Links and backlinks
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/links", Operation: "listSpaceLinks", Status: http.StatusOK,
 		Result: "space.links", Tag: "content", Summary: "List the links of a space's content, with stats"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/page/{pageId}/links", Operation: "listPageLinksInSpace", Status: http.StatusOK,
@@ -236,13 +236,13 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/git/info", Operation: "getSpaceGitInfo", Status: http.StatusOK,
 		Result: "space.gitInfo", Tag: "git", Summary: "Get a space's git sync"},
 
-	// Search (spec 4.4, 4.11)
+	// Search
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/search", Operation: "searchSpaceContent", Status: http.StatusOK,
 		Result: "space.search", Tag: "search", Summary: "Search the content of a space"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/search", Operation: "searchOrganizationContent", Status: http.StatusOK,
 		Result: "organization.search", Tag: "search", Summary: "Search the content of an organization's spaces"},
 
-	// Change requests (spec 4.6) and their content (spec 4.5)
+	// Change requests and their content
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests", Operation: "listChangeRequestsForSpace", Status: http.StatusOK,
 		Result: "space.changeRequestList", Tag: "change-requests", Summary: "List the change requests of a space"},
 	{Method: "POST", Path: "/v1/spaces/{spaceId}/change-requests", Operation: "createChangeRequest", Status: http.StatusCreated,
@@ -280,7 +280,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/change-requests/{changeRequestId}/content/path/{pagePath...}", Operation: "getPageInChangeRequestByPath", Status: http.StatusOK,
 		Result: "space.changeRequest.content.pageByPath", Tag: "change-requests", Summary: "Get a page of a change request by its path"},
 
-	// Collections (spec 4.13)
+	// Collections
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/collections", Operation: "listCollectionsInOrganizationById", Status: http.StatusOK,
 		Result: "organization.collections", Tag: "collections", Summary: "List the collections of an organization"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/collections", Operation: "createCollection", Status: http.StatusCreated,
@@ -334,7 +334,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/collections/{collectionId}/permissions/aggregate", Operation: "listPermissionsAggregateInCollection", Status: http.StatusOK,
 		Result: "collection.permissionsAggregate", Tag: "permissions", Summary: "List everyone with a role on a collection"},
 
-	// Sites (spec 4.7, with publishing and the structure from the reference)
+	// Sites, their publishing and their structure
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites", Operation: "listSites", Status: http.StatusOK,
 		Result: "organization.sites", Tag: "sites", Summary: "List the sites of an organization"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites", Operation: "createSite", Status: http.StatusCreated, Tag: "sites",
@@ -362,7 +362,7 @@ var Routes = []Route{
 	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/structure/sort", Operation: "sortSiteStructure", Status: http.StatusOK, Tag: "sites",
 		Summary: "Move a site space, section or section group in the site's structure"},
 
-	// Site section groups (spec 4.8)
+	// Site section groups
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/section-groups", Operation: "listSiteSectionGroups", Status: http.StatusOK,
 		Result: "site.sectionGroups", Tag: "site-structure", Summary: "List a site's section groups"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/section-groups", Operation: "addSectionGroupToSite", Status: http.StatusCreated,
@@ -378,7 +378,7 @@ var Routes = []Route{
 	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/sites/{siteId}/section-groups/{siteSectionGroupId}/sections/{siteSectionId}",
 		Operation: "removeSectionFromGroup", Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a section from a section group"},
 
-	// Site sections (spec 4.9)
+	// Site sections
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/sections", Operation: "listSiteSections", Status: http.StatusOK,
 		Result: "site.sections", Tag: "site-structure", Summary: "List a site's sections"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/sections", Operation: "addSectionToSite", Status: http.StatusCreated,
@@ -390,7 +390,7 @@ var Routes = []Route{
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/sections/{siteSectionId}/move", Operation: "moveSiteSection",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a section (deprecated: use sortSiteStructure)"},
 
-	// Site spaces (spec 4.10)
+	// Site spaces
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces", Operation: "listSiteSpaces", Status: http.StatusOK,
 		Result: "site.siteSpaceList", Tag: "site-structure", Summary: "List a site's site spaces"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces", Operation: "addSpaceToSite", Status: http.StatusCreated,
@@ -401,7 +401,7 @@ var Routes = []Route{
 		Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a site space"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move", Operation: "moveSiteSpace",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a site space (deprecated: use sortSiteStructure)"},
-	// SAML single sign-on (spec 4.17; graph/saml.go; the sign-in itself is
+	// SAML single sign-on (graph/saml.go; the sign-in itself is
 	// served outside /v1, graph/sso_login.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,
 		Result: "organization.samlProviders", Tag: "sso", Summary: "List the SAML identity providers of an organization"},
@@ -416,7 +416,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sso", Operation: "listSSOProviderLoginsInOrganization", Status: http.StatusOK,
 		Result: "organization.ssoProviderLogins", Tag: "sso", Summary: "List where the members of an organization can sign in"},
 
-	// Translations (spec 4.17; graph/translation.go)
+	// Translations (graph/translation.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/translations", Operation: "listTranslations", Status: http.StatusOK,
 		Result: "organization.translations", Tag: "translations", Summary: "List the translations of an organization"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/translations", Operation: "createTranslation", Status: http.StatusCreated,
@@ -430,7 +430,7 @@ var Routes = []Route{
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/translations/{translationId}/run", Operation: "runTranslation", Status: http.StatusNoContent,
 		Tag: "translations", Summary: "Run a translation in the background"},
 
-	// Conversation insights (spec 4.15; graph/conversation.go)
+	// Conversation insights (graph/conversation.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations", Operation: "listConversations", Status: http.StatusOK,
 		Result: "organization.conversations", Tag: "conversations", Summary: "List the ingested conversations, newest first"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/conversations", Operation: "ingestConversation", Status: http.StatusNoContent,
@@ -446,7 +446,7 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/conversations-clusters/{clusterId}", Operation: "getConversationsIssuesCluster", Status: http.StatusOK,
 		Result: "organization.conversationsCluster", Tag: "conversations", Summary: "Get a cluster of similar issues"},
 
-	// OpenAPI specifications (spec 4.16; graph/openapi_spec.go)
+	// OpenAPI specifications (graph/openapi_spec.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi", Operation: "listOpenAPISpecs", Status: http.StatusOK,
 		Result: "organization.openAPISpecs", Tag: "openapi", Summary: "List the OpenAPI specifications of an organization"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/openapi", Operation: "createOpenAPISpec", Status: http.StatusCreated,
@@ -471,8 +471,8 @@ var Routes = []Route{
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/openapi/{specSlug}/versions/{versionId}/content", Operation: "getOpenAPISpecVersionContentById", Status: http.StatusOK,
 		Result: "organization.openAPISpec.version.content", Tag: "openapi", Summary: "Get the files and document address of a version"},
 
-	// Integrations, their installations and events (spec 4.14, 6; the
-	// reference's installation operations on spaces and sites)
+	// Integrations, their installations (on the organization, its spaces
+	// and its sites) and their events
 	{Method: "GET", Path: "/v1/integrations", Operation: "listIntegrations", Status: http.StatusOK, Tag: "integrations",
 		Summary: "List the integrations the caller can see"},
 	{Method: "GET", Path: "/v1/integrations/{integrationName}", Operation: "getIntegrationByName", Status: http.StatusOK, Tag: "integrations",

@@ -28,6 +28,12 @@ type Comment struct {
 	ResolvedBy      *string         `bun:"resolved_by"`
 }
 
+// Comment statuses.
+const (
+	CommentOpen     = "open"
+	CommentResolved = "resolved"
+)
+
 // Object is the REST type name of a comment.
 func (Comment) Object() string { return "comment" }
 

@@ -106,8 +106,11 @@ const (
 	ClusterAnalysing IssuesClusterStatus = "analysing"
 )
 
+// AllIssuesClusterStatuses lists the states of a cluster.
+var AllIssuesClusterStatuses = []IssuesClusterStatus{ClusterPending, ClusterAnalysing}
+
 func (s *IssuesClusterStatus) UnmarshalGQL(x any) error {
-	return unmarshalEnum(s, x, "ConversationsIssuesClusterStatus", []IssuesClusterStatus{ClusterPending, ClusterAnalysing})
+	return unmarshalEnum(s, x, "ConversationsIssuesClusterStatus", AllIssuesClusterStatuses)
 }
 func (s IssuesClusterStatus) MarshalGQL(w io.Writer) { marshalEnum(w, s) }
 

@@ -12,8 +12,9 @@ import (
 // delivery jobs on integration_events.
 
 // IntegrationDevelopment is an integration's development mode: the columns
-// of integrations that PUT and DELETE INT/dev change, kept out of
-// Integration so that publishing a new version leaves them alone.
+// of integrations that PUT and DELETE /v1/integrations/{name}/dev change,
+// kept out of Integration so that publishing a new version leaves them
+// alone.
 type IntegrationDevelopment struct {
 	bun.BaseModel `bun:"table:integrations,alias:i"`
 

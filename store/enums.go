@@ -25,14 +25,14 @@ const (
 	RoleRead    MemberRole = "read"
 )
 
-// MemberRoles lists the roles from most to least powerful.
-var MemberRoles = []MemberRole{RoleAdmin, RoleCreate, RoleReview, RoleEdit, RoleComment, RoleRead}
+// AllMemberRoles lists the roles from most to least powerful.
+var AllMemberRoles = []MemberRole{RoleAdmin, RoleCreate, RoleReview, RoleEdit, RoleComment, RoleRead}
 
 // Rank orders roles: higher is more powerful; an unknown role (or a guest's
 // empty one) ranks 0.
 func (r MemberRole) Rank() int {
-	if i := slices.Index(MemberRoles, r); i >= 0 {
-		return len(MemberRoles) - i
+	if i := slices.Index(AllMemberRoles, r); i >= 0 {
+		return len(AllMemberRoles) - i
 	}
 	return 0
 }
@@ -40,41 +40,56 @@ func (r MemberRole) Rank() int {
 // AtLeast reports whether r grants at least what min grants.
 func (r MemberRole) AtLeast(min MemberRole) bool { return r.Rank() >= min.Rank() }
 
-func (r *MemberRole) UnmarshalGQL(v any) error { return unmarshalEnum(r, v, "MemberRole", MemberRoles) }
-func (r MemberRole) MarshalGQL(w io.Writer)    { marshalEnum(w, r) }
+func (r *MemberRole) UnmarshalGQL(v any) error {
+	return unmarshalEnum(r, v, "MemberRole", AllMemberRoles)
+}
+func (r MemberRole) MarshalGQL(w io.Writer) { marshalEnum(w, r) }
 
 // DefaultLevel is the role members get on a piece of content by default: a
 // role, "inherit" (from the parent), or guest (stored as NULL, a nil pointer).
 type DefaultLevel string
 
-const DefaultLevelInherit DefaultLevel = "inherit"
+// The default levels: inherit, then one per member role, from most to least
+// powerful.
+const (
+	DefaultLevelInherit DefaultLevel = "inherit"
+	DefaultLevelAdmin   DefaultLevel = DefaultLevel(RoleAdmin)
+	DefaultLevelCreate  DefaultLevel = DefaultLevel(RoleCreate)
+	DefaultLevelReview  DefaultLevel = DefaultLevel(RoleReview)
+	DefaultLevelEdit    DefaultLevel = DefaultLevel(RoleEdit)
+	DefaultLevelComment DefaultLevel = DefaultLevel(RoleComment)
+	DefaultLevelRead    DefaultLevel = DefaultLevel(RoleRead)
+)
 
-var defaultLevels = append([]DefaultLevel{DefaultLevelInherit}, func() []DefaultLevel {
-	out := make([]DefaultLevel, len(MemberRoles))
-	for i, r := range MemberRoles {
-		out[i] = DefaultLevel(r)
-	}
-	return out
-}()...)
+// AllDefaultLevels lists the default levels (guest, stored as NULL, is none
+// of them).
+var AllDefaultLevels = []DefaultLevel{DefaultLevelInherit, DefaultLevelAdmin, DefaultLevelCreate,
+	DefaultLevelReview, DefaultLevelEdit, DefaultLevelComment, DefaultLevelRead}
 
 func (l *DefaultLevel) UnmarshalGQL(v any) error {
-	return unmarshalEnum(l, v, "DefaultLevel", defaultLevels)
+	return unmarshalEnum(l, v, "DefaultLevel", AllDefaultLevels)
 }
 func (l DefaultLevel) MarshalGQL(w io.Writer) { marshalEnum(w, l) }
 
 // ContentVisibility is who can read a space.
 type ContentVisibility string
 
-var contentVisibilities = []ContentVisibility{"public", "unlisted", "share-link", "visitor-auth", "in-collection", "private"}
-
 const (
-	VisibilityPrivate ContentVisibility = "private"
+	VisibilityPublic      ContentVisibility = "public"
+	VisibilityUnlisted    ContentVisibility = "unlisted"
+	VisibilityShareLink   ContentVisibility = "share-link"
+	VisibilityVisitorAuth ContentVisibility = "visitor-auth"
 	// VisibilityInCollection: readable by whoever can read the space's collection.
 	VisibilityInCollection ContentVisibility = "in-collection"
+	VisibilityPrivate      ContentVisibility = "private"
 )
 
+// AllContentVisibilities lists the content visibilities.
+var AllContentVisibilities = []ContentVisibility{VisibilityPublic, VisibilityUnlisted, VisibilityShareLink,
+	VisibilityVisitorAuth, VisibilityInCollection, VisibilityPrivate}
+
 func (v *ContentVisibility) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "ContentVisibility", contentVisibilities)
+	return unmarshalEnum(v, x, "ContentVisibility", AllContentVisibilities)
 }
 func (v ContentVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 
@@ -82,33 +97,89 @@ func (v ContentVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 type SiteVisibility string
 
 const (
-	SiteVisibilityPublic    SiteVisibility = "public"
-	SiteVisibilityShareLink SiteVisibility = "share-link"
+	SiteVisibilityPublic      SiteVisibility = "public"
+	SiteVisibilityUnlisted    SiteVisibility = "unlisted"
+	SiteVisibilityShareLink   SiteVisibility = "share-link"
+	SiteVisibilityVisitorAuth SiteVisibility = "visitor-auth"
 )
 
-var siteVisibilities = []SiteVisibility{"public", "unlisted", "share-link", "visitor-auth"}
+// AllSiteVisibilities lists the site visibilities.
+var AllSiteVisibilities = []SiteVisibility{SiteVisibilityPublic, SiteVisibilityUnlisted,
+	SiteVisibilityShareLink, SiteVisibilityVisitorAuth}
 
 func (v *SiteVisibility) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "SiteVisibility", siteVisibilities)
+	return unmarshalEnum(v, x, "SiteVisibility", AllSiteVisibilities)
 }
 func (v SiteVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 
 // SiteType is a site's plan.
 type SiteType string
 
-var siteTypes = []SiteType{"basic", "premium", "ultimate", "sponsored", "legacy-basic", "legacy-premium"}
+const (
+	SiteTypeBasic         SiteType = "basic"
+	SiteTypePremium       SiteType = "premium"
+	SiteTypeUltimate      SiteType = "ultimate"
+	SiteTypeSponsored     SiteType = "sponsored"
+	SiteTypeLegacyBasic   SiteType = "legacy-basic"
+	SiteTypeLegacyPremium SiteType = "legacy-premium"
+)
 
-func (t *SiteType) UnmarshalGQL(v any) error { return unmarshalEnum(t, v, "SiteType", siteTypes) }
+// AllSiteTypes lists the site plans.
+var AllSiteTypes = []SiteType{SiteTypeBasic, SiteTypePremium, SiteTypeUltimate, SiteTypeSponsored,
+	SiteTypeLegacyBasic, SiteTypeLegacyPremium}
+
+func (t *SiteType) UnmarshalGQL(v any) error { return unmarshalEnum(t, v, "SiteType", AllSiteTypes) }
 func (t SiteType) MarshalGQL(w io.Writer)    { marshalEnum(w, t) }
 
 // Language is a content language.
 type Language string
 
-var languages = []Language{"en", "fr", "de", "es", "it", "pt", "pt-br", "ru", "ja", "zh", "yue", "ko",
-	"ar", "hi", "nl", "pl", "tr", "sv", "no", "da", "fi", "el", "cs", "hu", "ro", "th", "vi", "id", "ms",
-	"he", "uk", "sk", "bg", "hr", "lt", "lv", "et", "sl"}
+// The content languages, by their codes.
+const (
+	LanguageEnglish             Language = "en"
+	LanguageFrench              Language = "fr"
+	LanguageGerman              Language = "de"
+	LanguageSpanish             Language = "es"
+	LanguageItalian             Language = "it"
+	LanguagePortuguese          Language = "pt"
+	LanguageBrazilianPortuguese Language = "pt-br"
+	LanguageRussian             Language = "ru"
+	LanguageJapanese            Language = "ja"
+	LanguageChinese             Language = "zh"
+	LanguageCantonese           Language = "yue"
+	LanguageKorean              Language = "ko"
+	LanguageArabic              Language = "ar"
+	LanguageHindi               Language = "hi"
+	LanguageDutch               Language = "nl"
+	LanguagePolish              Language = "pl"
+	LanguageTurkish             Language = "tr"
+	LanguageSwedish             Language = "sv"
+	LanguageNorwegian           Language = "no"
+	LanguageDanish              Language = "da"
+	LanguageFinnish             Language = "fi"
+	LanguageGreek               Language = "el"
+	LanguageCzech               Language = "cs"
+	LanguageHungarian           Language = "hu"
+	LanguageRomanian            Language = "ro"
+	LanguageThai                Language = "th"
+	LanguageVietnamese          Language = "vi"
+	LanguageIndonesian          Language = "id"
+	LanguageMalay               Language = "ms"
+	LanguageHebrew              Language = "he"
+	LanguageUkrainian           Language = "uk"
+	LanguageSlovak              Language = "sk"
+	LanguageBulgarian           Language = "bg"
+	LanguageCroatian            Language = "hr"
+	LanguageLithuanian          Language = "lt"
+	LanguageLatvian             Language = "lv"
+	LanguageEstonian            Language = "et"
+	LanguageSlovenian           Language = "sl"
+)
 
-func (l *Language) UnmarshalGQL(v any) error { return unmarshalEnum(l, v, "Language", languages) }
+// AllLanguages lists the content languages.
+var AllLanguages = []Language{LanguageEnglish, LanguageFrench, LanguageGerman, LanguageSpanish, LanguageItalian, LanguagePortuguese, LanguageBrazilianPortuguese, LanguageRussian, LanguageJapanese, LanguageChinese, LanguageCantonese, LanguageKorean, LanguageArabic, LanguageHindi, LanguageDutch, LanguagePolish, LanguageTurkish, LanguageSwedish, LanguageNorwegian, LanguageDanish, LanguageFinnish, LanguageGreek, LanguageCzech, LanguageHungarian, LanguageRomanian, LanguageThai, LanguageVietnamese, LanguageIndonesian, LanguageMalay, LanguageHebrew, LanguageUkrainian, LanguageSlovak, LanguageBulgarian, LanguageCroatian, LanguageLithuanian, LanguageLatvian, LanguageEstonian, LanguageSlovenian}
+
+func (l *Language) UnmarshalGQL(v any) error { return unmarshalEnum(l, v, "Language", AllLanguages) }
 func (l Language) MarshalGQL(w io.Writer)    { marshalEnum(w, l) }
 
 // InvalidValueError is a value that is not one of its type's: the client's
@@ -152,51 +223,93 @@ func joinQuoted[T ~string](vs []T) string {
 // OrganizationType says what kind of organization it is.
 type OrganizationType string
 
-var organizationTypes = []OrganizationType{"business", "community"}
+const (
+	OrganizationBusiness  OrganizationType = "business"
+	OrganizationCommunity OrganizationType = "community"
+)
+
+// AllOrganizationTypes lists the kinds of organization.
+var AllOrganizationTypes = []OrganizationType{OrganizationBusiness, OrganizationCommunity}
 
 func (t *OrganizationType) UnmarshalGQL(v any) error {
-	return unmarshalEnum(t, v, "OrganizationType", organizationTypes)
+	return unmarshalEnum(t, v, "OrganizationType", AllOrganizationTypes)
 }
 func (t OrganizationType) MarshalGQL(w io.Writer) { marshalEnum(w, t) }
 
 // OrganizationUseCase is what an organization said it uses the platform for.
 type OrganizationUseCase string
 
-var organizationUseCases = []OrganizationUseCase{"internalDocs", "docsSite", "audienceControlledSite",
-	"productDocs", "teamKnowledgeBase", "designSystem", "openSourceDocs", "notes", "other"}
+const (
+	UseCaseInternalDocs           OrganizationUseCase = "internalDocs"
+	UseCaseDocsSite               OrganizationUseCase = "docsSite"
+	UseCaseAudienceControlledSite OrganizationUseCase = "audienceControlledSite"
+	UseCaseProductDocs            OrganizationUseCase = "productDocs"
+	UseCaseTeamKnowledgeBase      OrganizationUseCase = "teamKnowledgeBase"
+	UseCaseDesignSystem           OrganizationUseCase = "designSystem"
+	UseCaseOpenSourceDocs         OrganizationUseCase = "openSourceDocs"
+	UseCaseNotes                  OrganizationUseCase = "notes"
+	UseCaseOther                  OrganizationUseCase = "other"
+)
+
+// AllOrganizationUseCases lists the use cases an organization may give.
+var AllOrganizationUseCases = []OrganizationUseCase{UseCaseInternalDocs, UseCaseDocsSite,
+	UseCaseAudienceControlledSite, UseCaseProductDocs, UseCaseTeamKnowledgeBase, UseCaseDesignSystem,
+	UseCaseOpenSourceDocs, UseCaseNotes, UseCaseOther}
 
 func (u *OrganizationUseCase) UnmarshalGQL(v any) error {
-	return unmarshalEnum(u, v, "OrganizationUseCase", organizationUseCases)
+	return unmarshalEnum(u, v, "OrganizationUseCase", AllOrganizationUseCases)
 }
 func (u OrganizationUseCase) MarshalGQL(w io.Writer) { marshalEnum(w, u) }
 
 // OrganizationCommunityType qualifies a community organization.
 type OrganizationCommunityType string
 
-var organizationCommunityTypes = []OrganizationCommunityType{"nonProfit", "openSource", "education"}
+const (
+	CommunityNonProfit  OrganizationCommunityType = "nonProfit"
+	CommunityOpenSource OrganizationCommunityType = "openSource"
+	CommunityEducation  OrganizationCommunityType = "education"
+)
+
+// AllOrganizationCommunityTypes lists the kinds of community organization.
+var AllOrganizationCommunityTypes = []OrganizationCommunityType{CommunityNonProfit, CommunityOpenSource, CommunityEducation}
 
 func (c *OrganizationCommunityType) UnmarshalGQL(v any) error {
-	return unmarshalEnum(c, v, "OrganizationCommunityType", organizationCommunityTypes)
+	return unmarshalEnum(c, v, "OrganizationCommunityType", AllOrganizationCommunityTypes)
 }
 func (c OrganizationCommunityType) MarshalGQL(w io.Writer) { marshalEnum(w, c) }
 
 // SpaceEditMode says whether a space can be edited.
 type SpaceEditMode string
 
-var spaceEditModes = []SpaceEditMode{"live", "locked"}
+const (
+	// EditModeLive: the space's content can be edited.
+	EditModeLive SpaceEditMode = "live"
+	// EditModeLocked: the space's content cannot change: no edit, merge or
+	// git import writes it.
+	EditModeLocked SpaceEditMode = "locked"
+)
+
+// AllSpaceEditModes lists the edit modes.
+var AllSpaceEditModes = []SpaceEditMode{EditModeLive, EditModeLocked}
 
 func (m *SpaceEditMode) UnmarshalGQL(v any) error {
-	return unmarshalEnum(m, v, "SpaceEditMode", spaceEditModes)
+	return unmarshalEnum(m, v, "SpaceEditMode", AllSpaceEditModes)
 }
 func (m SpaceEditMode) MarshalGQL(w io.Writer) { marshalEnum(w, m) }
 
 // SiteAgentsContext says whether the docs agent may read a site.
 type SiteAgentsContext string
 
-var siteAgentsContexts = []SiteAgentsContext{"excluded", "included"}
+const (
+	AgentsContextExcluded SiteAgentsContext = "excluded"
+	AgentsContextIncluded SiteAgentsContext = "included"
+)
+
+// AllSiteAgentsContexts lists the values of SiteAgentsContext.
+var AllSiteAgentsContexts = []SiteAgentsContext{AgentsContextExcluded, AgentsContextIncluded}
 
 func (c *SiteAgentsContext) UnmarshalGQL(v any) error {
-	return unmarshalEnum(c, v, "SiteAgentsContext", siteAgentsContexts)
+	return unmarshalEnum(c, v, "SiteAgentsContext", AllSiteAgentsContexts)
 }
 func (c SiteAgentsContext) MarshalGQL(w io.Writer) { marshalEnum(w, c) }
 
@@ -209,39 +322,77 @@ const (
 	MergeRulesInherit MergeRulesType = "inherit"
 )
 
-var mergeRulesTypes = []MergeRulesType{MergeRulesRules, MergeRulesNone, MergeRulesInherit}
+// AllMergeRulesTypes lists the kinds of merge rules configuration.
+var AllMergeRulesTypes = []MergeRulesType{MergeRulesRules, MergeRulesNone, MergeRulesInherit}
 
 func (t *MergeRulesType) UnmarshalGQL(v any) error {
-	return unmarshalEnum(t, v, "MergeRulesType", mergeRulesTypes)
+	return unmarshalEnum(t, v, "MergeRulesType", AllMergeRulesTypes)
 }
 func (t MergeRulesType) MarshalGQL(w io.Writer) { marshalEnum(w, t) }
 
 // MergeRuleKind names one merge rule.
 type MergeRuleKind string
 
-// Rules that name the users they apply to, and the one written as an expression.
-var (
-	MergeRuleKindsWithUsers = []MergeRuleKind{"require_specific_reviewers", "require_one_of_specific_reviewers", "allow_bypass"}
-	MergeRuleCustom         = MergeRuleKind("custom")
+const (
+	// MergeRuleRequireSpecificReviewers: every one of the rule's users approved.
+	MergeRuleRequireSpecificReviewers MergeRuleKind = "require_specific_reviewers"
+	// MergeRuleRequireOneOfSpecificReviewers: one of the rule's users approved.
+	MergeRuleRequireOneOfSpecificReviewers MergeRuleKind = "require_one_of_specific_reviewers"
+	// MergeRuleAllowBypass: the rule's users may merge whatever the other rules say.
+	MergeRuleAllowBypass MergeRuleKind = "allow_bypass"
+	// MergeRuleRequireAtLeastOneReview: the current revision has a review.
+	MergeRuleRequireAtLeastOneReview MergeRuleKind = "require_at_least_one_review"
+	// MergeRuleRequireAllReviewsApproved: no current review requests changes.
+	MergeRuleRequireAllReviewsApproved MergeRuleKind = "require_all_reviews_approved"
+	// MergeRuleRequireAgentReview: a review agent approved (this server has
+	// none, so the rule is never satisfied).
+	MergeRuleRequireAgentReview MergeRuleKind = "require_agent_review"
+	// MergeRuleRequireUpToDateChangeRequest: the change request is based on
+	// the space's current content.
+	MergeRuleRequireUpToDateChangeRequest MergeRuleKind = "require_up_to_date_change_request"
+	// MergeRuleRequireChangeRequestSubject: the change request has a subject.
+	MergeRuleRequireChangeRequestSubject MergeRuleKind = "require_change_request_subject"
+	// MergeRuleRequireChangeRequestDescription: it has a description.
+	MergeRuleRequireChangeRequestDescription MergeRuleKind = "require_change_request_description"
+	// MergeRuleCustom is the rule written as an expression.
+	MergeRuleCustom MergeRuleKind = "custom"
 )
 
-var mergeRuleKinds = append(append([]MergeRuleKind{}, MergeRuleKindsWithUsers...),
-	"require_at_least_one_review", "require_all_reviews_approved", "require_agent_review",
-	"require_up_to_date_change_request", "require_change_request_subject",
-	"require_change_request_description", MergeRuleCustom)
+// MergeRuleKindsWithUsers are the rules that name the users they apply to.
+var MergeRuleKindsWithUsers = []MergeRuleKind{MergeRuleRequireSpecificReviewers,
+	MergeRuleRequireOneOfSpecificReviewers, MergeRuleAllowBypass}
+
+// AllMergeRuleKinds lists the merge rules.
+var AllMergeRuleKinds = []MergeRuleKind{MergeRuleRequireSpecificReviewers,
+	MergeRuleRequireOneOfSpecificReviewers, MergeRuleAllowBypass, MergeRuleRequireAtLeastOneReview,
+	MergeRuleRequireAllReviewsApproved, MergeRuleRequireAgentReview, MergeRuleRequireUpToDateChangeRequest,
+	MergeRuleRequireChangeRequestSubject, MergeRuleRequireChangeRequestDescription, MergeRuleCustom}
 
 func (k *MergeRuleKind) UnmarshalGQL(v any) error {
-	return unmarshalEnum(k, v, "MergeRuleKind", mergeRuleKinds)
+	return unmarshalEnum(k, v, "MergeRuleKind", AllMergeRuleKinds)
 }
 func (k MergeRuleKind) MarshalGQL(w io.Writer) { marshalEnum(w, k) }
 
 // BillingProduct is an organization's plan.
 type BillingProduct string
 
-var billingProducts = []BillingProduct{"free_2024", "plus_2024", "pro_2024", "enterprise_2024",
-	"community_2024", "free", "plus", "pro", "internal"}
+const (
+	BillingFree2024       BillingProduct = "free_2024"
+	BillingPlus2024       BillingProduct = "plus_2024"
+	BillingPro2024        BillingProduct = "pro_2024"
+	BillingEnterprise2024 BillingProduct = "enterprise_2024"
+	BillingCommunity2024  BillingProduct = "community_2024"
+	BillingFree           BillingProduct = "free"
+	BillingPlus           BillingProduct = "plus"
+	BillingPro            BillingProduct = "pro"
+	BillingInternal       BillingProduct = "internal"
+)
+
+// AllBillingProducts lists the plans.
+var AllBillingProducts = []BillingProduct{BillingFree2024, BillingPlus2024, BillingPro2024,
+	BillingEnterprise2024, BillingCommunity2024, BillingFree, BillingPlus, BillingPro, BillingInternal}
 
 func (p *BillingProduct) UnmarshalGQL(v any) error {
-	return unmarshalEnum(p, v, "BillingProduct", billingProducts)
+	return unmarshalEnum(p, v, "BillingProduct", AllBillingProducts)
 }
 func (p BillingProduct) MarshalGQL(w io.Writer) { marshalEnum(w, p) }

@@ -8,7 +8,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Events (spec 6): what happened in an organization, recorded by
+// Events: what happened in an organization, recorded by
 // RecordEvent in the transaction of the change itself, and handed to every
 // installation the event concerns as an IntegrationEvent with a delivery
 // status and log.
@@ -152,13 +152,13 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	var deliveries []string
 	for i, t := range targets {
 		rows[i] = &IntegrationEvent{ID: NewID(), EventID: ev.ID, IntegrationID: t.IntegrationID, InstallationID: &t.ID,
-			OrganizationID: t.OrganizationID, Status: "pending", CreatedAt: e.At, Deliver: t.Deliver}
+			OrganizationID: t.OrganizationID, Status: EventPending, CreatedAt: e.At, Deliver: t.Deliver}
 		msg := noDeliveryTarget
 		if t.Deliver {
 			msg = queuedForDelivery
 			deliveries = append(deliveries, rows[i].ID)
 		}
-		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, Level: "info", Message: msg, LoggedAt: e.At}
+		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, Level: EventLogInfo, Message: msg, LoggedAt: e.At}
 	}
 	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return "", translate(err)

@@ -302,50 +302,129 @@ type (
 	EventLogLevel         string
 )
 
+// The integration scopes: what an installation's token may do.
+const (
+	ScopeSpaceContentRead    IntegrationScope = "space:content:read"
+	ScopeSpaceContentWrite   IntegrationScope = "space:content:write"
+	ScopeSpaceMetadataRead   IntegrationScope = "space:metadata:read"
+	ScopeSpaceMetadataWrite  IntegrationScope = "space:metadata:write"
+	ScopeSpaceGitSync        IntegrationScope = "space:git:sync"
+	ScopePageFeedbackRead    IntegrationScope = "page:feedback:read"
+	ScopeSiteMetadataRead    IntegrationScope = "site:metadata:read"
+	ScopeSiteViewsRead       IntegrationScope = "site:views:read"
+	ScopeSiteScriptInject    IntegrationScope = "site:script:inject"
+	ScopeSiteScriptCookies   IntegrationScope = "site:script:cookies"
+	ScopeSiteVisitorAuth     IntegrationScope = "site:visitor:auth"
+	ScopeSiteAdaptiveRead    IntegrationScope = "site:adaptive:read"
+	ScopeSiteAdaptiveWrite   IntegrationScope = "site:adaptive:write"
+	ScopeOpenAPIRead         IntegrationScope = "openapi:read"
+	ScopeOpenAPIWrite        IntegrationScope = "openapi:write"
+	ScopeConversationsIngest IntegrationScope = "conversations:ingest"
+)
+
+// The integration categories.
+const (
+	CategoryAnalytics     IntegrationCategory = "analytics"
+	CategoryCollaboration IntegrationCategory = "collaboration"
+	CategoryContent       IntegrationCategory = "content"
+	CategoryGitSync       IntegrationCategory = "gitsync"
+	CategoryMarketing     IntegrationCategory = "marketing"
+	CategoryVisitorAuth   IntegrationCategory = "visitor-auth"
+	CategoryOther         IntegrationCategory = "other"
+)
+
+// What an integration may be installed on: spaces, sites, both (all), or
+// the organization only.
+const (
+	TargetAll          IntegrationTarget = "all"
+	TargetSite         IntegrationTarget = "site"
+	TargetSpace        IntegrationTarget = "space"
+	TargetOrganization IntegrationTarget = "organization"
+)
+
+// Who sees an integration: everyone (public, unlisted) or the members of
+// the organization that publishes it (private).
+const (
+	IntegrationPublic   IntegrationVisibility = "public"
+	IntegrationPrivate  IntegrationVisibility = "private"
+	IntegrationUnlisted IntegrationVisibility = "unlisted"
+)
+
+// The states of an installation.
+const (
+	InstallationActive  InstallationStatus = "active"
+	InstallationPending InstallationStatus = "pending"
+	InstallationPaused  InstallationStatus = "paused"
+)
+
+// Which of an organization's spaces (or sites) an installation covers.
+const (
+	SelectionAll      InstallationSelection = "all"
+	SelectionSelected InstallationSelection = "selected"
+)
+
+// The states of an integration event's delivery.
+const (
+	EventPending IntegrationEventState = "pending"
+	EventSuccess IntegrationEventState = "success"
+	EventFailed  IntegrationEventState = "failed"
+)
+
+// The levels of an integration event's log lines.
+const (
+	EventLogDebug EventLogLevel = "debug"
+	EventLogInfo  EventLogLevel = "info"
+	EventLogWarn  EventLogLevel = "warn"
+	EventLogError EventLogLevel = "error"
+)
+
+// The values of each enumeration of integrations.
 var (
-	integrationScopes = []IntegrationScope{"space:content:read", "space:content:write", "space:metadata:read",
-		"space:metadata:write", "space:git:sync", "page:feedback:read", "site:metadata:read", "site:views:read",
-		"site:script:inject", "site:script:cookies", "site:visitor:auth", "site:adaptive:read", "site:adaptive:write",
-		"openapi:read", "openapi:write", "conversations:ingest"}
-	integrationCategories = []IntegrationCategory{"analytics", "collaboration", "content", "gitsync", "marketing", "visitor-auth", "other"}
-	integrationTargets    = []IntegrationTarget{"all", "site", "space", "organization"}
-	integrationVisibility = []IntegrationVisibility{"public", "private", "unlisted"}
-	installationStatuses  = []InstallationStatus{"active", "pending", "paused"}
-	installationSelection = []InstallationSelection{"all", "selected"}
-	integrationEventState = []IntegrationEventState{"pending", "success", "failed"}
-	eventLogLevels        = []EventLogLevel{"debug", "info", "warn", "error"}
+	AllIntegrationScopes = []IntegrationScope{ScopeSpaceContentRead, ScopeSpaceContentWrite,
+		ScopeSpaceMetadataRead, ScopeSpaceMetadataWrite, ScopeSpaceGitSync, ScopePageFeedbackRead,
+		ScopeSiteMetadataRead, ScopeSiteViewsRead, ScopeSiteScriptInject, ScopeSiteScriptCookies,
+		ScopeSiteVisitorAuth, ScopeSiteAdaptiveRead, ScopeSiteAdaptiveWrite, ScopeOpenAPIRead,
+		ScopeOpenAPIWrite, ScopeConversationsIngest}
+	AllIntegrationCategories = []IntegrationCategory{CategoryAnalytics, CategoryCollaboration, CategoryContent,
+		CategoryGitSync, CategoryMarketing, CategoryVisitorAuth, CategoryOther}
+	AllIntegrationTargets      = []IntegrationTarget{TargetAll, TargetSite, TargetSpace, TargetOrganization}
+	AllIntegrationVisibilities = []IntegrationVisibility{IntegrationPublic, IntegrationPrivate, IntegrationUnlisted}
+	AllInstallationStatuses    = []InstallationStatus{InstallationActive, InstallationPending, InstallationPaused}
+	AllInstallationSelections  = []InstallationSelection{SelectionAll, SelectionSelected}
+	AllIntegrationEventStates  = []IntegrationEventState{EventPending, EventSuccess, EventFailed}
+	AllEventLogLevels          = []EventLogLevel{EventLogDebug, EventLogInfo, EventLogWarn, EventLogError}
 )
 
 func (v *IntegrationScope) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationScope", integrationScopes)
+	return unmarshalEnum(v, x, "IntegrationScope", AllIntegrationScopes)
 }
 func (v IntegrationScope) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *IntegrationCategory) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationCategory", integrationCategories)
+	return unmarshalEnum(v, x, "IntegrationCategory", AllIntegrationCategories)
 }
 func (v IntegrationCategory) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *IntegrationTarget) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationTarget", integrationTargets)
+	return unmarshalEnum(v, x, "IntegrationTarget", AllIntegrationTargets)
 }
 func (v IntegrationTarget) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *IntegrationVisibility) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationVisibility", integrationVisibility)
+	return unmarshalEnum(v, x, "IntegrationVisibility", AllIntegrationVisibilities)
 }
 func (v IntegrationVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *InstallationStatus) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationInstallationStatus", installationStatuses)
+	return unmarshalEnum(v, x, "IntegrationInstallationStatus", AllInstallationStatuses)
 }
 func (v InstallationStatus) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *InstallationSelection) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationInstallationSelection", installationSelection)
+	return unmarshalEnum(v, x, "IntegrationInstallationSelection", AllInstallationSelections)
 }
 func (v InstallationSelection) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *IntegrationEventState) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationEventStatus", integrationEventState)
+	return unmarshalEnum(v, x, "IntegrationEventStatus", AllIntegrationEventStates)
 }
 func (v IntegrationEventState) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *EventLogLevel) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationEventLogLevel", eventLogLevels)
+	return unmarshalEnum(v, x, "IntegrationEventLogLevel", AllEventLogLevels)
 }
 func (v EventLogLevel) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 

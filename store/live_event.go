@@ -37,11 +37,12 @@ const (
 	LiveSiteStructureUpdated LiveEventType = "site_structure_updated"
 )
 
-var liveEventTypes = []LiveEventType{LiveContentUpdated, LiveChangeRequestOpened, LiveChangeRequestUpdated,
+// AllLiveEventTypes lists the live event types.
+var AllLiveEventTypes = []LiveEventType{LiveContentUpdated, LiveChangeRequestOpened, LiveChangeRequestUpdated,
 	LiveChangeRequestMerged, LiveCommentPosted, LiveCommentResolved, LiveSiteStructureUpdated}
 
 func (v *LiveEventType) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "LiveEventType", liveEventTypes)
+	return unmarshalEnum(v, x, "LiveEventType", AllLiveEventTypes)
 }
 func (v LiveEventType) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 

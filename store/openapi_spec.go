@@ -47,8 +47,11 @@ const (
 	OpenAPIPublic  OpenAPISpecVisibility = "public"
 )
 
+// AllOpenAPISpecVisibilities lists the visibilities of a spec.
+var AllOpenAPISpecVisibilities = []OpenAPISpecVisibility{OpenAPIPrivate, OpenAPIPublic}
+
 func (v *OpenAPISpecVisibility) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "OpenAPISpecVisibility", []OpenAPISpecVisibility{OpenAPIPrivate, OpenAPIPublic})
+	return unmarshalEnum(v, x, "OpenAPISpecVisibility", AllOpenAPISpecVisibilities)
 }
 func (v OpenAPISpecVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 
@@ -63,8 +66,11 @@ const (
 	OpenAPIComplete OpenAPIProcessing = "complete"
 )
 
+// AllOpenAPIProcessingStates lists the processing states of a spec.
+var AllOpenAPIProcessingStates = []OpenAPIProcessing{OpenAPIPending, OpenAPIProgress, OpenAPIComplete}
+
 func (p *OpenAPIProcessing) UnmarshalGQL(x any) error {
-	return unmarshalEnum(p, x, "OpenAPISpecProcessingState", []OpenAPIProcessing{OpenAPIPending, OpenAPIProgress, OpenAPIComplete})
+	return unmarshalEnum(p, x, "OpenAPISpecProcessingState", AllOpenAPIProcessingStates)
 }
 func (p OpenAPIProcessing) MarshalGQL(w io.Writer) { marshalEnum(w, p) }
 
@@ -81,8 +87,11 @@ const (
 	OpenAPIParseError OpenAPIErrorCode = "PARSE_ERROR"
 )
 
+// AllOpenAPIErrorCodes lists the classes of failed processing.
+var AllOpenAPIErrorCodes = []OpenAPIErrorCode{OpenAPIFetchTimeout, OpenAPIFetchError, OpenAPIParseError}
+
 func (c *OpenAPIErrorCode) UnmarshalGQL(x any) error {
-	return unmarshalEnum(c, x, "OpenAPISpecProcessingErrorCode", []OpenAPIErrorCode{OpenAPIFetchTimeout, OpenAPIFetchError, OpenAPIParseError})
+	return unmarshalEnum(c, x, "OpenAPISpecProcessingErrorCode", AllOpenAPIErrorCodes)
 }
 func (c OpenAPIErrorCode) MarshalGQL(w io.Writer) { marshalEnum(w, c) }
 

@@ -17,10 +17,11 @@ const (
 	ReviewChangesRequested ReviewStatus = "changes-requested"
 )
 
-var reviewStatuses = []ReviewStatus{ReviewApproved, ReviewChangesRequested}
+// AllReviewStatuses lists the verdicts.
+var AllReviewStatuses = []ReviewStatus{ReviewApproved, ReviewChangesRequested}
 
 func (s *ReviewStatus) UnmarshalGQL(v any) error {
-	return unmarshalEnum(s, v, "ChangeRequestReviewStatus", reviewStatuses)
+	return unmarshalEnum(s, v, "ChangeRequestReviewStatus", AllReviewStatuses)
 }
 func (s ReviewStatus) MarshalGQL(w io.Writer) { marshalEnum(w, s) }
 

@@ -45,8 +45,11 @@ const (
 	SAMLProviderPending SAMLProviderStatus = "pending"
 )
 
+// AllSAMLProviderStatuses lists the states of a provider.
+var AllSAMLProviderStatuses = []SAMLProviderStatus{SAMLProviderActive, SAMLProviderPending}
+
 func (s *SAMLProviderStatus) UnmarshalGQL(x any) error {
-	return unmarshalEnum(s, x, "SAMLProviderStatus", []SAMLProviderStatus{SAMLProviderActive, SAMLProviderPending})
+	return unmarshalEnum(s, x, "SAMLProviderStatus", AllSAMLProviderStatuses)
 }
 func (s SAMLProviderStatus) MarshalGQL(w io.Writer) { marshalEnum(w, s) }
 

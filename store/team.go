@@ -30,8 +30,11 @@ const (
 	TeamRoleMember TeamRole = "member"
 )
 
+// AllTeamRoles lists the roles in a team.
+var AllTeamRoles = []TeamRole{TeamOwner, TeamRoleMember}
+
 func (r *TeamRole) UnmarshalGQL(v any) error {
-	return unmarshalEnum(r, v, "TeamMemberRole", []TeamRole{TeamOwner, TeamRoleMember})
+	return unmarshalEnum(r, v, "TeamMemberRole", AllTeamRoles)
 }
 func (r TeamRole) MarshalGQL(w io.Writer) { marshalEnum(w, r) }
 

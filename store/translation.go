@@ -48,8 +48,11 @@ const (
 	TranslationFailed    TranslationStatus = "failed"
 )
 
+// AllTranslationStatuses lists the states of a translation.
+var AllTranslationStatuses = []TranslationStatus{TranslationPending, TranslationRunning, TranslationCompleted, TranslationFailed}
+
 func (s *TranslationStatus) UnmarshalGQL(x any) error {
-	return unmarshalEnum(s, x, "TranslationStatus", []TranslationStatus{TranslationPending, TranslationRunning, TranslationCompleted, TranslationFailed})
+	return unmarshalEnum(s, x, "TranslationStatus", AllTranslationStatuses)
 }
 func (s TranslationStatus) MarshalGQL(w io.Writer) { marshalEnum(w, s) }
 

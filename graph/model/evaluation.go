@@ -2,13 +2,14 @@ package model
 
 import (
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/docsapi/docsapi/store"
 )
 
-// DocumentEvaluation is the `evaluated` parameter of page reads (spec 4.4):
-// false, true, or "deterministic-only". REST query strings give "true" and
+// DocumentEvaluation is the `evaluated` parameter of page reads: false,
+// true, or "deterministic-only". REST query strings give "true" and
 // "false" as strings; both spellings are accepted.
 type DocumentEvaluation string
 
@@ -17,6 +18,9 @@ const (
 	EvaluationAll               DocumentEvaluation = "true"
 	EvaluationDeterministicOnly DocumentEvaluation = "deterministic-only"
 )
+
+// AllDocumentEvaluations lists the values of DocumentEvaluation.
+var AllDocumentEvaluations = []DocumentEvaluation{EvaluationNone, EvaluationAll, EvaluationDeterministicOnly}
 
 // UnmarshalGQL accepts true, false, "true", "false" and "deterministic-only".
 func (e *DocumentEvaluation) UnmarshalGQL(v any) error {
@@ -28,8 +32,7 @@ func (e *DocumentEvaluation) UnmarshalGQL(v any) error {
 		}
 		return nil
 	case string:
-		switch x := DocumentEvaluation(v); x {
-		case EvaluationNone, EvaluationAll, EvaluationDeterministicOnly:
+		if x := DocumentEvaluation(v); slices.Contains(AllDocumentEvaluations, x) {
 			*e = x
 			return nil
 		}
