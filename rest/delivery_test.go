@@ -72,7 +72,7 @@ func (rc *receiver) received(id string) []receivedDelivery {
 	return out
 }
 
-// verifySignature is the receiver's check of README's recipe: the header is
+// verifySignature is the receiver's check of the recipe of docs/api-guide.md: the header is
 // t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">.
 func verifySignature(secret, header string, body []byte) bool {
 	var ts, sig string
