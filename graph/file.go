@@ -14,6 +14,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"path"
 	"slices"
 	"strconv"
@@ -71,48 +72,47 @@ func (r *revisionFileResolver) DownloadURL(ctx context.Context, f *store.Revisio
 		"?expires=" + strconv.FormatInt(expires, 10) + "&signature=" + downloadSignature(key, f.RevisionID, f.ID, expires)), nil
 }
 
-// ServeDownload serves a file at a signed address; 404 for anything else,
-// an expired or altered address included.
-func (r *Resolver) ServeDownload(w http.ResponseWriter, req *http.Request) {
-	notFound := func() { http.Error(w, `{"error":{"code":404,"message":"file not found"}}`, http.StatusNotFound) }
-	revisionID, fileID, ok := strings.Cut(strings.TrimPrefix(req.URL.Path, DownloadPath), "/")
-	expires, err := strconv.ParseInt(req.URL.Query().Get("expires"), 10, 64)
-	if !ok || err != nil || r.now().Unix() > expires {
-		notFound()
-		return
+// Download is the file a signed address names (DownloadPath, then
+// {revisionId}/{fileId} and the address's query): NotFound for anything
+// else, an expired or altered address included.
+func (r *Resolver) Download(ctx context.Context, revisionID, fileID string, query url.Values) (*Served, error) {
+	if err := r.checkSigned(ctx, query, revisionID, fileID); errors.Is(err, errBadSignature) {
+		return nil, NotFound("file")
+	} else if err != nil {
+		return nil, err
 	}
-	key, err := r.key(req.Context())
-	if err != nil {
-		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
-		return
-	}
-	want := downloadSignature(key, revisionID, fileID, expires)
-	if !hmac.Equal([]byte(want), []byte(req.URL.Query().Get("signature"))) {
-		notFound()
-		return
-	}
-	files, err := store.RevisionFiles(req.Context(), r.DB, revisionID)
+	files, err := store.RevisionFiles(ctx, r.DB, revisionID)
 	i := slices.IndexFunc(files, func(f *store.RevisionFile) bool { return f.ID == fileID })
 	if err != nil || i < 0 {
-		notFound()
-		return
+		return nil, NotFound("file")
 	}
 	f := files[i]
-	body, err := r.Blobs.Open(req.Context(), f.BlobSHA256)
+	body, err := r.Blobs.Open(ctx, f.BlobSHA256)
 	if err != nil {
-		notFound()
-		return
+		return nil, NotFound("file")
 	}
-	defer body.Close()
-	w.Header().Set("Content-Type", f.ContentType)
-	w.Header().Set("Content-Length", strconv.FormatInt(f.Size, 10))
-	w.Header().Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": f.Name}))
-	// Uploaded HTML or SVG must not run as this server's pages.
-	w.Header().Set("Content-Security-Policy", "sandbox")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "private, max-age=3600")
-	_, _ = io.Copy(w, body)
+	return &Served{ContentType: f.ContentType, Size: f.Size, Filename: f.Name, Untrusted: true,
+		Cache: "private, max-age=3600", Body: body}, nil
 }
+
+// checkSigned checks the signature of an address signed for (scope,
+// target), and that it has not expired: the query's expires and signature.
+func (r *Resolver) checkSigned(ctx context.Context, query url.Values, scope, target string) error {
+	expires, err := strconv.ParseInt(query.Get("expires"), 10, 64)
+	if err != nil || r.now().Unix() > expires {
+		return errBadSignature
+	}
+	key, err := r.key(ctx)
+	if err != nil {
+		return err
+	}
+	if !hmac.Equal([]byte(downloadSignature(key, scope, target, expires)), []byte(query.Get("signature"))) {
+		return errBadSignature
+	}
+	return nil
+}
+
+var errBadSignature = errors.New("the address is not signed, or has expired")
 
 type revisionFileResolver struct{ *Resolver }
 

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"slices"
@@ -480,13 +479,12 @@ func (r *mutationResolver) UnpublishIntegration(ctx context.Context, name string
 	return store.DeleteIntegration(ctx, r.DB, name)
 }
 
-// ServeIntegrationAsset serves an integration's icon or a preview image.
-func (r *Resolver) ServeIntegrationAsset(w http.ResponseWriter, req *http.Request) {
-	name, digest, _ := strings.Cut(strings.TrimPrefix(req.URL.Path, IntegrationAssetPath), "/")
-	in, err := store.GetIntegration(req.Context(), r.DB, name)
+// IntegrationAsset is an integration's icon or a preview image, by digest
+// (IntegrationAssetPath, then {name}/{digest}).
+func (r *Resolver) IntegrationAsset(ctx context.Context, name, digest string) (*Served, error) {
+	in, err := store.GetIntegration(ctx, r.DB, name)
 	if err != nil {
-		http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound)
-		return
+		return nil, errNoDocument
 	}
 	assets := slices.Clone(in.PreviewImages)
 	if in.Icon != nil {
@@ -494,20 +492,14 @@ func (r *Resolver) ServeIntegrationAsset(w http.ResponseWriter, req *http.Reques
 	}
 	i := slices.IndexFunc(assets, func(a store.Asset) bool { return a.SHA256 == digest })
 	if i < 0 {
-		http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound)
-		return
+		return nil, errNoDocument
 	}
-	body, err := r.Blobs.Open(req.Context(), digest)
+	body, err := r.Blobs.Open(ctx, digest)
 	if err != nil {
-		http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound)
-		return
+		return nil, errNoDocument
 	}
-	defer body.Close()
-	w.Header().Set("Content-Type", assets[i].ContentType)
-	w.Header().Set("Content-Security-Policy", "sandbox")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-	_, _ = io.Copy(w, body)
+	return &Served{ContentType: assets[i].ContentType, Untrusted: true,
+		Cache: "public, max-age=31536000, immutable", Body: body}, nil
 }
 
 type integrationResolver struct{ *Resolver }

@@ -3,12 +3,10 @@ package graph
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"errors"
-	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -300,55 +298,41 @@ func (r *openAPISpecVersionResolver) Content(ctx context.Context, v *store.OpenA
 	return &model.OpenAPISpecContent{Filesystem: map[string]any{"entryPoint": v.Entry, "files": files}, URL: url}, nil
 }
 
-// ServeRawOpenAPI serves a version's bundled document at a signed address;
-// 404 for anything else, an expired or altered address included.
-func (r *Resolver) ServeRawOpenAPI(w http.ResponseWriter, req *http.Request) {
-	id := strings.TrimPrefix(req.URL.Path, RawOpenAPIPath)
-	expires, err := strconv.ParseInt(req.URL.Query().Get("expires"), 10, 64)
-	key, kerr := r.key(req.Context())
-	if err != nil || kerr != nil || id == "" || r.now().Unix() > expires ||
-		!hmac.Equal([]byte(downloadSignature(key, rawOpenAPIScope, id, expires)), []byte(req.URL.Query().Get("signature"))) {
-		openAPINotFound(w)
-		return
+// RawOpenAPI is a version's bundled document at a signed address
+// (RawOpenAPIPath, then the version id and the address's query); NotFound
+// for anything else, an expired or altered address included.
+func (r *Resolver) RawOpenAPI(ctx context.Context, id string, query url.Values) (*Served, error) {
+	if err := r.checkSigned(ctx, query, rawOpenAPIScope, id); id == "" || errors.Is(err, errBadSignature) {
+		return nil, NotFound("OpenAPI specification version")
+	} else if err != nil {
+		return nil, err
 	}
-	v, err := store.GetOpenAPISpecVersionByID(req.Context(), r.DB, id)
+	v, err := store.GetOpenAPISpecVersionByID(ctx, r.DB, id)
 	if err != nil {
-		openAPINotFound(w)
-		return
+		return nil, NotFound("OpenAPI specification version")
 	}
-	writeOpenAPIDocument(w, req, v, "private, max-age=3600")
+	return openAPIDocument(v, "private, max-age=3600"), nil
 }
 
-// ServePublishedOpenAPI serves the newest version of a public spec to anyone.
-func (r *Resolver) ServePublishedOpenAPI(w http.ResponseWriter, req *http.Request) {
-	s, err := store.GetOpenAPISpecByID(req.Context(), r.DB, strings.TrimPrefix(req.URL.Path, PublishedOpenAPIPath))
+// PublishedOpenAPI is the newest version of a public spec, for anyone.
+func (r *Resolver) PublishedOpenAPI(ctx context.Context, specID string) (*Served, error) {
+	s, err := store.GetOpenAPISpecByID(ctx, r.DB, specID)
 	if err != nil || s.Visibility != store.OpenAPIPublic || s.LastVersionID == nil {
-		openAPINotFound(w)
-		return
+		return nil, NotFound("OpenAPI specification version")
 	}
-	v, err := store.GetOpenAPISpecVersion(req.Context(), r.DB, s.ID, *s.LastVersionID)
+	v, err := store.GetOpenAPISpecVersion(ctx, r.DB, s.ID, *s.LastVersionID)
 	if err != nil {
-		openAPINotFound(w)
-		return
+		return nil, NotFound("OpenAPI specification version")
 	}
 	// Short: a new version or a switch back to private shows soon.
-	writeOpenAPIDocument(w, req, v, "public, max-age=60")
+	return openAPIDocument(v, "public, max-age=60"), nil
 }
 
-func openAPINotFound(w http.ResponseWriter) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusNotFound)
-	_, _ = w.Write([]byte(`{"error":{"code":404,"message":"OpenAPI specification version not found"}}` + "\n"))
-}
-
-// writeOpenAPIDocument serves a version's document; its digest is the ETag,
-// so a client that has it gets 304.
-func writeOpenAPIDocument(w http.ResponseWriter, req *http.Request, v *store.OpenAPISpecVersion, cache string) {
-	w.Header().Set("Content-Type", v.ContentType)
-	w.Header().Set("ETag", `"`+v.Digest+`"`)
-	w.Header().Set("Cache-Control", cache)
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, req, "", v.CreatedAt, bytes.NewReader(v.Document))
+// openAPIDocument serves a version's document; its digest is the ETag, so a
+// client that has it gets 304.
+func openAPIDocument(v *store.OpenAPISpecVersion, cache string) *Served {
+	return &Served{ContentType: v.ContentType, ETag: `"` + v.Digest + `"`, Modified: v.CreatedAt, Cache: cache,
+		Body: bytes.NewReader(v.Document)}
 }
 
 // ProcessOpenAPISpecArgs is the job that fetches and processes a spec.

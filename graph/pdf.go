@@ -3,8 +3,8 @@ package graph
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"net/http"
+	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -54,30 +54,18 @@ func (r *changeRequestResolver) PDF(ctx context.Context, cr *store.ChangeRequest
 	return &model.ChangeRequestPDF{URL: r.URLs.API(PDFPath + pathEscape(cr.Revision) + q)}, nil
 }
 
-// ServePDF renders the PDF a signed address names; 404 for anything else.
-func (r *Resolver) ServePDF(w http.ResponseWriter, req *http.Request) {
-	notFound := func() { http.Error(w, `{"error":{"code":404,"message":"not found"}}`, http.StatusNotFound) }
-	q := req.URL.Query()
-	revisionID := strings.TrimPrefix(req.URL.Path, PDFPath)
-	expires, err := strconv.ParseInt(q.Get("expires"), 10, 64)
-	page, only := q.Get("page"), q.Get("only") == "true"
-	if err != nil || r.now().Unix() > expires {
-		notFound()
-		return
+// PDF renders the PDF a signed address names (PDFPath, then the revision
+// id and the address's query); NotFound for anything else.
+func (r *Resolver) PDF(ctx context.Context, revisionID string, query url.Values) (*Served, error) {
+	page, only := query.Get("page"), query.Get("only") == "true"
+	if err := r.checkSigned(ctx, query, revisionID, pdfTarget(page, only)); errors.Is(err, errBadSignature) {
+		return nil, errNoDocument
+	} else if err != nil {
+		return nil, err
 	}
-	key, err := r.key(req.Context())
+	content, err := store.LoadContent(ctx, r.DB, revisionID)
 	if err != nil {
-		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
-		return
-	}
-	if !hmac.Equal([]byte(downloadSignature(key, revisionID, pdfTarget(page, only), expires)), []byte(q.Get("signature"))) {
-		notFound()
-		return
-	}
-	content, err := store.LoadContent(req.Context(), r.DB, revisionID)
-	if err != nil {
-		notFound()
-		return
+		return nil, errNoDocument
 	}
 	t := store.NewPageTree(content.Pages)
 	var digests []string
@@ -86,29 +74,24 @@ func (r *Resolver) ServePDF(w http.ResponseWriter, req *http.Request) {
 			digests = append(digests, *p.BodySHA256)
 		}
 	}
-	bodies, err := store.PageBodies(req.Context(), r.DB, digests)
+	bodies, err := store.PageBodies(ctx, r.DB, digests)
 	if err != nil {
-		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
-		return
+		return nil, err
 	}
 	roots := t.Children(nil)
 	if page != "" {
 		p := t.Page(page)
 		if p == nil {
-			notFound()
-			return
+			return nil, errNoDocument
 		}
 		roots = []*store.RevisionPage{p}
 	}
 	doc, err := renderPDF(t, roots, !only, func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
 	if err != nil {
-		http.Error(w, `{"error":{"code":500,"message":"internal error"}}`, http.StatusInternalServerError)
-		return
+		return nil, err
 	}
-	w.Header().Set("Content-Type", "application/pdf")
-	w.Header().Set("Content-Disposition", `inline; filename="content.pdf"`)
-	w.Header().Set("Cache-Control", "private, max-age=3600")
-	_, _ = w.Write(doc)
+	return &Served{ContentType: "application/pdf", Filename: "content.pdf", Size: int64(len(doc)),
+		Cache: "private, max-age=3600", Body: bytes.NewReader(doc)}, nil
 }
 
 // renderPDF prints pages (and, with nested, the pages under them) in tree

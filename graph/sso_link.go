@@ -2,10 +2,7 @@ package graph
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"html/template"
-	"net/http"
 	"strings"
 	"time"
 
@@ -67,32 +64,27 @@ type SSOLinked struct {
 	LinkedAt     time.Time `json:"linkedAt"`
 }
 
-// ServeSAMLLink starts a link flow for the caller: an AuthnRequest carrying
-// the link intent, whose redirect URL is answered (the call is an API call,
-// not a browser's).
-func (r *Resolver) ServeSAMLLink(w http.ResponseWriter, req *http.Request) {
-	ctx := req.Context()
+// StartSAMLLink starts a link flow for the caller at provider providerID:
+// an AuthnRequest carrying the link intent, whose redirect URL is answered
+// (the call is an API call, not a browser's).
+func (r *Resolver) StartSAMLLink(ctx context.Context, providerID string) (*SSOLinkStart, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
-		writeHTTPError(w, ErrUnauthenticated)
-		return
+		return nil, err
 	}
-	p, sp, ok := r.samlServiceProvider(w, req, true)
-	if !ok {
-		return
+	p, sp, err := r.samlServiceProvider(ctx, providerID, true)
+	if err != nil {
+		return nil, err
 	}
 	// SECURITY: a sign-in's session links its own organization's providers only.
 	if err := requireReach(ctx, p.OrganizationID, "link another organization's identity provider"); err != nil {
-		r.writeSAMLError(ctx, w, "saml link start", err)
-		return
+		return nil, err
 	}
 	to, err := r.startSAMLRequest(ctx, p, sp, &caller.User.ID)
 	if err != nil {
-		r.Log.ErrorContext(ctx, "saml link start", "provider", p.ID, "error", err)
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return
+		return nil, err
 	}
-	writeJSONAnswer(w, http.StatusOK, &SSOLinkStart{URL: to.String(), ExpiresAt: r.now().Add(samlRequestLifetime), ConfirmURL: r.linkConfirmURL(p)})
+	return &SSOLinkStart{URL: to.String(), ExpiresAt: r.now().Add(samlRequestLifetime), ConfirmURL: r.linkConfirmURL(p)}, nil
 }
 
 // holdSAMLLink answers, in tx, a link flow's request sent: the identity
@@ -132,39 +124,30 @@ func linkedIdentity(ctx context.Context, db bun.IDB, p *store.SAMLProvider, name
 	return nil, nil
 }
 
-// ServeSAMLLinkConfirm binds the identity a link flow's answer holds to the
-// caller, given its code: {"code": "..."}.
-func (r *Resolver) ServeSAMLLinkConfirm(w http.ResponseWriter, req *http.Request) {
-	ctx := req.Context()
+// ConfirmSAMLLink binds to the caller the identity a link flow's answer
+// holds at provider providerID, given the code that answer showed.
+func (r *Resolver) ConfirmSAMLLink(ctx context.Context, providerID, code string) (*SSOLinked, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
-		writeHTTPError(w, ErrUnauthenticated)
-		return
+		return nil, err
 	}
-	p, err := store.SAMLProviderByID(ctx, r.DB, req.PathValue("providerId"))
-	if errors.Is(err, store.ErrNotFound) {
-		err = NotFound("SAML provider")
-	} else if err == nil {
-		// SECURITY: a sign-in's session links its own organization's providers only.
-		err = requireReach(ctx, p.OrganizationID, "link another organization's identity provider")
+	p, err := store.SAMLProviderByID(ctx, r.DB, providerID)
+	if err := orNotFound(err, "SAML provider"); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		r.writeSAMLError(ctx, w, "saml link confirm", err)
-		return
+	// SECURITY: a sign-in's session links its own organization's providers only.
+	if err := requireReach(ctx, p.OrganizationID, "link another organization's identity provider"); err != nil {
+		return nil, err
 	}
-	var body struct {
-		Code string `json:"code"`
-	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, req.Body, 4096)).Decode(&body); err != nil || strings.TrimSpace(body.Code) == "" {
-		writeHTTPError(w, Invalid("code", "is required: the code the identity provider's answer showed, as JSON {\"code\": \"...\"}"))
-		return
+	if strings.TrimSpace(code) == "" {
+		return nil, Invalid("code", "is required: the code the identity provider's answer showed, as JSON {\"code\": \"...\"}")
 	}
 	var linked *SSOLinked
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		now := r.now()
 		// SECURITY: the code is one-time, the caller's own (the link's
 		// user), this provider's, and recent; a wrong one reveals nothing.
-		nameID, err := store.TakeSAMLLink(ctx, tx, p.ID, caller.User.ID, store.TokenDigest(strings.TrimSpace(body.Code)), now.Add(-samlRequestLifetime))
+		nameID, err := store.TakeSAMLLink(ctx, tx, p.ID, caller.User.ID, store.TokenDigest(strings.TrimSpace(code)), now.Add(-samlRequestLifetime))
 		if errors.Is(err, store.ErrNotFound) {
 			return Forbidden("the link code is unknown, expired, already used, or not from a link you started: start the link again")
 		} else if err != nil {
@@ -186,42 +169,12 @@ func (r *Resolver) ServeSAMLLinkConfirm(w http.ResponseWriter, req *http.Request
 		return nil
 	})
 	if err != nil {
-		r.writeSAMLError(ctx, w, "saml link confirm", err)
-		return
+		return nil, err
 	}
 	r.Log.InfoContext(ctx, "saml identity linked", "provider", p.ID, "user", caller.User.ID)
-	writeJSONAnswer(w, http.StatusOK, linked)
+	return linked, nil
 }
 
 func (r *Resolver) linkConfirmURL(p *store.SAMLProvider) string {
 	return r.URLs.API(SAMLPath + pathEscape(p.ID) + "/link/confirm")
-}
-
-// ssoLinkPage shows the browser that signed in at the identity provider the
-// code that confirms the link; the code is also in a meta element, for a
-// client driving the browser.
-var ssoLinkPage = template.Must(template.New("sso-link").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><meta name="docsapi-link-code" content="{{.LinkCode}}"><title>Confirm the link</title></head>
-<body><h1>Identity verified</h1>
-<p>To link it to your account, confirm this code with the token of the session that started the link: <code id="link-code">{{.LinkCode}}</code></p>
-<p>It works once, until {{.ExpiresAt.UTC.Format "2006-01-02 15:04 MST"}}. If you did not start this link yourself, ignore it and give the code to nobody.</p></body></html>
-`))
-
-// writeSAMLError answers err: an *Error as it is, anything else as a 500,
-// logged as what failed.
-func (r *Resolver) writeSAMLError(ctx context.Context, w http.ResponseWriter, what string, err error) {
-	var e *Error
-	if !errors.As(err, &e) {
-		r.Log.ErrorContext(ctx, what, "error", err)
-		e = &Error{Status: http.StatusInternalServerError, Message: "internal error"}
-	}
-	writeHTTPError(w, e)
-}
-
-// writeJSONAnswer answers v as JSON, never cached (it holds secrets).
-func writeJSONAnswer(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -7,13 +7,10 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"fmt"
-	"html/template"
 	"math/big"
-	"net/http"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -87,36 +84,28 @@ type SSOLogin struct {
 	Organization string    `json:"organization"`
 }
 
-// ServeSAMLMetadata answers this service's SAML metadata for a provider, to
+// SAMLMetadata is this service's SAML metadata for provider providerID, to
 // configure the identity provider with.
-func (r *Resolver) ServeSAMLMetadata(w http.ResponseWriter, req *http.Request) {
-	_, sp, ok := r.samlServiceProvider(w, req, false)
-	if !ok {
-		return
-	}
-	buf, err := xml.MarshalIndent(sp.Metadata(), "", "  ")
+func (r *Resolver) SAMLMetadata(ctx context.Context, providerID string) ([]byte, error) {
+	_, sp, err := r.samlServiceProvider(ctx, providerID, false)
 	if err != nil {
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return
+		return nil, err
 	}
-	w.Header().Set("Content-Type", "application/samlmetadata+xml")
-	_, _ = w.Write(buf)
+	return xml.MarshalIndent(sp.Metadata(), "", "  ")
 }
 
-// ServeSAMLStart begins a sign-in: an AuthnRequest, remembered, sent to the
-// identity provider by redirect.
-func (r *Resolver) ServeSAMLStart(w http.ResponseWriter, req *http.Request) {
-	p, sp, ok := r.samlServiceProvider(w, req, true)
-	if !ok {
-		return
-	}
-	to, err := r.startSAMLRequest(req.Context(), p, sp, nil)
+// StartSAMLSignIn begins a sign-in at provider providerID: an AuthnRequest,
+// remembered; it returns where to redirect the browser with it.
+func (r *Resolver) StartSAMLSignIn(ctx context.Context, providerID string) (string, error) {
+	p, sp, err := r.samlServiceProvider(ctx, providerID, true)
 	if err != nil {
-		r.Log.ErrorContext(req.Context(), "saml start", "provider", p.ID, "error", err)
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return
+		return "", err
 	}
-	http.Redirect(w, req, to.String(), http.StatusFound)
+	to, err := r.startSAMLRequest(ctx, p, sp, nil)
+	if err != nil {
+		return "", err
+	}
+	return to.String(), nil
 }
 
 // startSAMLRequest makes and remembers an AuthnRequest to p, a link flow's
@@ -134,37 +123,35 @@ func (r *Resolver) startSAMLRequest(ctx context.Context, p *store.SAMLProvider, 
 	return authn.Redirect("", sp)
 }
 
-// ServeSAMLACS receives the identity provider's answer and signs the person
-// in, or, answering a link flow, shows the code that confirms the link.
-func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
-	p, sp, ok := r.samlServiceProvider(w, req, true)
-	if !ok {
-		return
+// AnswerSAML takes the identity provider's answer (the SAMLResponse of the
+// HTTP-POST binding, base64) to provider providerID, and signs the person
+// in, or, answering a link flow, holds the identity for the link's code:
+// one of login and link is set. Refusals are errors of the API (400, 403,
+// 404, 409), logged with their reason.
+func (r *Resolver) AnswerSAML(ctx context.Context, providerID, samlResponse string) (login *SSOLogin, link *SSOLinkHeld, err error) {
+	p, sp, err := r.samlServiceProvider(ctx, providerID, true)
+	if err != nil {
+		return nil, nil, err
 	}
-	ctx := req.Context()
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(req.PostFormValue("SAMLResponse")))
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(samlResponse))
 	if err != nil || len(raw) == 0 {
-		writeHTTPError(w, BadRequest("SAMLResponse: a base64-encoded SAML response is required (HTTP-POST binding)"))
-		return
+		return nil, nil, BadRequest("SAMLResponse: a base64-encoded SAML response is required (HTTP-POST binding)")
 	}
-	refused := func(reason string, err error) {
+	refused := func(reason string, err error) error {
 		r.Log.InfoContext(ctx, "saml sign-in refused", "provider", p.ID, "reason", reason, "error", err)
-		writeHTTPError(w, Forbidden("the SAML response is refused: %s", reason))
+		return Forbidden("the SAML response is refused: %s", reason)
 	}
 	// Only answers to a request this service sent, still open, are read
 	// further: an unsolicited (IdP-initiated) or replayed response stops here.
 	requestID := inResponseTo(raw)
 	now := r.now()
 	if requestID == "" {
-		refused("it answers no sign-in request of this service (start at the provider's startURL)", nil)
-		return
+		return nil, nil, refused("it answers no sign-in request of this service (start at the provider's startURL)", nil)
 	}
 	if open, err := store.OpenSAMLRequest(ctx, r.DB, requestID, p.ID, now.Add(-samlRequestLifetime)); err != nil {
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return
+		return nil, nil, err
 	} else if !open {
-		refused("its sign-in request is unknown, expired or already answered", nil)
-		return
+		return nil, nil, refused("its sign-in request is unknown, expired or already answered", nil)
 	}
 	assertion, err := sp.ParseXMLResponse(raw, []string{requestID}, sp.AcsURL)
 	if err != nil {
@@ -172,38 +159,18 @@ func (r *Resolver) ServeSAMLACS(w http.ResponseWriter, req *http.Request) {
 		if errors.As(err, &invalid) {
 			err = invalid.PrivateErr
 		}
-		refused("it is not validly signed by the provider, or not meant for this service now", err)
-		return
+		return nil, nil, refused("it is not validly signed by the provider, or not meant for this service now", err)
 	}
 	person, reason := assertedPerson(assertion)
 	if reason != "" {
-		refused(reason, nil)
-		return
+		return nil, nil, refused(reason, nil)
 	}
-	login, link, err := r.answerSAML(ctx, p, requestID, person)
+	login, link, err = r.answerSAML(ctx, p, requestID, person)
 	var e *Error
 	if errors.As(err, &e) {
 		r.Log.InfoContext(ctx, "saml sign-in refused", "provider", p.ID, "reason", e.Message)
-		writeHTTPError(w, e)
-		return
-	} else if err != nil {
-		r.Log.ErrorContext(ctx, "saml sign-in", "provider", p.ID, "error", err)
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	var answer any = login
-	page := ssoLoginPage
-	if link != nil {
-		answer, page = link, ssoLinkPage
-	}
-	if strings.Contains(req.Header.Get("Accept"), "application/json") {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(answer)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_ = page.Execute(w, answer)
+	return login, link, err
 }
 
 // answerSAML consumes request requestID, answered with person, and either
@@ -241,15 +208,6 @@ func (r *Resolver) ssoTokenTTL() time.Duration {
 	}
 	return DefaultSSOTokenTTL
 }
-
-// ssoLoginPage shows the token to the person who signed in; the token is
-// also in a meta element, for a client driving the browser.
-var ssoLoginPage = template.Must(template.New("sso").Parse(`<!doctype html>
-<html><head><meta charset="utf-8"><meta name="docsapi-token" content="{{.Token}}"><title>Signed in</title></head>
-<body><h1>Signed in as {{.Email}}</h1>
-<p>Your API token (shown once): <code id="token">{{.Token}}</code></p>
-<p>Use it as <code>Authorization: Bearer &lt;token&gt;</code>, until {{.ExpiresAt.UTC.Format "2006-01-02 15:04 MST"}}.</p></body></html>
-`))
 
 // signInWithSAML signs the person asserted by p in, in tx: the user their
 // NameID is bound to, or a new one, becomes an SSO member of p's
@@ -338,27 +296,23 @@ func (r *Resolver) samlUser(ctx context.Context, tx bun.Tx, p *store.SAMLProvide
 	return u, err
 }
 
-// samlServiceProvider reads the provider of the request's path and builds
-// this service's SAML side for it; it answers 404 itself when there is no
-// such provider (or, with active, it is not configured yet).
-func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request, active bool) (*store.SAMLProvider, *saml.ServiceProvider, bool) {
-	p, err := store.SAMLProviderByID(req.Context(), r.DB, req.PathValue("providerId"))
-	if err != nil || (active && p.Status() != store.SAMLProviderActive) {
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		} else {
-			writeHTTPError(w, NotFound("SAML provider"))
-		}
-		return nil, nil, false
+// samlServiceProvider reads provider providerID and builds this service's
+// SAML side for it: NotFound when there is no such provider (or, with
+// active, it is not configured yet).
+func (r *Resolver) samlServiceProvider(ctx context.Context, providerID string, active bool) (*store.SAMLProvider, *saml.ServiceProvider, error) {
+	p, err := store.SAMLProviderByID(ctx, r.DB, providerID)
+	if err := orNotFound(err, "SAML provider"); err != nil {
+		return nil, nil, err
+	}
+	if active && p.Status() != store.SAMLProviderActive {
+		return nil, nil, NotFound("SAML provider")
 	}
 	service := r.samlService(p)
 	entity, _ := url.Parse(service.EntityID)
 	acs, _ := url.Parse(service.AcsURL)
-	keys, err := r.samlKeys(req.Context())
+	keys, err := r.samlKeys(ctx)
 	if err != nil {
-		r.Log.ErrorContext(req.Context(), "saml service key", "error", err)
-		writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-		return nil, nil, false
+		return nil, nil, fmt.Errorf("saml service key: %w", err)
 	}
 	sp := &saml.ServiceProvider{EntityID: service.EntityID, MetadataURL: *entity, AcsURL: *acs,
 		AuthnNameIDFormat: saml.EmailAddressNameIDFormat,
@@ -366,8 +320,7 @@ func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request,
 	if p.Status() == store.SAMLProviderActive {
 		cert, err := providerCertificate(p)
 		if err != nil {
-			writeHTTPError(w, &Error{Status: http.StatusInternalServerError, Message: "internal error"})
-			return nil, nil, false
+			return nil, nil, err
 		}
 		sp.IDPMetadata = &saml.EntityDescriptor{EntityID: p.EntityID, IDPSSODescriptors: []saml.IDPSSODescriptor{{
 			SSODescriptor: saml.SSODescriptor{RoleDescriptor: saml.RoleDescriptor{KeyDescriptors: []saml.KeyDescriptor{{
@@ -377,7 +330,7 @@ func (r *Resolver) samlServiceProvider(w http.ResponseWriter, req *http.Request,
 			SingleSignOnServices: []saml.Endpoint{{Binding: saml.HTTPRedirectBinding, Location: p.SSOURL}},
 		}}}
 	}
-	return p, sp, true
+	return p, sp, nil
 }
 
 // samlKeyPair is this service's SAML key pair.
@@ -558,11 +511,4 @@ func assertedPerson(a *saml.Assertion) (samlPerson, string) {
 	}
 	person.email, person.name = email, truncateRunes(name, 255)
 	return person, ""
-}
-
-// writeHTTPError answers e in the API's error shape.
-func writeHTTPError(w http.ResponseWriter, e *Error) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.Status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": e.Status, "message": e.Message}})
 }

@@ -146,28 +146,10 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		gql.ServeHTTP(w, r)
 	}))
 	mux.Handle("/graphql"+playground.AssetDir, labelled("GET /graphql"+playground.AssetDir, pg))
-	// Files, at signed addresses that need no token (graph/file.go).
-	mux.Handle("GET "+graph.DownloadPath, labelled("GET "+graph.DownloadPath, http.HandlerFunc(res.ServeDownload)))
-	// OpenAPI documents, at signed addresses and (public specs) published
-	// ones (graph/openapi_spec.go).
-	mux.Handle("GET "+graph.RawOpenAPIPath, labelled("GET "+graph.RawOpenAPIPath, http.HandlerFunc(res.ServeRawOpenAPI)))
-	mux.Handle("GET "+graph.PublishedOpenAPIPath, labelled("GET "+graph.PublishedOpenAPIPath, http.HandlerFunc(res.ServePublishedOpenAPI)))
-	mux.Handle("GET "+graph.IntegrationAssetPath, labelled("GET "+graph.IntegrationAssetPath, http.HandlerFunc(res.ServeIntegrationAsset)))
-	// SAML sign-in (graph/sso_login.go): the person has no token yet. Linking
-	// a provider to one's account (graph/sso_link.go) takes one's token.
-	for _, h := range []struct {
-		pattern string
-		serve   http.Handler
-	}{
-		{"GET " + graph.SAMLPath + "{providerId}", http.HandlerFunc(res.ServeSAMLMetadata)},
-		{"GET " + graph.SAMLPath + "{providerId}/start", http.HandlerFunc(res.ServeSAMLStart)},
-		{"POST " + graph.SAMLPath + "{providerId}/acs", http.HandlerFunc(res.ServeSAMLACS)},
-		{"POST " + graph.SAMLPath + "{providerId}/link", auth.require(http.HandlerFunc(res.ServeSAMLLink))},
-		{"POST " + graph.SAMLPath + "{providerId}/link/confirm", auth.require(http.HandlerFunc(res.ServeSAMLLinkConfirm))},
-	} {
-		mux.Handle(h.pattern, labelled(h.pattern, h.serve))
-	}
-	mux.Handle("GET "+graph.PDFPath, labelled("GET "+graph.PDFPath, http.HandlerFunc(res.ServePDF)))
+	// Files, PDFs and documents at the server's own addresses, and SAML
+	// sign-in: no token (linking a provider to one's account takes one).
+	mountDocuments(mux, res, log)
+	mountSAML(mux, res, auth, log)
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
 	}
