@@ -9501,6 +9501,12 @@ input MergeRuleInput {
   expression: String
 }
 
+"The direction of a list ordered by date."
+enum ListOrder {
+  asc
+  desc
+}
+
 # ---------------------------------------------------------------------------
 # Users
 # ---------------------------------------------------------------------------
@@ -9777,593 +9783,8 @@ input UpdateAgentInstructionsInput {
 }
 
 # ---------------------------------------------------------------------------
-# Spaces
+# Members, teams and invites
 # ---------------------------------------------------------------------------
-
-"Whether a space can be edited."
-enum SpaceEditMode {
-  "Users edit the space directly."
-  live
-  "All edits are locked."
-  locked
-}
-
-"A space: a container of documentation content, with pages and files."
-type Space {
-  "Always ` + "`" + `space` + "`" + `."
-  object: String!
-  id: ID!
-  "At most 50 characters."
-  title: String!
-  "An emoji, at most 50 characters; empty when none is set."
-  emoji: String!
-  visibility: ContentVisibility!
-  createdAt: DateTime!
-  updatedAt: DateTime!
-  "Set while the space is deleted (it can be restored for 7 days)."
-  deletedAt: DateTime
-  editMode: SpaceEditMode
-  mergeRules: MergeRules!
-  urls: SpaceURLs!
-  "Id of the organization owning the space."
-  organization: ID!
-  "Id of the parent collection."
-  parent: ID
-  language: Language
-  "Id of the active revision."
-  revision: ID!
-  "The role members get by default; null means guest."
-  defaultLevel: DefaultLevel
-  "Number of open comments."
-  comments: Int!
-  "Number of change requests."
-  changeRequests: Int!
-  "Number of open change requests."
-  changeRequestsOpen: Int!
-  "Number of draft change requests."
-  changeRequestsDraft: Int!
-  "What the caller may do with the space."
-  permissions: SpacePermissions!
-  "Roles granted to users on the space (its admins only), oldest first."
-  userPermissions(page: String, limit: Int): UserContentPermissionList!
-  "Roles granted to teams on the space (its admins only), oldest first."
-  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
-  "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
-  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
-  """
-  The space's current content. ` + "`" + `computed: false` + "`" + ` asks for content that is
-  not computed (see Revision).
-  """
-  content(
-    "false asks for content that is not computed: the same content here, where nothing is computed."
-    computed: Boolean! = true
-  ): Revision!
-  "A revision of the space, current or past; ` + "`" + `computed` + "`" + ` as for content."
-  revisionById(
-    id: ID!
-    "false asks for content that is not computed: the same content here, where nothing is computed."
-    computed: Boolean! = true
-  ): Revision
-  "A change request of the space, by id or number."
-  changeRequest(id: ID!): ChangeRequest
-  """
-  The space's change requests, newest first: with ` + "`" + `status` + "`" + ` (default
-  ` + "`" + `open` + "`" + `), created by ` + "`" + `creator` + "`" + `, edited by ` + "`" + `contributor` + "`" + `, awaiting the
-  review of ` + "`" + `requestedReviewer` + "`" + `, made for the conversations issues cluster
-  ` + "`" + `conversationsIssuesCluster` + "`" + `.
-  """
-  changeRequestList(page: String, limit: Int, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
-  """
-  Pages of the space's current content whose title or text matches ` + "`" + `query` + "`" + `
-  (web search syntax: words, "quoted phrases", -excluded; at most 512
-  characters), best first, with the matching sections.
-  """
-  search(query: String!, page: String, limit: Int): SearchPageResultList!
-  "The space's last git sync, when there was one."
-  gitInfo: GitSyncState
-  "The links of the space's current content, grouped by target, with ` + "`" + `status` + "`" + ` when given."
-  links(page: String, limit: Int, status: String): LinkList!
-  "A comment, by id."
-  comment(id: ID!): Comment
-  "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
-  commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
-}
-
-"Addresses of a space."
-type SpaceURLs {
-  "The space in the API."
-  location: String!
-  "The space in the application."
-  app: String!
-  "The published space; only when its visibility is not ` + "`" + `private` + "`" + `."
-  published: String
-  "The public space; only when its visibility is ` + "`" + `public` + "`" + `."
-  public: String
-  "The space's icon, when set."
-  icon: String
-}
-
-"What the caller may do with a space."
-type SpacePermissions {
-  view: Boolean!
-  access: Boolean!
-  admin: Boolean!
-  viewInviteLinks: Boolean!
-  edit: Boolean!
-  triggerGitSync: Boolean!
-  comment: Boolean!
-  merge: Boolean!
-  review: Boolean!
-  installIntegration: Boolean!
-}
-
-"A page of spaces."
-type SpaceList {
-  items: [Space!]!
-  "Number of items in this page."
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A new space."
-input CreateSpaceInput {
-  "At most 50 characters."
-  title: String
-  "At most 50 characters."
-  emoji: String
-  "Id of a parent collection."
-  parent: ID
-  language: Language
-  editMode: SpaceEditMode
-  "Create the space without any page (spaces start empty in any case)."
-  empty: Boolean
-}
-
-"Changes to a space; absent fields are left as they are."
-input UpdateSpaceInput {
-  editMode: SpaceEditMode
-  """
-  Who can read the space (an extension of the reference's body):
-  ` + "`" + `in-collection` + "`" + ` only for a space in a collection. A change records a
-  ` + "`" + `space_visibility_updated` + "`" + ` event.
-  """
-  visibility: ContentVisibility
-  "At most 50 characters."
-  title: String
-  "A role, ` + "`" + `inherit` + "`" + `, or null for guest."
-  defaultLevel: DefaultLevel
-  language: Language
-  "` + "`" + `inherit` + "`" + `, ` + "`" + `rules` + "`" + ` or ` + "`" + `none` + "`" + `."
-  mergeRules: MergeRulesInput
-  "At most 50 characters; null removes the emoji."
-  emoji: String
-  "An absolute http(s) URL of at most 2048 characters; null removes the icon."
-  icon: String
-}
-
-# ---------------------------------------------------------------------------
-# Sites and their structure
-# ---------------------------------------------------------------------------
-
-"Who can read a published site: ` + "`" + `public` + "`" + `, ` + "`" + `unlisted` + "`" + `, ` + "`" + `share-link` + "`" + ` or ` + "`" + `visitor-auth` + "`" + `."
-scalar SiteVisibility
-
-"A site's plan: ` + "`" + `basic` + "`" + `, ` + "`" + `premium` + "`" + `, ` + "`" + `ultimate` + "`" + `, ` + "`" + `sponsored` + "`" + `, ` + "`" + `legacy-basic` + "`" + ` or ` + "`" + `legacy-premium` + "`" + `."
-scalar SiteType
-
-"Whether the docs agent may read a site."
-enum SiteAgentsContext {
-  "The agent cannot access the site."
-  excluded
-  "The agent can access the site."
-  included
-}
-
-"A published docs site, built from sections, section groups and site spaces."
-type Site {
-  "Always ` + "`" + `site` + "`" + `."
-  object: String!
-  id: ID!
-  type: SiteType!
-  "2 to 128 characters."
-  title: String!
-  "Custom hostname, such as docs.example.com."
-  hostname: String
-  "The site's path under the organization's published address, 1 to 100 characters."
-  basename: String
-  "Where the site is served from another domain's path."
-  proxy: SiteProxy
-  visibility: SiteVisibility!
-  "Whether the site is live for the audience its visibility sets."
-  published: Boolean!
-  "Number of site spaces."
-  siteSpaces: Int!
-  createdAt: DateTime!
-  adaptiveContent: SiteAdaptiveContent!
-  agentsContext: SiteAgentsContext!
-  "Premium features enabled on the site (none on a self-hosted instance)."
-  features: [SiteFeature!]!
-  urls: SiteURLs!
-  "The secret of share-link access; visible to those who may manage the site."
-  shareKey: String
-  """
-  The structure at the root of the site, in order: section groups (with their
-  children) and the sections outside groups, or the site spaces of a site
-  without sections.
-  """
-  structure: SiteStructure!
-  "Every section group of the site, in structure order (depth first)."
-  sectionGroups(page: String, limit: Int): SiteSectionGroupList!
-  "Every section of the site, in structure order (depth first)."
-  sections(page: String, limit: Int): SiteSectionList!
-  """
-  Every site space of the site, in structure order. ` + "`" + `default` + "`" + `: true lists only
-  the default site space, false only the others.
-  """
-  siteSpaceList(page: String, limit: Int, default: Boolean): SiteSpaceList!
-  "The visitor schema of adaptive content; null until one is set."
-  adaptiveSchema: SiteAdaptiveSchema
-}
-
-"Where a site is served through a proxy."
-type SiteProxy {
-  "The address requests come to, such as example.com/docs."
-  origin: String!
-  "The address they are proxied to."
-  target: String!
-}
-
-"Adaptive content settings."
-type SiteAdaptiveContent {
-  enabled: Boolean!
-}
-
-"A premium feature of a site."
-type SiteFeature {
-  id: String!
-  plan: SiteType!
-  frozen: Boolean!
-}
-
-"Addresses of a site."
-type SiteURLs {
-  "The site in the API."
-  location: String!
-  "The site in the application."
-  app: String!
-  "The published site; only when it is published (and, for share-link sites, the share key was given)."
-  published: String
-}
-
-"The structure of a site: sections and groups, or site spaces when it has no sections."
-type SiteStructure {
-  "` + "`" + `sections` + "`" + ` or ` + "`" + `siteSpaces` + "`" + `."
-  type: String!
-  structure: [SiteStructureItem!]!
-}
-
-"An item of a site's structure."
-union SiteStructureItem = SiteSection | SiteSectionGroup | SiteSpace
-
-"A child of a section group."
-union SiteSectionGroupChild = SiteSection | SiteSectionGroup
-
-"A group of sections (and of other groups) in a site."
-type SiteSectionGroup {
-  "Always ` + "`" + `site-section-group` + "`" + `."
-  object: String!
-  id: ID!
-  "1 to 100 characters."
-  title: String!
-  "The parent group, when nested."
-  sectionGroup: ID
-  "An icon name, at most 50 characters."
-  icon: String
-  "The sections and groups in this group, in order."
-  children: [SiteSectionGroupChild!]!
-  "The sections directly in this group."
-  sections: [SiteSection!]! @deprecated(reason: "Use children.")
-}
-
-"A section of a site; its site spaces are its variants."
-type SiteSection {
-  "Always ` + "`" + `site-section` + "`" + `."
-  object: String!
-  id: ID!
-  "2 to 128 characters."
-  title: String!
-  "At most 256 characters."
-  description: String
-  "Whether this is the site's default section."
-  default: Boolean!
-  "Path of the section in the site, 1 to 100 characters."
-  path: String!
-  "An expression deciding whether a visitor sees the section; at most 1024 characters."
-  condition: String
-  "The group the section is in."
-  sectionGroup: ID
-  "The section's site spaces, in order."
-  siteSpaces: [SiteSpace!]!
-  urls: SiteSectionURLs!
-  "An icon name, at most 50 characters."
-  icon: String
-}
-
-"Addresses of a section."
-type SiteSectionURLs {
-  "The published section; only when the site is published."
-  published: String
-}
-
-"A space published in a site."
-type SiteSpace {
-  "Always ` + "`" + `site-space` + "`" + `."
-  object: String!
-  "Id of the site space (not of the space)."
-  id: ID!
-  "Path of the space in the site (or its section), 1 to 100 characters."
-  path: String!
-  "Id of the section, when the site has sections."
-  section: ID
-  space: Space!
-  "The space's title."
-  title: String!
-  "Whether this is the default site space of its section (or of the site)."
-  default: Boolean!
-  "An expression deciding whether a visitor sees the site space; at most 1024 characters."
-  condition: String
-  urls: SiteSpaceURLs!
-}
-
-"Addresses of a site space."
-type SiteSpaceURLs {
-  "The published site space; only when the site is published."
-  published: String
-}
-
-"The JSON Schema (draft-07) of the claims adaptive content receives about a visitor."
-type SiteAdaptiveSchema {
-  "Always ` + "`" + `site-adaptive-schema` + "`" + `."
-  object: String!
-  jsonSchema: JSONObject!
-  updatedAt: DateTime!
-}
-
-"A condition suggested by a site's visitor schema."
-type SiteAdaptiveTemplateCondition {
-  description: String!
-  condition: String!
-}
-
-"A list of template conditions."
-type SiteAdaptiveTemplateConditionList {
-  items: [SiteAdaptiveTemplateCondition!]!
-}
-
-"A site as its visitors get it."
-type PublishedContentSite {
-  "Always ` + "`" + `published-content-site` + "`" + `."
-  object: String!
-  site: Site!
-  structure: SiteStructure!
-}
-
-"A page of sites."
-type SiteList {
-  items: [Site!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A page of section groups."
-type SiteSectionGroupList {
-  items: [SiteSectionGroup!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A page of sections."
-type SiteSectionList {
-  items: [SiteSection!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A page of site spaces."
-type SiteSpaceList {
-  items: [SiteSpace!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A new site."
-input CreateSiteInput {
-  "Defaults to ` + "`" + `basic` + "`" + `."
-  type: SiteType
-  "2 to 128 characters; defaults to \"Untitled site\"."
-  title: String
-  "Defaults to ` + "`" + `public` + "`" + `."
-  visibility: SiteVisibility
-  "Ids of spaces to publish in the site."
-  spaces: [ID!]
-}
-
-"Changes to a site; absent fields are left as they are."
-input UpdateSiteInput {
-  "2 to 128 characters."
-  title: String
-  visibility: SiteVisibility
-  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
-  basename: String
-  "A custom hostname such as docs.example.com (at most 512 characters); null removes it."
-  hostname: String
-  adaptiveContent: SiteAdaptiveContentInput
-  agentsContext: SiteAgentsContext
-  "Site space to make the default at the root level (in the default section when there are sections)."
-  defaultSiteSpace: ID
-  "Section to make the default."
-  defaultSiteSection: ID
-  "Host the site under a path of another domain, such as example.com/docs (at most 512 characters); null removes the proxy."
-  proxy: String
-}
-
-"Adaptive content settings to set."
-input SiteAdaptiveContentInput {
-  enabled: Boolean!
-}
-
-"A new visitor schema."
-input UpdateSiteAdaptiveSchemaInput {
-  "A JSON Schema (draft-07) of an object whose properties are the visitor's claims."
-  jsonSchema: JSONObject!
-}
-
-"A new section group."
-input CreateSiteSectionGroupInput {
-  "1 to 100 characters."
-  title: String!
-  "An icon name (at most 50 characters), or null."
-  icon: String
-  "Ids of sections to move into the group, in order."
-  sections: [ID!]
-  "Id of the group to nest this one in (groups nest at most 3 deep); absent: the site root."
-  parent: ID
-}
-
-"Changes to a section group."
-input UpdateSiteSectionGroupInput {
-  "1 to 100 characters."
-  title: String
-  "An icon name (at most 50 characters); null removes it."
-  icon: String
-}
-
-"A section to add to a group."
-input AddSectionToGroupInput {
-  sectionId: ID!
-}
-
-"A new section."
-input CreateSiteSectionInput {
-  "The space published as the section's first site space."
-  spaceId: ID!
-  "2 to 128 characters; defaults to the space's title."
-  title: String
-  "An icon name (at most 50 characters), or null."
-  icon: String
-}
-
-"Changes to a section."
-input UpdateSiteSectionInput {
-  "2 to 128 characters."
-  title: String
-  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `; unique in the site."
-  path: String
-  "A site space of this section to make its default."
-  defaultSiteSpace: ID
-  "At most 1024 characters; null removes it, absent keeps it."
-  condition: String
-  "An icon name (at most 50 characters); null removes it."
-  icon: String
-  "At most 256 characters; null removes it."
-  description: String
-}
-
-"A space to publish in a site."
-input CreateSiteSpaceInput {
-  spaceId: ID!
-  "The section to add it to; absent: the default section, or the root when the site has no sections."
-  sectionId: ID
-}
-
-"Changes to a site space."
-input UpdateSiteSpaceInput {
-  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
-  path: String
-  "At most 1024 characters; null removes it, absent keeps it."
-  condition: String
-  "Point the site space to another space; absent keeps the space."
-  spaceId: ID
-}
-
-"Where to move a section."
-input MoveSiteSectionInput {
-  "Absent: move to the end of the site."
-  position: SiteSectionMovePosition
-}
-
-"A position relative to a section: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
-input SiteSectionMovePosition {
-  before: SiteSectionPointer
-  after: SiteSectionPointer
-}
-
-"Points at a section."
-input SiteSectionPointer {
-  "Must be ` + "`" + `site-section` + "`" + `."
-  type: String!
-  siteSection: ID!
-}
-
-"Where to move a site space."
-input MoveSiteSpaceInput {
-  "Absent: move to the end of its section."
-  position: SiteSpaceMovePosition
-}
-
-"A position relative to a site space: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
-input SiteSpaceMovePosition {
-  before: SiteSpacePointer
-  after: SiteSpacePointer
-}
-
-"Points at a site space."
-input SiteSpacePointer {
-  "Must be ` + "`" + `site-space` + "`" + `."
-  type: String!
-  siteSpace: ID!
-}
-
-"Where to move a section group."
-input MoveSiteSectionGroupInput {
-  "Absent: move to the end of the site."
-  position: SiteStructureMovePosition
-}
-
-"A position relative to an item of the structure: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
-input SiteStructureMovePosition {
-  before: SiteStructureItemPointer
-  after: SiteStructureItemPointer
-}
-
-"Points at an item of a site's structure."
-input SiteStructureItemPointer {
-  "` + "`" + `site-space` + "`" + `, ` + "`" + `site-section` + "`" + ` or ` + "`" + `site-section-group` + "`" + `."
-  type: String!
-  id: ID!
-}
-
-"An item of the structure to move, and where."
-input SortSiteStructureInput {
-  item: SiteStructureItemPointer!
-  "Absent: the end of the item's container."
-  position: SiteStructureMovePosition
-}
-
-# ---------------------------------------------------------------------------
-# Members and teams
-# ---------------------------------------------------------------------------
-
-"The direction of a list ordered by date."
-enum ListOrder {
-  asc
-  desc
-}
 
 "Filters members by role; ` + "`" + `guest` + "`" + ` keeps members without one."
 enum MemberRoleFilter {
@@ -10413,20 +9834,6 @@ type Member {
 type MemberList {
   items: [Member!]!
   "Number of items in this page."
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A space a member can access, and the role they hold there."
-type MemberContentPermission {
-  permission: MemberRole!
-  space: Space!
-}
-
-"A page of a member's spaces."
-type MemberContentPermissionList {
-  items: [MemberContentPermission!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -10625,6 +10032,237 @@ input UpdateTeamInput {
 }
 
 # ---------------------------------------------------------------------------
+# Permissions: roles on spaces and collections
+# ---------------------------------------------------------------------------
+
+"A space a member can access, and the role they hold there."
+type MemberContentPermission {
+  permission: MemberRole!
+  space: Space!
+}
+
+"A page of a member's spaces."
+type MemberContentPermissionList {
+  items: [MemberContentPermission!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A user's role on a space or a collection."
+type UserContentPermission {
+  permission: MemberRole!
+  user: User!
+}
+
+"A page of users' roles."
+type UserContentPermissionList {
+  items: [UserContentPermission!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A team's role on a space or a collection."
+type TeamContentPermission {
+  permission: MemberRole!
+  team: Team!
+}
+
+"A page of teams' roles."
+type TeamContentPermissionList {
+  items: [TeamContentPermission!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+Grants ` + "`" + `role` + "`" + ` to members (guests included) and teams of the organization on
+a space or a collection (and so on everything in it), replacing a grant they
+had there. A grant adds to what the default levels give; it never takes away.
+"""
+input InviteToContentInput {
+  "The role to grant; required (to take access away, remove the grant)."
+  role: MemberRole
+  "User ids of members of the organization."
+  users: [ID!]
+  "Team ids of the organization."
+  teams: [ID!]
+}
+
+input UpdateContentPermissionInput {
+  "The new role; required."
+  role: MemberRole
+}
+
+# ---------------------------------------------------------------------------
+# Spaces
+# ---------------------------------------------------------------------------
+
+"Whether a space can be edited."
+enum SpaceEditMode {
+  "Users edit the space directly."
+  live
+  "All edits are locked."
+  locked
+}
+
+"A space: a container of documentation content, with pages and files."
+type Space {
+  "Always ` + "`" + `space` + "`" + `."
+  object: String!
+  id: ID!
+  "At most 50 characters."
+  title: String!
+  "An emoji, at most 50 characters; empty when none is set."
+  emoji: String!
+  visibility: ContentVisibility!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  "Set while the space is deleted (it can be restored for 7 days)."
+  deletedAt: DateTime
+  editMode: SpaceEditMode
+  mergeRules: MergeRules!
+  urls: SpaceURLs!
+  "Id of the organization owning the space."
+  organization: ID!
+  "Id of the parent collection."
+  parent: ID
+  language: Language
+  "Id of the active revision."
+  revision: ID!
+  "The role members get by default; null means guest."
+  defaultLevel: DefaultLevel
+  "Number of open comments."
+  comments: Int!
+  "Number of change requests."
+  changeRequests: Int!
+  "Number of open change requests."
+  changeRequestsOpen: Int!
+  "Number of draft change requests."
+  changeRequestsDraft: Int!
+  "What the caller may do with the space."
+  permissions: SpacePermissions!
+  "Roles granted to users on the space (its admins only), oldest first."
+  userPermissions(page: String, limit: Int): UserContentPermissionList!
+  "Roles granted to teams on the space (its admins only), oldest first."
+  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
+  "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
+  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
+  """
+  The space's current content. ` + "`" + `computed: false` + "`" + ` asks for content that is
+  not computed (see Revision).
+  """
+  content(
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision!
+  "A revision of the space, current or past; ` + "`" + `computed` + "`" + ` as for content."
+  revisionById(
+    id: ID!
+    "false asks for content that is not computed: the same content here, where nothing is computed."
+    computed: Boolean! = true
+  ): Revision
+  "A change request of the space, by id or number."
+  changeRequest(id: ID!): ChangeRequest
+  """
+  The space's change requests, newest first: with ` + "`" + `status` + "`" + ` (default
+  ` + "`" + `open` + "`" + `), created by ` + "`" + `creator` + "`" + `, edited by ` + "`" + `contributor` + "`" + `, awaiting the
+  review of ` + "`" + `requestedReviewer` + "`" + `, made for the conversations issues cluster
+  ` + "`" + `conversationsIssuesCluster` + "`" + `.
+  """
+  changeRequestList(page: String, limit: Int, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
+  """
+  Pages of the space's current content whose title or text matches ` + "`" + `query` + "`" + `
+  (web search syntax: words, "quoted phrases", -excluded; at most 512
+  characters), best first, with the matching sections.
+  """
+  search(query: String!, page: String, limit: Int): SearchPageResultList!
+  "The space's last git sync, when there was one."
+  gitInfo: GitSyncState
+  "The links of the space's current content, grouped by target, with ` + "`" + `status` + "`" + ` when given."
+  links(page: String, limit: Int, status: String): LinkList!
+  "A comment, by id."
+  comment(id: ID!): Comment
+  "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
+  commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
+}
+
+"Addresses of a space."
+type SpaceURLs {
+  "The space in the API."
+  location: String!
+  "The space in the application."
+  app: String!
+  "The published space; only when its visibility is not ` + "`" + `private` + "`" + `."
+  published: String
+  "The public space; only when its visibility is ` + "`" + `public` + "`" + `."
+  public: String
+  "The space's icon, when set."
+  icon: String
+}
+
+"What the caller may do with a space."
+type SpacePermissions {
+  view: Boolean!
+  access: Boolean!
+  admin: Boolean!
+  viewInviteLinks: Boolean!
+  edit: Boolean!
+  triggerGitSync: Boolean!
+  comment: Boolean!
+  merge: Boolean!
+  review: Boolean!
+  installIntegration: Boolean!
+}
+
+"A page of spaces."
+type SpaceList {
+  items: [Space!]!
+  "Number of items in this page."
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A new space."
+input CreateSpaceInput {
+  "At most 50 characters."
+  title: String
+  "At most 50 characters."
+  emoji: String
+  "Id of a parent collection."
+  parent: ID
+  language: Language
+  editMode: SpaceEditMode
+  "Create the space without any page (spaces start empty in any case)."
+  empty: Boolean
+}
+
+"Changes to a space; absent fields are left as they are."
+input UpdateSpaceInput {
+  editMode: SpaceEditMode
+  """
+  Who can read the space (an extension of the reference's body):
+  ` + "`" + `in-collection` + "`" + ` only for a space in a collection. A change records a
+  ` + "`" + `space_visibility_updated` + "`" + ` event.
+  """
+  visibility: ContentVisibility
+  "At most 50 characters."
+  title: String
+  "A role, ` + "`" + `inherit` + "`" + `, or null for guest."
+  defaultLevel: DefaultLevel
+  language: Language
+  "` + "`" + `inherit` + "`" + `, ` + "`" + `rules` + "`" + ` or ` + "`" + `none` + "`" + `."
+  mergeRules: MergeRulesInput
+  "At most 50 characters; null removes the emoji."
+  emoji: String
+  "An absolute http(s) URL of at most 2048 characters; null removes the icon."
+  icon: String
+}
+
+# ---------------------------------------------------------------------------
 # Collections
 # ---------------------------------------------------------------------------
 
@@ -10728,60 +10366,13 @@ input MoveContentInput {
   position: ContentPosition
 }
 
-"A user's role on a space or a collection."
-type UserContentPermission {
-  permission: MemberRole!
-  user: User!
-}
-
-"A page of users' roles."
-type UserContentPermissionList {
-  items: [UserContentPermission!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A team's role on a space or a collection."
-type TeamContentPermission {
-  permission: MemberRole!
-  team: Team!
-}
-
-"A page of teams' roles."
-type TeamContentPermissionList {
-  items: [TeamContentPermission!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"""
-Grants ` + "`" + `role` + "`" + ` to members (guests included) and teams of the organization on
-a space or a collection (and so on everything in it), replacing a grant they
-had there. A grant adds to what the default levels give; it never takes away.
-"""
-input InviteToContentInput {
-  "The role to grant; required (to take access away, remove the grant)."
-  role: MemberRole
-  "User ids of members of the organization."
-  users: [ID!]
-  "Team ids of the organization."
-  teams: [ID!]
-}
-
-input UpdateContentPermissionInput {
-  "The new role; required."
-  role: MemberRole
-}
-
 "Another organization to give content to; the caller must administer both."
 input TransferContentInput {
   organization: ID!
 }
 
 # ---------------------------------------------------------------------------
-# Content: revisions and pages
+# Content: revisions, pages and files
 # ---------------------------------------------------------------------------
 
 """
@@ -11307,145 +10898,6 @@ type MergeResult {
 }
 
 # ---------------------------------------------------------------------------
-# Search
-# ---------------------------------------------------------------------------
-
-"A page matching a search."
-type SearchPageResult {
-  id: ID!
-  title: String!
-  path: String!
-  "The matching sections (a page matched by its title alone has none)."
-  sections: [SearchSectionResult!]!
-  "The pages above it, outermost first."
-  ancestors: [SearchAncestor!]!
-  urls: SearchURLs!
-}
-
-"A section of a page matching a search."
-type SearchSectionResult {
-  "The heading's anchor (the page id for the part before the first heading)."
-  id: ID!
-  title: String!
-  path: String!
-  body: String!
-  urls: SearchURLs!
-}
-
-"A page above a search result."
-type SearchAncestor {
-  title: String!
-}
-
-"Addresses of a search result."
-type SearchURLs {
-  app: String!
-}
-
-"A space matching a search, with its matching pages."
-type SearchSpaceResult {
-  id: ID!
-  title: String!
-  pages: [SearchPageResult!]!
-}
-
-"A page of page results."
-type SearchPageResultList {
-  items: [SearchPageResult!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A page of space results."
-type SearchSpaceResultList {
-  items: [SearchSpaceResult!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-# ---------------------------------------------------------------------------
-# Links
-# ---------------------------------------------------------------------------
-
-"The versions of content a location is in."
-type VersionContext {
-  "` + "`" + `revision` + "`" + `."
-  type: String!
-  revision: ID!
-}
-
-"A page as a link's source or target."
-type ContentLocationPage {
-  "` + "`" + `page` + "`" + `."
-  kind: String!
-  organization: Organization!
-  space: Space!
-  page: RevisionPage!
-  versionContext: VersionContext!
-}
-
-"A file as a link's target."
-type ContentLocationFile {
-  "` + "`" + `file` + "`" + `."
-  kind: String!
-  organization: Organization!
-  space: Space!
-  file: RevisionFile!
-  versionContext: VersionContext!
-}
-
-"An address outside the content, or one that leads nowhere."
-type ContentLocationURL {
-  "` + "`" + `url` + "`" + `."
-  kind: String!
-  url: String!
-}
-
-"Content a link points at or is found in."
-union ContentLocation = ContentLocationPage | ContentLocationFile | ContentLocationURL
-
-"A link target and the pages linking to it."
-type LinkItem {
-  "` + "`" + `ok` + "`" + ` (leads somewhere that exists), ` + "`" + `broken` + "`" + ` (a page or file that does not exist in the revision) or ` + "`" + `in-app` + "`" + ` (an address of this application)."
-  status: String!
-  "` + "`" + `reference` + "`" + `."
-  relation: String!
-  targetReference: ContentLocation!
-  locationReferences: [ContentLocation!]!
-}
-
-"Counts of a link list."
-type LinkStats {
-  total: Int!
-  broken: LinkBrokenStats!
-}
-
-"Counts of broken links."
-type LinkBrokenStats {
-  total: Int!
-}
-
-"A page of links."
-type LinkList {
-  items: [LinkItem!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-  "Over all the links listed, not only this page."
-  stats: LinkStats!
-}
-
-"A page of content locations."
-type ContentLocationList {
-  items: [ContentLocation!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-# ---------------------------------------------------------------------------
 # Comments
 # ---------------------------------------------------------------------------
 
@@ -11607,558 +11059,567 @@ input UpdateCommentReplyInput {
 }
 
 # ---------------------------------------------------------------------------
-# OpenAPI specifications
+# Search
 # ---------------------------------------------------------------------------
 
-"""
-Where a specification is in its processing: ` + "`" + `pending` + "`" + ` (a fetch is due),
-` + "`" + `progress` + "`" + ` (being fetched), ` + "`" + `complete` + "`" + ` (done; ` + "`" + `lastProcessErrorCode` + "`" + ` says
-whether it failed).
-"""
-enum OpenAPISpecProcessingState {
-  pending
-  progress
-  complete
-}
-
-"""
-Who can read a specification: ` + "`" + `private` + "`" + `, the organization; ` + "`" + `public` + "`" + `, anyone
-with its published address.
-"""
-enum OpenAPISpecVisibility {
-  private
-  public
-}
-
-"Why the last processing failed."
-enum OpenAPISpecProcessingErrorCode {
-  "The source, or a file it refers to, took longer than the time limit."
-  FETCH_TIMEOUT
-  "The source could not be fetched: refused address, unreachable, error status or too large."
-  FETCH_ERROR
-  "The source is not a valid OpenAPI or Swagger document."
-  PARSE_ERROR
-}
-
-"A problem the last processing found."
-type OpenAPIErrorObject {
-  message: String!
-  code: String
-}
-
-"""
-An OpenAPI specification fetched from a URL. A background job fetches it
-(through the guarded outbound client), validates it, bundles its external
-` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
-"""
-type OpenAPISpec {
-  "Always ` + "`" + `openapi-spec` + "`" + `."
-  object: String!
+"A page matching a search."
+type SearchPageResult {
   id: ID!
-  createdAt: DateTime!
-  updatedAt: DateTime!
-  "Unique in the organization; letters, digits and single dashes."
-  slug: String!
-  sourceURL: String!
-  processingState: OpenAPISpecProcessingState!
-  visibility: OpenAPISpecVisibility!
-  "The id of the newest version."
-  lastVersion: ID
-  lastProcessedAt: DateTime
-  "Set when the last processing failed."
-  lastProcessErrorCode: OpenAPISpecProcessingErrorCode
-  "The problems the last processing found (empty when it succeeded)."
-  lastProcessedErrors: [OpenAPIErrorObject!]!
-  permissions: OpenAPISpecPermissions!
-  urls: OpenAPISpecURLs!
-  "The versions, newest first."
-  versions(page: String, limit: Int): OpenAPISpecVersionList!
-  "A version by id, or the newest with ` + "`" + `latest` + "`" + `."
-  version(id: ID!): OpenAPISpecVersion
+  title: String!
+  path: String!
+  "The matching sections (a page matched by its title alone has none)."
+  sections: [SearchSectionResult!]!
+  "The pages above it, outermost first."
+  ancestors: [SearchAncestor!]!
+  urls: SearchURLs!
 }
 
-"What the caller may do with a specification."
-type OpenAPISpecPermissions {
-  view: Boolean!
-  "Change its source or visibility, or delete it (the create role and above)."
-  edit: Boolean!
+"A section of a page matching a search."
+type SearchSectionResult {
+  "The heading's anchor (the page id for the part before the first heading)."
+  id: ID!
+  title: String!
+  path: String!
+  body: String!
+  urls: SearchURLs!
 }
 
-type OpenAPISpecURLs {
-  location: String!
+"A page above a search result."
+type SearchAncestor {
+  title: String!
+}
+
+"Addresses of a search result."
+type SearchURLs {
   app: String!
-  "Where anyone can read the newest version; only for public specifications."
-  published: String
 }
 
-"A page of specifications."
-type OpenAPISpecList {
-  items: [OpenAPISpec!]!
+"A space matching a search, with its matching pages."
+type SearchSpaceResult {
+  id: ID!
+  title: String!
+  pages: [SearchPageResult!]!
+}
+
+"A page of page results."
+type SearchPageResultList {
+  items: [SearchPageResult!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
-"One distinct content of a specification."
-type OpenAPISpecVersion {
-  "Always ` + "`" + `openapi-spec-version` + "`" + `."
-  object: String!
-  id: ID!
-  createdAt: DateTime!
-  "Where the bundled document is served (a signed address, valid for an hour)."
-  url: String!
-  urls: OpenAPISpecVersionURLs!
-  "The files of the version and the address of its bundled document."
-  content: OpenAPISpecContent!
-}
-
-type OpenAPISpecVersionURLs {
-  location: String!
-}
-
-"""
-A version's content: ` + "`" + `filesystem` + "`" + ` is ` + "`" + `{entryPoint, files: {path: text}}` + "`" + `, the
-files fetched (the source and each file its ` + "`" + `$ref` + "`" + `s named, by path relative
-to the source's directory); ` + "`" + `url` + "`" + ` serves the bundled document.
-"""
-type OpenAPISpecContent {
-  filesystem: JSONObject!
-  url: String!
-}
-
-"A page of versions."
-type OpenAPISpecVersionList {
-  items: [OpenAPISpecVersion!]!
+"A page of space results."
+type SearchSpaceResultList {
+  items: [SearchSpaceResult!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
-input OpenAPISpecSourceInput {
-  "An absolute http(s) URL."
-  url: String!
-}
-
-input CreateOpenAPISpecInput {
-  "1 to 100 letters, digits and single dashes."
-  slug: String!
-  source: OpenAPISpecSourceInput!
-}
-
-input PutOpenAPISpecInput {
-  source: OpenAPISpecSourceInput!
-}
-
-input UpdateOpenAPISpecInput {
-  visibility: OpenAPISpecVisibility!
-}
-
-"The result of putting a specification: whether it was created."
-type PutOpenAPISpecResult {
-  created: Boolean!
-  spec: OpenAPISpec!
-}
-
 # ---------------------------------------------------------------------------
-# Root fields
+# Links
 # ---------------------------------------------------------------------------
 
-# ---------------------------------------------------------------------------
-# Translations (spec 4.17; graph/translation.go)
-# ---------------------------------------------------------------------------
-
-"""
-Where a translation's runs are: ` + "`" + `pending` + "`" + ` (a run is due), ` + "`" + `running` + "`" + `,
-` + "`" + `completed` + "`" + ` (the last run finished) or ` + "`" + `failed` + "`" + ` (it did not: ` + "`" + `statusMessage` + "`" + `
-says why).
-"""
-enum TranslationStatus {
-  pending
-  running
-  completed
-  failed
-}
-
-"""
-A source space kept translated into another language. Each run (a background
-job) translates every page of the source's current content, prose only (code,
-inline code, link targets and front matter are kept as they are), into the
-result space: created by the first run, given a new revision by the next ones.
-"""
-type Translation {
-  "Always ` + "`" + `translation` + "`" + `."
-  object: String!
-  id: ID!
-  status: TranslationStatus!
-  "Why the last run failed."
-  statusMessage: String
-  source: TranslationSource!
-  language: Language!
-  "Guidance for the translator (tone, glossary), a JSON document."
-  instructions: JSONObject!
-  "The space and revision of the last successful run."
-  result: TranslationResult
-  createdAt: DateTime!
-  updatedAt: DateTime!
-  stats: TranslationStats!
-  permissions: TranslationPermissions!
-  urls: TranslationURLs!
-}
-
-type TranslationSource {
-  "The id of the source space."
-  space: ID!
-  language: Language!
-}
-
-type TranslationResult {
-  space: ID!
+"The versions of content a location is in."
+type VersionContext {
+  "` + "`" + `revision` + "`" + `."
+  type: String!
   revision: ID!
 }
 
-"Counts over the runs; durations in seconds."
-type TranslationStats {
-  runs: Int!
-  totalWords: Int!
-  "Distinct source pages ever translated."
-  totalPages: Int!
-  totalDuration: Int!
-  latestRunDuration: Int!
-  latestPages: Int!
-  latestWords: Int!
+"A page as a link's source or target."
+type ContentLocationPage {
+  "` + "`" + `page` + "`" + `."
+  kind: String!
+  organization: Organization!
+  space: Space!
+  page: RevisionPage!
+  versionContext: VersionContext!
 }
 
-type TranslationPermissions {
-  view: Boolean!
-  "Change, run or delete it (organization admins)."
-  edit: Boolean!
+"A file as a link's target."
+type ContentLocationFile {
+  "` + "`" + `file` + "`" + `."
+  kind: String!
+  organization: Organization!
+  space: Space!
+  file: RevisionFile!
+  versionContext: VersionContext!
 }
 
-type TranslationURLs {
-  location: String!
+"An address outside the content, or one that leads nowhere."
+type ContentLocationURL {
+  "` + "`" + `url` + "`" + `."
+  kind: String!
+  url: String!
 }
 
-"A page of translations."
-type TranslationList {
-  items: [Translation!]!
+"Content a link points at or is found in."
+union ContentLocation = ContentLocationPage | ContentLocationFile | ContentLocationURL
+
+"A link target and the pages linking to it."
+type LinkItem {
+  "` + "`" + `ok` + "`" + ` (leads somewhere that exists), ` + "`" + `broken` + "`" + ` (a page or file that does not exist in the revision) or ` + "`" + `in-app` + "`" + ` (an address of this application)."
+  status: String!
+  "` + "`" + `reference` + "`" + `."
+  relation: String!
+  targetReference: ContentLocation!
+  locationReferences: [ContentLocation!]!
+}
+
+"Counts of a link list."
+type LinkStats {
+  total: Int!
+  broken: LinkBrokenStats!
+}
+
+"Counts of broken links."
+type LinkBrokenStats {
+  total: Int!
+}
+
+"A page of links."
+type LinkList {
+  items: [LinkItem!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+  "Over all the links listed, not only this page."
+  stats: LinkStats!
+}
+
+"A page of content locations."
+type ContentLocationList {
+  items: [ContentLocation!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
-input TranslationSourceInput {
-  "A space of the organization the caller can read."
-  space: ID!
-  language: Language!
-}
-
-input CreateTranslationInput {
-  source: TranslationSourceInput!
-  "Differs from the source's language."
-  language: Language!
-  instructions: JSONObject
-}
-
-input UpdateTranslationInput {
-  instructions: JSONObject!
-}
-
 # ---------------------------------------------------------------------------
-# SAML single sign-on (spec 4.17 and 2.24; graph/saml.go, graph/sso_login.go)
+# Sites and their structure
 # ---------------------------------------------------------------------------
 
-"` + "`" + `active` + "`" + `: members can sign in with the provider; ` + "`" + `pending` + "`" + `: its SSO URL, entity ID or certificate is missing."
-enum SAMLProviderStatus {
-  active
-  pending
+"Who can read a published site: ` + "`" + `public` + "`" + `, ` + "`" + `unlisted` + "`" + `, ` + "`" + `share-link` + "`" + ` or ` + "`" + `visitor-auth` + "`" + `."
+scalar SiteVisibility
+
+"A site's plan: ` + "`" + `basic` + "`" + `, ` + "`" + `premium` + "`" + `, ` + "`" + `ultimate` + "`" + `, ` + "`" + `sponsored` + "`" + `, ` + "`" + `legacy-basic` + "`" + ` or ` + "`" + `legacy-premium` + "`" + `."
+scalar SiteType
+
+"Whether the docs agent may read a site."
+enum SiteAgentsContext {
+  "The agent cannot access the site."
+  excluded
+  "The agent can access the site."
+  included
 }
 
-"""
-An identity provider the organization's members sign in with. A sign-in
-starts at ` + "`" + `service.startURL` + "`" + ` (an AuthnRequest to ` + "`" + `ssoURL` + "`" + `); the provider
-answers at ` + "`" + `service.acsURL` + "`" + ` with a response signed by ` + "`" + `certificate` + "`" + `, and the
-person becomes an SSO member of the organization with ` + "`" + `defaultRole` + "`" + `, in
-` + "`" + `defaultTeam` + "`" + `.
-"""
-type SAMLProvider {
-  "Always ` + "`" + `saml-provider` + "`" + `."
+"A published docs site, built from sections, section groups and site spaces."
+type Site {
+  "Always ` + "`" + `site` + "`" + `."
   object: String!
   id: ID!
-  "1 to 30 characters."
-  label: String!
-  "The identity provider's single sign-on URL (empty until set)."
-  ssoURL: String!
-  "The identity provider's entity ID: the Issuer of its responses (empty until set)."
-  entityID: String!
-  "The identity provider's X.509 signing certificate, PEM (empty until set)."
-  certificate: String!
-  "The team new members join."
-  defaultTeam: Team
-  "The role new members get; null makes them guests."
-  defaultRole: MemberRole
-  createdAt: DateTime!
-  status: SAMLProviderStatus!
-  "What to configure in the identity provider."
-  service: SAMLProviderService!
-  urls: SAMLProviderURLs!
-}
-
-"This service, as the identity provider knows it."
-type SAMLProviderService {
-  "Assertion Consumer Service URL: where the identity provider posts its responses."
-  acsURL: String!
-  "Where a sign-in starts (it redirects to the identity provider)."
-  startURL: String!
-  "This service's entity ID: the audience of the identity provider's assertions."
-  entityID: String!
-}
-
-type SAMLProviderURLs {
-  location: String!
-}
-
-"A page of SAML providers."
-type SAMLProviderList {
-  items: [SAMLProvider!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A way to sign in to an organization."
-type SSOProviderLogin {
-  id: ID!
-  label: String!
-  startURL: String!
-}
-
-type SSOProviderLoginList {
-  items: [SSOProviderLogin!]!
-}
-
-input CreateSAMLProviderInput {
-  "1 to 30 characters."
-  label: String!
-  "At most 1024 characters."
-  entityID: String
-  "An X.509 certificate, PEM, at most 10000 characters."
-  certificate: String
-  "An absolute http(s) URL."
-  ssoURL: String
-  "A team of the organization."
-  defaultTeam: ID
-  "Null (the default) makes new members guests."
-  defaultRole: MemberRole
-}
-
-input UpdateSAMLProviderInput {
-  label: String
-  entityID: String
-  certificate: String
-  ssoURL: String
-  "Null removes the default team."
-  defaultTeam: ID
-  "Null makes new members guests."
-  defaultRole: MemberRole
-}
-
-# ---------------------------------------------------------------------------
-# Conversation insights (spec 4.15; graph/conversation.go)
-# ---------------------------------------------------------------------------
-
-"""
-A support conversation ingested for analysis. A background job extracts the
-problems its user raised (ConversationIssue) and groups similar issues of the
-organization into clusters (ConversationsIssuesCluster).
-"""
-type Conversation {
-  "Always ` + "`" + `conversation` + "`" + `."
-  object: String!
-  "The id its source gave it."
-  id: ID!
-  subject: String
-  "When the conversation took place (` + "`" + `metadata.createdAt` + "`" + `, else when it was first ingested)."
-  createdAt: DateTime!
-  "When its issues were last extracted; null while that is due."
-  processedAt: DateTime
-  "` + "`" + `email` + "`" + `, or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
-  source: String!
-  urls: ConversationURLs!
-}
-
-type ConversationURLs {
-  location: String!
-  "The conversation in its source (` + "`" + `metadata.url` + "`" + `)."
-  source: String
-}
-
-"A conversation with its messages and metadata."
-type ConversationDetail {
-  conversation: Conversation!
-  parts: [ConversationPart!]!
-  metadata: ConversationMetadata!
-}
-
-type ConversationPart {
-  "` + "`" + `message` + "`" + `."
-  type: String!
-  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
-  role: String!
-  "Markdown or HTML."
-  body: String!
-}
-
-type ConversationMetadata {
-  url: String
-  "Strings by name."
-  attributes: JSONObject!
-  createdAt: DateTime
-}
-
-type ConversationList {
-  items: [Conversation!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
-
-"A problem or question a user raised in a conversation."
-type ConversationIssue {
-  "Always ` + "`" + `conversation-issue` + "`" + `."
-  object: String!
-  id: ID!
+  type: SiteType!
+  "2 to 128 characters."
   title: String!
-  summary: String!
-  "When the conversation took place."
+  "Custom hostname, such as docs.example.com."
+  hostname: String
+  "The site's path under the organization's published address, 1 to 100 characters."
+  basename: String
+  "Where the site is served from another domain's path."
+  proxy: SiteProxy
+  visibility: SiteVisibility!
+  "Whether the site is live for the audience its visibility sets."
+  published: Boolean!
+  "Number of site spaces."
+  siteSpaces: Int!
   createdAt: DateTime!
-  "When the issue was extracted."
-  ingestedAt: DateTime!
-  "The id of its conversation."
-  conversation: ID!
-  "The id of its cluster."
-  cluster: ID
+  adaptiveContent: SiteAdaptiveContent!
+  agentsContext: SiteAgentsContext!
+  "Premium features enabled on the site (none on a self-hosted instance)."
+  features: [SiteFeature!]!
+  urls: SiteURLs!
+  "The secret of share-link access; visible to those who may manage the site."
+  shareKey: String
   """
-  What extracted it: ` + "`" + `builtin` + "`" + ` (sentences of the user's messages that state a
-  problem or ask a question), or the configured language model's name.
+  The structure at the root of the site, in order: section groups (with their
+  children) and the sections outside groups, or the site spaces of a site
+  without sections.
   """
-  extractor: String!
-  urls: ConversationIssueURLs!
+  structure: SiteStructure!
+  "Every section group of the site, in structure order (depth first)."
+  sectionGroups(page: String, limit: Int): SiteSectionGroupList!
+  "Every section of the site, in structure order (depth first)."
+  sections(page: String, limit: Int): SiteSectionList!
+  """
+  Every site space of the site, in structure order. ` + "`" + `default` + "`" + `: true lists only
+  the default site space, false only the others.
+  """
+  siteSpaceList(page: String, limit: Int, default: Boolean): SiteSpaceList!
+  "The visitor schema of adaptive content; null until one is set."
+  adaptiveSchema: SiteAdaptiveSchema
 }
 
-type ConversationIssueURLs {
+"Where a site is served through a proxy."
+type SiteProxy {
+  "The address requests come to, such as example.com/docs."
+  origin: String!
+  "The address they are proxied to."
+  target: String!
+}
+
+"Adaptive content settings."
+type SiteAdaptiveContent {
+  enabled: Boolean!
+}
+
+"A premium feature of a site."
+type SiteFeature {
+  id: String!
+  plan: SiteType!
+  frozen: Boolean!
+}
+
+"Addresses of a site."
+type SiteURLs {
+  "The site in the API."
   location: String!
+  "The site in the application."
+  app: String!
+  "The published site; only when it is published (and, for share-link sites, the share key was given)."
+  published: String
 }
 
-type ConversationIssueItem {
-  issue: ConversationIssue!
-  conversation: Conversation!
+"The structure of a site: sections and groups, or site spaces when it has no sections."
+type SiteStructure {
+  "` + "`" + `sections` + "`" + ` or ` + "`" + `siteSpaces` + "`" + `."
+  type: String!
+  structure: [SiteStructureItem!]!
 }
 
-type ConversationIssueList {
-  items: [ConversationIssueItem!]!
-  count: Int!
-  next: ListNext
-  pageInfo: PageInfo!
-}
+"An item of a site's structure."
+union SiteStructureItem = SiteSection | SiteSectionGroup | SiteSpace
 
-"""
-Where a cluster is: ` + "`" + `analysing` + "`" + ` while some of its conversations changed and
-await extraction again, ` + "`" + `pending` + "`" + ` (awaiting action) otherwise.
-"""
-enum ConversationsIssuesClusterStatus {
-  pending
-  analysing
-}
+"A child of a section group."
+union SiteSectionGroupChild = SiteSection | SiteSectionGroup
 
-enum ConversationsIssuesClusterOrderBy {
-  updatedAt
-  issues
-  conversations
-  tasksTotal
-  tasksBacklog
-  tasksStarted
-}
-
-"Similar issues of an organization's conversations, grouped by their text (TF-IDF and cosine similarity)."
-type ConversationsIssuesCluster {
-  "Always ` + "`" + `issues-cluster` + "`" + `."
+"A group of sections (and of other groups) in a site."
+type SiteSectionGroup {
+  "Always ` + "`" + `site-section-group` + "`" + `."
   object: String!
   id: ID!
-  "The title of its most representative issue."
-  label: String!
-  createdAt: DateTime!
+  "1 to 100 characters."
+  title: String!
+  "The parent group, when nested."
+  sectionGroup: ID
+  "An icon name, at most 50 characters."
+  icon: String
+  "The sections and groups in this group, in order."
+  children: [SiteSectionGroupChild!]!
+  "The sections directly in this group."
+  sections: [SiteSection!]! @deprecated(reason: "Use children.")
+}
+
+"A section of a site; its site spaces are its variants."
+type SiteSection {
+  "Always ` + "`" + `site-section` + "`" + `."
+  object: String!
+  id: ID!
+  "2 to 128 characters."
+  title: String!
+  "At most 256 characters."
+  description: String
+  "Whether this is the site's default section."
+  default: Boolean!
+  "Path of the section in the site, 1 to 100 characters."
+  path: String!
+  "An expression deciding whether a visitor sees the section; at most 1024 characters."
+  condition: String
+  "The group the section is in."
+  sectionGroup: ID
+  "The section's site spaces, in order."
+  siteSpaces: [SiteSpace!]!
+  urls: SiteSectionURLs!
+  "An icon name, at most 50 characters."
+  icon: String
+}
+
+"Addresses of a section."
+type SiteSectionURLs {
+  "The published section; only when the site is published."
+  published: String
+}
+
+"A space published in a site."
+type SiteSpace {
+  "Always ` + "`" + `site-space` + "`" + `."
+  object: String!
+  "Id of the site space (not of the space)."
+  id: ID!
+  "Path of the space in the site (or its section), 1 to 100 characters."
+  path: String!
+  "Id of the section, when the site has sections."
+  section: ID
+  space: Space!
+  "The space's title."
+  title: String!
+  "Whether this is the default site space of its section (or of the site)."
+  default: Boolean!
+  "An expression deciding whether a visitor sees the site space; at most 1024 characters."
+  condition: String
+  urls: SiteSpaceURLs!
+}
+
+"Addresses of a site space."
+type SiteSpaceURLs {
+  "The published site space; only when the site is published."
+  published: String
+}
+
+"The JSON Schema (draft-07) of the claims adaptive content receives about a visitor."
+type SiteAdaptiveSchema {
+  "Always ` + "`" + `site-adaptive-schema` + "`" + `."
+  object: String!
+  jsonSchema: JSONObject!
   updatedAt: DateTime!
-  icon: String!
-  summary: String!
-  status: ConversationsIssuesClusterStatus!
-  "Issues per week over the 13 weeks up to now, oldest first, by the date of their conversation."
-  weeklyPulse: [Int!]!
-  "Issues per conversation source."
-  sources: JSONObject!
-  stats: ConversationsIssuesClusterStats!
-  urls: ConversationsIssuesClusterURLs!
 }
 
-"""
-Counts of a cluster. Its tasks are the change requests made for it: backlog
-(drafts), started (open), completed (merged), cancelled (archived).
-"""
-type ConversationsIssuesClusterStats {
-  issues: Int!
-  conversations: Int!
-  tasksTotal: Int!
-  tasksBacklog: Int!
-  tasksStarted: Int!
-  tasksCompleted: Int!
-  tasksCancelled: Int!
+"A condition suggested by a site's visitor schema."
+type SiteAdaptiveTemplateCondition {
+  description: String!
+  condition: String!
 }
 
-type ConversationsIssuesClusterURLs {
-  location: String!
-  app: String!
+"A list of template conditions."
+type SiteAdaptiveTemplateConditionList {
+  items: [SiteAdaptiveTemplateCondition!]!
 }
 
-type ConversationsIssuesClusterList {
-  items: [ConversationsIssuesCluster!]!
+"A site as its visitors get it."
+type PublishedContentSite {
+  "Always ` + "`" + `published-content-site` + "`" + `."
+  object: String!
+  site: Site!
+  structure: SiteStructure!
+}
+
+"A page of sites."
+type SiteList {
+  items: [Site!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
-input ConversationInput {
-  "1 to 255 characters, unique within the organization: ingesting it again replaces the conversation."
-  id: String!
-  metadata: ConversationMetadataInput
-  "At most 512 characters."
-  subject: String
-  parts: [ConversationPartInput!]!
-  "` + "`" + `email` + "`" + ` (the default) or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
-  source: String
+"A page of section groups."
+type SiteSectionGroupList {
+  items: [SiteSectionGroup!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
 }
 
-input ConversationMetadataInput {
-  url: String
-  "Strings by name."
-  attributes: JSONObject
-  createdAt: DateTime
+"A page of sections."
+type SiteSectionList {
+  items: [SiteSection!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
 }
 
-input ConversationPartInput {
-  "` + "`" + `message` + "`" + `."
+"A page of site spaces."
+type SiteSpaceList {
+  items: [SiteSpace!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A new site."
+input CreateSiteInput {
+  "Defaults to ` + "`" + `basic` + "`" + `."
+  type: SiteType
+  "2 to 128 characters; defaults to \"Untitled site\"."
+  title: String
+  "Defaults to ` + "`" + `public` + "`" + `."
+  visibility: SiteVisibility
+  "Ids of spaces to publish in the site."
+  spaces: [ID!]
+}
+
+"Changes to a site; absent fields are left as they are."
+input UpdateSiteInput {
+  "2 to 128 characters."
+  title: String
+  visibility: SiteVisibility
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
+  basename: String
+  "A custom hostname such as docs.example.com (at most 512 characters); null removes it."
+  hostname: String
+  adaptiveContent: SiteAdaptiveContentInput
+  agentsContext: SiteAgentsContext
+  "Site space to make the default at the root level (in the default section when there are sections)."
+  defaultSiteSpace: ID
+  "Section to make the default."
+  defaultSiteSection: ID
+  "Host the site under a path of another domain, such as example.com/docs (at most 512 characters); null removes the proxy."
+  proxy: String
+}
+
+"Adaptive content settings to set."
+input SiteAdaptiveContentInput {
+  enabled: Boolean!
+}
+
+"A new visitor schema."
+input UpdateSiteAdaptiveSchemaInput {
+  "A JSON Schema (draft-07) of an object whose properties are the visitor's claims."
+  jsonSchema: JSONObject!
+}
+
+"A new section group."
+input CreateSiteSectionGroupInput {
+  "1 to 100 characters."
+  title: String!
+  "An icon name (at most 50 characters), or null."
+  icon: String
+  "Ids of sections to move into the group, in order."
+  sections: [ID!]
+  "Id of the group to nest this one in (groups nest at most 3 deep); absent: the site root."
+  parent: ID
+}
+
+"Changes to a section group."
+input UpdateSiteSectionGroupInput {
+  "1 to 100 characters."
+  title: String
+  "An icon name (at most 50 characters); null removes it."
+  icon: String
+}
+
+"A section to add to a group."
+input AddSectionToGroupInput {
+  sectionId: ID!
+}
+
+"A new section."
+input CreateSiteSectionInput {
+  "The space published as the section's first site space."
+  spaceId: ID!
+  "2 to 128 characters; defaults to the space's title."
+  title: String
+  "An icon name (at most 50 characters), or null."
+  icon: String
+}
+
+"Changes to a section."
+input UpdateSiteSectionInput {
+  "2 to 128 characters."
+  title: String
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `; unique in the site."
+  path: String
+  "A site space of this section to make its default."
+  defaultSiteSpace: ID
+  "At most 1024 characters; null removes it, absent keeps it."
+  condition: String
+  "An icon name (at most 50 characters); null removes it."
+  icon: String
+  "At most 256 characters; null removes it."
+  description: String
+}
+
+"A space to publish in a site."
+input CreateSiteSpaceInput {
+  spaceId: ID!
+  "The section to add it to; absent: the default section, or the root when the site has no sections."
+  sectionId: ID
+}
+
+"Changes to a site space."
+input UpdateSiteSpaceInput {
+  "1 to 100 characters: letters, digits, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `~` + "`" + ` and ` + "`" + `-` + "`" + `."
+  path: String
+  "At most 1024 characters; null removes it, absent keeps it."
+  condition: String
+  "Point the site space to another space; absent keeps the space."
+  spaceId: ID
+}
+
+"Where to move a section."
+input MoveSiteSectionInput {
+  "Absent: move to the end of the site."
+  position: SiteSectionMovePosition
+}
+
+"A position relative to a section: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteSectionMovePosition {
+  before: SiteSectionPointer
+  after: SiteSectionPointer
+}
+
+"Points at a section."
+input SiteSectionPointer {
+  "Must be ` + "`" + `site-section` + "`" + `."
   type: String!
-  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
-  role: String!
-  body: String!
+  siteSection: ID!
+}
+
+"Where to move a site space."
+input MoveSiteSpaceInput {
+  "Absent: move to the end of its section."
+  position: SiteSpaceMovePosition
+}
+
+"A position relative to a site space: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteSpaceMovePosition {
+  before: SiteSpacePointer
+  after: SiteSpacePointer
+}
+
+"Points at a site space."
+input SiteSpacePointer {
+  "Must be ` + "`" + `site-space` + "`" + `."
+  type: String!
+  siteSpace: ID!
+}
+
+"Where to move a section group."
+input MoveSiteSectionGroupInput {
+  "Absent: move to the end of the site."
+  position: SiteStructureMovePosition
+}
+
+"A position relative to an item of the structure: give ` + "`" + `before` + "`" + ` or ` + "`" + `after` + "`" + `."
+input SiteStructureMovePosition {
+  before: SiteStructureItemPointer
+  after: SiteStructureItemPointer
+}
+
+"Points at an item of a site's structure."
+input SiteStructureItemPointer {
+  "` + "`" + `site-space` + "`" + `, ` + "`" + `site-section` + "`" + ` or ` + "`" + `site-section-group` + "`" + `."
+  type: String!
+  id: ID!
+}
+
+"An item of the structure to move, and where."
+input SortSiteStructureInput {
+  item: SiteStructureItemPointer!
+  "Absent: the end of the item's container."
+  position: SiteStructureMovePosition
 }
 
 # ---------------------------------------------------------------------------
-# Integrations and their events
+# Integrations, installations and events
 # ---------------------------------------------------------------------------
 
 "A permission an integration asks for, such as ` + "`" + `space:content:read` + "`" + `."
 scalar IntegrationScope
+
 "A marketplace category: ` + "`" + `analytics` + "`" + `, ` + "`" + `collaboration` + "`" + `, ` + "`" + `content` + "`" + `, ` + "`" + `gitsync` + "`" + `, ` + "`" + `marketing` + "`" + `, ` + "`" + `visitor-auth` + "`" + ` or ` + "`" + `other` + "`" + `."
 scalar IntegrationCategory
+
 "A content security policy: a policy string, or an object of directives to their values."
 scalar ContentSecurityPolicy
 
@@ -12554,6 +12015,547 @@ input UpdateIntegrationContentInstallationInput {
 }
 
 # ---------------------------------------------------------------------------
+# OpenAPI specifications
+# ---------------------------------------------------------------------------
+
+"""
+Where a specification is in its processing: ` + "`" + `pending` + "`" + ` (a fetch is due),
+` + "`" + `progress` + "`" + ` (being fetched), ` + "`" + `complete` + "`" + ` (done; ` + "`" + `lastProcessErrorCode` + "`" + ` says
+whether it failed).
+"""
+enum OpenAPISpecProcessingState {
+  pending
+  progress
+  complete
+}
+
+"""
+Who can read a specification: ` + "`" + `private` + "`" + `, the organization; ` + "`" + `public` + "`" + `, anyone
+with its published address.
+"""
+enum OpenAPISpecVisibility {
+  private
+  public
+}
+
+"Why the last processing failed."
+enum OpenAPISpecProcessingErrorCode {
+  "The source, or a file it refers to, took longer than the time limit."
+  FETCH_TIMEOUT
+  "The source could not be fetched: refused address, unreachable, error status or too large."
+  FETCH_ERROR
+  "The source is not a valid OpenAPI or Swagger document."
+  PARSE_ERROR
+}
+
+"A problem the last processing found."
+type OpenAPIErrorObject {
+  message: String!
+  code: String
+}
+
+"""
+An OpenAPI specification fetched from a URL. A background job fetches it
+(through the guarded outbound client), validates it, bundles its external
+` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
+"""
+type OpenAPISpec {
+  "Always ` + "`" + `openapi-spec` + "`" + `."
+  object: String!
+  id: ID!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  "Unique in the organization; letters, digits and single dashes."
+  slug: String!
+  sourceURL: String!
+  processingState: OpenAPISpecProcessingState!
+  visibility: OpenAPISpecVisibility!
+  "The id of the newest version."
+  lastVersion: ID
+  lastProcessedAt: DateTime
+  "Set when the last processing failed."
+  lastProcessErrorCode: OpenAPISpecProcessingErrorCode
+  "The problems the last processing found (empty when it succeeded)."
+  lastProcessedErrors: [OpenAPIErrorObject!]!
+  permissions: OpenAPISpecPermissions!
+  urls: OpenAPISpecURLs!
+  "The versions, newest first."
+  versions(page: String, limit: Int): OpenAPISpecVersionList!
+  "A version by id, or the newest with ` + "`" + `latest` + "`" + `."
+  version(id: ID!): OpenAPISpecVersion
+}
+
+"What the caller may do with a specification."
+type OpenAPISpecPermissions {
+  view: Boolean!
+  "Change its source or visibility, or delete it (the create role and above)."
+  edit: Boolean!
+}
+
+type OpenAPISpecURLs {
+  location: String!
+  app: String!
+  "Where anyone can read the newest version; only for public specifications."
+  published: String
+}
+
+"A page of specifications."
+type OpenAPISpecList {
+  items: [OpenAPISpec!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"One distinct content of a specification."
+type OpenAPISpecVersion {
+  "Always ` + "`" + `openapi-spec-version` + "`" + `."
+  object: String!
+  id: ID!
+  createdAt: DateTime!
+  "Where the bundled document is served (a signed address, valid for an hour)."
+  url: String!
+  urls: OpenAPISpecVersionURLs!
+  "The files of the version and the address of its bundled document."
+  content: OpenAPISpecContent!
+}
+
+type OpenAPISpecVersionURLs {
+  location: String!
+}
+
+"""
+A version's content: ` + "`" + `filesystem` + "`" + ` is ` + "`" + `{entryPoint, files: {path: text}}` + "`" + `, the
+files fetched (the source and each file its ` + "`" + `$ref` + "`" + `s named, by path relative
+to the source's directory); ` + "`" + `url` + "`" + ` serves the bundled document.
+"""
+type OpenAPISpecContent {
+  filesystem: JSONObject!
+  url: String!
+}
+
+"A page of versions."
+type OpenAPISpecVersionList {
+  items: [OpenAPISpecVersion!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input OpenAPISpecSourceInput {
+  "An absolute http(s) URL."
+  url: String!
+}
+
+input CreateOpenAPISpecInput {
+  "1 to 100 letters, digits and single dashes."
+  slug: String!
+  source: OpenAPISpecSourceInput!
+}
+
+input PutOpenAPISpecInput {
+  source: OpenAPISpecSourceInput!
+}
+
+input UpdateOpenAPISpecInput {
+  visibility: OpenAPISpecVisibility!
+}
+
+"The result of putting a specification: whether it was created."
+type PutOpenAPISpecResult {
+  created: Boolean!
+  spec: OpenAPISpec!
+}
+
+# ---------------------------------------------------------------------------
+# Translations
+# ---------------------------------------------------------------------------
+
+"""
+Where a translation's runs are: ` + "`" + `pending` + "`" + ` (a run is due), ` + "`" + `running` + "`" + `,
+` + "`" + `completed` + "`" + ` (the last run finished) or ` + "`" + `failed` + "`" + ` (it did not: ` + "`" + `statusMessage` + "`" + `
+says why).
+"""
+enum TranslationStatus {
+  pending
+  running
+  completed
+  failed
+}
+
+"""
+A source space kept translated into another language. Each run (a background
+job) translates every page of the source's current content, prose only (code,
+inline code, link targets and front matter are kept as they are), into the
+result space: created by the first run, given a new revision by the next ones.
+"""
+type Translation {
+  "Always ` + "`" + `translation` + "`" + `."
+  object: String!
+  id: ID!
+  status: TranslationStatus!
+  "Why the last run failed."
+  statusMessage: String
+  source: TranslationSource!
+  language: Language!
+  "Guidance for the translator (tone, glossary), a JSON document."
+  instructions: JSONObject!
+  "The space and revision of the last successful run."
+  result: TranslationResult
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  stats: TranslationStats!
+  permissions: TranslationPermissions!
+  urls: TranslationURLs!
+}
+
+type TranslationSource {
+  "The id of the source space."
+  space: ID!
+  language: Language!
+}
+
+type TranslationResult {
+  space: ID!
+  revision: ID!
+}
+
+"Counts over the runs; durations in seconds."
+type TranslationStats {
+  runs: Int!
+  totalWords: Int!
+  "Distinct source pages ever translated."
+  totalPages: Int!
+  totalDuration: Int!
+  latestRunDuration: Int!
+  latestPages: Int!
+  latestWords: Int!
+}
+
+type TranslationPermissions {
+  view: Boolean!
+  "Change, run or delete it (organization admins)."
+  edit: Boolean!
+}
+
+type TranslationURLs {
+  location: String!
+}
+
+"A page of translations."
+type TranslationList {
+  items: [Translation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input TranslationSourceInput {
+  "A space of the organization the caller can read."
+  space: ID!
+  language: Language!
+}
+
+input CreateTranslationInput {
+  source: TranslationSourceInput!
+  "Differs from the source's language."
+  language: Language!
+  instructions: JSONObject
+}
+
+input UpdateTranslationInput {
+  instructions: JSONObject!
+}
+
+# ---------------------------------------------------------------------------
+# Conversation insights
+# ---------------------------------------------------------------------------
+
+"""
+A support conversation ingested for analysis. A background job extracts the
+problems its user raised (ConversationIssue) and groups similar issues of the
+organization into clusters (ConversationsIssuesCluster).
+"""
+type Conversation {
+  "Always ` + "`" + `conversation` + "`" + `."
+  object: String!
+  "The id its source gave it."
+  id: ID!
+  subject: String
+  "When the conversation took place (` + "`" + `metadata.createdAt` + "`" + `, else when it was first ingested)."
+  createdAt: DateTime!
+  "When its issues were last extracted; null while that is due."
+  processedAt: DateTime
+  "` + "`" + `email` + "`" + `, or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
+  source: String!
+  urls: ConversationURLs!
+}
+
+type ConversationURLs {
+  location: String!
+  "The conversation in its source (` + "`" + `metadata.url` + "`" + `)."
+  source: String
+}
+
+"A conversation with its messages and metadata."
+type ConversationDetail {
+  conversation: Conversation!
+  parts: [ConversationPart!]!
+  metadata: ConversationMetadata!
+}
+
+type ConversationPart {
+  "` + "`" + `message` + "`" + `."
+  type: String!
+  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
+  role: String!
+  "Markdown or HTML."
+  body: String!
+}
+
+type ConversationMetadata {
+  url: String
+  "Strings by name."
+  attributes: JSONObject!
+  createdAt: DateTime
+}
+
+type ConversationList {
+  items: [Conversation!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A problem or question a user raised in a conversation."
+type ConversationIssue {
+  "Always ` + "`" + `conversation-issue` + "`" + `."
+  object: String!
+  id: ID!
+  title: String!
+  summary: String!
+  "When the conversation took place."
+  createdAt: DateTime!
+  "When the issue was extracted."
+  ingestedAt: DateTime!
+  "The id of its conversation."
+  conversation: ID!
+  "The id of its cluster."
+  cluster: ID
+  """
+  What extracted it: ` + "`" + `builtin` + "`" + ` (sentences of the user's messages that state a
+  problem or ask a question), or the configured language model's name.
+  """
+  extractor: String!
+  urls: ConversationIssueURLs!
+}
+
+type ConversationIssueURLs {
+  location: String!
+}
+
+type ConversationIssueItem {
+  issue: ConversationIssue!
+  conversation: Conversation!
+}
+
+type ConversationIssueList {
+  items: [ConversationIssueItem!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"""
+Where a cluster is: ` + "`" + `analysing` + "`" + ` while some of its conversations changed and
+await extraction again, ` + "`" + `pending` + "`" + ` (awaiting action) otherwise.
+"""
+enum ConversationsIssuesClusterStatus {
+  pending
+  analysing
+}
+
+enum ConversationsIssuesClusterOrderBy {
+  updatedAt
+  issues
+  conversations
+  tasksTotal
+  tasksBacklog
+  tasksStarted
+}
+
+"Similar issues of an organization's conversations, grouped by their text (TF-IDF and cosine similarity)."
+type ConversationsIssuesCluster {
+  "Always ` + "`" + `issues-cluster` + "`" + `."
+  object: String!
+  id: ID!
+  "The title of its most representative issue."
+  label: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
+  icon: String!
+  summary: String!
+  status: ConversationsIssuesClusterStatus!
+  "Issues per week over the 13 weeks up to now, oldest first, by the date of their conversation."
+  weeklyPulse: [Int!]!
+  "Issues per conversation source."
+  sources: JSONObject!
+  stats: ConversationsIssuesClusterStats!
+  urls: ConversationsIssuesClusterURLs!
+}
+
+"""
+Counts of a cluster. Its tasks are the change requests made for it: backlog
+(drafts), started (open), completed (merged), cancelled (archived).
+"""
+type ConversationsIssuesClusterStats {
+  issues: Int!
+  conversations: Int!
+  tasksTotal: Int!
+  tasksBacklog: Int!
+  tasksStarted: Int!
+  tasksCompleted: Int!
+  tasksCancelled: Int!
+}
+
+type ConversationsIssuesClusterURLs {
+  location: String!
+  app: String!
+}
+
+type ConversationsIssuesClusterList {
+  items: [ConversationsIssuesCluster!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+input ConversationInput {
+  "1 to 255 characters, unique within the organization: ingesting it again replaces the conversation."
+  id: String!
+  metadata: ConversationMetadataInput
+  "At most 512 characters."
+  subject: String
+  parts: [ConversationPartInput!]!
+  "` + "`" + `email` + "`" + ` (the default) or ` + "`" + `integration:<integration>:<installation>` + "`" + `."
+  source: String
+}
+
+input ConversationMetadataInput {
+  url: String
+  "Strings by name."
+  attributes: JSONObject
+  createdAt: DateTime
+}
+
+input ConversationPartInput {
+  "` + "`" + `message` + "`" + `."
+  type: String!
+  "` + "`" + `user` + "`" + `, ` + "`" + `assistant` + "`" + ` or ` + "`" + `team-member` + "`" + `."
+  role: String!
+  body: String!
+}
+
+# ---------------------------------------------------------------------------
+# SAML single sign-on
+# ---------------------------------------------------------------------------
+
+"` + "`" + `active` + "`" + `: members can sign in with the provider; ` + "`" + `pending` + "`" + `: its SSO URL, entity ID or certificate is missing."
+enum SAMLProviderStatus {
+  active
+  pending
+}
+
+"""
+An identity provider the organization's members sign in with. A sign-in
+starts at ` + "`" + `service.startURL` + "`" + ` (an AuthnRequest to ` + "`" + `ssoURL` + "`" + `); the provider
+answers at ` + "`" + `service.acsURL` + "`" + ` with a response signed by ` + "`" + `certificate` + "`" + `, and the
+person becomes an SSO member of the organization with ` + "`" + `defaultRole` + "`" + `, in
+` + "`" + `defaultTeam` + "`" + `.
+"""
+type SAMLProvider {
+  "Always ` + "`" + `saml-provider` + "`" + `."
+  object: String!
+  id: ID!
+  "1 to 30 characters."
+  label: String!
+  "The identity provider's single sign-on URL (empty until set)."
+  ssoURL: String!
+  "The identity provider's entity ID: the Issuer of its responses (empty until set)."
+  entityID: String!
+  "The identity provider's X.509 signing certificate, PEM (empty until set)."
+  certificate: String!
+  "The team new members join."
+  defaultTeam: Team
+  "The role new members get; null makes them guests."
+  defaultRole: MemberRole
+  createdAt: DateTime!
+  status: SAMLProviderStatus!
+  "What to configure in the identity provider."
+  service: SAMLProviderService!
+  urls: SAMLProviderURLs!
+}
+
+"This service, as the identity provider knows it."
+type SAMLProviderService {
+  "Assertion Consumer Service URL: where the identity provider posts its responses."
+  acsURL: String!
+  "Where a sign-in starts (it redirects to the identity provider)."
+  startURL: String!
+  "This service's entity ID: the audience of the identity provider's assertions."
+  entityID: String!
+}
+
+type SAMLProviderURLs {
+  location: String!
+}
+
+"A page of SAML providers."
+type SAMLProviderList {
+  items: [SAMLProvider!]!
+  count: Int!
+  next: ListNext
+  pageInfo: PageInfo!
+}
+
+"A way to sign in to an organization."
+type SSOProviderLogin {
+  id: ID!
+  label: String!
+  startURL: String!
+}
+
+type SSOProviderLoginList {
+  items: [SSOProviderLogin!]!
+}
+
+input CreateSAMLProviderInput {
+  "1 to 30 characters."
+  label: String!
+  "At most 1024 characters."
+  entityID: String
+  "An X.509 certificate, PEM, at most 10000 characters."
+  certificate: String
+  "An absolute http(s) URL."
+  ssoURL: String
+  "A team of the organization."
+  defaultTeam: ID
+  "Null (the default) makes new members guests."
+  defaultRole: MemberRole
+}
+
+input UpdateSAMLProviderInput {
+  label: String
+  entityID: String
+  certificate: String
+  ssoURL: String
+  "Null removes the default team."
+  defaultTeam: ID
+  "Null makes new members guests."
+  defaultRole: MemberRole
+}
+
+# ---------------------------------------------------------------------------
 # Live updates (subscriptions)
 # ---------------------------------------------------------------------------
 
@@ -12591,22 +12593,9 @@ type LiveEvent {
   createdAt: DateTime!
 }
 
-"""
-Live updates over a websocket at ` + "`" + `/graphql` + "`" + ` (the graphql-transport-ws
-protocol; the token goes in the ` + "`" + `connection_init` + "`" + ` payload as
-` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + `, or in the upgrade request's
-Authorization header). Permission is checked when subscribing and again for
-every event: a caller who loses access stops receiving, and the
-subscription completes.
-"""
-type Subscription {
-  "Changes to a space the caller can read: its content, change requests and comments."
-  spaceEvents(spaceId: ID!): LiveEvent!
-  "Changes to the structure of a site the caller can read."
-  siteEvents(organizationId: ID!, siteId: ID!): LiveEvent!
-  "The events of an integration, on the organizations the caller administers."
-  integrationEvents(name: String!): IntegrationEvent!
-}
+# ---------------------------------------------------------------------------
+# Root fields
+# ---------------------------------------------------------------------------
 
 type Query {
   "The authenticated user."
@@ -12940,6 +12929,23 @@ type Mutation {
   updateIntegrationSiteInstallation(name: String!, installationId: ID!, siteId: ID!, input: UpdateIntegrationContentInstallationInput!): IntegrationSiteInstallation!
   "Uninstalls an integration from a site. True when it was installed there."
   uninstallIntegrationFromSite(name: String!, installationId: ID!, siteId: ID!): Boolean!
+}
+
+"""
+Live updates over a websocket at ` + "`" + `/graphql` + "`" + ` (the graphql-transport-ws
+protocol; the token goes in the ` + "`" + `connection_init` + "`" + ` payload as
+` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + `, or in the upgrade request's
+Authorization header). Permission is checked when subscribing and again for
+every event: a caller who loses access stops receiving, and the
+subscription completes.
+"""
+type Subscription {
+  "Changes to a space the caller can read: its content, change requests and comments."
+  spaceEvents(spaceId: ID!): LiveEvent!
+  "Changes to the structure of a site the caller can read."
+  siteEvents(organizationId: ID!, siteId: ID!): LiveEvent!
+  "The events of an integration, on the organizations the caller administers."
+  integrationEvents(name: String!): IntegrationEvent!
 }
 `, BuiltIn: false},
 }
