@@ -385,7 +385,7 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs str
 	if err != nil {
 		return store.Content{}, err
 	}
-	res, err := merge.Pages(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
+	res, err := merge.Pages(sets[0], sets[1], sets[2], func(p *store.RevisionPage) string { return bodies[store.StringOf(p.BodySHA256)] })
 	if err != nil {
 		return store.Content{}, mergeError(err, sets)
 	}

@@ -271,7 +271,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		}
 		// A file already there (same git path) keeps its id.
 		for _, a := range assets {
-			if i := slices.IndexFunc(current.Files, func(f *store.RevisionFile) bool { return str(f.GitPath) == str(a.GitPath) }); i >= 0 {
+			if i := slices.IndexFunc(current.Files, func(f *store.RevisionFile) bool { return store.StringOf(f.GitPath) == store.StringOf(a.GitPath) }); i >= 0 {
 				a.ID = current.Files[i].ID
 			}
 		}
@@ -343,7 +343,7 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout gitla
 			if p.Title == "" {
 				p.Title = "Untitled"
 			}
-			p.Description = optional(lp.Description)
+			p.Description = store.NullString(lp.Description)
 			p.Slug = uniquePath(slugify(p.Title, "page"), taken)
 			taken = append(taken, p.Slug)
 			out.Pages = append(out.Pages, p)
@@ -354,21 +354,6 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout gitla
 		return nil
 	}
 	return out, walk(layout.Pages, nil)
-}
-
-// str and optional convert between optional strings and "" for absent.
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID string, input model.ExportToGitRepositoryInput) (bool, error) {

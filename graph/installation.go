@@ -388,7 +388,7 @@ func (r *integrationResolver) Installations(ctx context.Context, in *store.Integ
 		return nil, err
 	}
 	// SECURITY: installations on the organizations the caller administers.
-	rows, err := store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), deref(externalID), p)
+	rows, err := store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), store.StringOf(externalID), p)
 	if err != nil {
 		return nil, err
 	}
@@ -398,25 +398,18 @@ func (r *integrationResolver) Installations(ctx context.Context, in *store.Integ
 	return &model.IntegrationInstallationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
 func (r *integrationResolver) Installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
 	return r.installation(ctx, in, id)
 }
 
 func (r *integrationResolver) SpaceInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSpaceInstallationList, error) {
 	// SECURITY: in the organizations the caller administers.
-	return r.spaceInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: deref(externalID)}, page, limit)
+	return r.spaceInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: store.StringOf(externalID)}, page, limit)
 }
 
 func (r *integrationResolver) SiteInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSiteInstallationList, error) {
 	// SECURITY: in the organizations the caller administers.
-	return r.siteInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: deref(externalID)}, page, limit)
+	return r.siteInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: store.StringOf(externalID)}, page, limit)
 }
 
 func (r *Resolver) spaceInstallations(ctx context.Context, f store.ContentInstallationFilter, page *string, limit *int) (*model.IntegrationSpaceInstallationList, error) {

@@ -86,7 +86,7 @@ func (r *Resolver) PDF(ctx context.Context, revisionID string, query url.Values)
 		}
 		roots = []*store.RevisionPage{p}
 	}
-	doc, err := renderPDF(t, roots, !only, func(p *store.RevisionPage) string { return bodies[str(p.BodySHA256)] })
+	doc, err := renderPDF(t, roots, !only, func(p *store.RevisionPage) string { return bodies[store.StringOf(p.BodySHA256)] })
 	if err != nil {
 		return nil, err
 	}

@@ -48,3 +48,20 @@ func TokenDigest(token string) []byte {
 func Now(clock func() time.Time) time.Time {
 	return clock().UTC().Truncate(time.Microsecond)
 }
+
+// Nullable text columns are *string in the models, "" standing for absent
+// where code compares or merges them: StringOf reads one ("" for nil),
+// NullString makes one (nil for "").
+func StringOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func NullString(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

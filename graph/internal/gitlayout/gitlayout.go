@@ -241,7 +241,7 @@ func Export(t *store.PageTree, bodies map[string]string, files []*store.Revision
 	walk = func(parent *string) []*Page {
 		var pages []*Page
 		for _, p := range t.Children(parent) {
-			lp := &Page{Title: p.Title, Group: p.Type == store.PageGroup, Description: str(p.Description), Markdown: bodies[str(p.BodySHA256)]}
+			lp := &Page{Title: p.Title, Group: p.Type == store.PageGroup, Description: store.StringOf(p.Description), Markdown: bodies[store.StringOf(p.BodySHA256)]}
 			lp.Pages = walk(&p.ID)
 			if !lp.Group {
 				lp.Path = PathOf(t, p)
@@ -279,12 +279,4 @@ func PathOf(t *store.PageTree, p *store.RevisionPage) string {
 		return t.Path(p.ID) + "/README.md"
 	}
 	return t.Path(p.ID) + ".md"
-}
-
-// str is *s, or "" when s is nil.
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -72,7 +72,7 @@ func (ix *Index) Of(p *store.RevisionPage, markdown string) []Link {
 			} else if page := ix.byFile[strings.TrimSuffix(target, ".md")]; page != nil {
 				l.Page = page
 			} else if i := slices.IndexFunc(ix.files, func(f *store.RevisionFile) bool {
-				return target == gitlayout.AssetsDir+f.Name || target == str(f.GitPath) || path.Base(target) == f.Name && strings.Contains(target, ".gitbook/assets")
+				return target == gitlayout.AssetsDir+f.Name || target == store.StringOf(f.GitPath) || path.Base(target) == f.Name && strings.Contains(target, ".gitbook/assets")
 			}); i >= 0 {
 				l.File = ix.files[i]
 			} else {
@@ -103,12 +103,4 @@ func destinations(markdown string) []string {
 		return ast.WalkContinue, nil
 	})
 	return out
-}
-
-// str is *s, or "" when s is nil.
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

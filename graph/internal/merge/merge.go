@@ -156,12 +156,12 @@ func mergePage(b, o, t *store.RevisionPage) (*store.RevisionPage, bool) {
 		ok = ok && good
 		return v
 	}
-	m.ParentID = optional(pick(str(b.ParentID), str(o.ParentID), str(t.ParentID)))
+	m.ParentID = store.NullString(pick(store.StringOf(b.ParentID), store.StringOf(o.ParentID), store.StringOf(t.ParentID)))
 	m.Type = pick(b.Type, o.Type, t.Type)
 	m.Title = pick(b.Title, o.Title, t.Title)
 	m.Slug = pick(b.Slug, o.Slug, t.Slug)
-	m.Emoji = optional(pick(str(b.Emoji), str(o.Emoji), str(t.Emoji)))
-	m.Description = optional(pick(str(b.Description), str(o.Description), str(t.Description)))
+	m.Emoji = store.NullString(pick(store.StringOf(b.Emoji), store.StringOf(o.Emoji), store.StringOf(t.Emoji)))
+	m.Description = store.NullString(pick(store.StringOf(b.Description), store.StringOf(o.Description), store.StringOf(t.Description)))
 	hidden, good := merge3(b.Hidden, o.Hidden, t.Hidden)
 	ok = ok && good
 	m.Hidden = hidden
@@ -256,7 +256,7 @@ func fixSlugs(pages []*store.RevisionPage) {
 	slices.SortFunc(pages, func(a, b *store.RevisionPage) int { return cmp.Compare(a.ID, b.ID) })
 	taken := map[string][]string{}
 	for _, p := range pages {
-		key := str(p.ParentID)
+		key := store.StringOf(p.ParentID)
 		p.Slug = uniqueSlug(p.Slug, taken[key])
 		taken[key] = append(taken[key], p.Slug)
 	}
@@ -265,8 +265,8 @@ func fixSlugs(pages []*store.RevisionPage) {
 // samePage tells whether two versions of a page are the same in every
 // attribute and body (positions aside: they only order siblings).
 func samePage(a, b *store.RevisionPage, body func(*store.RevisionPage) string) bool {
-	return str(a.ParentID) == str(b.ParentID) && a.Type == b.Type && a.Title == b.Title && a.Slug == b.Slug &&
-		str(a.Emoji) == str(b.Emoji) && str(a.Description) == str(b.Description) && a.Hidden == b.Hidden &&
+	return store.StringOf(a.ParentID) == store.StringOf(b.ParentID) && a.Type == b.Type && a.Title == b.Title && a.Slug == b.Slug &&
+		store.StringOf(a.Emoji) == store.StringOf(b.Emoji) && store.StringOf(a.Description) == store.StringOf(b.Description) && a.Hidden == b.Hidden &&
 		body(a) == body(b)
 }
 
@@ -282,21 +282,6 @@ func uniqueSlug(slug string, taken []string) string {
 func clonePage(p *store.RevisionPage) *store.RevisionPage {
 	c := *p
 	return &c
-}
-
-// str and optional convert between optional strings and "" for absent.
-func str(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 func maxTime(a, b *store.RevisionPage) time.Time {

@@ -22,7 +22,9 @@ func tpage(id, parent, title, body string) *store.RevisionPage {
 	return p
 }
 
-func testBody(p *store.RevisionPage) string { return strings.TrimPrefix(str(p.BodySHA256), "sha-of-") }
+func testBody(p *store.RevisionPage) string {
+	return strings.TrimPrefix(store.StringOf(p.BodySHA256), "sha-of-")
+}
 
 // resultBody is a merged page's body: merged text, or its own.
 func resultBody(r Result, id string) string {
@@ -106,8 +108,8 @@ func TestMergeContent(t *testing.T) {
 			theirs: edit(base, "c", setBody("sea 2")),
 			check: func(t *testing.T, r Result) {
 				i := slices.IndexFunc(r.Pages, func(p *store.RevisionPage) bool { return p.ID == "c" })
-				if str(r.Pages[i].ParentID) != "a" || resultBody(r, "c") != "sea 2" {
-					t.Errorf("page c: parent %q, body %q", str(r.Pages[i].ParentID), resultBody(r, "c"))
+				if store.StringOf(r.Pages[i].ParentID) != "a" || resultBody(r, "c") != "sea 2" {
+					t.Errorf("page c: parent %q, body %q", store.StringOf(r.Pages[i].ParentID), resultBody(r, "c"))
 				}
 			}},
 		{name: "deleting a page edited elsewhere conflicts",
