@@ -106,8 +106,31 @@ var ErrUnauthenticated = &Error{Status: http.StatusUnauthorized, Code: "UNAUTHEN
 var ErrTimeout = &Error{Status: http.StatusServiceUnavailable, Code: "TIMEOUT",
 	Message: "the database did not answer in time; try again"}
 
-// RetryAfterSeconds is the Retry-After of a 503 (ErrTimeout).
+// ErrUnavailable is answered when the database is out of reach: the pool
+// cannot connect (the server is down, starting or restarting) or a
+// connection broke under the request (store.IsUnavailable). The pool
+// reconnects by itself once the server is back.
+var ErrUnavailable = &Error{Status: http.StatusServiceUnavailable, Code: "UNAVAILABLE",
+	Message: "the database is unavailable; try again shortly"}
+
+// RetryAfterSeconds is the Retry-After of a 503 (ErrTimeout, ErrUnavailable).
 const RetryAfterSeconds = 2
+
+// DatabaseError is the answer to err when it is the database failing the
+// request through no fault of the request's, to be retried: ErrTimeout
+// for a statement PostgreSQL cut, ErrUnavailable for a database out of
+// reach; nil otherwise. The error presenter, the REST writer and the
+// authentication of requests all answer these through it, and log them as
+// warnings, not as internal errors.
+func DatabaseError(err error) *Error {
+	switch {
+	case store.IsTimeout(err):
+		return ErrTimeout
+	case store.IsUnavailable(err):
+		return ErrUnavailable
+	}
+	return nil
+}
 
 // Codes of errors raised by gqlgen itself, and the HTTP status each maps to.
 var protocolStatus = map[string]int{
@@ -140,9 +163,9 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		case errors.As(err, &e):
 		case errors.Is(err, store.ErrNotFound):
 			e = NotFound("resource")
-		case store.IsTimeout(err):
-			log.WarnContext(ctx, "statement cancelled", "err", err, "path", graphql.GetPath(ctx))
-			e = ErrTimeout
+		case DatabaseError(err) != nil:
+			e = DatabaseError(err)
+			log.WarnContext(ctx, "the database failed the request", "code", e.Code, "err", err, "path", graphql.GetPath(ctx))
 		case errors.As(err, &gqlErr) && gqlErr.Err == nil:
 			// Raised by gqlgen (validation, parsing, coercion, limits): safe to show.
 			return gqlErr

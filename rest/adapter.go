@@ -85,7 +85,7 @@ func (a *adapter) handler(route Route) http.Handler {
 		if len(resp.Errors) > 0 {
 			e := resp.Errors[0]
 			status := graph.ErrorStatus(e)
-			if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code {
+			if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code && code != graph.ErrUnavailable.Code {
 				WriteError(w, status, "internal error")
 				return
 			}

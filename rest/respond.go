@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/docsapi/docsapi/graph"
-	"github.com/docsapi/docsapi/store"
 )
 
 // The one way every HTTP edge of the server answers in JSON outside GraphQL:
@@ -40,29 +39,31 @@ func WriteError(w http.ResponseWriter, status int, message string) {
 
 // WriteGraphError writes an error a graph function returned outside GraphQL
 // execution, as the error presenter maps it: a graph.Error with its status
-// and message, a statement cut by the timeout as 503 with Retry-After, and
-// anything else as a logged internal error.
+// and message, the database failing the request (a statement cut by the
+// timeout, the database out of reach: graph.DatabaseError) as 503 with
+// Retry-After, and anything else as a logged internal error.
 func WriteGraphError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
 	var e *graph.Error
 	switch {
 	case errors.As(err, &e):
-		if e.Status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-		}
-		WriteError(w, e.Status, e.Message)
-	case store.IsTimeout(err):
-		WriteTimeout(w)
+		writeGraphError(w, e)
+	case graph.DatabaseError(err) != nil:
+		e = graph.DatabaseError(err)
+		log.WarnContext(r.Context(), "the database failed the request", "code", e.Code, "err", err)
+		writeGraphError(w, e)
 	default:
 		log.ErrorContext(r.Context(), "request failed", "err", err)
 		WriteError(w, http.StatusInternalServerError, "internal error")
 	}
 }
 
-// WriteTimeout answers a request whose statement PostgreSQL cut
-// (graph.ErrTimeout): 503, to be retried after a moment.
-func WriteTimeout(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-	WriteError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Message)
+// writeGraphError writes e with its status; a 503 (graph.ErrTimeout,
+// graph.ErrUnavailable) says when to try again.
+func writeGraphError(w http.ResponseWriter, e *graph.Error) {
+	if e.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
+	}
+	WriteError(w, e.Status, e.Message)
 }
 
 // ReadObject reads a request's JSON object body as the REST adapter reads

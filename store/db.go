@@ -6,13 +6,19 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
-	lru "github.com/hashicorp/golang-lru/v2"
+	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -153,6 +159,54 @@ func translate(err error) error {
 func IsTimeout(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "57014"
+}
+
+// IsUnavailable reports whether err is the database being out of reach
+// rather than anything the request did: the pool could not connect
+// (connection refused, the server starting up, shutting down or in
+// recovery: 57P03), or a connection broke under a statement (the server
+// stopped, 57P01 admin_shutdown, or crashed, 57P02 crash_shutdown, or the
+// socket was closed or reset: SQLSTATE class 08 and the driver's network
+// errors). The request may be retried once the server is back; the pool
+// reconnects by itself. Like IsTimeout it looks for the driver's error
+// wherever it is in the chain.
+//
+// The network errors it recognises (a broken socket, an unexpected end of
+// stream) are the driver's: outbound HTTP requests, the other network
+// client of the server, fail with *url.Error, which is never the
+// database's.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// The server answered: only the codes of a server that is going
+		// away or not there yet. A refused password (28P01) or a missing
+		// database (3D000) is a configuration error, which waiting does
+		// not mend.
+		switch pgErr.Code {
+		case "57P01", "57P02", "57P03":
+			return true
+		}
+		return strings.HasPrefix(pgErr.Code, "08")
+	}
+	// The caller gave up (the client went away, the request's deadline
+	// passed): not the database's doing. A connection attempt that ran out
+	// of time (connect_timeout) is.
+	connecting := errors.As(err, new(*pgconn.ConnectError))
+	if errors.Is(err, context.Canceled) || (errors.Is(err, context.DeadlineExceeded) && !connecting) {
+		return false
+	}
+	if errors.As(err, new(*url.Error)) {
+		return false
+	}
+	return connecting ||
+		errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, new(*net.OpError)) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // RunUnhurried runs fn in a transaction without the pool's statement

@@ -139,6 +139,89 @@ func NewDBWith(t testing.TB, opts store.Options) *store.DB {
 	return db
 }
 
+// Cluster is a PostgreSQL server of one test's own, for tests that stop,
+// start or kill it under a running server (the shared server must stay up
+// for the other tests). Like the shared one it keeps fsync off.
+type Cluster struct {
+	t       testing.TB
+	opts    pgserver.Options
+	DataDir string
+	// Server is the running server; Stop and Start replace it.
+	Server *pgserver.Server
+}
+
+// NewCluster starts a server in a new data directory (opts.DataDir is
+// ignored); it is stopped and its directory removed when the test ends.
+func NewCluster(t testing.TB, opts pgserver.Options) *Cluster {
+	t.Helper()
+	opts.DataDir = NewDataDir(t)
+	c := &Cluster{t: t, opts: opts, DataDir: opts.DataDir}
+	c.Start()
+	// Registered after NewDataDir's removal: cleanups run last first.
+	t.Cleanup(func() { c.Server.Stop() })
+	return c
+}
+
+// Start starts the cluster's server again after Stop, on the same port
+// (the URLs handed out before stay right).
+func (c *Cluster) Start() {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if c.Server != nil {
+		c.opts.Port = c.Server.Port()
+	}
+	srv, err := pgserver.Start(ctx, c.opts)
+	if err != nil {
+		c.t.Fatalf("pgtest: %v", err)
+	}
+	c.Server = srv
+}
+
+// Stop stops the cluster's server (fast shutdown, as at a server's
+// shutdown: sessions are ended).
+func (c *Cluster) Stop() { c.Server.Stop() }
+
+// NewDatabase creates a migrated database on the cluster and returns its
+// URL.
+func (c *Cluster) NewDatabase() string {
+	c.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.Server.URL("postgres"))
+	if err != nil {
+		c.t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	name := "t_" + randomHex(8)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		c.t.Fatalf("pgtest: create database: %v", err)
+	}
+	url := c.Server.URL(name)
+	db, err := store.Open(ctx, url, 4)
+	if err != nil {
+		c.t.Fatalf("pgtest: %v", err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, nil); err != nil {
+		c.t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return url
+}
+
+// NewDataDir returns a new directory for a PostgreSQL data directory,
+// removed when the test ends. Unlike t.TempDir, which nests it in a
+// directory only this process's user may enter, the server's OS user can
+// reach it (when root, the server runs as another user).
+func NewDataDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "docsapi-test-cluster-")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
 func withDatabase(raw, name string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/rest"
-	"github.com/docsapi/docsapi/store"
 )
 
 // authenticator resolves the bearer token of a request into the caller
@@ -40,16 +39,15 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 	return a.res.Authenticate(r.Context(), token)
 }
 
-// require answers 401 unless the request carries a valid token.
+// require answers 401 unless the request carries a valid token. Looking
+// the token up is a query: a database out of reach or too slow answers 503
+// (graph.DatabaseError), as any other request would.
 func (a authenticator) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller, err := a.resolve(r)
 		switch {
-		case store.IsTimeout(err):
-			rest.WriteTimeout(w)
 		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
-			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
-			rest.WriteError(w, http.StatusInternalServerError, "internal error")
+			rest.WriteGraphError(w, r, a.log, err)
 		case caller == nil:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
 			rest.WriteError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
@@ -69,9 +67,11 @@ func (a authenticator) optional(next http.Handler) http.Handler {
 		case errors.Is(err, graph.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
 			engine.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
-		case store.IsTimeout(err):
+		case graph.DatabaseError(err) != nil:
+			e := graph.DatabaseError(err)
+			a.log.WarnContext(r.Context(), "the database failed the request", "code", e.Code, "err", err)
 			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-			engine.WriteHTTPError(w, graph.ErrTimeout.Status, graph.ErrTimeout.Code, graph.ErrTimeout.Message)
+			engine.WriteHTTPError(w, e.Status, e.Code, e.Message)
 		case err != nil:
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
 			engine.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")

@@ -65,6 +65,11 @@ type Options struct {
 	StatementTimeout time.Duration
 	// SubscriptionRecheck is server.Config's (default: the server's).
 	SubscriptionRecheck time.Duration
+	// DB, when set, is the (migrated) database to serve instead of a new
+	// one on the shared test cluster: tests of the database's faults run
+	// on a server of their own (pgtest.NewCluster, store.Connect), which
+	// they stop or kill. The test closes it; StatementTimeout is ignored.
+	DB *store.DB
 }
 
 // logger is the log the options ask for.
@@ -82,7 +87,10 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	db := pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout)})
+	db := o.DB
+	if db == nil {
+		db = pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout)})
+	}
 	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o}
 	env.start()

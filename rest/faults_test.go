@@ -1,0 +1,153 @@
+package rest_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/pgserver"
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+// expectUnavailable fails unless res is the REST answer of a database out of
+// reach: 503, the reference's error shape, Retry-After.
+func expectUnavailable(t *testing.T, what string, res *servertest.Response) {
+	t.Helper()
+	if res.Status != http.StatusServiceUnavailable {
+		t.Errorf("%s: status %d, want 503: %s", what, res.Status, res.Body)
+		return
+	}
+	if msg := res.ErrorMessage(); msg != "the database is unavailable; try again shortly" {
+		t.Errorf("%s: message %q", what, msg)
+	}
+	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || s <= 0 {
+		t.Errorf("%s: Retry-After %q", what, res.Header.Get("Retry-After"))
+	}
+}
+
+// gqlUnavailable reports whether a GraphQL answer is the database out of
+// reach: one error with code UNAVAILABLE and status 503, answered before
+// execution (authentication: HTTP 503 with Retry-After) or during it
+// (HTTP 200, as every error of an executed operation).
+func gqlUnavailable(t *testing.T, what string, user *servertest.User, query string, vars map[string]any) {
+	t.Helper()
+	res := user.Do("POST", "/graphql", map[string]any{"query": query, "variables": vars})
+	var out servertest.GraphQLResponse
+	res.Decode(&out)
+	if len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "UNAVAILABLE" || out.Errors[0].Extensions["status"] != 503.0 ||
+		out.Errors[0].Message != "the database is unavailable; try again shortly" {
+		t.Errorf("%s: %d %s", what, res.Status, res.Body)
+	}
+	switch res.Status {
+	case http.StatusServiceUnavailable:
+		if res.Header.Get("Retry-After") == "" {
+			t.Errorf("%s: 503 without Retry-After", what)
+		}
+	case http.StatusOK:
+	default:
+		t.Errorf("%s: status %d", what, res.Status)
+	}
+}
+
+// eventually polls f every 20ms for up to d, until it returns true.
+func eventually(d time.Duration, f func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !f() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// PostgreSQL stopped under a running server: requests in flight, and every
+// request while it is down, authentication included, answer 503
+// UNAVAILABLE with Retry-After on REST and GraphQL, never 500. Once it is
+// back, the pool reconnects and the same requests succeed.
+func TestDatabaseDownAnswers503(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.NewCluster(t, pgserver.Options{})
+	ctx := context.Background()
+	db, err := store.OpenWith(ctx, cluster.NewDatabase(), store.Options{MaxConns: 10, StatementTimeout: store.DefaultStatementTimeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	env := servertest.New(t, servertest.Options{DB: db})
+	alice, bob := env.NewUser("Alice"), env.NewUser("Bob")
+	org := alice.NewOrg("Acme")
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Handbook"}`).Expect(http.StatusCreated).String("id")
+	const rename = `mutation($id: ID!) { updateSpace(id: $id, input: {title: "Renamed"}) { title } }`
+
+	// Requests in flight when the server stops: both wait for a row
+	// another session holds, and their connections are cut under them.
+	conn, err := pgx.Connect(ctx, db.Pool.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT id FROM spaces WHERE id = $1 FOR UPDATE", space); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		expectUnavailable(t, "REST request in flight", alice.Do("PATCH", "/v1/spaces/"+space, `{"title":"Renamed"}`))
+	}()
+	go func() {
+		defer wg.Done()
+		gqlUnavailable(t, "GraphQL request in flight", alice, rename, map[string]any{"id": space})
+	}()
+	// Watched from another session: a transaction sees pg_stat_activity as
+	// it was at its first look.
+	if !eventually(10*time.Second, func() bool {
+		var waiting int
+		err := db.Pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").Scan(&waiting)
+		return err == nil && waiting == 2
+	}) {
+		t.Fatal("the requests never waited for the lock")
+	}
+	cluster.Stop()
+	wg.Wait()
+
+	// While it is down: cached token or not, REST or GraphQL, read or write.
+	expectUnavailable(t, "REST read", alice.Do("GET", "/v1/spaces/"+space, nil))
+	expectUnavailable(t, "REST write", alice.Do("PATCH", "/v1/spaces/"+space, `{"title":"Renamed"}`))
+	expectUnavailable(t, "REST, a token never cached", bob.Do("GET", "/v1/orgs", nil))
+	gqlUnavailable(t, "GraphQL read", alice, `{ viewer { id } }`, nil)
+	gqlUnavailable(t, "GraphQL write", alice, rename, map[string]any{"id": space})
+	res := bob.Do("POST", "/graphql", map[string]any{"query": `{ viewer { id } }`})
+	if res.Status != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !strings.Contains(string(res.Body), `"UNAVAILABLE"`) {
+		t.Errorf("GraphQL authentication of a token never cached: %d %q %s", res.Status, res.Header.Get("Retry-After"), res.Body)
+	}
+	env.Do("GET", "/readyz", "", nil).Expect(http.StatusServiceUnavailable)
+	// The database is another process's (a URL): this one is healthy.
+	env.Do("GET", "/healthz", "", nil).Expect(http.StatusOK)
+
+	cluster.Start()
+	if !eventually(10*time.Second, func() bool { return alice.Do("GET", "/v1/spaces/"+space, nil).Status == http.StatusOK }) {
+		t.Fatal("requests still fail after the database is back")
+	}
+	if title := alice.Do("PATCH", "/v1/spaces/"+space, `{"title":"Renamed"}`).Expect(http.StatusOK).String("title"); title != "Renamed" {
+		t.Errorf("title %q", title)
+	}
+	bob.Do("GET", "/v1/orgs", nil).Expect(http.StatusOK)
+	if gql := bob.GraphQL(`{ viewer { id } }`, nil); gql.Status != http.StatusOK || len(gql.Errors) != 0 {
+		t.Errorf("GraphQL once the database is back: %d %+v", gql.Status, gql.Errors)
+	}
+	env.Do("GET", "/readyz", "", nil).Expect(http.StatusOK)
+}
