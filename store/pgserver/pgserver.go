@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/user"
@@ -57,28 +58,112 @@ type Options struct {
 	Port int
 	// BinDir holds initdb and postgres. Empty means: search the usual places.
 	BinDir string
-	// Durable keeps fsync on. Tests turn it off: they never need the data after
-	// a crash and fsync dominates their run time.
+	// Durable runs the server with fsync, synchronous_commit and
+	// full_page_writes on, pinned on its command line (see durability): no
+	// write it acknowledged is lost to a crash. Tests turn them off: they
+	// never need the data after a crash and fsync dominates their run time.
 	Durable bool
 	// Settings are extra "-c name=value" server settings.
 	Settings map[string]string
 	// Log receives the server's output. Nil discards it.
 	Log *os.File
+	// Supervise, when set, restarts the server whenever its process exits
+	// without Stop asking it to (see Supervision). Nil leaves a dead
+	// server dead, as the tests want.
+	Supervise *Supervision
+}
+
+// Supervision restarts a server whose process died (a crash, the kernel's
+// OOM killer, kill -9): on the same data directory, port and password, so
+// the clients' connection strings stay right and their pools reconnect;
+// PostgreSQL replays its WAL at the start, and every commit it acknowledged
+// (synchronous_commit, fsync: Options.Durable) is there again. A restart
+// is PostgreSQL alone, never initdb: a data directory gone missing is an
+// error, not a new empty cluster.
+//
+// Only the postmaster's death is the supervisor's business: when one of
+// its children dies, PostgreSQL restarts them itself.
+type Supervision struct {
+	// Attempts is how many restarts in a row are tried before the
+	// supervisor gives up (0: the default, 5; negative: none, the first
+	// death is the end). A restart that fails, and one whose server dies
+	// again before StableAfter, count; one that stays up for StableAfter
+	// starts the count afresh.
+	Attempts int
+	// Backoff is the pause before the first restart, doubled before each
+	// next one up to MaxBackoff (default 250ms; MaxBackoff 4s).
+	Backoff, MaxBackoff time.Duration
+	// StableAfter is how long a restarted server must stay up for its
+	// restart to be forgotten (default one minute).
+	StableAfter time.Duration
+	// Log receives what the supervisor sees and does (default slog.Default()).
+	Log *slog.Logger
+}
+
+func (sv Supervision) withDefaults() Supervision {
+	switch {
+	case sv.Attempts == 0:
+		sv.Attempts = 5
+	case sv.Attempts < 0:
+		sv.Attempts = 0
+	}
+	if sv.Backoff <= 0 {
+		sv.Backoff = 250 * time.Millisecond
+	}
+	if sv.MaxBackoff <= 0 {
+		sv.MaxBackoff = 4 * time.Second
+	}
+	if sv.StableAfter <= 0 {
+		sv.StableAfter = time.Minute
+	}
+	if sv.Log == nil {
+		sv.Log = slog.Default()
+	}
+	return sv
 }
 
 // Server is a running PostgreSQL server.
 type Server struct {
 	opts Options
 	// attached is set when another process runs the server on this data
-	// directory (docsapi serve, while a CLI command runs): Stop leaves it running.
+	// directory (docsapi serve, while a CLI command runs): Stop leaves it
+	// running, and there is nothing to supervise.
 	attached bool
-	cmd      *exec.Cmd
+	// bin and args start the postgres process, the same every time.
+	bin, dir string
+	args     []string
+	owner    *osUser
 	sockDir  string
 	port     int
 	password string
-	exited   chan struct{}
-	waitErr  error
-	stop     sync.Once
+
+	// ctx ends when Stop is called: a start under way gives up.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu sync.Mutex
+	// proc is the current postgres process.
+	proc *process
+	// down says why the server is not serving, nil while it is.
+	down error
+	// stopping is set by Stop: an exit is expected, not restarted.
+	stopping bool
+	// failure is why the supervisor gave up; failed is closed then.
+	failure error
+	failed  chan struct{}
+	// supervised is closed when the supervisor returns (nil: none runs).
+	supervised chan struct{}
+
+	stop sync.Once
+}
+
+// process is one run of postgres.
+type process struct {
+	cmd     *exec.Cmd
+	started time.Time
+	exited  chan struct{}
+	// err is Wait's, set before exited is closed.
+	err error
 }
 
 // Start initialises the cluster if needed and starts the server, returning
@@ -173,14 +258,9 @@ func start(ctx context.Context, opts Options, binDir, dataDir, pgdata, pwPath, s
 	}
 	args := []string{"-D", pgdata, "-k", sockDir, "-p", strconv.Itoa(port),
 		"-c", "listen_addresses=127.0.0.1"}
-	settings := map[string]string{"max_connections": "200"}
-	if !opts.Durable {
-		settings["fsync"] = "off"
-		settings["synchronous_commit"] = "off"
-		settings["full_page_writes"] = "off"
-	}
-	for k, v := range opts.Settings {
-		settings[k] = v
+	settings, err := serverSettings(opts)
+	if err != nil {
+		return nil, err
 	}
 	keys := make([]string, 0, len(settings))
 	for k := range settings {
@@ -190,28 +270,108 @@ func start(ctx context.Context, opts Options, binDir, dataDir, pgdata, pwPath, s
 	for _, k := range keys {
 		args = append(args, "-c", k+"="+settings[k])
 	}
-	cmd := command(owner, dataDir, filepath.Join(binDir, "postgres"), args...)
-	if opts.Log != nil {
-		cmd.Stdout, cmd.Stderr = opts.Log, opts.Log
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("pgserver: start postgres: %w", err)
-	}
-	s := &Server{opts: opts, cmd: cmd, sockDir: sockDir, port: port, password: password, exited: make(chan struct{})}
-	go func() { s.waitErr = cmd.Wait(); close(s.exited) }()
-	if err := s.waitReady(ctx); err != nil {
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Server{opts: opts, bin: filepath.Join(binDir, "postgres"), dir: dataDir, args: args, owner: owner,
+		sockDir: sockDir, port: port, password: password, ctx: runCtx, cancel: cancel, failed: make(chan struct{})}
+	if err := s.launch(ctx); err != nil {
 		s.Stop()
 		return nil, err
+	}
+	if opts.Supervise != nil {
+		s.supervised = make(chan struct{})
+		go s.supervise(opts.Supervise.withDefaults())
 	}
 	return s, nil
 }
 
-// waitReady polls until a connection succeeds, failing fast when the server
-// process exits (a bad socket path or a port in use ends it at once).
-func (s *Server) waitReady(ctx context.Context) error {
+// durability are the settings that make an acknowledged commit survive a
+// crash: the server's defaults, which Durable pins on the command line, where
+// neither postgresql.conf nor ALTER SYSTEM can turn them off.
+var durability = map[string]string{"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+
+// serverSettings are the -c settings of the server opts describe.
+func serverSettings(opts Options) (map[string]string, error) {
+	settings := map[string]string{"max_connections": "200"}
+	for k, v := range durability {
+		if opts.Durable {
+			settings[k] = v
+		} else {
+			// Tests: they never need the data after a crash of the
+			// machine, and fsync dominates their run time.
+			settings[k] = "off"
+		}
+	}
+	for k, v := range opts.Settings {
+		if want, ok := durability[k]; ok && opts.Durable && v != want {
+			return nil, fmt.Errorf("pgserver: %s=%s would lose acknowledged writes in a crash; a durable server keeps %s=%s", k, v, k, want)
+		}
+		settings[k] = v
+	}
+	return settings, nil
+}
+
+// launch starts a postgres process, returning once it accepts connections.
+// It fails when the process exits first, and when Stop is called meanwhile.
+func (s *Server) launch(ctx context.Context) error {
+	cmd := command(s.owner, s.dir, s.bin, s.args...)
+	if s.opts.Log != nil {
+		cmd.Stdout, cmd.Stderr = s.opts.Log, s.opts.Log
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("pgserver: start postgres: %w", err)
+	}
+	p := &process{cmd: cmd, started: time.Now(), exited: make(chan struct{})}
+	go func() {
+		err := cmd.Wait()
+		s.mu.Lock()
+		p.err = err
+		if s.proc == p && !s.stopping {
+			s.down = fmt.Errorf("the embedded PostgreSQL (pid %d) exited: %s", cmd.Process.Pid, exitStatus(p))
+		}
+		s.mu.Unlock()
+		close(p.exited)
+	}()
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		_ = cmd.Process.Kill()
+		<-p.exited
+		return errors.New("pgserver: stopped")
+	}
+	s.proc = p
+	s.down = errors.New("the embedded PostgreSQL is starting")
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopWatch := context.AfterFunc(s.ctx, cancel)
+	defer stopWatch()
+	if err := waitReady(ctx, s.URL("postgres"), p); err != nil {
+		// Not ready in time, or Stop was called: end it as a crashed
+		// server ends (SIGQUIT: immediate shutdown of every backend).
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+		return err
+	}
+	s.mu.Lock()
+	if s.proc == p && !s.stopping {
+		s.down = nil
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// waitReady polls until a connection to url succeeds, failing fast when the
+// server process p exits (a bad socket path or a port in use ends it at once).
+func waitReady(ctx context.Context, url string, p *process) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		conn, err := pgx.Connect(ctx, s.URL("postgres"))
+		conn, err := pgx.Connect(ctx, url)
 		if err == nil {
 			return conn.Close(ctx)
 		}
@@ -222,8 +382,8 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return fmt.Errorf("pgserver: connect: %w", err)
 		}
 		select {
-		case <-s.exited:
-			return fmt.Errorf("pgserver: postgres exited during start: %v (see the server log)", s.waitErr)
+		case <-p.exited:
+			return fmt.Errorf("pgserver: postgres exited during start: %s (see the server log)", exitStatus(p))
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(10 * time.Millisecond):
@@ -232,6 +392,154 @@ func (s *Server) waitReady(ctx context.Context) error {
 			return fmt.Errorf("pgserver: not ready after 60s: %w", err)
 		}
 	}
+}
+
+// exitStatus says how p ended: its exit status, or the signal that killed
+// it. Call it once p.exited is closed.
+func exitStatus(p *process) string {
+	st := p.cmd.ProcessState
+	if st == nil {
+		return fmt.Sprint(p.err)
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL:
+		return "killed by signal 9 (SIGKILL: the kernel's out-of-memory killer, or kill -9)"
+	case ok && ws.Signaled():
+		return fmt.Sprintf("killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	case ok && ws.Exited():
+		return fmt.Sprintf("exit status %d", ws.ExitStatus())
+	}
+	return st.String()
+}
+
+// supervise restarts the server each time its process exits, until Stop,
+// or until sv.Attempts restarts in a row have failed: then Health and Err
+// say why, and Failed is closed.
+func (s *Server) supervise(sv Supervision) {
+	defer close(s.supervised)
+	log := sv.Log.With("dataDir", s.dir)
+	failures := 0
+	for {
+		p := s.current()
+		select {
+		case <-p.exited:
+		case <-s.ctx.Done():
+			return
+		}
+		if s.ctx.Err() != nil {
+			return
+		}
+		up := time.Since(p.started)
+		if up >= sv.StableAfter {
+			failures = 0
+		}
+		status := exitStatus(p)
+		log.Error("the embedded PostgreSQL exited", "pid", p.cmd.Process.Pid, "status", status,
+			"up", up.Round(time.Millisecond).String(), "log", s.logName())
+		var err error
+		for {
+			if failures == sv.Attempts {
+				why := fmt.Errorf("pgserver: the embedded PostgreSQL exited (%s), again, after %d restarts in a row", status, sv.Attempts)
+				if sv.Attempts == 0 {
+					why = fmt.Errorf("pgserver: the embedded PostgreSQL exited (%s); restarts are off", status)
+				} else if err != nil {
+					why = fmt.Errorf("pgserver: the embedded PostgreSQL exited (%s) and could not be restarted (%d restarts in a row; the last: %w)", status, sv.Attempts, err)
+				}
+				s.giveUp(why, log)
+				return
+			}
+			pause := sv.Backoff
+			for i := 0; i < failures && pause < sv.MaxBackoff; i++ {
+				pause *= 2
+			}
+			pause = min(pause, sv.MaxBackoff)
+			failures++
+			s.setDown(fmt.Errorf("the embedded PostgreSQL exited (%s); restart %d of %d in %s", status, failures, sv.Attempts, pause))
+			select {
+			case <-time.After(pause):
+			case <-s.ctx.Done():
+				return
+			}
+			if err = s.launch(s.ctx); err == nil {
+				log.Info("the embedded PostgreSQL is back", "pid", s.PID(), "restart", failures, "of", sv.Attempts)
+				break
+			}
+			if s.ctx.Err() != nil {
+				return
+			}
+			log.Error("restarting the embedded PostgreSQL failed", "restart", failures, "of", sv.Attempts, "err", err)
+		}
+	}
+}
+
+// giveUp records why the supervisor stopped restarting the server.
+func (s *Server) giveUp(err error, log *slog.Logger) {
+	log.Error("giving up on the embedded PostgreSQL", "err", err)
+	s.mu.Lock()
+	s.failure, s.down = err, err
+	s.mu.Unlock()
+	close(s.failed)
+}
+
+func (s *Server) current() *process {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc
+}
+
+func (s *Server) setDown(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopping {
+		s.down = err
+	}
+}
+
+// logName is the server log's file name, for messages that send people there.
+func (s *Server) logName() string {
+	if s.opts.Log == nil {
+		return "(discarded)"
+	}
+	return s.opts.Log.Name()
+}
+
+// Health is nil while the server accepts connections, or why it does not:
+// its process exited (and is being restarted, when supervised), the
+// supervisor gave up, or Stop was called. An attached server is another
+// process's, whose health this one does not watch: nil.
+func (s *Server) Health() error {
+	if s.attached {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
+}
+
+// Failed is closed when the supervisor gave up restarting the server (Err
+// says why): what was built on it cannot go on. It is never closed for a
+// server started without Options.Supervise, nor after Stop.
+func (s *Server) Failed() <-chan struct{} { return s.failed }
+
+// Err is why the supervisor gave up, once Failed is closed; nil before.
+func (s *Server) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failure
+}
+
+// Attached reports whether another process runs the server (Start joined
+// it): this one neither stops nor supervises it.
+func (s *Server) Attached() bool { return s.attached }
+
+// PID is the process id of the current postgres (the postmaster); 0 when
+// attached.
+func (s *Server) PID() int {
+	if p := s.current(); p != nil {
+		return p.cmd.Process.Pid
+	}
+	return 0
 }
 
 // URL is a connection string for database dbname over TCP on loopback, as
@@ -243,20 +551,30 @@ func (s *Server) URL(dbname string) string {
 // Port is the TCP port the server listens on.
 func (s *Server) Port() int { return s.port }
 
-// Stop shuts the server down (fast shutdown: open sessions are ended).
+// Stop shuts the server down (fast shutdown: open sessions are ended). An
+// exit it causes is not restarted.
 func (s *Server) Stop() {
 	s.stop.Do(func() {
 		if s.attached {
 			return
 		}
-		if s.cmd.Process != nil {
-			_ = s.cmd.Process.Signal(syscall.SIGINT)
+		s.mu.Lock()
+		s.stopping = true
+		s.down = errors.New("the embedded PostgreSQL was stopped")
+		p := s.proc
+		s.mu.Unlock()
+		s.cancel()
+		if p != nil {
+			_ = p.cmd.Process.Signal(syscall.SIGINT)
 			select {
-			case <-s.exited:
+			case <-p.exited:
 			case <-time.After(30 * time.Second):
-				_ = s.cmd.Process.Kill()
-				<-s.exited
+				_ = p.cmd.Process.Kill()
+				<-p.exited
 			}
+		}
+		if s.supervised != nil {
+			<-s.supervised
 		}
 		_ = os.RemoveAll(s.sockDir)
 	})
@@ -286,7 +604,7 @@ func attach(ctx context.Context, pgdata, pwPath string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{attached: true, port: port, password: password, exited: make(chan struct{})}
+	s := &Server{attached: true, port: port, password: password, failed: make(chan struct{})}
 	conn, err := pgx.Connect(ctx, s.URL("postgres"))
 	if err != nil {
 		var pgErr *pgconn.PgError
