@@ -2,10 +2,13 @@ package rest_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -150,4 +153,80 @@ func TestDatabaseDownAnswers503(t *testing.T) {
 		t.Errorf("GraphQL once the database is back: %d %+v", gql.Status, gql.Errors)
 	}
 	env.Do("GET", "/readyz", "", nil).Expect(http.StatusOK)
+}
+
+// The embedded PostgreSQL killed with SIGKILL (as the OOM killer kills)
+// under a running server: /healthz says it is down, every request answers
+// 503 with Retry-After or succeeds, never 500; the supervisor restarts it
+// within seconds, and a write acknowledged just before the kill is there
+// after it. This is the production path (store.Connect): a durable,
+// supervised server.
+func TestEmbeddedDatabaseKilledIsRestarted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, closeDB, err := store.Connect(ctx, store.ConnectOptions{DataDir: pgtest.NewDataDir(t), MaxConns: 10,
+		StatementTimeout: store.DefaultStatementTimeout, Supervision: pgserver.Supervision{Backoff: 300 * time.Millisecond},
+		OnFailure: func(err error) { t.Errorf("the supervisor gave up: %v", err) },
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeDB)
+	if err := db.Migrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing turns the durability of commits off: the server's settings
+	// nor the pool's.
+	for _, setting := range []string{"fsync", "synchronous_commit", "full_page_writes"} {
+		var v string
+		if err := db.QueryRowContext(ctx, "SHOW "+setting).Scan(&v); err != nil || v != "on" {
+			t.Errorf("%s = %q, %v", setting, v, err)
+		}
+	}
+	env := servertest.New(t, servertest.Options{DB: db})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	env.Do("GET", "/healthz", "", nil).Expect(http.StatusOK)
+
+	// Acknowledged, then the server is killed at once.
+	alice.Do("PATCH", "/v1/orgs/"+org, `{"title":"Acknowledged"}`).Expect(http.StatusOK)
+	pid := db.Embedded().PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if !eventually(5*time.Second, func() bool { return env.Do("GET", "/healthz", "", nil).Status == http.StatusServiceUnavailable }) {
+		t.Error("/healthz never said the embedded database was down")
+	}
+	unavailable := 0
+	if !eventually(15*time.Second, func() bool {
+		res := alice.Do("GET", "/v1/orgs/"+org, nil)
+		switch res.Status {
+		case http.StatusOK:
+			if title := res.String("title"); title != "Acknowledged" {
+				t.Fatalf("after the restart the title is %q: an acknowledged write was lost", title)
+			}
+			return true
+		case http.StatusServiceUnavailable:
+			unavailable++
+			expectUnavailable(t, "REST while restarting", res)
+		default:
+			t.Fatalf("while restarting: %d %s", res.Status, res.Body)
+		}
+		return false
+	}) {
+		t.Fatalf("requests still fail 15s after the kill: %v", db.Health())
+	}
+	t.Logf("back %s after the kill (%d answers 503 meanwhile)", time.Since(killed).Round(time.Millisecond), unavailable)
+	// The supervisor may be a poll behind the first requests.
+	if !eventually(5*time.Second, func() bool { return env.Do("GET", "/healthz", "", nil).Status == http.StatusOK }) {
+		t.Errorf("/healthz still says down: %v", db.Health())
+	}
+	if db.Embedded().PID() == pid {
+		t.Error("the same pid after the restart")
+	}
+	alice.Do("PATCH", "/v1/orgs/"+org, `{"title":"After"}`).Expect(http.StatusOK)
+	if gql := alice.GraphQL(`{ viewer { id } }`, nil); gql.Status != http.StatusOK || len(gql.Errors) != 0 {
+		t.Errorf("GraphQL after the restart: %d %+v", gql.Status, gql.Errors)
+	}
 }

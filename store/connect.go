@@ -23,13 +23,28 @@ type ConnectOptions struct {
 	MaxConns int32
 	// StatementTimeout is the pool's statement_timeout (0: none), see Options.
 	StatementTimeout time.Duration
-	Log              *slog.Logger
+	// Supervision tunes the restarts of an embedded server this call
+	// starts, should it die (zero: pgserver's defaults; its Log is Log).
+	Supervision pgserver.Supervision
+	// OnFailure is called, once and from another goroutine, when the
+	// embedded server died and could not be restarted: the process cannot
+	// go on without its database and should exit (main cancels the serve
+	// context with the error). It is not called after the stop function.
+	OnFailure func(error)
+	Log       *slog.Logger
 }
 
 // Connect opens the database: the server at DatabaseURL, or an embedded
 // server in DataDir started (or joined, when another docsapi process runs
 // it) for the purpose. The returned stop function closes the pool and stops
 // an embedded server this call started.
+//
+// An embedded server this call starts is durable (fsync and
+// synchronous_commit on: an acknowledged commit survives a crash) and
+// supervised: when its process dies it is restarted on the same data
+// directory, and the pool reconnects to it by itself (DB.Health says
+// whether it is up); when it cannot be restarted, OnFailure is called. A
+// server another process runs is that process's to supervise.
 func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
 	pool := Options{MaxConns: opts.MaxConns, StatementTimeout: opts.StatementTimeout}
 	if opts.DatabaseURL != "" {
@@ -42,20 +57,48 @@ func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
 	if err := os.MkdirAll(opts.DataDir, 0o700); err != nil {
 		return nil, nil, err
 	}
-	logFile, err := os.OpenFile(filepath.Join(opts.DataDir, "postgres.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	logPath := filepath.Join(opts.DataDir, "postgres.log")
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
-	srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: opts.DataDir, Durable: true, Log: logFile})
+	log := opts.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	supervision := opts.Supervision
+	if supervision.Log == nil {
+		supervision.Log = log
+	}
+	srv, err := pgserver.Start(ctx, pgserver.Options{DataDir: opts.DataDir, Durable: true, Log: logFile, Supervise: &supervision})
 	if err != nil {
 		logFile.Close()
 		return nil, nil, err
 	}
-	if opts.Log != nil {
-		opts.Log.Info("embedded postgres running", "dataDir", opts.DataDir, "port", srv.Port(),
-			"log", filepath.Join(opts.DataDir, "postgres.log"))
+	if srv.Attached() {
+		log.Info("embedded postgres run by another docsapi process: attached to it; that process supervises it, this one does not",
+			"dataDir", opts.DataDir, "port", srv.Port())
+	} else {
+		log.Info("embedded postgres running", "dataDir", opts.DataDir, "port", srv.Port(), "pid", srv.PID(), "log", logPath)
 	}
-	stopServer := func() { srv.Stop(); logFile.Close() }
+	stopped := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-srv.Failed():
+			if opts.OnFailure != nil {
+				opts.OnFailure(srv.Err())
+			}
+		case <-stopped:
+		}
+	}()
+	stopServer := func() {
+		close(stopped)
+		<-watched
+		srv.Stop()
+		logFile.Close()
+	}
 	if err := ensureDatabase(ctx, srv.URL("postgres"), "docsapi"); err != nil {
 		stopServer()
 		return nil, nil, err
@@ -65,6 +108,7 @@ func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
 		stopServer()
 		return nil, nil, err
 	}
+	db.embedded = srv
 	return db, func() { db.Close(); stopServer() }, nil
 }
 

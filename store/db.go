@@ -25,6 +25,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+
+	"github.com/docsapi/docsapi/store/pgserver"
 )
 
 // DB is the application's handle on the database: bun for our own queries and
@@ -43,7 +45,26 @@ type DB struct {
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
+	// embedded is the PostgreSQL server Connect started, nil for one at a
+	// URL.
+	embedded *pgserver.Server
 }
+
+// Health is nil unless the embedded PostgreSQL server this process runs
+// (Connect without a DatabaseURL) is down: its process died and is being
+// restarted, or could not be. A server at a URL, or one another process
+// runs, is not this process's to watch: nil (whether the database answers
+// is Pool.Ping's question, /readyz's).
+func (db *DB) Health() error {
+	if db.embedded == nil {
+		return nil
+	}
+	return db.embedded.Health()
+}
+
+// Embedded is the PostgreSQL server Connect started or attached to for
+// this DB, nil for a server at a URL.
+func (db *DB) Embedded() *pgserver.Server { return db.embedded }
 
 // DefaultStatementTimeout is how long one SQL statement of the application
 // may run before PostgreSQL cancels it (DOCSAPI_STATEMENT_TIMEOUT).

@@ -18,6 +18,7 @@ import (
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/pgserver"
 )
 
 // config is the server's configuration: every setting is a DOCSAPI_*
@@ -63,6 +64,9 @@ type config struct {
 	// StatementTimeout is the pool's statement_timeout (0: none).
 	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
+	// PGRestarts is how many restarts of a dead embedded PostgreSQL are
+	// tried in a row before the server exits (0: none).
+	PGRestarts int
 
 	// invalid holds what bindConfig could not parse, reported by check.
 	invalid error
@@ -126,6 +130,12 @@ func bindConfig(fs *flag.FlagSet) *config {
 	}
 	fs.DurationVar(&c.StatementTimeout, "statement-timeout", c.StatementTimeout, "how long one SQL statement may run before PostgreSQL cancels it and the request answers 503; 0: no limit ($DOCSAPI_STATEMENT_TIMEOUT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	restarts, err := strconv.Atoi(envOr("DOCSAPI_PG_RESTARTS", "5"))
+	if err != nil && c.invalid == nil {
+		// A typo must not turn the restarts off, as 0 would.
+		c.invalid = fmt.Errorf("DOCSAPI_PG_RESTARTS: %w", err)
+	}
+	fs.IntVar(&c.PGRestarts, "pg-restarts", restarts, "restarts of a dead embedded PostgreSQL tried in a row before docsapi exits with an error; 0: exit at once ($DOCSAPI_PG_RESTARTS)")
 	return c
 }
 
@@ -133,6 +143,9 @@ func bindConfig(fs *flag.FlagSet) *config {
 func (c *config) check() error {
 	if c.invalid != nil {
 		return c.invalid
+	}
+	if c.PGRestarts < 0 {
+		return fmt.Errorf("the number of restarts of the embedded PostgreSQL cannot be negative (%d)", c.PGRestarts)
 	}
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
@@ -188,6 +201,14 @@ func (c *config) server(log *slog.Logger) server.Config {
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},
 		Outbound:  outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
+}
+
+// supervision is how the embedded PostgreSQL is restarted when it dies.
+func (c *config) supervision() pgserver.Supervision {
+	if c.PGRestarts == 0 {
+		return pgserver.Supervision{Attempts: -1} // none
+	}
+	return pgserver.Supervision{Attempts: c.PGRestarts}
 }
 
 func envOr(name, def string) string {

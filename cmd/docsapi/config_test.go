@@ -91,3 +91,39 @@ func TestGitLimitsConfig(t *testing.T) {
 		t.Errorf("environment and flag: %+v, want %+v", got, want)
 	}
 }
+
+// DOCSAPI_PG_RESTARTS: 5 restarts of a dead embedded PostgreSQL by
+// default, 0 for none (pgserver's negative Attempts); the flag overrides
+// it; a value that is no number, or a negative one, stops the server rather
+// than turning the restarts off.
+func TestPGRestartsConfig(t *testing.T) {
+	t.Setenv("DOCSAPI_PG_RESTARTS", "") // restored when the test ends
+	for _, c := range []struct {
+		env      *string
+		args     []string
+		attempts int
+		ok       bool
+	}{
+		{nil, nil, 5, true},
+		{ptr("2"), nil, 2, true},
+		{ptr("0"), nil, -1, true},
+		{ptr("2"), []string{"-pg-restarts", "7"}, 7, true},
+		{nil, []string{"-pg-restarts", "-1"}, 0, false},
+		{ptr("many"), nil, 0, false},
+	} {
+		if c.env != nil {
+			os.Setenv("DOCSAPI_PG_RESTARTS", *c.env)
+		} else {
+			os.Unsetenv("DOCSAPI_PG_RESTARTS")
+		}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok || (c.ok && cfg.supervision().Attempts != c.attempts) {
+			t.Errorf("env %v, args %v: %d attempts, %v", c.env, c.args, cfg.supervision().Attempts, err)
+		}
+	}
+}

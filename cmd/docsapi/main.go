@@ -78,9 +78,14 @@ func run(args []string) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// An embedded PostgreSQL that died for good ends the command, as a
+	// signal does, but with an error (a fatal cause).
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fail := func(err error) { cancel(fatal{err}) }
 	db, closeDB, err := store.Connect(ctx, store.ConnectOptions{
 		DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.MaxConns,
-		StatementTimeout: cfg.StatementTimeout, Log: log,
+		StatementTimeout: cfg.StatementTimeout, Supervision: cfg.supervision(), OnFailure: fail, Log: log,
 	})
 	if err != nil {
 		return err
@@ -118,3 +123,10 @@ func run(args []string) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
 }
+
+// fatal is the cause of a context cancelled because the process cannot go
+// on (the embedded PostgreSQL dead for good): the command ends with its
+// error, and docsapi exits non-zero. A signal's cause is not one.
+type fatal struct{ error }
+
+func (f fatal) Unwrap() error { return f.error }

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,10 +26,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // from DOCSAPI_BOOTSTRAP_TOKEN, serves, and on SIGTERM finishes the requests
 // in flight before it exits.
 func TestServeBootstrapAndDrain(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "docsapi")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	t.Parallel()
+	bin := buildDocsapi(t)
 	checkOpenAPICommand(t, bin)
 	addr := freeAddr(t)
 	token := "bootstrap-token-for-tests-0123456789"
@@ -114,6 +114,17 @@ func TestServeBootstrapAndDrain(t *testing.T) {
 	}
 }
 
+// buildDocsapi builds the server binary (go's build cache makes a second
+// build quick).
+func buildDocsapi(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "docsapi")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,5 +172,99 @@ func checkOpenAPICommand(t *testing.T, bin string) {
 	if !strings.HasPrefix(doc.OpenAPI, "3.1") || len(doc.Servers) != 1 || doc.Servers[0].URL != "https://docs.example.com" ||
 		doc.Paths["/v1/spaces/{spaceId}"] == nil {
 		t.Errorf("docsapi openapi: openapi %q, servers %+v, %d paths", doc.OpenAPI, doc.Servers, len(doc.Paths))
+	}
+}
+
+// The embedded PostgreSQL dies under `docsapi serve` (SIGKILL, as the OOM
+// killer kills): the server says so, restarts it and goes on. When it cannot
+// come back (its data directory made unusable), the server exits non-zero,
+// saying why, for its own supervisor to restart it.
+func TestServeSupervisesTheEmbeddedDatabase(t *testing.T) {
+	t.Parallel()
+	bin := buildDocsapi(t)
+	dir := pgtest.NewDataDir(t)
+	addr := freeAddr(t)
+	token := "bootstrap-token-for-tests-0123456789"
+	cmd := exec.Command(bin, "serve", "--shutdown-timeout=5s")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=", "DOCSAPI_DATA_DIR="+dir, "DOCSAPI_ADDR="+addr,
+		"DOCSAPI_BOOTSTRAP_TOKEN="+token, "DOCSAPI_LOG_FORMAT=json", "DOCSAPI_PG_RESTARTS=2")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+	base := "http://" + addr
+	waitFor(t, base+"/readyz")
+	get := func(path string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	// postmaster is the pid in postmaster.pid (0 while it cannot be read:
+	// a new server may be writing it).
+	postmaster := func() int {
+		b, _ := os.ReadFile(filepath.Join(dir, "pgdata", "postmaster.pid"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+		return pid
+	}
+	if status := get("/v1/orgs"); status != 200 {
+		t.Fatalf("GET /v1/orgs: %d", status)
+	}
+
+	pid := postmaster()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Back: another postmaster, and requests succeed. (The old server's
+	// sessions may answer a moment after the kill, before they notice.)
+	deadline := time.Now().Add(15 * time.Second)
+	for postmaster() == pid || postmaster() == 0 || get("/v1/orgs") != 200 || get("/healthz") != 200 {
+		if time.Now().After(deadline) {
+			t.Fatalf("not back 15s after the kill:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	pgdata := filepath.Join(dir, "pgdata")
+	if err := os.Rename(filepath.Join(pgdata, "PG_VERSION"), filepath.Join(pgdata, "PG_VERSION.moved")); err != nil {
+		t.Fatal(err)
+	}
+	if pid = postmaster(); pid == 0 {
+		t.Fatal("no postmaster.pid")
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-exited:
+		exited <- err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("docsapi still runs 20s after its database died for good:\n%s", stderr.String())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Errorf("exit: %v, want status 1", err)
+	}
+	logs := stderr.String()
+	for _, want := range []string{
+		`"msg":"the embedded PostgreSQL exited"`, "killed by signal 9", `"msg":"the embedded PostgreSQL is back"`,
+		`"msg":"giving up on the embedded PostgreSQL"`, `"msg":"cannot go on without the database"`,
+		"docsapi: pgserver: the embedded PostgreSQL exited (killed by signal 9",
+	} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("stderr lacks %s:\n%s", want, logs)
+		}
 	}
 }

@@ -14,8 +14,11 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// serve runs the HTTP server until ctx ends (SIGINT or SIGTERM), then stops
-// accepting connections and lets in-flight requests finish.
+// serve runs the HTTP server until ctx ends (SIGINT or SIGTERM, or the
+// embedded PostgreSQL dead for good), then stops accepting connections and
+// lets in-flight requests finish. When the database ended it (a fatal
+// cause) it returns the reason: the process then exits non-zero, for its
+// own supervisor to restart it.
 func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *config, log *slog.Logger) error {
 	if _, err := cfg.secretKey(); err != nil {
 		return err
@@ -38,8 +41,17 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 	if err != nil {
 		return err
 	}
+	// failure is why the server stops when it is not a signal: the
+	// embedded PostgreSQL dead for good.
+	var failure error
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
+		timeout := cfg.ShutdownTimeout
+		if failure != nil {
+			// Without a database no job can finish, nor River resign its
+			// leadership: waiting would only delay the exit.
+			timeout = min(timeout, time.Second)
+		}
+		stopCtx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		if err := runner.Stop(stopCtx); err != nil {
 			log.Warn("stopping background jobs", "err", err)
@@ -65,6 +77,12 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 	case <-ctx.Done():
 	}
 	stop()
+	if f := (fatal{}); errors.As(context.Cause(ctx), &f) {
+		failure = f.error
+	}
+	if failure != nil {
+		log.Error("cannot go on without the database", "err", failure)
+	}
 	log.Info("shutting down: draining in-flight requests", "timeout", cfg.ShutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
@@ -72,5 +90,5 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 		return err
 	}
 	log.Info("stopped")
-	return nil
+	return failure
 }

@@ -153,7 +153,14 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
 	}
+	// /healthz: is this process fit to serve, its embedded PostgreSQL
+	// included (restarted by store/pgserver's supervisor when it dies; the
+	// logs say why it is down). /readyz: does the database answer.
 	mux.Handle("GET /healthz", labelled("GET /healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if db.Health() != nil {
+			rest.WriteJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "embedded database down"})
+			return
+		}
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})))
 	mux.Handle("GET /readyz", labelled("GET /readyz", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
