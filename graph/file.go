@@ -158,7 +158,7 @@ func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, pa
 	return &model.RevisionFileList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name *string) (*store.RevisionFile, error) {
+func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name, base *string) (*store.RevisionFile, error) {
 	// SECURITY: the space is checked (editors) before any byte is stored.
 	if _, err := r.editableSpace(ctx, spaceID); err != nil {
 		return nil, err
@@ -198,7 +198,7 @@ func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID 
 			rc.Close()
 		}
 	}
-	rev, _, err := r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+	rev, _, err := r.editContent(ctx, spaceID, crID, base, func(_ *store.PageTree, c *store.Content) error {
 		c.Files = append(c.Files, f)
 		return nil
 	})
@@ -209,8 +209,8 @@ func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID 
 	return f, nil
 }
 
-func (r *mutationResolver) DeleteFile(ctx context.Context, spaceID string, crID *string, fileID string) (bool, error) {
-	_, _, err := r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+func (r *mutationResolver) DeleteFile(ctx context.Context, spaceID string, crID *string, fileID string, base *string) (bool, error) {
+	_, _, err := r.editContent(ctx, spaceID, crID, base, func(_ *store.PageTree, c *store.Content) error {
 		i := slices.IndexFunc(c.Files, func(f *store.RevisionFile) bool { return f.ID == fileID })
 		if i < 0 {
 			return errNoFile
