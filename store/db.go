@@ -37,6 +37,10 @@ type DB struct {
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
+	// serialSlots bounds the connections Serialize holds, serialKeys
+	// queues its callers of one key (serialize.go).
+	serialSlots chan struct{}
+	serialKeys  keyedMutex
 }
 
 // DefaultStatementTimeout is how long one SQL statement of the application
@@ -96,7 +100,8 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{})}
+	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}),
+		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4))}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
 	listenCtx, stop := context.WithCancel(context.Background())

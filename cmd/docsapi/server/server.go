@@ -118,7 +118,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	eng := res.Engine(cfg.Debug)
-	api, err := rest.New(eng, cfg.PublicURL, log)
+	api, err := rest.New(eng, cfg.PublicURL, log, db.Serialize)
 	if err != nil {
 		return nil, err
 	}
