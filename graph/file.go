@@ -39,8 +39,20 @@ import (
 // DownloadPath is where files are served: /files/{revisionId}/{fileId}.
 const DownloadPath = "/files/"
 
-// downloadTTL is how long a download address works.
+// downloadTTL is how long a download address works, at least.
 const downloadTTL = time.Hour
+
+// downloadStep quantizes when download addresses expire: those made within
+// one step are the same, and work for downloadTTL to downloadTTL +
+// downloadStep. So a read showing one (a file, a revision with its files)
+// answers the same body, hence the same ETag (rest/conditional.go), for a
+// while, rather than a new one every second.
+const downloadStep = 5 * time.Minute
+
+// downloadExpiry is when an address made at now expires, in Unix seconds.
+func downloadExpiry(now time.Time) int64 {
+	return now.Truncate(downloadStep).Add(downloadTTL + downloadStep).Unix()
+}
 
 // signingKey is the server's key for download addresses, read once.
 type signingKey struct {
@@ -67,7 +79,7 @@ func (r *revisionFileResolver) DownloadURL(ctx context.Context, f *store.Revisio
 	if err != nil {
 		return "", err
 	}
-	expires := r.now().Add(downloadTTL).Unix()
+	expires := downloadExpiry(r.now())
 	return r.URLs.API(DownloadPath + pathEscape(f.RevisionID) + "/" + pathEscape(f.ID) +
 		"?expires=" + strconv.FormatInt(expires, 10) + "&signature=" + downloadSignature(key, f.RevisionID, f.ID, expires)), nil
 }

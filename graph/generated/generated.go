@@ -12117,7 +12117,7 @@ type OpenAPISpecVersion {
   object: String!
   id: ID!
   createdAt: DateTime!
-  "Where the bundled document is served (a signed address, valid for an hour)."
+  "Where the bundled document is served (a signed address, valid for at least an hour)."
   url: String!
   urls: OpenAPISpecVersionURLs!
   "The files of the version and the address of its bundled document."
