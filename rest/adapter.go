@@ -99,16 +99,17 @@ func (a *adapter) handler(route Route) http.Handler {
 type answer struct {
 	status     int
 	body       []byte
+	isError    bool
 	errMessage string
 	// location is the Location of a created resource.
 	location string
 }
 
 func errorAnswer(status int, message string) answer {
-	return answer{status: status, errMessage: message}
+	return answer{status: status, isError: true, errMessage: message}
 }
 
-func (ans answer) failed() bool { return ans.errMessage != "" }
+func (ans answer) failed() bool { return ans.isError }
 
 // write writes ans.
 func (ans answer) write(w http.ResponseWriter) {
