@@ -279,17 +279,19 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 	return cr, err
 }
 
-func (r *mutationResolver) MergeChangeRequest(ctx context.Context, spaceID, ref string) (*model.MergeResult, error) {
-	return r.mergeBranch(ctx, spaceID, ref, true)
+func (r *mutationResolver) MergeChangeRequest(ctx context.Context, spaceID, ref string, base *string) (*model.MergeResult, error) {
+	return r.mergeBranch(ctx, spaceID, ref, base, true)
 }
 
-func (r *mutationResolver) UpdateChangeRequestFromMain(ctx context.Context, spaceID, ref string) (*model.MergeResult, error) {
-	return r.mergeBranch(ctx, spaceID, ref, false)
+func (r *mutationResolver) UpdateChangeRequestFromMain(ctx context.Context, spaceID, ref string, base *string) (*model.MergeResult, error) {
+	return r.mergeBranch(ctx, spaceID, ref, base, false)
 }
 
 // mergeBranch merges change request ref into the space's content (intoMain),
-// or the space's content into the change request (!intoMain).
-func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMain bool) (*model.MergeResult, error) {
+// or the space's content into the change request (!intoMain). seen, when
+// not nil, is the change request's revision the caller saw: checked under
+// the change request's row lock, so what is merged is what the caller saw.
+func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *string, intoMain bool) (*model.MergeResult, error) {
 	space, err := r.editableSpace(ctx, spaceID)
 	if err != nil {
 		return nil, err
@@ -310,6 +312,9 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, intoMai
 		}
 		if cr.Status == store.CRMerged || cr.Status == store.CRArchived {
 			return Conflict("change request #%d is %s", cr.Number, cr.Status)
+		}
+		if seen != nil && *seen != cr.Revision {
+			return StaleBase(*seen, cr.Revision)
 		}
 		if intoMain {
 			if err := r.checkMergeRules(ctx, tx, space, s, cr, caller.User.ID); err != nil {

@@ -174,8 +174,11 @@ func (r *Resolver) body(ctx context.Context, p *store.RevisionPage) (string, err
 // editContent makes a new revision from the current content of space
 // spaceID — or of its change request crID, when not nil — with edit applied
 // to a copy of its pages and files, and makes it that content; it returns
-// the new revision and its page tree.
-func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string, edit func(t *store.PageTree, c *store.Content) error) (*store.Revision, *store.PageTree, error) {
+// the new revision and its page tree. base, when not nil, is the revision
+// the caller based the edit on (baseRevision): checked under the row lock
+// against the content's current revision, so of two edits from the same
+// base one is made and the other refused (StaleBase).
+func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *string, edit func(t *store.PageTree, c *store.Content) error) (*store.Revision, *store.PageTree, error) {
 	s, err := r.space(ctx, spaceID)
 	if err != nil {
 		return nil, nil, err
@@ -208,6 +211,9 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID *string
 				return Conflict("change request #%d is %s: its content cannot change", cr.Number, cr.Status)
 			}
 			from = cr.Revision
+		}
+		if base != nil && *base != from {
+			return StaleBase(*base, from)
 		}
 		current, err := store.LoadContent(ctx, tx, from)
 		if err != nil {
@@ -249,7 +255,7 @@ func pageNode(rev *store.Revision, t *store.PageTree, id string) *model.PageNode
 	return &model.PageNode{RevisionPage: t.Page(id), Revision: rev, Tree: t}
 }
 
-func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID *string, input model.CreatePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID *string, input model.CreatePageInput, base *string) (*model.PageNode, error) {
 	if err := checkLength("title", input.Title, 1, maxPageTitle); err != nil {
 		return nil, err
 	}
@@ -277,7 +283,7 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID 
 	if page.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
 		return nil, err
 	}
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
+	rev, t, err := r.editContent(ctx, spaceID, crID, base, func(t *store.PageTree, c *store.Content) error {
 		if err := checkParent(t, parent, ""); err != nil {
 			return err
 		}
@@ -294,7 +300,7 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID 
 	return pageNode(rev, t, page.ID), nil
 }
 
-func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.UpdatePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.UpdatePageInput, base *string) (*model.PageNode, error) {
 	var digest *string
 	markdown, markdownSet := input.Markdown.ValueOK()
 	if markdownSet {
@@ -309,7 +315,7 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 			return nil, err
 		}
 	}
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, _ *store.Content) error {
+	rev, t, err := r.editContent(ctx, spaceID, crID, base, func(t *store.PageTree, _ *store.Content) error {
 		page := t.Page(pageID)
 		if page == nil {
 			return NotFound("page")
@@ -344,10 +350,10 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 	return pageNode(rev, t, pageID), nil
 }
 
-func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.MovePageInput) (*model.PageNode, error) {
+func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *string, pageID string, input model.MovePageInput, base *string) (*model.PageNode, error) {
 	parent, parentSet := input.Parent.ValueOK()
 	position, _ := input.Position.ValueOK()
-	rev, t, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
+	rev, t, err := r.editContent(ctx, spaceID, crID, base, func(t *store.PageTree, c *store.Content) error {
 		page := t.Page(pageID)
 		if page == nil {
 			return NotFound("page")
@@ -373,9 +379,9 @@ func (r *mutationResolver) MovePage(ctx context.Context, spaceID string, crID *s
 	return pageNode(rev, t, pageID), nil
 }
 
-func (r *mutationResolver) DeletePage(ctx context.Context, spaceID string, crID *string, pageID string) (bool, error) {
+func (r *mutationResolver) DeletePage(ctx context.Context, spaceID string, crID *string, pageID string, base *string) (bool, error) {
 	found := false
-	_, _, err := r.editContent(ctx, spaceID, crID, func(t *store.PageTree, c *store.Content) error {
+	_, _, err := r.editContent(ctx, spaceID, crID, base, func(t *store.PageTree, c *store.Content) error {
 		if t.Page(pageID) == nil {
 			return errNoPage
 		}

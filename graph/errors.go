@@ -27,6 +27,9 @@ type Error struct {
 	Message string
 	// Field is the input field at fault, for bad requests.
 	Field string
+	// Extensions are more members of the GraphQL error's extensions, for
+	// what a client acts on (a stale base revision's currentRevision).
+	Extensions map[string]any
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -86,6 +89,16 @@ func Forbidden(format string, args ...any) *Error {
 // Conflict is answered when the request clashes with the current state.
 func Conflict(format string, args ...any) *Error {
 	return &Error{Status: http.StatusConflict, Code: "CONFLICT", Message: fmt.Sprintf(format, args...)}
+}
+
+// StaleBase is the conflict of a content edit based on a revision that is
+// no longer the content's current one (baseRevision): the edit would undo
+// the changes made since. It names the current revision, in the message and
+// as extensions.currentRevision.
+func StaleBase(base, current string) *Error {
+	e := Conflict("baseRevision %s is not the current revision %s: the content changed since; read it again and retry", base, current)
+	e.Extensions = map[string]any{"currentRevision": current}
+	return e
 }
 
 // PreconditionFailed is answered when the resource is not in a state that
@@ -193,6 +206,9 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		setCode(out, e.Code, e.Status)
 		if e.Field != "" {
 			out.Extensions["field"] = e.Field
+		}
+		for k, v := range e.Extensions {
+			out.Extensions[k] = v
 		}
 		return out
 	}

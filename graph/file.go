@@ -39,8 +39,20 @@ import (
 // DownloadPath is where files are served: /files/{revisionId}/{fileId}.
 const DownloadPath = "/files/"
 
-// downloadTTL is how long a download address works.
+// downloadTTL is how long a download address works, at least.
 const downloadTTL = time.Hour
+
+// downloadStep quantizes when download addresses expire: those made within
+// one step are the same, and work for downloadTTL to downloadTTL +
+// downloadStep. So a read showing one (a file, a revision with its files)
+// answers the same body, hence the same ETag (rest/conditional.go), for a
+// while, rather than a new one every second.
+const downloadStep = 5 * time.Minute
+
+// downloadExpiry is when an address made at now expires, in Unix seconds.
+func downloadExpiry(now time.Time) int64 {
+	return now.Truncate(downloadStep).Add(downloadTTL + downloadStep).Unix()
+}
 
 // signingKey is the server's key for download addresses, read once.
 type signingKey struct {
@@ -67,7 +79,7 @@ func (r *revisionFileResolver) DownloadURL(ctx context.Context, f *store.Revisio
 	if err != nil {
 		return "", err
 	}
-	expires := r.now().Add(downloadTTL).Unix()
+	expires := downloadExpiry(r.now())
 	return r.URLs.API(DownloadPath + pathEscape(f.RevisionID) + "/" + pathEscape(f.ID) +
 		"?expires=" + strconv.FormatInt(expires, 10) + "&signature=" + downloadSignature(key, f.RevisionID, f.ID, expires)), nil
 }
@@ -158,7 +170,7 @@ func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, pa
 	return &model.RevisionFileList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name *string) (*store.RevisionFile, error) {
+func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name, base *string) (*store.RevisionFile, error) {
 	// SECURITY: the space is checked (editors) before any byte is stored.
 	if _, err := r.editableSpace(ctx, spaceID); err != nil {
 		return nil, err
@@ -198,7 +210,7 @@ func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID 
 			rc.Close()
 		}
 	}
-	rev, _, err := r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+	rev, _, err := r.editContent(ctx, spaceID, crID, base, func(_ *store.PageTree, c *store.Content) error {
 		c.Files = append(c.Files, f)
 		return nil
 	})
@@ -209,8 +221,8 @@ func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID 
 	return f, nil
 }
 
-func (r *mutationResolver) DeleteFile(ctx context.Context, spaceID string, crID *string, fileID string) (bool, error) {
-	_, _, err := r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+func (r *mutationResolver) DeleteFile(ctx context.Context, spaceID string, crID *string, fileID string, base *string) (bool, error) {
+	_, _, err := r.editContent(ctx, spaceID, crID, base, func(_ *store.PageTree, c *store.Content) error {
 		i := slices.IndexFunc(c.Files, func(f *store.RevisionFile) bool { return f.ID == fileID })
 		if i < 0 {
 			return errNoFile

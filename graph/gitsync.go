@@ -261,6 +261,9 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if s.EditMode == store.EditModeLocked && !standalone {
 			return Conflict("the space is locked: an import cannot change its content")
 		}
+		if base, _ := input.BaseRevision.ValueOK(); base != nil && *base != s.RevisionID {
+			return StaleBase(*base, s.RevisionID)
+		}
 		current, err := store.LoadContent(ctx, tx, s.RevisionID)
 		if err != nil {
 			return err

@@ -262,7 +262,7 @@ func (r *openAPISpecVersionResolver) URL(ctx context.Context, v *store.OpenAPISp
 	if err != nil {
 		return "", err
 	}
-	expires := r.now().Add(downloadTTL).Unix()
+	expires := downloadExpiry(r.now())
 	return r.URLs.API(RawOpenAPIPath + pathEscape(v.ID) + "?expires=" + strconv.FormatInt(expires, 10) +
 		"&signature=" + downloadSignature(key, rawOpenAPIScope, v.ID, expires)), nil
 }

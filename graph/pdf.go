@@ -46,7 +46,7 @@ func (r *changeRequestResolver) PDF(ctx context.Context, cr *store.ChangeRequest
 	if err != nil {
 		return nil, err
 	}
-	expires := r.now().Add(downloadTTL).Unix()
+	expires := downloadExpiry(r.now())
 	q := "?expires=" + strconv.FormatInt(expires, 10) + "&signature=" + downloadSignature(key, cr.Revision, pdfTarget(p, o), expires)
 	if p != "" {
 		q += "&page=" + pathEscape(p) + "&only=" + strconv.FormatBool(o)

@@ -172,7 +172,8 @@ func (r *mutationResolver) ApplySpaceTemplate(ctx context.Context, spaceID strin
 	if err := build(nil, t.Pages, 0); err != nil {
 		return false, err
 	}
-	_, _, err = r.editContent(ctx, spaceID, crID, func(_ *store.PageTree, c *store.Content) error {
+	base, _ := input.BaseRevision.ValueOK()
+	_, _, err = r.editContent(ctx, spaceID, crID, base, func(_ *store.PageTree, c *store.Content) error {
 		for ref, id := range files {
 			if !slices.ContainsFunc(c.Files, func(f *store.RevisionFile) bool { return f.ID == id }) {
 				return Invalid("params.contentRefs."+ref, "no file %s in this content", id)

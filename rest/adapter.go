@@ -31,8 +31,9 @@ type API struct {
 
 // New builds the REST adapter over the engine. The operation documents are
 // validated against the engine's schema, and the OpenAPI document is built
-// from the route table, once, here; publicURL is its server address.
-func New(eng *engine.Engine, publicURL string, log *slog.Logger) (*API, error) {
+// from the route table, once, here; publicURL is its server address. lock
+// serializes conditional writes of one resource (conditional.go; nil: none).
+func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*API, error) {
 	ops, err := loadOperations(eng.Schema)
 	if err != nil {
 		return nil, err
@@ -46,7 +47,7 @@ func New(eng *engine.Engine, publicURL string, log *slog.Logger) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, log: log}, openAPI: doc}, nil
+	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, log: log, lock: lock}, openAPI: doc}, nil
 }
 
 // adapter runs REST routes as GraphQL operations.
@@ -55,15 +56,15 @@ type adapter struct {
 	schema *ast.Schema
 	ops    map[string]*operation
 	log    *slog.Logger
+	lock   Lock
 }
 
 // handler is the one handler behind every route.
 func (a *adapter) handler(route Route) http.Handler {
 	op := a.ops[route.Operation]
-	resultPath := strings.Split(route.Result, ".")
-	if route.Result == "" {
-		resultPath = []string{rootKey(op.Def)}
-	}
+	// read is the GET of the same path, the current state a write's
+	// If-Match is compared with (conditional.go).
+	read, hasRead := a.readOf(route)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := op
 		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
@@ -81,55 +82,100 @@ func (a *adapter) handler(route Route) http.Handler {
 			WriteError(w, err.status, err.message)
 			return
 		}
-		resp := a.run(r.Context(), op, vars)
-		if len(resp.Errors) > 0 {
-			e := resp.Errors[0]
-			status := graph.ErrorStatus(e)
-			if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code && code != graph.ErrUnavailable.Code {
-				WriteError(w, status, "internal error")
-				return
-			}
-			if status == http.StatusServiceUnavailable {
-				w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-			}
-			WriteError(w, status, restMessage(e))
+		if route.Method == http.MethodGet {
+			a.answer(r.Context(), route, op, vars).writeRead(w, r)
 			return
 		}
-		body, err2 := restBody(resp.Data, resultPath)
-		if route.Status == http.StatusNoContent || route.Status == http.StatusResetContent {
-			// 205 says "deleted" where the reference tells it from "there was
-			// nothing to delete" (204); the mutation answers true or false.
-			status := route.Status
-			if status == http.StatusResetContent && string(body) != "true" {
-				status = http.StatusNoContent
-			}
-			w.WriteHeader(status)
+		if ifMatch := r.Header.Get("If-Match"); ifMatch != "" && isWrite(route.Method) {
+			a.conditionalWrite(w, r, route, op, vars, ifMatch, read, hasRead)
 			return
 		}
-		if err2 != nil {
-			a.log.ErrorContext(r.Context(), "rest: cannot extract result", "operation", op.Name, "err", err2)
-			WriteError(w, http.StatusInternalServerError, "internal error")
-			return
+		a.answer(r.Context(), route, op, vars).write(w)
+	})
+}
+
+// answer is what running a route's operation came to: an error to write
+// (status and message), or the success status and body (nil for none).
+type answer struct {
+	status     int
+	body       []byte
+	isError    bool
+	errMessage string
+	// location is the Location of a created resource.
+	location string
+}
+
+func errorAnswer(status int, message string) answer {
+	return answer{status: status, isError: true, errMessage: message}
+}
+
+func (ans answer) failed() bool { return ans.isError }
+
+// write writes ans.
+func (ans answer) write(w http.ResponseWriter) {
+	switch {
+	case ans.failed():
+		if ans.status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
 		}
-		if body == nil {
-			// A null resource (a site's adaptive schema before one is set) is
-			// one that does not exist.
-			WriteError(w, http.StatusNotFound, "not found")
-			return
-		}
-		status := route.Status
-		if route.Created != "" {
-			if created, _ := restBody(resp.Data, strings.Split(route.Created, ".")); string(created) == "true" {
-				status = http.StatusCreated
-			}
-		}
-		if loc := locationOf(body); loc != "" && status == http.StatusCreated {
-			w.Header().Set("Location", loc)
+		WriteError(w, ans.status, ans.errMessage)
+	case ans.body == nil:
+		w.WriteHeader(ans.status)
+	default:
+		if ans.location != "" {
+			w.Header().Set("Location", ans.location)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = w.Write(append(body, '\n'))
-	})
+		w.WriteHeader(ans.status)
+		_, _ = w.Write(append(ans.body, '\n'))
+	}
+}
+
+// answer runs op with vars as route's operation.
+func (a *adapter) answer(ctx context.Context, route Route, op *operation, vars map[string]any) answer {
+	resultPath := strings.Split(route.Result, ".")
+	if route.Result == "" {
+		resultPath = []string{rootKey(op.Def)}
+	}
+	resp := a.run(ctx, op, vars)
+	if len(resp.Errors) > 0 {
+		e := resp.Errors[0]
+		status := graph.ErrorStatus(e)
+		if code, _ := e.Extensions["code"].(string); status >= 500 && code != graph.ErrTimeout.Code && code != graph.ErrUnavailable.Code {
+			return errorAnswer(status, "internal error")
+		}
+		return errorAnswer(status, restMessage(e))
+	}
+	body, err := restBody(resp.Data, resultPath)
+	if route.Status == http.StatusNoContent || route.Status == http.StatusResetContent {
+		// 205 says "deleted" where the reference tells it from "there was
+		// nothing to delete" (204); the mutation answers true or false.
+		status := route.Status
+		if status == http.StatusResetContent && string(body) != "true" {
+			status = http.StatusNoContent
+		}
+		return answer{status: status}
+	}
+	if err != nil {
+		a.log.ErrorContext(ctx, "rest: cannot extract result", "operation", op.Name, "err", err)
+		return errorAnswer(http.StatusInternalServerError, "internal error")
+	}
+	if body == nil {
+		// A null resource (a site's adaptive schema before one is set) is
+		// one that does not exist.
+		return errorAnswer(http.StatusNotFound, "not found")
+	}
+	status := route.Status
+	if route.Created != "" {
+		if created, _ := restBody(resp.Data, strings.Split(route.Created, ".")); string(created) == "true" {
+			status = http.StatusCreated
+		}
+	}
+	ans := answer{status: status, body: body}
+	if loc := locationOf(body); loc != "" && status == http.StatusCreated {
+		ans.location = loc
+	}
+	return ans
 }
 
 // run executes op in-process against the shared executor: no HTTP hop, and

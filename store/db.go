@@ -48,6 +48,10 @@ type DB struct {
 	// embedded is the PostgreSQL server Connect started, nil for one at a
 	// URL.
 	embedded *pgserver.Server
+	// serialSlots bounds the connections Serialize holds, serialKeys
+	// queues its callers of one key (serialize.go).
+	serialSlots chan struct{}
+	serialKeys  keyedMutex
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -123,7 +127,8 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{})}
+	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}),
+		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4))}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
 	listenCtx, stop := context.WithCancel(context.Background())

@@ -767,7 +767,7 @@ type ComplexityRoot struct {
 		CreateOpenAPISpec                   func(childComplexity int, organizationID string, input model.CreateOpenAPISpecInput) int
 		CreateOrganization                  func(childComplexity int, input model.CreateOrganizationInput) int
 		CreateOrganizationInvite            func(childComplexity int, organizationID string, input model.CreateOrganizationInviteInput) int
-		CreatePage                          func(childComplexity int, spaceID string, changeRequestID *string, input model.CreatePageInput) int
+		CreatePage                          func(childComplexity int, spaceID string, changeRequestID *string, input model.CreatePageInput, baseRevision *string) int
 		CreateSAMLProvider                  func(childComplexity int, organizationID string, input model.CreateSAMLProviderInput) int
 		CreateSite                          func(childComplexity int, organizationID string, input model.CreateSiteInput) int
 		CreateSiteSection                   func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionInput) int
@@ -779,10 +779,10 @@ type ComplexityRoot struct {
 		DeleteCollection                    func(childComplexity int, id string) int
 		DeleteComment                       func(childComplexity int, spaceID string, changeRequestID *string, commentID string) int
 		DeleteCommentReply                  func(childComplexity int, spaceID string, changeRequestID *string, commentID string, replyID string) int
-		DeleteFile                          func(childComplexity int, spaceID string, changeRequestID *string, fileID string) int
+		DeleteFile                          func(childComplexity int, spaceID string, changeRequestID *string, fileID string, baseRevision *string) int
 		DeleteOpenAPISpec                   func(childComplexity int, organizationID string, slug string) int
 		DeleteOrganizationInvite            func(childComplexity int, organizationID string, id string) int
-		DeletePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string) int
+		DeletePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string, baseRevision *string) int
 		DeleteSAMLProvider                  func(childComplexity int, organizationID string, samlProviderID string) int
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
 		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
@@ -803,9 +803,9 @@ type ComplexityRoot struct {
 		InviteToSpace                       func(childComplexity int, spaceID string, input model.InviteToContentInput) int
 		JoinOrganization                    func(childComplexity int, organizationID string) int
 		JoinOrganizationWithInvite          func(childComplexity int, organizationID string, inviteID string) int
-		MergeChangeRequest                  func(childComplexity int, spaceID string, changeRequestID string) int
+		MergeChangeRequest                  func(childComplexity int, spaceID string, changeRequestID string, baseRevision *string) int
 		MoveCollection                      func(childComplexity int, id string, input model.MoveContentInput) int
-		MovePage                            func(childComplexity int, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput) int
+		MovePage                            func(childComplexity int, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput, baseRevision *string) int
 		MoveSiteSection                     func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionInput) int
 		MoveSiteSectionGroup                func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionGroupInput) int
 		MoveSiteSpace                       func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) int
@@ -839,7 +839,7 @@ type ComplexityRoot struct {
 		UnpublishIntegration                func(childComplexity int, name string) int
 		UnpublishSite                       func(childComplexity int, organizationID string, id string) int
 		UpdateChangeRequest                 func(childComplexity int, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) int
-		UpdateChangeRequestFromMain         func(childComplexity int, spaceID string, changeRequestID string) int
+		UpdateChangeRequestFromMain         func(childComplexity int, spaceID string, changeRequestID string, baseRevision *string) int
 		UpdateCollection                    func(childComplexity int, id string, input model.UpdateCollectionInput) int
 		UpdateCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string, input model.UpdateContentPermissionInput) int
 		UpdateCollectionUserPermission      func(childComplexity int, collectionID string, userID string, input model.UpdateContentPermissionInput) int
@@ -853,7 +853,7 @@ type ComplexityRoot struct {
 		UpdateOrganization                  func(childComplexity int, id string, input model.UpdateOrganizationInput) int
 		UpdateOrganizationAgentInstructions func(childComplexity int, organizationID string, input model.UpdateAgentInstructionsInput) int
 		UpdateOrganizationInvite            func(childComplexity int, organizationID string, id string, input model.UpdateOrganizationInviteInput) int
-		UpdatePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput) int
+		UpdatePage                          func(childComplexity int, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput, baseRevision *string) int
 		UpdateSAMLProvider                  func(childComplexity int, organizationID string, samlProviderID string, input model.UpdateSAMLProviderInput) int
 		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
 		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
@@ -866,7 +866,7 @@ type ComplexityRoot struct {
 		UpdateTeam                          func(childComplexity int, organizationID string, id string, input model.UpdateTeamInput) int
 		UpdateTeamMembers                   func(childComplexity int, organizationID string, teamID string, input model.UpdateTeamMembersInput) int
 		UpdateTranslation                   func(childComplexity int, organizationID string, translationID string, input model.UpdateTranslationInput) int
-		UploadFile                          func(childComplexity int, spaceID string, changeRequestID *string, file graphql.Upload, name *string) int
+		UploadFile                          func(childComplexity int, spaceID string, changeRequestID *string, file graphql.Upload, name *string, baseRevision *string) int
 	}
 
 	OpenAPIErrorObject struct {
@@ -1812,20 +1812,20 @@ type MutationResolver interface {
 	DeleteCollection(ctx context.Context, id string) (bool, error)
 	MoveCollection(ctx context.Context, id string, input model.MoveContentInput) (*store.Collection, error)
 	TransferCollection(ctx context.Context, id string, input model.TransferContentInput) (*store.Collection, error)
-	CreatePage(ctx context.Context, spaceID string, changeRequestID *string, input model.CreatePageInput) (*model.PageNode, error)
-	UpdatePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput) (*model.PageNode, error)
-	MovePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput) (*model.PageNode, error)
-	DeletePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string) (bool, error)
+	CreatePage(ctx context.Context, spaceID string, changeRequestID *string, input model.CreatePageInput, baseRevision *string) (*model.PageNode, error)
+	UpdatePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.UpdatePageInput, baseRevision *string) (*model.PageNode, error)
+	MovePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, input model.MovePageInput, baseRevision *string) (*model.PageNode, error)
+	DeletePage(ctx context.Context, spaceID string, changeRequestID *string, pageID string, baseRevision *string) (bool, error)
 	ApplySpaceTemplate(ctx context.Context, spaceID string, input model.ApplySpaceTemplateInput) (bool, error)
 	CreateChangeRequest(ctx context.Context, spaceID string, input model.CreateChangeRequestInput) (*store.ChangeRequest, error)
 	UpdateChangeRequest(ctx context.Context, spaceID string, changeRequestID string, input model.UpdateChangeRequestInput) (*store.ChangeRequest, error)
-	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
-	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string) (*model.MergeResult, error)
+	MergeChangeRequest(ctx context.Context, spaceID string, changeRequestID string, baseRevision *string) (*model.MergeResult, error)
+	UpdateChangeRequestFromMain(ctx context.Context, spaceID string, changeRequestID string, baseRevision *string) (*model.MergeResult, error)
 	SubmitChangeRequestReview(ctx context.Context, spaceID string, changeRequestID string, input model.SubmitChangeRequestReviewInput) (*store.Review, error)
 	RequestReviewers(ctx context.Context, spaceID string, changeRequestID string, input model.RequestReviewersInput) (*model.RequestReviewersResult, error)
 	RemoveRequestedReviewer(ctx context.Context, spaceID string, changeRequestID string, userID string) (bool, error)
-	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string) (*store.RevisionFile, error)
-	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string) (bool, error)
+	UploadFile(ctx context.Context, spaceID string, changeRequestID *string, file graphql.Upload, name *string, baseRevision *string) (*store.RevisionFile, error)
+	DeleteFile(ctx context.Context, spaceID string, changeRequestID *string, fileID string, baseRevision *string) (bool, error)
 	ImportGitRepository(ctx context.Context, spaceID string, input model.ImportGitRepositoryInput) (bool, error)
 	ExportToGitRepository(ctx context.Context, spaceID string, input model.ExportToGitRepositoryInput) (bool, error)
 	PostComment(ctx context.Context, spaceID string, changeRequestID *string, input model.PostCommentInput) (*model.CommentNode, error)
@@ -4885,7 +4885,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.CreatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["input"].(model.CreatePageInput)), true
+		return e.ComplexityRoot.Mutation.CreatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["input"].(model.CreatePageInput), args["baseRevision"].(*string)), true
 	case "Mutation.createSAMLProvider":
 		if e.ComplexityRoot.Mutation.CreateSAMLProvider == nil {
 			break
@@ -5017,7 +5017,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["fileId"].(string)), true
+		return e.ComplexityRoot.Mutation.DeleteFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["fileId"].(string), args["baseRevision"].(*string)), true
 	case "Mutation.deleteOpenAPISpec":
 		if e.ComplexityRoot.Mutation.DeleteOpenAPISpec == nil {
 			break
@@ -5050,7 +5050,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.DeletePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string)), true
+		return e.ComplexityRoot.Mutation.DeletePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["baseRevision"].(*string)), true
 	case "Mutation.deleteSAMLProvider":
 		if e.ComplexityRoot.Mutation.DeleteSAMLProvider == nil {
 			break
@@ -5281,7 +5281,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.MergeChangeRequest(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string)), true
+		return e.ComplexityRoot.Mutation.MergeChangeRequest(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["baseRevision"].(*string)), true
 	case "Mutation.moveCollection":
 		if e.ComplexityRoot.Mutation.MoveCollection == nil {
 			break
@@ -5303,7 +5303,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.MovePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["input"].(model.MovePageInput)), true
+		return e.ComplexityRoot.Mutation.MovePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["input"].(model.MovePageInput), args["baseRevision"].(*string)), true
 	case "Mutation.moveSiteSection":
 		if e.ComplexityRoot.Mutation.MoveSiteSection == nil {
 			break
@@ -5677,7 +5677,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdateChangeRequestFromMain(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string)), true
+		return e.ComplexityRoot.Mutation.UpdateChangeRequestFromMain(childComplexity, args["spaceId"].(string), args["changeRequestId"].(string), args["baseRevision"].(*string)), true
 	case "Mutation.updateCollection":
 		if e.ComplexityRoot.Mutation.UpdateCollection == nil {
 			break
@@ -5831,7 +5831,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UpdatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["input"].(model.UpdatePageInput)), true
+		return e.ComplexityRoot.Mutation.UpdatePage(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["pageId"].(string), args["input"].(model.UpdatePageInput), args["baseRevision"].(*string)), true
 	case "Mutation.updateSAMLProvider":
 		if e.ComplexityRoot.Mutation.UpdateSAMLProvider == nil {
 			break
@@ -5974,7 +5974,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.UploadFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["file"].(graphql.Upload), args["name"].(*string)), true
+		return e.ComplexityRoot.Mutation.UploadFile(childComplexity, args["spaceId"].(string), args["changeRequestId"].(*string), args["file"].(graphql.Upload), args["name"].(*string), args["baseRevision"].(*string)), true
 
 	case "OpenAPIErrorObject.code":
 		if e.ComplexityRoot.OpenAPIErrorObject.Code == nil {
@@ -10530,6 +10530,8 @@ input ImportGitRepositoryInput {
   repoTreeURL: String
   repoCommitURL: String
   gitInfo: JSONObject
+  "The space's revision the caller saw (see createPage): a stale one is refused (409)."
+  baseRevision: ID
 }
 
 "Exports the space's content to a git repository, as a commit on a ref."
@@ -10684,6 +10686,8 @@ input ApplySpaceTemplateInput {
   params: SpaceTemplateParamsInput
   "Apply it in this change request instead of the space's content."
   changeRequestId: ID
+  "The revision the caller saw (see createPage): a stale one is refused (409)."
+  baseRevision: ID
 }
 
 # ---------------------------------------------------------------------------
@@ -12113,7 +12117,7 @@ type OpenAPISpecVersion {
   object: String!
   id: ID!
   createdAt: DateTime!
-  "Where the bundled document is served (a signed address, valid for an hour)."
+  "Where the bundled document is served (a signed address, valid for at least an hour)."
   url: String!
   urls: OpenAPISpecVersionURLs!
   "The files of the version and the address of its bundled document."
@@ -12764,14 +12768,23 @@ type Mutation {
   ` + "`" + `changeRequestId` + "`" + ` names one (draft or open), else directly to the space's
   content, which must be live. A new revision is made either way; a locked
   space refuses every edit (409).
+
+  ` + "`" + `baseRevision` + "`" + `, on this and every mutation making a new revision of
+  content, is the revision the edit was based on: the content's current
+  revision (the change request's, with ` + "`" + `changeRequestId` + "`" + `) when the caller
+  read it. If the content has moved on since, the edit is refused (409
+  CONFLICT, naming the current revision, also as
+  ` + "`" + `extensions.currentRevision` + "`" + `) rather than made over changes the caller
+  has not seen. Two edits from the same base: one is made, the other gets
+  the 409. Without it, the edit applies to whatever is current.
   """
-  createPage(spaceId: ID!, changeRequestId: ID, input: CreatePageInput!): RevisionPage!
+  createPage(spaceId: ID!, changeRequestId: ID, input: CreatePageInput!, baseRevision: ID): RevisionPage!
   "Updates a page of a live space (editors and above), as a new revision."
-  updatePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, input: UpdatePageInput!): RevisionPage!
+  updatePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, input: UpdatePageInput!, baseRevision: ID): RevisionPage!
   "Moves a page of a live space (editors and above), as a new revision."
-  movePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, input: MovePageInput!): RevisionPage!
+  movePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, input: MovePageInput!, baseRevision: ID): RevisionPage!
   "Deletes a page and the pages under it (editors and above), as a new revision. True when a page was deleted."
-  deletePage(spaceId: ID!, changeRequestId: ID, pageId: ID!): Boolean!
+  deletePage(spaceId: ID!, changeRequestId: ID, pageId: ID!, baseRevision: ID): Boolean!
 
   """
   Adds a template's pages after the top-level pages of a space's content,
@@ -12790,9 +12803,9 @@ type Mutation {
   changes since the change request's base. Pages changed both ways are a
   conflict (409, naming them) and nothing changes.
   """
-  mergeChangeRequest(spaceId: ID!, changeRequestId: ID!): MergeResult!
+  mergeChangeRequest(spaceId: ID!, changeRequestId: ID!, "The change request's revision the caller saw (see createPage)." baseRevision: ID): MergeResult!
   "Brings a change request up to date with the space's content, by the same merge."
-  updateChangeRequestFromMain(spaceId: ID!, changeRequestId: ID!): MergeResult!
+  updateChangeRequestFromMain(spaceId: ID!, changeRequestId: ID!, "The change request's revision the caller saw (see createPage)." baseRevision: ID): MergeResult!
   "Reviews a change request at its current revision (the review role or higher on the space)."
   submitChangeRequestReview(spaceId: ID!, changeRequestId: ID!, input: SubmitChangeRequestReviewInput!): ChangeRequestReview!
   """
@@ -12808,9 +12821,9 @@ type Mutation {
   request's: a new revision holding it. At most 25 MB by default. Send it as
   a GraphQL multipart request.
   """
-  uploadFile(spaceId: ID!, changeRequestId: ID, file: Upload!, name: String): RevisionFile!
+  uploadFile(spaceId: ID!, changeRequestId: ID, file: Upload!, name: String, baseRevision: ID): RevisionFile!
   "Removes a file (editors and above), as a new revision. True when there was one."
-  deleteFile(spaceId: ID!, changeRequestId: ID, fileId: ID!): Boolean!
+  deleteFile(spaceId: ID!, changeRequestId: ID, fileId: ID!, baseRevision: ID): Boolean!
 
   "Imports a git repository into a space (editors and above). True once done."
   importGitRepository(spaceId: ID!, input: ImportGitRepositoryInput!): Boolean!
@@ -16686,6 +16699,14 @@ func (ec *executionContext) field_Mutation_createPage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg3
 	return args, nil
 }
 
@@ -16998,6 +17019,14 @@ func (ec *executionContext) field_Mutation_deleteFile_args(ctx context.Context, 
 		return nil, err
 	}
 	args["fileId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg3
 	return args, nil
 }
 
@@ -17072,6 +17101,14 @@ func (ec *executionContext) field_Mutation_deletePage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["pageId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg3
 	return args, nil
 }
 
@@ -17542,6 +17579,14 @@ func (ec *executionContext) field_Mutation_mergeChangeRequest_args(ctx context.C
 		return nil, err
 	}
 	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg2
 	return args, nil
 }
 
@@ -17602,6 +17647,14 @@ func (ec *executionContext) field_Mutation_movePage_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["input"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg4
 	return args, nil
 }
 
@@ -18456,6 +18509,14 @@ func (ec *executionContext) field_Mutation_updateChangeRequestFromMain_args(ctx 
 		return nil, err
 	}
 	args["changeRequestId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg2
 	return args, nil
 }
 
@@ -18930,6 +18991,14 @@ func (ec *executionContext) field_Mutation_updatePage_args(ctx context.Context, 
 		return nil, err
 	}
 	args["input"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg4
 	return args, nil
 }
 
@@ -19344,6 +19413,14 @@ func (ec *executionContext) field_Mutation_uploadFile_args(ctx context.Context, 
 		return nil, err
 	}
 	args["name"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "baseRevision",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["baseRevision"] = arg4
 	return args, nil
 }
 
@@ -34015,7 +34092,7 @@ func (ec *executionContext) _Mutation_createPage(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().CreatePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["input"].(model.CreatePageInput))
+			return ec.Resolvers.Mutation().CreatePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["input"].(model.CreatePageInput), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -34059,7 +34136,7 @@ func (ec *executionContext) _Mutation_updatePage(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdatePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string), fc.Args["input"].(model.UpdatePageInput))
+			return ec.Resolvers.Mutation().UpdatePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string), fc.Args["input"].(model.UpdatePageInput), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -34103,7 +34180,7 @@ func (ec *executionContext) _Mutation_movePage(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().MovePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string), fc.Args["input"].(model.MovePageInput))
+			return ec.Resolvers.Mutation().MovePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string), fc.Args["input"].(model.MovePageInput), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PageNode) graphql.Marshaler {
@@ -34147,7 +34224,7 @@ func (ec *executionContext) _Mutation_deletePage(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeletePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string))
+			return ec.Resolvers.Mutation().DeletePage(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["pageId"].(string), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -34323,7 +34400,7 @@ func (ec *executionContext) _Mutation_mergeChangeRequest(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().MergeChangeRequest(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string))
+			return ec.Resolvers.Mutation().MergeChangeRequest(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MergeResult) graphql.Marshaler {
@@ -34367,7 +34444,7 @@ func (ec *executionContext) _Mutation_updateChangeRequestFromMain(ctx context.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UpdateChangeRequestFromMain(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string))
+			return ec.Resolvers.Mutation().UpdateChangeRequestFromMain(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(string), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MergeResult) graphql.Marshaler {
@@ -34543,7 +34620,7 @@ func (ec *executionContext) _Mutation_uploadFile(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().UploadFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["file"].(graphql.Upload), fc.Args["name"].(*string))
+			return ec.Resolvers.Mutation().UploadFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["file"].(graphql.Upload), fc.Args["name"].(*string), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
@@ -34587,7 +34664,7 @@ func (ec *executionContext) _Mutation_deleteFile(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().DeleteFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["fileId"].(string))
+			return ec.Resolvers.Mutation().DeleteFile(ctx, fc.Args["spaceId"].(string), fc.Args["changeRequestId"].(*string), fc.Args["fileId"].(string), fc.Args["baseRevision"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
@@ -51633,7 +51710,7 @@ func (ec *executionContext) unmarshalInputApplySpaceTemplateInput(ctx context.Co
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "params", "changeRequestId"}
+	fieldsInOrder := [...]string{"id", "params", "changeRequestId", "baseRevision"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -51661,6 +51738,13 @@ func (ec *executionContext) unmarshalInputApplySpaceTemplateInput(ctx context.Co
 				return it, err
 			}
 			it.ChangeRequestID = graphql.OmittableOf(data)
+		case "baseRevision":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseRevision"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseRevision = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -52706,7 +52790,7 @@ func (ec *executionContext) unmarshalInputImportGitRepositoryInput(ctx context.C
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"url", "ref", "repoProjectDirectory", "standalone", "force", "timestamp", "repoCacheID", "repoTreeURL", "repoCommitURL", "gitInfo"}
+	fieldsInOrder := [...]string{"url", "ref", "repoProjectDirectory", "standalone", "force", "timestamp", "repoCacheID", "repoTreeURL", "repoCommitURL", "gitInfo", "baseRevision"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -52783,6 +52867,13 @@ func (ec *executionContext) unmarshalInputImportGitRepositoryInput(ctx context.C
 				return it, err
 			}
 			it.GitInfo = graphql.OmittableOf(data)
+		case "baseRevision":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("baseRevision"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.BaseRevision = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil

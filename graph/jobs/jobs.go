@@ -60,7 +60,10 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &retentionWorker[PurgeDeletedSpaces]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
-		what: "deleted spaces", retention: graph.SpaceRetention, remove: store.PurgeSpacesDeletedBefore})
+		what: "deleted spaces", retention: graph.SpaceRetention, remove: store.PurgeSpacesDeletedBefore,
+		then: func(ctx context.Context, now time.Time) error {
+			return collectBlobs(ctx, cfg.DB, cfg.Resolver.Blobs, now, cfg.Log)
+		}})
 	river.AddWorker(workers, &retentionWorker[PruneLiveEvents]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
 		what: "live events", retention: LiveEventRetention, remove: store.PruneLiveEvents})
 	river.AddWorker(workers, &retentionWorker[PruneExpiredTokens]{db: cfg.DB, clock: cfg.Clock, log: cfg.Log,
@@ -118,7 +121,8 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 func (r *Runner) Stop(ctx context.Context) error { return r.Client.Stop(ctx) }
 
 // PurgeDeletedSpaces removes for good the spaces deleted longer ago than the
-// retention period. It is idempotent: running it twice removes nothing more.
+// retention period, then the blobs nothing refers to any more (blobs.go).
+// It is idempotent: running it twice removes nothing more.
 type PurgeDeletedSpaces struct{}
 
 // Kind names the job in River's table.
@@ -134,6 +138,8 @@ type retentionWorker[T river.JobArgs] struct {
 	what      string
 	retention time.Duration
 	remove    func(ctx context.Context, db bun.IDB, before time.Time) (int64, error)
+	// then, when set, runs after the removal committed.
+	then func(ctx context.Context, now time.Time) error
 }
 
 func (w *retentionWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error {
@@ -151,6 +157,9 @@ func (w *retentionWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error {
 	}
 	if n > 0 && w.log != nil {
 		w.log.InfoContext(ctx, "removed "+w.what, "count", n, "before", cutoff)
+	}
+	if w.then != nil {
+		return w.then(ctx, w.clock())
 	}
 	return nil
 }

@@ -50,6 +50,8 @@ type ApplySpaceTemplateInput struct {
 	Params graphql.Omittable[*SpaceTemplateParamsInput] `json:"params,omitempty"`
 	// Apply it in this change request instead of the space's content.
 	ChangeRequestID graphql.Omittable[*string] `json:"changeRequestId,omitempty"`
+	// The revision the caller saw (see createPage): a stale one is refused (409).
+	BaseRevision graphql.Omittable[*string] `json:"baseRevision,omitempty"`
 }
 
 // A page of change requests.
@@ -535,6 +537,8 @@ type ImportGitRepositoryInput struct {
 	RepoTreeURL   graphql.Omittable[*string]        `json:"repoTreeURL,omitempty"`
 	RepoCommitURL graphql.Omittable[*string]        `json:"repoCommitURL,omitempty"`
 	GitInfo       graphql.Omittable[map[string]any] `json:"gitInfo,omitempty"`
+	// The space's revision the caller saw (see createPage): a stale one is refused (409).
+	BaseRevision graphql.Omittable[*string] `json:"baseRevision,omitempty"`
 }
 
 // An organization to install on: its id or hostname.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDir(t *testing.T) {
@@ -38,5 +39,59 @@ func TestDir(t *testing.T) {
 		if _, err := d.Open(ctx, bad); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Open(%q): %v", bad, err)
 		}
+	}
+}
+
+// List reports every blob with when it was stored; Remove removes one
+// stored before the time given, never one stored again since.
+func TestDirListAndRemove(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	d, err := NewDir(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Clock = func() time.Time { return now }
+	ctx := context.Background()
+	old, _, _ := d.Put(ctx, strings.NewReader("old"), 10)
+	now = now.Add(2 * time.Hour)
+	fresh, _, _ := d.Put(ctx, strings.NewReader("fresh"), 10)
+	listed := map[string]time.Time{}
+	if err := d.List(ctx, func(digest string, stored time.Time) error { listed[digest] = stored; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 2 || !listed[old].Equal(now.Add(-2*time.Hour)) || !listed[fresh].Equal(now) {
+		t.Fatalf("listed %v", listed)
+	}
+
+	cutoff := now.Add(-time.Hour)
+	if removed, err := d.Remove(ctx, fresh, cutoff); err != nil || removed {
+		t.Fatalf("a blob stored after the cutoff: removed %v, %v", removed, err)
+	}
+	if removed, err := d.Remove(ctx, old, cutoff); err != nil || !removed {
+		t.Fatalf("an old blob: removed %v, %v", removed, err)
+	}
+	if _, err := d.Open(ctx, old); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("removed blob opens: %v", err)
+	}
+	if removed, err := d.Remove(ctx, old, cutoff); err != nil || removed {
+		t.Fatalf("removing it again: %v, %v", removed, err)
+	}
+
+	// The same bytes stored again are young again: not removed.
+	now = now.Add(2 * time.Hour)
+	d.Put(ctx, strings.NewReader("fresh"), 10)
+	if removed, err := d.Remove(ctx, fresh, now.Add(-time.Hour)); err != nil || removed {
+		t.Fatalf("a blob stored again: removed %v, %v", removed, err)
+	}
+	r, err := d.Open(ctx, fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	// Nothing else is left in the directory but the blob.
+	var rest []string
+	d.List(ctx, func(digest string, _ time.Time) error { rest = append(rest, digest); return nil })
+	if len(rest) != 1 || rest[0] != fresh {
+		t.Fatalf("left: %v", rest)
 	}
 }

@@ -109,6 +109,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
@@ -118,7 +119,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	eng := res.Engine(cfg.Debug)
-	api, err := rest.New(eng, cfg.PublicURL, log)
+	api, err := rest.New(eng, cfg.PublicURL, log, db.Serialize)
 	if err != nil {
 		return nil, err
 	}

@@ -226,6 +226,18 @@ func (u *User) Do(method, path string, body any) *Response {
 // Do sends a request with token (none when empty).
 func (e *Env) Do(method, path, token string, body any) *Response {
 	e.T.Helper()
+	return e.DoWith(method, path, token, body, nil)
+}
+
+// DoWith sends a request as u with these headers besides.
+func (u *User) DoWith(method, path string, body any, header http.Header) *Response {
+	u.Env.T.Helper()
+	return u.Env.DoWith(method, path, u.Token, body, header)
+}
+
+// DoWith sends a request with token (none when empty) and these headers besides.
+func (e *Env) DoWith(method, path, token string, body any, header http.Header) *Response {
+	e.T.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -249,6 +261,9 @@ func (e *Env) Do(method, path, token string, body any) *Response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
