@@ -10563,7 +10563,7 @@ type RevisionPage {
   createdAt: DateTime!
   updatedAt: DateTime!
   type: PageType!
-  "Deprecated: the type again."
+  "Deprecated: the type under its former name, as the reference keeps it: ` + "`" + `sheet` + "`" + ` for a document, ` + "`" + `group` + "`" + ` for a group."
   kind: String!
   "The page's slug in its parent."
   slug: String!

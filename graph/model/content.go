@@ -19,8 +19,14 @@ type PageNode struct {
 // Type is the page's type as the enum.
 func (p *PageNode) Type() PageType { return PageType(p.RevisionPage.Type) }
 
-// Kind is the deprecated copy of the type.
-func (p *PageNode) Kind() string { return p.RevisionPage.Type }
+// Kind is the page's type under its former name, which the reference keeps
+// (deprecated): `sheet` for a document, `group` for a group.
+func (p *PageNode) Kind() string {
+	if p.RevisionPage.Type == store.PageDocument {
+		return "sheet"
+	}
+	return p.RevisionPage.Type
+}
 
 // NoIndex and NoRobotsIndex: pages are indexed (no setting yet).
 func (p *PageNode) NoIndex() bool       { return false }
