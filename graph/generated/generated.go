@@ -2044,6 +2044,7 @@ type TeamResolver interface {
 type TranslationResolver interface {
 	Source(ctx context.Context, obj *store.Translation) (*model.TranslationSource, error)
 
+	Instructions(ctx context.Context, obj *store.Translation) (map[string]any, error)
 	Result(ctx context.Context, obj *store.Translation) (*model.TranslationResult, error)
 
 	Stats(ctx context.Context, obj *store.Translation) (*model.TranslationStats, error)
@@ -10002,7 +10003,7 @@ type OrganizationSummary {
   emailDomains: [String!]!
   "Always false: not disclosed on the public card."
   inviteLinks: Boolean!
-  "Always the default (` + "`" + `inherit` + "`" + `, no rules): not disclosed on the public card."
+  "Always an organization's default (` + "`" + `none` + "`" + `): not disclosed on the public card."
   mergeRules: MergeRules!
   "Always ` + "`" + `notapplicable` + "`" + `: not disclosed on the public card."
   trial: OrganizationTrial!
@@ -12198,7 +12199,7 @@ type Translation {
   statusMessage: String
   source: TranslationSource!
   language: Language!
-  "Guidance for the translator (tone, glossary), a JSON document."
+  "Guidance for the translator (tone, glossary), a JSON document: ` + "`" + `{object: document, data, nodes}` + "`" + `, empty when none was given."
   instructions: JSONObject!
   "The space and revision of the last successful run."
   result: TranslationResult
@@ -49484,7 +49485,7 @@ func (ec *executionContext) _Translation_instructions(ctx context.Context, field
 			return ec.fieldContext_Translation_instructions(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Instructions, nil
+			return ec.Resolvers.Translation().Instructions(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -49495,7 +49496,7 @@ func (ec *executionContext) _Translation_instructions(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Translation_instructions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+	return graphql.NewScalarFieldContext("Translation", field, true, true, errors.New("field of type JSONObject does not have child fields"))
 }
 
 func (ec *executionContext) _Translation_result(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
@@ -72493,10 +72494,43 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "instructions":
-			out.Values[i] = ec._Translation_instructions(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_instructions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "result":
 			field := field
 

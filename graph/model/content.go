@@ -73,8 +73,11 @@ func PublicCard(o *store.Organization) *OrganizationSummary {
 func (*OrganizationSummary) Object() string         { return "organization" }
 func (*OrganizationSummary) EmailDomains() []string { return []string{} }
 func (*OrganizationSummary) InviteLinks() bool      { return false }
+
+// MergeRules is an organization's default, `none`: `inherit` is a space's
+// value, which an organization never has.
 func (*OrganizationSummary) MergeRules() *store.MergeRules {
-	return &store.MergeRules{Type: store.MergeRulesInherit}
+	return &store.MergeRules{Type: store.MergeRulesNone}
 }
 func (*OrganizationSummary) Trial() *OrganizationTrial {
 	return &OrganizationTrial{Status: BillingTrialStatusNotapplicable}
