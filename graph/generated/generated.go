@@ -1733,6 +1733,7 @@ type IntegrationDevelopmentResolver interface {
 }
 type IntegrationEventResolver interface {
 	Payload(ctx context.Context, obj *store.IntegrationEvent) (map[string]any, error)
+	Status(ctx context.Context, obj *store.IntegrationEvent) (model.IntegrationEventStatus, error)
 }
 type IntegrationInstallationResolver interface {
 	Spaces(ctx context.Context, obj *store.IntegrationInstallation) (int, error)
@@ -3951,7 +3952,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IntegrationEvent.Payload(childComplexity), true
-	case "IntegrationEvent.status":
+	case "IntegrationEvent.status", "IntegrationEvent.deliveryStatus":
 		if e.ComplexityRoot.IntegrationEvent.Status == nil {
 			break
 		}
@@ -11652,9 +11653,24 @@ enum IntegrationInstallationSelection {
   selected
 }
 
-"What became of an event's delivery: ` + "`" + `pending` + "`" + ` until delivered (` + "`" + `success` + "`" + `) or given up (` + "`" + `failed` + "`" + `)."
-enum IntegrationEventStatus {
+"""
+Where an event's delivery is: ` + "`" + `pending` + "`" + ` until it is delivered (` + "`" + `success` + "`" + `) or
+given up (` + "`" + `failed` + "`" + `). An event stays ` + "`" + `pending` + "`" + ` when nothing delivers it: no
+delivery target (development mode off, or not for the organization it
+happened in), or development mode turned off while it was being retried.
+"""
+enum IntegrationEventDeliveryStatus {
   pending
+  success
+  failed
+}
+
+"""
+An event's outcome as GitBook's reference has it, with two values: ` + "`" + `failed` + "`" + `
+when its delivery was given up, ` + "`" + `success` + "`" + ` otherwise. An event not delivered
+(yet) has not failed; ` + "`" + `deliveryStatus` + "`" + ` tells it from a delivered one.
+"""
+enum IntegrationEventStatus {
   success
   failed
 }
@@ -11917,7 +11933,10 @@ type IntegrationEvent {
   installationId: ID
   createdAt: DateTime!
   payload: JSONObject!
+  "The reference's outcome: ` + "`" + `failed` + "`" + ` when the delivery was given up, else ` + "`" + `success` + "`" + ` (see ` + "`" + `deliveryStatus` + "`" + `)."
   status: IntegrationEventStatus!
+  "Where the delivery is: ` + "`" + `pending` + "`" + `, ` + "`" + `success` + "`" + ` (delivered) or ` + "`" + `failed` + "`" + ` (given up)."
+  deliveryStatus: IntegrationEventDeliveryStatus!
 }
 
 "An event with what happened to its delivery."
@@ -13832,6 +13851,8 @@ func (ec *executionContext) childFields_IntegrationEvent(ctx context.Context, fi
 		return ec.fieldContext_IntegrationEvent_payload(ctx, field)
 	case "status":
 		return ec.fieldContext_IntegrationEvent_status(ctx, field)
+	case "deliveryStatus":
+		return ec.fieldContext_IntegrationEvent_deliveryStatus(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationEvent", field.Name)
 }
@@ -28766,18 +28787,41 @@ func (ec *executionContext) _IntegrationEvent_status(ctx context.Context, field 
 			return ec.fieldContext_IntegrationEvent_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return ec.Resolvers.IntegrationEvent().Status(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
-			return ec.marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.IntegrationEventStatus) graphql.Marshaler {
+			return ec.marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_IntegrationEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type IntegrationEventStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, true, true, errors.New("field of type IntegrationEventStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_deliveryStatus(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_deliveryStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+			return ec.marshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_deliveryStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type IntegrationEventDeliveryStatus does not have child fields"))
 }
 
 func (ec *executionContext) _IntegrationEventDetail_event(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventDetail) (ret graphql.Marshaler) {
@@ -60972,7 +61016,45 @@ func (ec *executionContext) _IntegrationEvent(ctx context.Context, sel ast.Selec
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "status":
-			out.Values[i] = ec._IntegrationEvent_status(ctx, field, obj)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationEvent_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "deliveryStatus":
+			out.Values[i] = ec._IntegrationEvent_deliveryStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -74850,6 +74932,16 @@ func (ec *executionContext) marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapi�
 	return ec._IntegrationEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, v any) (store.IntegrationEventState, error) {
+	var res store.IntegrationEventState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, sel ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -74896,13 +74988,13 @@ func (ec *executionContext) marshalNIntegrationEventLogLevel2githubᚗcomᚋdocs
 	return v
 }
 
-func (ec *executionContext) unmarshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, v any) (store.IntegrationEventState, error) {
-	var res store.IntegrationEventState
+func (ec *executionContext) unmarshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx context.Context, v any) (model.IntegrationEventStatus, error) {
+	var res model.IntegrationEventStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, sel ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx context.Context, sel ast.SelectionSet, v model.IntegrationEventStatus) graphql.Marshaler {
 	return v
 }
 

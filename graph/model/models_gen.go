@@ -2147,6 +2147,64 @@ func (e DocumentFormat) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// An event's outcome as GitBook's reference has it, with two values: `failed`
+// when its delivery was given up, `success` otherwise. An event not delivered
+// (yet) has not failed; `deliveryStatus` tells it from a delivered one.
+type IntegrationEventStatus string
+
+const (
+	IntegrationEventStatusSuccess IntegrationEventStatus = "success"
+	IntegrationEventStatusFailed  IntegrationEventStatus = "failed"
+)
+
+var AllIntegrationEventStatus = []IntegrationEventStatus{
+	IntegrationEventStatusSuccess,
+	IntegrationEventStatusFailed,
+}
+
+func (e IntegrationEventStatus) IsValid() bool {
+	switch e {
+	case IntegrationEventStatusSuccess, IntegrationEventStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e IntegrationEventStatus) String() string {
+	return string(e)
+}
+
+func (e *IntegrationEventStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = IntegrationEventStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid IntegrationEventStatus", str)
+	}
+	return nil
+}
+
+func (e IntegrationEventStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *IntegrationEventStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e IntegrationEventStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // The direction of a list ordered by date.
 type ListOrder string
 
