@@ -1078,9 +1078,16 @@ type ComplexityRoot struct {
 	}
 
 	PublishedContentSite struct {
-		Object    func(childComplexity int) int
-		Site      func(childComplexity int) int
-		Structure func(childComplexity int) int
+		Customizations func(childComplexity int) int
+		Object         func(childComplexity int) int
+		Scripts        func(childComplexity int) int
+		Site           func(childComplexity int) int
+		Structure      func(childComplexity int) int
+	}
+
+	PublishedSiteCustomizations struct {
+		Site       func(childComplexity int) int
+		SiteSpaces func(childComplexity int) int
 	}
 
 	PutOpenAPISpecResult struct {
@@ -1320,6 +1327,11 @@ type ComplexityRoot struct {
 		Frozen func(childComplexity int) int
 		ID     func(childComplexity int) int
 		Plan   func(childComplexity int) int
+	}
+
+	SiteIntegrationScript struct {
+		Cookies func(childComplexity int) int
+		Script  func(childComplexity int) int
 	}
 
 	SiteList struct {
@@ -6972,12 +6984,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingResult.ServiceVisitorClaims(childComplexity), true
 
+	case "PublishedContentSite.customizations":
+		if e.ComplexityRoot.PublishedContentSite.Customizations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Customizations(childComplexity), true
 	case "PublishedContentSite.object":
 		if e.ComplexityRoot.PublishedContentSite.Object == nil {
 			break
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Object(childComplexity), true
+	case "PublishedContentSite.scripts":
+		if e.ComplexityRoot.PublishedContentSite.Scripts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Scripts(childComplexity), true
 	case "PublishedContentSite.site":
 		if e.ComplexityRoot.PublishedContentSite.Site == nil {
 			break
@@ -6990,6 +7014,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Structure(childComplexity), true
+
+	case "PublishedSiteCustomizations.site":
+		if e.ComplexityRoot.PublishedSiteCustomizations.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteCustomizations.Site(childComplexity), true
+	case "PublishedSiteCustomizations.siteSpaces":
+		if e.ComplexityRoot.PublishedSiteCustomizations.SiteSpaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteCustomizations.SiteSpaces(childComplexity), true
 
 	case "PutOpenAPISpecResult.created":
 		if e.ComplexityRoot.PutOpenAPISpecResult.Created == nil {
@@ -8037,6 +8074,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteFeature.Plan(childComplexity), true
+
+	case "SiteIntegrationScript.cookies":
+		if e.ComplexityRoot.SiteIntegrationScript.Cookies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteIntegrationScript.Cookies(childComplexity), true
+	case "SiteIntegrationScript.script":
+		if e.ComplexityRoot.SiteIntegrationScript.Script == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteIntegrationScript.Script(childComplexity), true
 
 	case "SiteList.count":
 		if e.ComplexityRoot.SiteList.Count == nil {
@@ -11404,6 +11454,34 @@ type PublishedContentSite {
   object: String!
   site: Site!
   structure: SiteStructure!
+  customizations: PublishedSiteCustomizations!
+  "The scripts integrations inject into the site's pages: none, as the server runs no integration scripts."
+  scripts: [SiteIntegrationScript!]!
+}
+
+"""
+How a published site is customized: the site's settings and each site
+space's own. The server stores no customization and renders no site, so the
+settings are the reference's (SiteCustomizationSettings) documented defaults
+and, for the features the server does not have (PDF export, feedback, AI,
+page actions, edit links, advanced customization, trademark), off;
+pagination is on, as every page's layout says. The settings the reference
+gives no default for and the server has no value of (` + "`" + `styling` + "`" + `, ` + "`" + `themes` + "`" + `,
+` + "`" + `internationalization` + "`" + `, ` + "`" + `externalLinks` + "`" + `) are left out rather than made up.
+"""
+type PublishedSiteCustomizations {
+  "The site's settings."
+  site: JSONObject!
+  "The settings of site spaces that have their own, by site space id: none."
+  siteSpaces: JSONObject!
+}
+
+"A script an integration injects into a published site's pages."
+type SiteIntegrationScript {
+  "The script's address."
+  script: String!
+  "Whether the script may set cookies, which visitors should be told of."
+  cookies: Boolean!
 }
 
 "A page of sites."
@@ -14729,8 +14807,22 @@ func (ec *executionContext) childFields_PublishedContentSite(ctx context.Context
 		return ec.fieldContext_PublishedContentSite_site(ctx, field)
 	case "structure":
 		return ec.fieldContext_PublishedContentSite_structure(ctx, field)
+	case "customizations":
+		return ec.fieldContext_PublishedContentSite_customizations(ctx, field)
+	case "scripts":
+		return ec.fieldContext_PublishedContentSite_scripts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishedContentSite", field.Name)
+}
+
+func (ec *executionContext) childFields_PublishedSiteCustomizations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "site":
+		return ec.fieldContext_PublishedSiteCustomizations_site(ctx, field)
+	case "siteSpaces":
+		return ec.fieldContext_PublishedSiteCustomizations_siteSpaces(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublishedSiteCustomizations", field.Name)
 }
 
 func (ec *executionContext) childFields_PutOpenAPISpecResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15177,6 +15269,16 @@ func (ec *executionContext) childFields_SiteFeature(ctx context.Context, field g
 		return ec.fieldContext_SiteFeature_frozen(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SiteFeature", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteIntegrationScript(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "script":
+		return ec.fieldContext_SiteIntegrationScript_script(ctx, field)
+	case "cookies":
+		return ec.fieldContext_SiteIntegrationScript_cookies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteIntegrationScript", field.Name)
 }
 
 func (ec *executionContext) childFields_SiteList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -41178,6 +41280,116 @@ func (ec *executionContext) fieldContext_PublishedContentSite_structure(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _PublishedContentSite_customizations(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_customizations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customizations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
+			return ec.marshalNPublishedSiteCustomizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedSiteCustomizations(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_customizations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublishedSiteCustomizations(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublishedContentSite_scripts(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_scripts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scripts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SiteIntegrationScript) graphql.Marshaler {
+			return ec.marshalNSiteIntegrationScript2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScriptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_scripts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteIntegrationScript(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublishedSiteCustomizations_site(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteCustomizations_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteCustomizations_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteCustomizations_siteSpaces(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteCustomizations_siteSpaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSpaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteCustomizations_siteSpaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
 func (ec *executionContext) _PutOpenAPISpecResult_created(ctx context.Context, field graphql.CollectedField, obj *model.PutOpenAPISpecResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -45567,6 +45779,52 @@ func (ec *executionContext) _SiteFeature_frozen(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_SiteFeature_frozen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteFeature", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteIntegrationScript_script(ctx context.Context, field graphql.CollectedField, obj *model.SiteIntegrationScript) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteIntegrationScript_script(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Script, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteIntegrationScript_script(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteIntegrationScript", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteIntegrationScript_cookies(ctx context.Context, field graphql.CollectedField, obj *model.SiteIntegrationScript) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteIntegrationScript_cookies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cookies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteIntegrationScript_cookies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteIntegrationScript", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
 func (ec *executionContext) _SiteList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
@@ -66982,6 +67240,59 @@ func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.S
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "customizations":
+			out.Values[i] = ec._PublishedContentSite_customizations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scripts":
+			out.Values[i] = ec._PublishedContentSite_scripts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publishedSiteCustomizationsImplementors = []string{"PublishedSiteCustomizations"}
+
+func (ec *executionContext) _PublishedSiteCustomizations(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedSiteCustomizations) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishedSiteCustomizationsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishedSiteCustomizations")
+		case "site":
+			out.Values[i] = ec._PublishedSiteCustomizations_site(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "siteSpaces":
+			out.Values[i] = ec._PublishedSiteCustomizations_siteSpaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -70127,6 +70438,49 @@ func (ec *executionContext) _SiteFeature(ctx context.Context, sel ast.SelectionS
 			}
 		case "frozen":
 			out.Values[i] = ec._SiteFeature_frozen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteIntegrationScriptImplementors = []string{"SiteIntegrationScript"}
+
+func (ec *executionContext) _SiteIntegrationScript(ctx context.Context, sel ast.SelectionSet, obj *model.SiteIntegrationScript) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteIntegrationScriptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteIntegrationScript")
+		case "script":
+			out.Values[i] = ec._SiteIntegrationScript_script(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cookies":
+			out.Values[i] = ec._SiteIntegrationScript_cookies(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -75995,6 +76349,16 @@ func (ec *executionContext) unmarshalNPublishIntegrationInput2githubᚗcomᚋdoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNPublishedSiteCustomizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedSiteCustomizations(ctx context.Context, sel ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublishedSiteCustomizations(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPutOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecInput(ctx context.Context, v any) (model.PutOpenAPISpecInput, error) {
 	res, err := ec.unmarshalInputPutOpenAPISpecInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -76469,6 +76833,32 @@ func (ec *executionContext) marshalNSiteFeature2ᚖgithubᚗcomᚋdocsapiᚋdocs
 		return graphql.Null
 	}
 	return ec._SiteFeature(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteIntegrationScript2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScriptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SiteIntegrationScript) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteIntegrationScript2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScript(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteIntegrationScript2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScript(ctx context.Context, sel ast.SelectionSet, v *model.SiteIntegrationScript) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteIntegrationScript(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx context.Context, sel ast.SelectionSet, v *model.SiteList) graphql.Marshaler {

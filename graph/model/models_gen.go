@@ -1028,9 +1028,27 @@ type PublishIntegrationInput struct {
 // A site as its visitors get it.
 type PublishedContentSite struct {
 	// Always `published-content-site`.
-	Object    string         `json:"object"`
-	Site      *store.Site    `json:"site"`
-	Structure *SiteStructure `json:"structure"`
+	Object         string                       `json:"object"`
+	Site           *store.Site                  `json:"site"`
+	Structure      *SiteStructure               `json:"structure"`
+	Customizations *PublishedSiteCustomizations `json:"customizations"`
+	// The scripts integrations inject into the site's pages: none, as the server runs no integration scripts.
+	Scripts []*SiteIntegrationScript `json:"scripts"`
+}
+
+// How a published site is customized: the site's settings and each site
+// space's own. The server stores no customization and renders no site, so the
+// settings are the reference's (SiteCustomizationSettings) documented defaults
+// and, for the features the server does not have (PDF export, feedback, AI,
+// page actions, edit links, advanced customization, trademark), off;
+// pagination is on, as every page's layout says. The settings the reference
+// gives no default for and the server has no value of (`styling`, `themes`,
+// `internationalization`, `externalLinks`) are left out rather than made up.
+type PublishedSiteCustomizations struct {
+	// The site's settings.
+	Site map[string]any `json:"site"`
+	// The settings of site spaces that have their own, by site space id: none.
+	SiteSpaces map[string]any `json:"siteSpaces"`
 }
 
 type PutOpenAPISpecInput struct {
@@ -1205,6 +1223,14 @@ type SiteFeature struct {
 	ID     string         `json:"id"`
 	Plan   store.SiteType `json:"plan"`
 	Frozen bool           `json:"frozen"`
+}
+
+// A script an integration injects into a published site's pages.
+type SiteIntegrationScript struct {
+	// The script's address.
+	Script string `json:"script"`
+	// Whether the script may set cookies, which visitors should be told of.
+	Cookies bool `json:"cookies"`
 }
 
 // A page of sites.
