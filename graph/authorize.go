@@ -152,7 +152,8 @@ var derivedTypes = []string{
 	// Sites.
 	"SiteList", "SiteURLs", "SiteProxy", "SiteFeature", "SiteAdaptiveContent", "SiteAdaptiveSchema", "SiteStructure",
 	"SiteSectionGroupList", "SiteSectionList", "SiteSectionURLs", "SiteSpaceList", "SiteSpaceURLs",
-	"PublishedContentSite", "SiteAdaptiveTemplateCondition", "SiteAdaptiveTemplateConditionList",
+	"PublishedContentSite", "PublishedSiteCustomizations", "SiteIntegrationScript", "SiteAdaptiveTemplateCondition",
+	"SiteAdaptiveTemplateConditionList",
 	// Specifications and conversations.
 	"OpenAPISpecList", "OpenAPISpecPermissions", "OpenAPISpecURLs", "OpenAPIErrorObject", "OpenAPISpecVersion",
 	"OpenAPISpecVersionList", "OpenAPISpecVersionURLs", "OpenAPISpecContent", "ConversationList", "ConversationURLs",

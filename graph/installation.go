@@ -578,6 +578,15 @@ func (r *Resolver) IntegrationEvent() generated.IntegrationEventResolver {
 	return &integrationEventResolver{r}
 }
 
+// Status is the reference's two-valued outcome: an event has failed only when
+// its delivery was given up; one not delivered (yet) has not.
+func (r *integrationEventResolver) Status(_ context.Context, e *store.IntegrationEvent) (model.IntegrationEventStatus, error) {
+	if e.Status == store.EventFailed {
+		return model.IntegrationEventStatusFailed, nil
+	}
+	return model.IntegrationEventStatusSuccess, nil
+}
+
 func (r *integrationEventResolver) Payload(_ context.Context, e *store.IntegrationEvent) (map[string]any, error) {
 	return e.Payload(), nil
 }

@@ -404,6 +404,16 @@ var _ generated.TranslationResolver = (*translationResolver)(nil)
 
 func (r *Resolver) Translation() generated.TranslationResolver { return &translationResolver{r} }
 
+// Instructions is a whole JSON document, as the reference has it: none is
+// the empty document, and a document given without data has empty data.
+func (r *translationResolver) Instructions(_ context.Context, t *store.Translation) (map[string]any, error) {
+	doc := map[string]any{"object": "document", "data": map[string]any{}, "nodes": []any{}}
+	for k, v := range t.Instructions {
+		doc[k] = v
+	}
+	return doc, nil
+}
+
 func (r *translationResolver) Source(_ context.Context, t *store.Translation) (*model.TranslationSource, error) {
 	return &model.TranslationSource{Space: t.SourceSpaceID, Language: t.SourceLanguage}, nil
 }

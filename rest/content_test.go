@@ -114,7 +114,7 @@ func TestSpaceContentReadAndEdit(t *testing.T) {
 		t.Error("no bold mark in the document")
 	}
 	page = alice.Do("GET", base+"/content/page/"+intro.ID+"?format=markdown", nil).Expect(http.StatusOK).JSON()
-	if page["markdown"] != md || page["document"] != nil || page["path"] != "getting-started" || page["kind"] != "document" {
+	if page["markdown"] != md || page["document"] != nil || page["path"] != "getting-started" || page["kind"] != "sheet" {
 		t.Errorf("markdown format: %v", page)
 	}
 	if got := alice.Do("GET", base+"/content/path/getting-started/install?format=markdown", nil).Expect(http.StatusOK).JSON(); got["id"] != install.ID || got["markdown"] != "Run it." {

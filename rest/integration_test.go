@@ -404,7 +404,7 @@ func TestIntegrationInstallations(t *testing.T) {
 	// An event with its trace: recorded, not delivered (no delivery target).
 	detail := f.admin.Do("GET", f.base+"/events/"+install["_id"].(string), nil).Expect(http.StatusOK).JSON()
 	logs := detail["trace"].(map[string]any)["logs"].([]any)
-	if detail["event"].(map[string]any)["status"] != "pending" || len(logs) != 1 ||
+	if event := detail["event"].(map[string]any); event["deliveryStatus"] != "pending" || event["status"] != "success" || len(logs) != 1 ||
 		!strings.Contains(logs[0].(map[string]any)["message"].(string), "no delivery target") {
 		t.Errorf("event detail: %v", detail)
 	}

@@ -420,7 +420,7 @@ func (v *InstallationSelection) UnmarshalGQL(x any) error {
 }
 func (v InstallationSelection) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *IntegrationEventState) UnmarshalGQL(x any) error {
-	return unmarshalEnum(v, x, "IntegrationEventStatus", AllIntegrationEventStates)
+	return unmarshalEnum(v, x, "IntegrationEventDeliveryStatus", AllIntegrationEventStates)
 }
 func (v IntegrationEventState) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 func (v *EventLogLevel) UnmarshalGQL(x any) error {

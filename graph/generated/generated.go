@@ -1078,9 +1078,16 @@ type ComplexityRoot struct {
 	}
 
 	PublishedContentSite struct {
-		Object    func(childComplexity int) int
-		Site      func(childComplexity int) int
-		Structure func(childComplexity int) int
+		Customizations func(childComplexity int) int
+		Object         func(childComplexity int) int
+		Scripts        func(childComplexity int) int
+		Site           func(childComplexity int) int
+		Structure      func(childComplexity int) int
+	}
+
+	PublishedSiteCustomizations struct {
+		Site       func(childComplexity int) int
+		SiteSpaces func(childComplexity int) int
 	}
 
 	PutOpenAPISpecResult struct {
@@ -1320,6 +1327,11 @@ type ComplexityRoot struct {
 		Frozen func(childComplexity int) int
 		ID     func(childComplexity int) int
 		Plan   func(childComplexity int) int
+	}
+
+	SiteIntegrationScript struct {
+		Cookies func(childComplexity int) int
+		Script  func(childComplexity int) int
 	}
 
 	SiteList struct {
@@ -1733,6 +1745,7 @@ type IntegrationDevelopmentResolver interface {
 }
 type IntegrationEventResolver interface {
 	Payload(ctx context.Context, obj *store.IntegrationEvent) (map[string]any, error)
+	Status(ctx context.Context, obj *store.IntegrationEvent) (model.IntegrationEventStatus, error)
 }
 type IntegrationInstallationResolver interface {
 	Spaces(ctx context.Context, obj *store.IntegrationInstallation) (int, error)
@@ -2044,6 +2057,7 @@ type TeamResolver interface {
 type TranslationResolver interface {
 	Source(ctx context.Context, obj *store.Translation) (*model.TranslationSource, error)
 
+	Instructions(ctx context.Context, obj *store.Translation) (map[string]any, error)
 	Result(ctx context.Context, obj *store.Translation) (*model.TranslationResult, error)
 
 	Stats(ctx context.Context, obj *store.Translation) (*model.TranslationStats, error)
@@ -3950,7 +3964,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IntegrationEvent.Payload(childComplexity), true
-	case "IntegrationEvent.status":
+	case "IntegrationEvent.status", "IntegrationEvent.deliveryStatus":
 		if e.ComplexityRoot.IntegrationEvent.Status == nil {
 			break
 		}
@@ -6970,12 +6984,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingResult.ServiceVisitorClaims(childComplexity), true
 
+	case "PublishedContentSite.customizations":
+		if e.ComplexityRoot.PublishedContentSite.Customizations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Customizations(childComplexity), true
 	case "PublishedContentSite.object":
 		if e.ComplexityRoot.PublishedContentSite.Object == nil {
 			break
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Object(childComplexity), true
+	case "PublishedContentSite.scripts":
+		if e.ComplexityRoot.PublishedContentSite.Scripts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentSite.Scripts(childComplexity), true
 	case "PublishedContentSite.site":
 		if e.ComplexityRoot.PublishedContentSite.Site == nil {
 			break
@@ -6988,6 +7014,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Structure(childComplexity), true
+
+	case "PublishedSiteCustomizations.site":
+		if e.ComplexityRoot.PublishedSiteCustomizations.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteCustomizations.Site(childComplexity), true
+	case "PublishedSiteCustomizations.siteSpaces":
+		if e.ComplexityRoot.PublishedSiteCustomizations.SiteSpaces == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteCustomizations.SiteSpaces(childComplexity), true
 
 	case "PutOpenAPISpecResult.created":
 		if e.ComplexityRoot.PutOpenAPISpecResult.Created == nil {
@@ -8035,6 +8074,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteFeature.Plan(childComplexity), true
+
+	case "SiteIntegrationScript.cookies":
+		if e.ComplexityRoot.SiteIntegrationScript.Cookies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteIntegrationScript.Cookies(childComplexity), true
+	case "SiteIntegrationScript.script":
+		if e.ComplexityRoot.SiteIntegrationScript.Script == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteIntegrationScript.Script(childComplexity), true
 
 	case "SiteList.count":
 		if e.ComplexityRoot.SiteList.Count == nil {
@@ -10002,7 +10054,7 @@ type OrganizationSummary {
   emailDomains: [String!]!
   "Always false: not disclosed on the public card."
   inviteLinks: Boolean!
-  "Always the default (` + "`" + `inherit` + "`" + `, no rules): not disclosed on the public card."
+  "Always an organization's default (` + "`" + `none` + "`" + `): not disclosed on the public card."
   mergeRules: MergeRules!
   "Always ` + "`" + `notapplicable` + "`" + `: not disclosed on the public card."
   trial: OrganizationTrial!
@@ -10565,7 +10617,7 @@ type RevisionPage {
   createdAt: DateTime!
   updatedAt: DateTime!
   type: PageType!
-  "Deprecated: the type again."
+  "Deprecated: the type under its former name, as the reference keeps it: ` + "`" + `sheet` + "`" + ` for a document, ` + "`" + `group` + "`" + ` for a group."
   kind: String!
   "The page's slug in its parent."
   slug: String!
@@ -11406,6 +11458,34 @@ type PublishedContentSite {
   object: String!
   site: Site!
   structure: SiteStructure!
+  customizations: PublishedSiteCustomizations!
+  "The scripts integrations inject into the site's pages: none, as the server runs no integration scripts."
+  scripts: [SiteIntegrationScript!]!
+}
+
+"""
+How a published site is customized: the site's settings and each site
+space's own. The server stores no customization and renders no site, so the
+settings are the reference's (SiteCustomizationSettings) documented defaults
+and, for the features the server does not have (PDF export, feedback, AI,
+page actions, edit links, advanced customization, trademark), off;
+pagination is on, as every page's layout says. The settings the reference
+gives no default for and the server has no value of (` + "`" + `styling` + "`" + `, ` + "`" + `themes` + "`" + `,
+` + "`" + `internationalization` + "`" + `, ` + "`" + `externalLinks` + "`" + `) are left out rather than made up.
+"""
+type PublishedSiteCustomizations {
+  "The site's settings."
+  site: JSONObject!
+  "The settings of site spaces that have their own, by site space id: none."
+  siteSpaces: JSONObject!
+}
+
+"A script an integration injects into a published site's pages."
+type SiteIntegrationScript {
+  "The script's address."
+  script: String!
+  "Whether the script may set cookies, which visitors should be told of."
+  cookies: Boolean!
 }
 
 "A page of sites."
@@ -11655,9 +11735,24 @@ enum IntegrationInstallationSelection {
   selected
 }
 
-"What became of an event's delivery: ` + "`" + `pending` + "`" + ` until delivered (` + "`" + `success` + "`" + `) or given up (` + "`" + `failed` + "`" + `)."
-enum IntegrationEventStatus {
+"""
+Where an event's delivery is: ` + "`" + `pending` + "`" + ` until it is delivered (` + "`" + `success` + "`" + `) or
+given up (` + "`" + `failed` + "`" + `). An event stays ` + "`" + `pending` + "`" + ` when nothing delivers it: no
+delivery target (development mode off, or not for the organization it
+happened in), or development mode turned off while it was being retried.
+"""
+enum IntegrationEventDeliveryStatus {
   pending
+  success
+  failed
+}
+
+"""
+An event's outcome as GitBook's reference has it, with two values: ` + "`" + `failed` + "`" + `
+when its delivery was given up, ` + "`" + `success` + "`" + ` otherwise. An event not delivered
+(yet) has not failed; ` + "`" + `deliveryStatus` + "`" + ` tells it from a delivered one.
+"""
+enum IntegrationEventStatus {
   success
   failed
 }
@@ -11920,7 +12015,10 @@ type IntegrationEvent {
   installationId: ID
   createdAt: DateTime!
   payload: JSONObject!
+  "The reference's outcome: ` + "`" + `failed` + "`" + ` when the delivery was given up, else ` + "`" + `success` + "`" + ` (see ` + "`" + `deliveryStatus` + "`" + `)."
   status: IntegrationEventStatus!
+  "Where the delivery is: ` + "`" + `pending` + "`" + `, ` + "`" + `success` + "`" + ` (delivered) or ` + "`" + `failed` + "`" + ` (given up)."
+  deliveryStatus: IntegrationEventDeliveryStatus!
 }
 
 "An event with what happened to its delivery."
@@ -12202,7 +12300,7 @@ type Translation {
   statusMessage: String
   source: TranslationSource!
   language: Language!
-  "Guidance for the translator (tone, glossary), a JSON document."
+  "Guidance for the translator (tone, glossary), a JSON document: ` + "`" + `{object: document, data, nodes}` + "`" + `, empty when none was given."
   instructions: JSONObject!
   "The space and revision of the last successful run."
   result: TranslationResult
@@ -13844,6 +13942,8 @@ func (ec *executionContext) childFields_IntegrationEvent(ctx context.Context, fi
 		return ec.fieldContext_IntegrationEvent_payload(ctx, field)
 	case "status":
 		return ec.fieldContext_IntegrationEvent_status(ctx, field)
+	case "deliveryStatus":
+		return ec.fieldContext_IntegrationEvent_deliveryStatus(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationEvent", field.Name)
 }
@@ -14720,8 +14820,22 @@ func (ec *executionContext) childFields_PublishedContentSite(ctx context.Context
 		return ec.fieldContext_PublishedContentSite_site(ctx, field)
 	case "structure":
 		return ec.fieldContext_PublishedContentSite_structure(ctx, field)
+	case "customizations":
+		return ec.fieldContext_PublishedContentSite_customizations(ctx, field)
+	case "scripts":
+		return ec.fieldContext_PublishedContentSite_scripts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishedContentSite", field.Name)
+}
+
+func (ec *executionContext) childFields_PublishedSiteCustomizations(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "site":
+		return ec.fieldContext_PublishedSiteCustomizations_site(ctx, field)
+	case "siteSpaces":
+		return ec.fieldContext_PublishedSiteCustomizations_siteSpaces(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublishedSiteCustomizations", field.Name)
 }
 
 func (ec *executionContext) childFields_PutOpenAPISpecResult(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -15168,6 +15282,16 @@ func (ec *executionContext) childFields_SiteFeature(ctx context.Context, field g
 		return ec.fieldContext_SiteFeature_frozen(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SiteFeature", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteIntegrationScript(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "script":
+		return ec.fieldContext_SiteIntegrationScript_script(ctx, field)
+	case "cookies":
+		return ec.fieldContext_SiteIntegrationScript_cookies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteIntegrationScript", field.Name)
 }
 
 func (ec *executionContext) childFields_SiteList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -28842,18 +28966,41 @@ func (ec *executionContext) _IntegrationEvent_status(ctx context.Context, field 
 			return ec.fieldContext_IntegrationEvent_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return ec.Resolvers.IntegrationEvent().Status(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
-			return ec.marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.IntegrationEventStatus) graphql.Marshaler {
+			return ec.marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_IntegrationEvent_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type IntegrationEventStatus does not have child fields"))
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, true, true, errors.New("field of type IntegrationEventStatus does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEvent_deliveryStatus(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEvent_deliveryStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+			return ec.marshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEvent_deliveryStatus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEvent", field, false, false, errors.New("field of type IntegrationEventDeliveryStatus does not have child fields"))
 }
 
 func (ec *executionContext) _IntegrationEventDetail_event(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventDetail) (ret graphql.Marshaler) {
@@ -41210,6 +41357,116 @@ func (ec *executionContext) fieldContext_PublishedContentSite_structure(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _PublishedContentSite_customizations(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_customizations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Customizations, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
+			return ec.marshalNPublishedSiteCustomizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedSiteCustomizations(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_customizations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublishedSiteCustomizations(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublishedContentSite_scripts(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentSite_scripts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Scripts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SiteIntegrationScript) graphql.Marshaler {
+			return ec.marshalNSiteIntegrationScript2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScriptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentSite_scripts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishedContentSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteIntegrationScript(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublishedSiteCustomizations_site(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteCustomizations_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteCustomizations_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteCustomizations_siteSpaces(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteCustomizations_siteSpaces(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSpaces, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteCustomizations_siteSpaces(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+}
+
 func (ec *executionContext) _PutOpenAPISpecResult_created(ctx context.Context, field graphql.CollectedField, obj *model.PutOpenAPISpecResult) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -45601,6 +45858,52 @@ func (ec *executionContext) fieldContext_SiteFeature_frozen(_ context.Context, f
 	return graphql.NewScalarFieldContext("SiteFeature", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _SiteIntegrationScript_script(ctx context.Context, field graphql.CollectedField, obj *model.SiteIntegrationScript) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteIntegrationScript_script(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Script, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteIntegrationScript_script(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteIntegrationScript", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteIntegrationScript_cookies(ctx context.Context, field graphql.CollectedField, obj *model.SiteIntegrationScript) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteIntegrationScript_cookies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cookies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteIntegrationScript_cookies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteIntegrationScript", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
 func (ec *executionContext) _SiteList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -49561,7 +49864,7 @@ func (ec *executionContext) _Translation_instructions(ctx context.Context, field
 			return ec.fieldContext_Translation_instructions(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Instructions, nil
+			return ec.Resolvers.Translation().Instructions(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
@@ -49572,7 +49875,7 @@ func (ec *executionContext) _Translation_instructions(ctx context.Context, field
 	)
 }
 func (ec *executionContext) fieldContext_Translation_instructions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Translation", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+	return graphql.NewScalarFieldContext("Translation", field, true, true, errors.New("field of type JSONObject does not have child fields"))
 }
 
 func (ec *executionContext) _Translation_result(ctx context.Context, field graphql.CollectedField, obj *store.Translation) (ret graphql.Marshaler) {
@@ -61062,7 +61365,45 @@ func (ec *executionContext) _IntegrationEvent(ctx context.Context, sel ast.Selec
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "status":
-			out.Values[i] = ec._IntegrationEvent_status(ctx, field, obj)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._IntegrationEvent_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "deliveryStatus":
+			out.Values[i] = ec._IntegrationEvent_deliveryStatus(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -66990,6 +67331,59 @@ func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.S
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "customizations":
+			out.Values[i] = ec._PublishedContentSite_customizations(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scripts":
+			out.Values[i] = ec._PublishedContentSite_scripts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publishedSiteCustomizationsImplementors = []string{"PublishedSiteCustomizations"}
+
+func (ec *executionContext) _PublishedSiteCustomizations(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedSiteCustomizations) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishedSiteCustomizationsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishedSiteCustomizations")
+		case "site":
+			out.Values[i] = ec._PublishedSiteCustomizations_site(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "siteSpaces":
+			out.Values[i] = ec._PublishedSiteCustomizations_siteSpaces(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -70159,6 +70553,49 @@ func (ec *executionContext) _SiteFeature(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var siteIntegrationScriptImplementors = []string{"SiteIntegrationScript"}
+
+func (ec *executionContext) _SiteIntegrationScript(ctx context.Context, sel ast.SelectionSet, obj *model.SiteIntegrationScript) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteIntegrationScriptImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteIntegrationScript")
+		case "script":
+			out.Values[i] = ec._SiteIntegrationScript_script(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cookies":
+			out.Values[i] = ec._SiteIntegrationScript_cookies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var siteListImplementors = []string{"SiteList"}
 
 func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteList) graphql.Marshaler {
@@ -72584,10 +73021,43 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "instructions":
-			out.Values[i] = ec._Translation_instructions(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Translation_instructions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "result":
 			field := field
 
@@ -74907,6 +75377,16 @@ func (ec *executionContext) marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapi�
 	return ec._IntegrationEvent(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, v any) (store.IntegrationEventState, error) {
+	var res store.IntegrationEventState
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNIntegrationEventDeliveryStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, sel ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -74953,13 +75433,13 @@ func (ec *executionContext) marshalNIntegrationEventLogLevel2githubᚗcomᚋdocs
 	return v
 }
 
-func (ec *executionContext) unmarshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, v any) (store.IntegrationEventState, error) {
-	var res store.IntegrationEventState
+func (ec *executionContext) unmarshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx context.Context, v any) (model.IntegrationEventStatus, error) {
+	var res model.IntegrationEventStatus
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventState(ctx context.Context, sel ast.SelectionSet, v store.IntegrationEventState) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationEventStatus2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventStatus(ctx context.Context, sel ast.SelectionSet, v model.IntegrationEventStatus) graphql.Marshaler {
 	return v
 }
 
@@ -75960,6 +76440,16 @@ func (ec *executionContext) unmarshalNPublishIntegrationInput2githubᚗcomᚋdoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNPublishedSiteCustomizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedSiteCustomizations(ctx context.Context, sel ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublishedSiteCustomizations(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPutOpenAPISpecInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPutOpenAPISpecInput(ctx context.Context, v any) (model.PutOpenAPISpecInput, error) {
 	res, err := ec.unmarshalInputPutOpenAPISpecInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -76434,6 +76924,32 @@ func (ec *executionContext) marshalNSiteFeature2ᚖgithubᚗcomᚋdocsapiᚋdocs
 		return graphql.Null
 	}
 	return ec._SiteFeature(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteIntegrationScript2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScriptᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SiteIntegrationScript) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteIntegrationScript2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScript(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteIntegrationScript2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteIntegrationScript(ctx context.Context, sel ast.SelectionSet, v *model.SiteIntegrationScript) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteIntegrationScript(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx context.Context, sel ast.SelectionSet, v *model.SiteList) graphql.Marshaler {

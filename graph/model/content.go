@@ -19,8 +19,14 @@ type PageNode struct {
 // Type is the page's type as the enum.
 func (p *PageNode) Type() PageType { return PageType(p.RevisionPage.Type) }
 
-// Kind is the deprecated copy of the type.
-func (p *PageNode) Kind() string { return p.RevisionPage.Type }
+// Kind is the page's type under its former name, which the reference keeps
+// (deprecated): `sheet` for a document, `group` for a group.
+func (p *PageNode) Kind() string {
+	if p.RevisionPage.Type == store.PageDocument {
+		return "sheet"
+	}
+	return p.RevisionPage.Type
+}
 
 // NoIndex and NoRobotsIndex: pages are indexed (no setting yet).
 func (p *PageNode) NoIndex() bool       { return false }
@@ -67,8 +73,11 @@ func PublicCard(o *store.Organization) *OrganizationSummary {
 func (*OrganizationSummary) Object() string         { return "organization" }
 func (*OrganizationSummary) EmailDomains() []string { return []string{} }
 func (*OrganizationSummary) InviteLinks() bool      { return false }
+
+// MergeRules is an organization's default, `none`: `inherit` is a space's
+// value, which an organization never has.
 func (*OrganizationSummary) MergeRules() *store.MergeRules {
-	return &store.MergeRules{Type: store.MergeRulesInherit}
+	return &store.MergeRules{Type: store.MergeRulesNone}
 }
 func (*OrganizationSummary) Trial() *OrganizationTrial {
 	return &OrganizationTrial{Status: BillingTrialStatusNotapplicable}

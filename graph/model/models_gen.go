@@ -1032,9 +1032,27 @@ type PublishIntegrationInput struct {
 // A site as its visitors get it.
 type PublishedContentSite struct {
 	// Always `published-content-site`.
-	Object    string         `json:"object"`
-	Site      *store.Site    `json:"site"`
-	Structure *SiteStructure `json:"structure"`
+	Object         string                       `json:"object"`
+	Site           *store.Site                  `json:"site"`
+	Structure      *SiteStructure               `json:"structure"`
+	Customizations *PublishedSiteCustomizations `json:"customizations"`
+	// The scripts integrations inject into the site's pages: none, as the server runs no integration scripts.
+	Scripts []*SiteIntegrationScript `json:"scripts"`
+}
+
+// How a published site is customized: the site's settings and each site
+// space's own. The server stores no customization and renders no site, so the
+// settings are the reference's (SiteCustomizationSettings) documented defaults
+// and, for the features the server does not have (PDF export, feedback, AI,
+// page actions, edit links, advanced customization, trademark), off;
+// pagination is on, as every page's layout says. The settings the reference
+// gives no default for and the server has no value of (`styling`, `themes`,
+// `internationalization`, `externalLinks`) are left out rather than made up.
+type PublishedSiteCustomizations struct {
+	// The site's settings.
+	Site map[string]any `json:"site"`
+	// The settings of site spaces that have their own, by site space id: none.
+	SiteSpaces map[string]any `json:"siteSpaces"`
 }
 
 type PutOpenAPISpecInput struct {
@@ -1209,6 +1227,14 @@ type SiteFeature struct {
 	ID     string         `json:"id"`
 	Plan   store.SiteType `json:"plan"`
 	Frozen bool           `json:"frozen"`
+}
+
+// A script an integration injects into a published site's pages.
+type SiteIntegrationScript struct {
+	// The script's address.
+	Script string `json:"script"`
+	// Whether the script may set cookies, which visitors should be told of.
+	Cookies bool `json:"cookies"`
 }
 
 // A page of sites.
@@ -2146,6 +2172,64 @@ func (e *DocumentFormat) UnmarshalJSON(b []byte) error {
 }
 
 func (e DocumentFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// An event's outcome as GitBook's reference has it, with two values: `failed`
+// when its delivery was given up, `success` otherwise. An event not delivered
+// (yet) has not failed; `deliveryStatus` tells it from a delivered one.
+type IntegrationEventStatus string
+
+const (
+	IntegrationEventStatusSuccess IntegrationEventStatus = "success"
+	IntegrationEventStatusFailed  IntegrationEventStatus = "failed"
+)
+
+var AllIntegrationEventStatus = []IntegrationEventStatus{
+	IntegrationEventStatusSuccess,
+	IntegrationEventStatusFailed,
+}
+
+func (e IntegrationEventStatus) IsValid() bool {
+	switch e {
+	case IntegrationEventStatusSuccess, IntegrationEventStatusFailed:
+		return true
+	}
+	return false
+}
+
+func (e IntegrationEventStatus) String() string {
+	return string(e)
+}
+
+func (e *IntegrationEventStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = IntegrationEventStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid IntegrationEventStatus", str)
+	}
+	return nil
+}
+
+func (e IntegrationEventStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *IntegrationEventStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e IntegrationEventStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,597 @@
+package rest_test
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+	"github.com/docsapi/docsapi/rest"
+)
+
+// referenceFile is GitBook's API description, kept byte for byte
+// (reference/README.md).
+const referenceFile = "reference/gitbook-openapi-0.146.0.json"
+
+// referenceShapeSkips are the routes answering JSON whose body is not
+// validated against the reference, each with why. Routes answering no body
+// (204, 205) are not listed: they are checked to have no body in the
+// reference either.
+var referenceShapeSkips = map[string]string{
+	"createOrganization": "not in the reference (GitBook creates organizations in its app); the project's specification adds it",
+}
+
+// referenceStatuses are the routes answering no body with a success status
+// the reference does not document, with why.
+var referenceStatuses = map[string]string{
+	"applyTemplateToSpace": "the reference answers 201 with no body; the project's specification says 204",
+}
+
+// referenceDeviations are the differences from the reference kept on
+// purpose: a validator message (its location's end, list indexes left out)
+// on the answers of some operations, with why. A deviation no longer seen fails
+// the test, so that the list stays true.
+var referenceDeviations = []referenceDeviation{
+	{
+		ops: []string{"listSAMLProvidersInOrganizationById", "getOrganizationSAMLProviderById",
+			"createOrganizationSAMLProvider", "updateOrganizationSAMLProvider"},
+		message: `ssoURL: '' is not valid uri: relative url`,
+		reason: "a provider created with a label only, as the reference's request allows, has no SSO URL yet: " +
+			"its ssoURL, which the reference requires, is empty",
+	},
+	{
+		ops: []string{"listSpaceLinks", "listPageLinksInSpace", "listSpacePageBacklinks", "listSpaceFileBacklinks",
+			"listPageLinksInChangeRequest", "listChangeRequestFileBacklinks"},
+		message: `versionContext/revision: got string, want object`,
+		reason: "the reference embeds the whole Revision (its page tree and files) in every location of a link: " +
+			"a list of links of a 200-page space grows from 0.3 MB to 15 MB (61 MB at limit=1000) and answers " +
+			"ten to thirty times slower; a location answers its revision's id, which reads the revision in one call",
+	},
+	{
+		ops:     []string{"getPublishedContentSite"},
+		message: `customizations/site: missing properties 'styling', 'internationalization', 'themes', 'externalLinks'`,
+		reason: "the server stores no customization and the reference documents no default for these settings: " +
+			"they are left out rather than made up (schema.graphqls, PublishedSiteCustomizations)",
+	},
+}
+
+type referenceDeviation struct {
+	ops     []string
+	message string
+	reason  string
+}
+
+// itemIndex is a list index in an instance location.
+var itemIndex = regexp.MustCompile(`/[0-9]+(/|:)`)
+
+// deviates tells whether leaf is a deviation of op's.
+func deviates(op, leaf string, seen map[int]bool) bool {
+	at := itemIndex.ReplaceAllString(strings.TrimPrefix(leaf, "at /"), "$1")
+	for i, d := range referenceDeviations {
+		if slices.Contains(d.ops, op) && (at == d.message || strings.HasSuffix(at, "/"+d.message)) {
+			seen[i] = true
+			return true
+		}
+	}
+	return false
+}
+
+// Every route of the table answers what GitBook's reference says it does:
+// each route answering JSON is called with a fixture that makes it succeed,
+// and its body is validated against the reference's response schema for the
+// status it answered (the reference operation is found by operationId, else
+// by method and path). The test fails listing every route whose body does
+// not match, with the validator's messages.
+func TestReferenceShapes(t *testing.T) {
+	t.Parallel()
+	ref := loadReference(t)
+	env := servertest.New(t)
+	f := newShapesFixture(t, env)
+
+	// Reads first, then writes, then the writes that take the fixture's
+	// objects away (a merge, transfers to another organization).
+	last := []string{"mergeChangeRequest", "transferSpace", "transferCollection"}
+	phase := func(r rest.Route) int {
+		switch {
+		case r.Method == "GET":
+			return 0
+		case slices.Contains(last, r.Operation):
+			return 2
+		}
+		return 1
+	}
+	routes := slices.Clone(rest.Routes)
+	slices.SortStableFunc(routes, func(a, b rest.Route) int { return cmp.Compare(phase(a), phase(b)) })
+
+	var failures []string
+	fail := func(route rest.Route, format string, args ...any) {
+		failures = append(failures, fmt.Sprintf("%s (%s %s): %s", route.Operation, route.Method, route.Path, fmt.Sprintf(format, args...)))
+	}
+	validated, answers, noBody, skipped := 0, 0, 0, 0
+	deviationsSeen := map[int]bool{}
+	for _, route := range routes {
+		op := ref.operation(route)
+		if reason, ok := referenceShapeSkips[route.Operation]; ok {
+			if op != nil && strings.HasPrefix(reason, "not in the reference") {
+				fail(route, "skipped as not in the reference, but the reference has %s", op.id)
+			}
+			skipped++
+			continue
+		}
+		if op == nil {
+			fail(route, "no operation of the reference has this operationId, method and path")
+			continue
+		}
+		if op.method != route.Method || "/v1"+op.path != route.DocumentedPath() {
+			fail(route, "the reference's %s is %s %s", op.id, op.method, op.path)
+		}
+		if route.Status == http.StatusNoContent || route.Status == http.StatusResetContent {
+			noBody++
+			for status, schema := range op.responses {
+				if schema {
+					fail(route, "we answer no body; the reference answers %s with one", status)
+				}
+			}
+			if _, ok := op.responses[fmt.Sprint(route.Status)]; ok == (referenceStatuses[route.Operation] != "") {
+				fail(route, "we answer %d; the reference's statuses are %v (referenceStatuses: %q)",
+					route.Status, slices.Sorted(maps.Keys(op.responses)), referenceStatuses[route.Operation])
+			}
+			continue
+		}
+		queries := []string{requiredQuery[route.Operation]}
+		if route.Extended != "" {
+			queries = append(queries, "?extended=true")
+		}
+		valid := true
+		for _, query := range queries {
+			res := f.call(t, route, query)
+			if res.Status < 200 || res.Status > 299 {
+				fail(route, "the fixture does not make it succeed: %d %s", res.Status, res.Body)
+				valid = false
+				continue
+			}
+			leaves, err := ref.validate(op, res.Status, res.Body)
+			if err != nil {
+				fail(route, "%s%v", strings.TrimPrefix(query, "?"), err)
+				valid = false
+				continue
+			}
+			leaves = slices.DeleteFunc(leaves, func(leaf string) bool { return deviates(route.Operation, leaf, deviationsSeen) })
+			if len(leaves) > 0 {
+				if len(leaves) > 10 {
+					leaves = append(leaves[:10], fmt.Sprintf("(and %d more)", len(leaves)-10))
+				}
+				fail(route, "%s\n    %s", strings.TrimPrefix(query, "?"), strings.Join(leaves, "\n    "))
+				valid = false
+				continue
+			}
+			answers++
+		}
+		if valid {
+			validated++
+		}
+	}
+	for i, d := range referenceDeviations {
+		if !deviationsSeen[i] {
+			failures = append(failures, fmt.Sprintf("the deviation %q of %v is no longer seen: remove it", d.message, d.ops))
+		}
+	}
+	t.Logf("%d of %d routes validated against the reference (%d answers, %d deviations kept); %d answer no body; %d skipped",
+		validated, len(rest.Routes), answers, len(referenceDeviations), noBody, skipped)
+	if len(failures) > 0 {
+		t.Errorf("%d answers do not match GitBook's reference (%s):\n%s", len(failures), referenceFile, strings.Join(failures, "\n"))
+	}
+}
+
+// shapesFixture is the permission matrix's fixture (an organization with
+// content of every kind, bodies that make every write succeed), with the
+// content that makes answers whole: a page linking to a page and to a file,
+// a group page, reactions, a requested reviewer.
+type shapesFixture struct {
+	*matrixFixture
+	caller *servertest.User
+	// idsFor overrides ids for an operation.
+	idsFor map[string]map[string]string
+}
+
+func newShapesFixture(t *testing.T, env *servertest.Env) *shapesFixture {
+	t.Helper()
+	f := &shapesFixture{matrixFixture: newMatrixFixture(t, env)}
+	admin := f.users["admin"]
+	f.caller = admin
+	org, space, cr := f.ids["organizationId"], f.ids["spaceId"], f.ids["changeRequestId"]
+	group := newPage(t, admin, space, map[string]any{"title": "Guides", "type": "group"})
+	newPage(t, admin, space, map[string]any{"title": "Install", "parent": group.ID, "markdown": "# Install\n\nRun it."})
+	links, _, revision := createPage(t, admin, space, "Links",
+		"See [the start]("+f.ids["pagePath"]+".md) and [the notes](.gitbook/assets/notes.txt).")
+	f.ids["revisionId"] = revision
+	// A change request with the links in its content (the fixture's own
+	// change request was opened before them).
+	linksCR := admin.Do("POST", "/v1/spaces/"+space+"/change-requests", `{"subject":"Later"}`).Expect(http.StatusCreated).String("id")
+	admin.Do("PUT", "/v1/spaces/"+space+"/comments/"+f.ids["commentId"], `{"addedReactions":["+1"]}`).Expect(http.StatusOK)
+	admin.Do("POST", "/v1/spaces/"+space+"/change-requests/"+cr+"/requested-reviewers",
+		`{"users":["`+f.users["review"].ID+`"]}`).Expect(http.StatusOK)
+
+	// The writes run one after another on the same objects: those that
+	// would collide with an earlier one (the space moved into the
+	// collection, a site space's path taken) or cannot take objects a site
+	// publishes (transfers) get their own.
+	f.bodies["moveCollection"] = `{"parent":null}`
+	f.bodies["updateSiteSpaceById"] = `{"path":"moved-elsewhere"}`
+	spare := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Spare"}`).Expect(http.StatusCreated).String("id")
+	archive := admin.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Archive"}`).Expect(http.StatusCreated).String("id")
+	admin.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Archived", "parent": archive}).Expect(http.StatusCreated)
+	f.idsFor = map[string]map[string]string{
+		"transferSpace":                  {"spaceId": spare},
+		"transferCollection":             {"collectionId": archive},
+		"listPageLinksInSpace":           {"pageId": links},
+		"listPageLinksInChangeRequest":   {"changeRequestId": linksCR, "pageId": links},
+		"listChangeRequestFileBacklinks": {"changeRequestId": linksCR},
+	}
+	return f
+}
+
+// call calls route as the fixture's admin with the fixture's ids and body.
+func (f *shapesFixture) call(t *testing.T, route rest.Route, query string) *servertest.Response {
+	t.Helper()
+	path := route.DocumentedPath()
+	for name, id := range f.idsFor[route.Operation] {
+		path = strings.ReplaceAll(path, "{"+name+"}", id)
+	}
+	for name, id := range threadIDs(route, f.ids) {
+		path = strings.ReplaceAll(path, "{"+name+"}", id)
+	}
+	if strings.Contains(path, "{") {
+		t.Fatalf("no id for a parameter of %s", route.Path)
+	}
+	var body any
+	if route.Method != "GET" && route.Method != "DELETE" {
+		if b, ok := f.bodies[route.Operation]; ok {
+			body = b
+		}
+	}
+	return f.caller.Do(route.Method, path+query, body)
+}
+
+// reference is GitBook's API description with its schemas translated to
+// JSON Schema 2020-12 and compiled on demand.
+type reference struct {
+	ops      map[string]*referenceOperation
+	byPath   map[string]*referenceOperation
+	compiler *jsonschema.Compiler
+	schemas  map[string]*jsonschema.Schema
+}
+
+// referenceOperation is an operation of the reference: which of its 2xx
+// responses have a JSON body.
+type referenceOperation struct {
+	id, method, path string
+	responses        map[string]bool
+}
+
+var pathParamName = regexp.MustCompile(`\{[^}]*\}`)
+
+func loadReference(t *testing.T) *reference {
+	t.Helper()
+	raw, err := readFile(referenceFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc jsonObj
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	components := doc["components"].(jsonObj)["schemas"].(jsonObj)
+	tr := &openAPI30{components: components}
+	defs := jsonObj{}
+	for name, s := range components {
+		defs[name] = tr.schema(s)
+	}
+	ref := &reference{ops: map[string]*referenceOperation{}, byPath: map[string]*referenceOperation{}, schemas: map[string]*jsonschema.Schema{}}
+	for path, item := range doc["paths"].(jsonObj) {
+		for method, o := range item.(jsonObj) {
+			o, ok := o.(jsonObj)
+			if !ok || o["responses"] == nil {
+				continue
+			}
+			op := &referenceOperation{method: strings.ToUpper(method), path: path, responses: map[string]bool{}}
+			op.id, _ = o["operationId"].(string)
+			for status, res := range o["responses"].(jsonObj) {
+				if !strings.HasPrefix(status, "2") {
+					continue
+				}
+				content, _ := res.(jsonObj)["content"].(jsonObj)
+				media, ok := content["application/json"].(jsonObj)
+				op.responses[status] = ok
+				if ok {
+					defs[op.key(status)] = tr.schema(media["schema"])
+				}
+			}
+			if op.id != "" {
+				ref.ops[op.id] = op
+			}
+			ref.byPath[op.method+" "+pathParamName.ReplaceAllString(path, "{}")] = op
+		}
+	}
+	ref.compiler = jsonschema.NewCompiler()
+	ref.compiler.AssertFormat()
+	if err := ref.compiler.AddResource("reference.json", jsonObj{"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}); err != nil {
+		t.Fatal(err)
+	}
+	return ref
+}
+
+func (o *referenceOperation) key(status string) string {
+	return "response " + o.id + " " + o.method + " " + o.path + " " + status
+}
+
+// operation finds route's operation in the reference: by operationId, else
+// by method and path.
+func (r *reference) operation(route rest.Route) *referenceOperation {
+	if op, ok := r.ops[route.Operation]; ok {
+		return op
+	}
+	return r.byPath[route.Method+" "+pathParamName.ReplaceAllString(strings.TrimPrefix(route.DocumentedPath(), "/v1"), "{}")]
+}
+
+// validate checks body against op's response schema for status: the
+// validator's innermost messages, or an error when it cannot.
+func (r *reference) validate(op *referenceOperation, status int, body []byte) ([]string, error) {
+	code := fmt.Sprint(status)
+	hasBody, ok := op.responses[code]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("answered %d, which the reference does not document", status)
+	case !hasBody:
+		return nil, fmt.Errorf("answered %d with a body; the reference has none", status)
+	}
+	key := op.key(code)
+	s, ok := r.schemas[key]
+	if !ok {
+		ptr := strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
+		var err error
+		if s, err = r.compiler.Compile("reference.json#/$defs/" + ptr); err != nil {
+			return nil, fmt.Errorf("compiling the reference's schema: %v", err)
+		}
+		r.schemas[key] = s
+	}
+	v, err := jsonschema.UnmarshalJSON(strings.NewReader(string(body)))
+	if err != nil {
+		return nil, fmt.Errorf("the body is not JSON: %v: %.200s", err, body)
+	}
+	if err := s.Validate(v); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return validationLeaves(ve), nil
+		}
+		return nil, err
+	}
+	return nil, nil
+}
+
+// validationLeaves lists the innermost failures of e, sorted.
+func validationLeaves(e *jsonschema.ValidationError) []string {
+	p := message.NewPrinter(language.English)
+	var leaves []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			leaves = append(leaves, fmt.Sprintf("at /%s: %s", strings.Join(e.InstanceLocation, "/"), e.ErrorKind.LocalizedString(p)))
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(e)
+	slices.Sort(leaves)
+	return slices.Compact(leaves)
+}
+
+// openAPI30 translates the reference's OpenAPI 3.0 schemas to JSON Schema
+// 2020-12, as its TypeScript client (@gitbook/api) reads them:
+//   - `nullable: true` admits null;
+//   - references to components/schemas point to $defs;
+//   - a union (oneOf) is not exclusive, as a TypeScript union is not: the
+//     reference's unions overlap (a page computed or not, a document with
+//     a body or empty). When every alternative fixes one property to values
+//     of its own (a discriminator, stated or not: a page's `type`), the
+//     union is dispatched on it, so that a failure is reported inside the
+//     alternative the value chose; otherwise it is an anyOf;
+//   - the empty alternative of a union (`properties: {}`,
+//     `additionalProperties: false`) means "none of the others": JSON
+//     Schema would read it as "no property at all", which an object
+//     extending the union (a page is a Document) never satisfies;
+//   - discriminator and example are annotations.
+type openAPI30 struct {
+	components jsonObj
+}
+
+func (tr *openAPI30) schema(v any) any {
+	s, ok := v.(jsonObj)
+	if !ok {
+		return v
+	}
+	out := jsonObj{}
+	for k, sub := range s {
+		switch k {
+		case "enum", "default", "example", "discriminator", "nullable", "oneOf":
+		case "properties", "patternProperties", "$defs":
+			props := jsonObj{}
+			for name, p := range sub.(jsonObj) {
+				props[name] = tr.schema(p)
+			}
+			out[k] = props
+		case "allOf", "anyOf":
+			var list []any
+			for _, x := range sub.([]any) {
+				list = append(list, tr.schema(x))
+			}
+			out[k] = list
+		case "$ref":
+			out[k] = strings.Replace(sub.(string), "#/components/schemas/", "#/$defs/", 1)
+		default:
+			out[k] = tr.schema(sub)
+		}
+	}
+	if e, ok := s["enum"]; ok {
+		out["enum"] = e
+	}
+	if alts, ok := s["oneOf"].([]any); ok {
+		tr.union(out, alts)
+	}
+	if s["nullable"] == true {
+		switch typ := out["type"].(type) {
+		case string:
+			out["type"] = []any{typ, "null"}
+			if e, ok := out["enum"].([]any); ok && !slices.Contains(e, nil) {
+				out["enum"] = append(slices.Clone(e), nil)
+			}
+		default:
+			return jsonObj{"anyOf": []any{out, jsonObj{"type": "null"}}}
+		}
+	}
+	return out
+}
+
+// union adds the translation of the alternatives alts to out.
+func (tr *openAPI30) union(out jsonObj, alts []any) {
+	var translated []any
+	var required []any
+	for _, a := range alts {
+		if !isEmptyObject(a) {
+			if req := tr.required(a); len(req) > 0 {
+				required = append(required, jsonObj{"required": req})
+			}
+		}
+	}
+	for _, a := range alts {
+		if isEmptyObject(a) {
+			empty := jsonObj{"type": "object"}
+			if len(required) > 0 {
+				empty["not"] = jsonObj{"anyOf": required}
+			}
+			translated = append(translated, empty)
+			continue
+		}
+		translated = append(translated, tr.schema(a))
+	}
+	if prop, values := tr.discriminator(alts); prop != "" {
+		var cases []any
+		var all []any
+		for i, t := range translated {
+			all = append(all, values[i]...)
+			cases = append(cases, jsonObj{
+				"if":   jsonObj{"properties": jsonObj{prop: jsonObj{"enum": values[i]}}, "required": []any{prop}},
+				"then": t,
+			})
+		}
+		out["allOf"] = append(asList(out["allOf"]), append(cases, jsonObj{"properties": jsonObj{prop: jsonObj{"enum": all}}, "required": []any{prop}})...)
+		return
+	}
+	out["anyOf"] = append(asList(out["anyOf"]), translated...)
+}
+
+func isEmptyObject(v any) bool {
+	s, ok := v.(jsonObj)
+	props, _ := s["properties"].(jsonObj)
+	return ok && s["additionalProperties"] == false && len(props) == 0
+}
+
+// resolved follows $ref to the reference's schema.
+func (tr *openAPI30) resolved(v any) jsonObj {
+	s, _ := v.(jsonObj)
+	for s != nil {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			break
+		}
+		s, _ = tr.components[strings.TrimPrefix(ref, "#/components/schemas/")].(jsonObj)
+	}
+	return s
+}
+
+// required is what an alternative requires, through $ref and allOf.
+func (tr *openAPI30) required(v any) []any {
+	s := tr.resolved(v)
+	out := slices.Clone(asList(s["required"]))
+	for _, part := range asList(s["allOf"]) {
+		out = append(out, tr.required(part)...)
+	}
+	return out
+}
+
+// fixed is the values an alternative allows for property prop, through
+// $ref and allOf; nil when it does not fix them.
+func (tr *openAPI30) fixed(v any, prop string) []any {
+	s := tr.resolved(v)
+	props, _ := s["properties"].(jsonObj)
+	if p, ok := props[prop].(jsonObj); ok {
+		if e := asList(p["enum"]); len(e) > 0 {
+			return e
+		}
+	}
+	for _, part := range asList(s["allOf"]) {
+		if e := tr.fixed(part, prop); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// discriminator finds the property every alternative fixes to values no
+// other alternative allows, with each alternative's values.
+func (tr *openAPI30) discriminator(alts []any) (string, [][]any) {
+	if len(alts) < 2 {
+		return "", nil
+	}
+	candidates := map[string]bool{}
+	var collect func(v any)
+	collect = func(v any) {
+		s := tr.resolved(v)
+		props, _ := s["properties"].(jsonObj)
+		for name := range props {
+			candidates[name] = true
+		}
+		for _, part := range asList(s["allOf"]) {
+			collect(part)
+		}
+	}
+	collect(alts[0])
+	names := make([]string, 0, len(candidates))
+	for name := range candidates {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+next:
+	for _, name := range names {
+		seen := map[any]bool{}
+		var values [][]any
+		for _, a := range alts {
+			vs := tr.fixed(a, name)
+			if vs == nil {
+				continue next
+			}
+			for _, v := range vs {
+				if seen[v] {
+					continue next
+				}
+				seen[v] = true
+			}
+			values = append(values, vs)
+		}
+		return name, values
+	}
+	return "", nil
+}
