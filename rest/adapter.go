@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -235,8 +236,15 @@ func readBody(r *http.Request) ([]byte, *requestError) {
 	return raw, nil
 }
 
-// decodeJSON decodes one JSON value, numbers as json.Number.
+// decodeJSON decodes one JSON value, numbers as json.Number. Bytes that are
+// not UTF-8 are refused first: encoding/json would replace them with U+FFFD,
+// and the server would store what the client did not send. (A NUL, which
+// JSON can only escape, is refused with the variables it ends up in:
+// engine.TextProblem.)
 func decodeJSON(raw []byte) (any, *requestError) {
+	if !utf8.Valid(raw) {
+		return nil, &requestError{http.StatusBadRequest, "request body is not valid UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var body any
