@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
@@ -47,7 +48,11 @@ func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*AP
 	if err != nil {
 		return nil, err
 	}
-	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, log: log, lock: lock}, openAPI: doc}, nil
+	bodies, err := bodySchemas()
+	if err != nil {
+		return nil, err
+	}
+	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, bodies: bodies, log: log, lock: lock}, openAPI: doc}, nil
 }
 
 // adapter runs REST routes as GraphQL operations.
@@ -55,6 +60,8 @@ type adapter struct {
 	exec   *executor.Executor
 	schema *ast.Schema
 	ops    map[string]*operation
+	// bodies are the reference's request body schemas, by operation.
+	bodies map[string]*bodySchema
 	log    *slog.Logger
 	lock   Lock
 }
@@ -65,6 +72,7 @@ func (a *adapter) handler(route Route) http.Handler {
 	// read is the GET of the same path, the current state a write's
 	// If-Match is compared with (conditional.go).
 	read, hasRead := a.readOf(route)
+	body := a.bodies[route.Operation]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := op
 		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
@@ -77,7 +85,7 @@ func (a *adapter) handler(route Route) http.Handler {
 				op = a.ops[route.Extended]
 			}
 		}
-		vars, err := variables(r, a.schema, op)
+		vars, err := variables(r, a.schema, op, body)
 		if err != nil {
 			WriteError(w, err.status, err.message)
 			return
@@ -205,8 +213,10 @@ type requestError struct {
 
 // variables turns path parameters, query parameters and the JSON body into
 // the operation's variables, converting strings by the declared type (the
-// executor would reject "5" for an Int).
-func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]any, *requestError) {
+// executor would reject "5" for an Int). The body must satisfy the
+// reference's schema of it (body, nil for a route the reference does not
+// have) and the GraphQL input type.
+func variables(r *http.Request, schema *ast.Schema, op *operation, body *bodySchema) (map[string]any, *requestError) {
 	vars := make(map[string]any, len(op.Variables))
 	query := r.URL.Query()
 	for name, def := range op.Variables {
@@ -231,9 +241,9 @@ func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]a
 		var input any
 		var err *requestError
 		if def.Type.Elem != nil {
-			input, err = decodeListBody(r)
-		} else {
-			input, err = decodeBody(r)
+			input, err = decodeListBody(r, body)
+		} else if input, err = decodeBody(r); err == nil && body != nil {
+			err = body.validate(input)
 		}
 		if err != nil {
 			return nil, err
@@ -248,8 +258,9 @@ func variables(r *http.Request, schema *ast.Schema, op *operation) (map[string]a
 
 // decodeListBody reads the body of an operation whose input is a list (a
 // batch, such as ingested conversations): a JSON array, or one object that
-// stands for an array of one.
-func decodeListBody(r *http.Request) (any, *requestError) {
+// stands for an array of one. The body as sent must satisfy schema (when
+// not nil).
+func decodeListBody(r *http.Request, schema *bodySchema) (any, *requestError) {
 	raw, rerr := readBody(r)
 	if rerr != nil {
 		return nil, rerr
@@ -257,6 +268,11 @@ func decodeListBody(r *http.Request) (any, *requestError) {
 	body, rerr := decodeJSON(raw)
 	if rerr != nil {
 		return nil, rerr
+	}
+	if schema != nil {
+		if rerr := schema.validate(body); rerr != nil {
+			return nil, rerr
+		}
 	}
 	switch b := body.(type) {
 	case []any:
@@ -281,8 +297,15 @@ func readBody(r *http.Request) ([]byte, *requestError) {
 	return raw, nil
 }
 
-// decodeJSON decodes one JSON value, numbers as json.Number.
+// decodeJSON decodes one JSON value, numbers as json.Number. Bytes that are
+// not UTF-8 are refused first: encoding/json would replace them with U+FFFD,
+// and the server would store what the client did not send. (A NUL, which
+// JSON can only escape, is refused with the variables it ends up in:
+// engine.TextProblem.)
 func decodeJSON(raw []byte) (any, *requestError) {
+	if !utf8.Valid(raw) {
+		return nil, &requestError{http.StatusBadRequest, "request body is not valid UTF-8"}
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var body any
@@ -292,7 +315,50 @@ func decodeJSON(raw []byte) (any, *requestError) {
 	if dec.More() {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the value"}
 	}
+	budget := maxBodyValues
+	if at, err := bodyShape(body, &budget); err != nil {
+		return nil, &requestError{err.status, strings.Replace(err.message, "%s", fieldPath(at), 1)}
+	}
 	return body, nil
+}
+
+// What a request body may hold: validating it costs as much as it holds,
+// and an invalid body costs most (an error for each bad item).
+const (
+	// maxBodyValues bounds the values (objects, arrays, members' values,
+	// items): a megabyte of real content (a document's blocks, their text
+	// and marks) holds some 60,000; a megabyte of "1," 500,000.
+	maxBodyValues = 100_000
+	// maxBodyItems bounds an array (the reference's maxItems, when it has
+	// one, is lower).
+	maxBodyItems = 10_000
+)
+
+// bodyShape finds what passes the bounds of a body: budget is how many
+// values may follow. The error's message has %s where the member's path
+// (returned) goes.
+func bodyShape(v any, budget *int) (ast.Path, *requestError) {
+	if *budget--; *budget < 0 {
+		return nil, &requestError{http.StatusRequestEntityTooLarge, fmt.Sprintf("request body holds more than %d JSON values", maxBodyValues)}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if at, err := bodyShape(e, budget); err != nil {
+				return append(ast.Path{ast.PathName(k)}, at...), err
+			}
+		}
+	case []any:
+		if len(v) > maxBodyItems {
+			return nil, &requestError{http.StatusBadRequest, fmt.Sprintf("%%s: must have at most %d items", maxBodyItems)}
+		}
+		for i, e := range v {
+			if at, err := bodyShape(e, budget); err != nil {
+				return append(ast.Path{ast.PathIndex(i)}, at...), err
+			}
+		}
+	}
+	return nil, nil
 }
 
 // decodeBody reads a JSON object. Numbers stay json.Number so the executor

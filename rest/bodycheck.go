@@ -106,13 +106,20 @@ func restMessage(e *gqlerror.Error) string {
 	if len(e.Path) < 2 || e.Path[0] != ast.PathName("variable") {
 		return e.Message
 	}
+	path := e.Path[1:]
+	if path[0] == ast.PathName("input") {
+		path = path[1:]
+	}
+	return fieldPath(path) + ": " + e.Message
+}
+
+// fieldPath renders the path of a member of a body (title,
+// nodes[0].type); "body" for the body itself.
+func fieldPath(path ast.Path) string {
 	var b strings.Builder
-	for i, p := range e.Path[1:] {
+	for _, p := range path {
 		switch p := p.(type) {
 		case ast.PathName:
-			if i == 0 && p == "input" {
-				continue
-			}
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
@@ -122,7 +129,7 @@ func restMessage(e *gqlerror.Error) string {
 		}
 	}
 	if b.Len() == 0 {
-		return "body: " + e.Message
+		return "body"
 	}
-	return b.String() + ": " + e.Message
+	return b.String()
 }

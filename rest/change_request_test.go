@@ -80,7 +80,7 @@ func TestChangeRequestLifecycle(t *testing.T) {
 	e := newCREnv(t)
 	main := e.alice.Do("GET", e.spaceBase+"/content", nil).Expect(http.StatusOK).String("id")
 
-	cr := e.alice.Do("POST", e.crBase, `{"subject":"Rewrite B","description":{"object":"document","nodes":[]}}`).Expect(http.StatusCreated).JSON()
+	cr := e.alice.Do("POST", e.crBase, `{"subject":"Rewrite B","description":{"object":"document","data":{},"nodes":[]}}`).Expect(http.StatusCreated).JSON()
 	id := cr["id"].(string)
 	if cr["object"] != "change-request" || cr["number"] != 1.0 || cr["status"] != "open" || cr["revisionInitial"] != main ||
 		cr["revision"] != main || cr["outdated"] != false || cr["createdBy"].(map[string]any)["id"] != e.alice.ID {

@@ -184,7 +184,7 @@ func TestDeliveryRetriesUntilSuccess(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL + "/events"}).Expect(http.StatusNoContent)
+	vendor.Do("PUT", base+"/dev", map[string]any{"tunnelUrl": rc.URL + "/events"}).Expect(http.StatusNoContent)
 	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
 	ids := eventIDs(vendor, base)
 	if len(ids) != 1 {
@@ -240,7 +240,7 @@ func TestDeliveryFails(t *testing.T) {
 			base := "/v1/integrations/broken"
 			vendor.Do("POST", base, publishBody(org, nil)).Expect(http.StatusOK)
 			rc := newReceiver(t, func(int) int { return answer })
-			vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL}).Expect(http.StatusNoContent)
+			vendor.Do("PUT", base+"/dev", map[string]any{"tunnelUrl": rc.URL}).Expect(http.StatusNoContent)
 			vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
 			id := eventIDs(vendor, base)[0]
 			// Other requests are served while the deliveries fail.
@@ -281,7 +281,7 @@ func TestDeliveryTargets(t *testing.T) {
 	rc := newReceiver(t, func(int) int { return http.StatusOK })
 
 	// all false: the customer's event is not sent; the vendor's own is.
-	f.vendor.Do("PUT", f.base+"/dev", map[string]any{"url": rc.URL, "all": false}).Expect(http.StatusNoContent)
+	f.vendor.Do("PUT", f.base+"/dev", map[string]any{"tunnelUrl": rc.URL, "all": false}).Expect(http.StatusNoContent)
 	f.inst = f.admin.Do("POST", f.base+"/installations", map[string]any{"organization": f.org}).Expect(http.StatusCreated).String("id")
 	customerFirst := eventIDs(f.admin, f.base)[0]
 	var ev deliveredEvent
@@ -294,7 +294,7 @@ func TestDeliveryTargets(t *testing.T) {
 	awaitStatus(t, f.vendor, f.base, vendorFirst, "success")
 
 	// all true: the customer's events are sent too.
-	f.vendor.Do("PUT", f.base+"/dev", map[string]any{"url": rc.URL, "all": true}).Expect(http.StatusNoContent)
+	f.vendor.Do("PUT", f.base+"/dev", map[string]any{"tunnelUrl": rc.URL, "all": true}).Expect(http.StatusNoContent)
 	f.admin.Do("PATCH", f.base+"/installations/"+f.inst, `{"configuration":{"channel":"#docs"}}`).Expect(http.StatusOK)
 	customerSecond := eventIDs(f.admin, f.base)[0]
 	awaitStatus(t, f.admin, f.base, customerSecond, "success")
@@ -316,7 +316,7 @@ func TestDeliveryTargets(t *testing.T) {
 	if string(res.Data) != `{"integration":{"development":null}}` {
 		t.Errorf("the customer reads the development mode: %s", res.Data)
 	}
-	f.admin.Do("PUT", f.base+"/dev", map[string]any{"url": "https://attacker.example/"}).Expect(http.StatusNotFound)
+	f.admin.Do("PUT", f.base+"/dev", map[string]any{"tunnelUrl": "https://attacker.example/"}).Expect(http.StatusNotFound)
 	f.admin.Do("DELETE", f.base+"/dev", nil).Expect(http.StatusNotFound)
 }
 
@@ -336,7 +336,7 @@ func TestDeliveryStopsWhenTurnedOff(t *testing.T) {
 		}
 		return http.StatusServiceUnavailable
 	})
-	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL}).Expect(http.StatusNoContent)
+	vendor.Do("PUT", base+"/dev", map[string]any{"tunnelUrl": rc.URL}).Expect(http.StatusNoContent)
 	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
 	id := eventIDs(vendor, base)[0]
 	select {
@@ -375,32 +375,32 @@ func TestDevelopmentModeInput(t *testing.T) {
 	alice.Do("POST", "/v1/integrations/pub", publishBody(org, nil)).Expect(http.StatusOK)
 	alice.Do("POST", "/v1/integrations/priv", publishBody(org, map[string]any{"visibility": "private"})).Expect(http.StatusOK)
 
-	for _, body := range []string{`{}`, `{"url":""}`, `{"url":"not a url"}`, `{"url":"ftp://example.com/x"}`, `{"url":"/relative"}`,
-		`{"url":"https://` + strings.Repeat("a", 250) + `.example/"}`, `{"url":"https://example.com","all":"yes"}`, `{"url":42}`, `[]`,
-		`{"url":null}`, `{"tunnelUrl":""}`, `{"tunnelUrl":"nope"}`, `{"url":"https://a.example/","tunnelUrl":"https://b.example/"}`} {
+	for _, body := range []string{`{}`, `{"tunnelUrl":""}`, `{"tunnelUrl":"not a url"}`, `{"tunnelUrl":"ftp://example.com/x"}`, `{"tunnelUrl":"/relative"}`,
+		`{"tunnelUrl":"https://` + strings.Repeat("a", 250) + `.example/"}`, `{"tunnelUrl":"https://example.com","all":"yes"}`, `{"tunnelUrl":42}`, `[]`,
+		`{"tunnelUrl":null}`, `{"url":"https://example.com"}`, `{"url":"https://a.example/","tunnelUrl":"https://b.example/"}`} {
 		alice.Do("PUT", "/v1/integrations/pub/dev", body).Expect(http.StatusBadRequest).ErrorMessage()
 	}
 	// Nothing was set by the bad requests.
 	if d := alice.GraphQL(`{ integration(name: "pub") { development { url signingSecret } } }`, nil); string(d.Data) != `{"integration":{"development":{"url":null,"signingSecret":null}}}` {
 		t.Errorf("after bad input: %s", d.Data)
 	}
-	alice.Do("PUT", "/v1/integrations/nope/dev", `{"url":"https://example.com"}`).Expect(http.StatusNotFound)
+	alice.Do("PUT", "/v1/integrations/nope/dev", `{"tunnelUrl":"https://example.com"}`).Expect(http.StatusNotFound)
 	alice.Do("DELETE", "/v1/integrations/nope/dev", nil).Expect(http.StatusNotFound)
 	// A member who is not an admin: 403; an outsider: 404 (private) or 403
 	// (public: they see it, it is not theirs).
-	bob.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com"}`).Expect(http.StatusForbidden)
+	bob.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com"}`).Expect(http.StatusForbidden)
 	bob.Do("DELETE", "/v1/integrations/pub/dev", nil).Expect(http.StatusForbidden)
-	carol.Do("PUT", "/v1/integrations/priv/dev", `{"url":"https://example.com"}`).Expect(http.StatusNotFound)
+	carol.Do("PUT", "/v1/integrations/priv/dev", `{"tunnelUrl":"https://example.com"}`).Expect(http.StatusNotFound)
 	carol.Do("DELETE", "/v1/integrations/priv/dev", nil).Expect(http.StatusNotFound)
-	status := carol.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com"}`).Status
+	status := carol.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com"}`).Status
 	if status != http.StatusForbidden && status != http.StatusNotFound {
 		t.Errorf("an outsider sets development mode: %d", status)
 	}
 
 	// Set, changed, read back; the signing secret stays the same.
-	alice.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com/a"}`).Expect(http.StatusNoContent)
+	alice.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com/a"}`).Expect(http.StatusNoContent)
 	first := signingSecret(t, alice, "pub")
-	alice.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com/b","all":true}`).Expect(http.StatusNoContent)
+	alice.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com/b","all":true}`).Expect(http.StatusNoContent)
 	res := alice.GraphQL(`{ integration(name: "pub") { development { url all signingSecret } } }`, nil)
 	var data struct {
 		Integration struct {
@@ -414,12 +414,12 @@ func TestDevelopmentModeInput(t *testing.T) {
 	if d := data.Integration.Development; d.URL != "https://example.com/b" || !d.All || d.SigningSecret != first {
 		t.Errorf("development mode: %s", res.Data)
 	}
-	// The reference's name of the URL is accepted too.
+	// The GraphQL input's name of the URL is accepted with the reference's.
 	alice.Do("PUT", "/v1/integrations/pub/dev", `{"tunnelUrl":"https://example.com/c","all":true}`).Expect(http.StatusNoContent)
 	alice.Do("PUT", "/v1/integrations/pub/dev", `{"url":"https://example.com/c","tunnelUrl":"https://example.com/c","all":true}`).Expect(http.StatusNoContent)
 	res = alice.GraphQL(`{ integration(name: "pub") { development { url } } }`, nil)
 	if !strings.Contains(string(res.Data), `"https://example.com/c"`) {
-		t.Errorf("development mode set by tunnelUrl: %s", res.Data)
+		t.Errorf("development mode set by tunnelUrl and url: %s", res.Data)
 	}
 	// Publishing a new version keeps it; the secret is in no REST answer.
 	body := alice.Do("POST", "/v1/integrations/pub", publishBody(org, nil)).Expect(http.StatusOK).Body
@@ -441,7 +441,7 @@ func TestDeliverySweptAfterLostJob(t *testing.T) {
 	base := "/v1/integrations/swept"
 	vendor.Do("POST", base, publishBody(org, nil)).Expect(http.StatusOK)
 	rc := newReceiver(t, func(int) int { return http.StatusOK })
-	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL}).Expect(http.StatusNoContent)
+	vendor.Do("PUT", base+"/dev", map[string]any{"tunnelUrl": rc.URL}).Expect(http.StatusNoContent)
 	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
 	id := eventIDs(vendor, base)[0]
 	// The job is lost.
@@ -497,7 +497,7 @@ func TestSecretsAreNeverLogged(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	vendor.Do("PUT", base+"/dev", map[string]any{"url": rc.URL + "/events"}).Expect(http.StatusNoContent)
+	vendor.Do("PUT", base+"/dev", map[string]any{"tunnelUrl": rc.URL + "/events"}).Expect(http.StatusNoContent)
 	vendor.Do("POST", base+"/installations", map[string]any{"organization": org}).Expect(http.StatusCreated)
 	ids := eventIDs(vendor, base)
 	if len(ids) != 1 {

@@ -199,7 +199,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
-			"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+			"updateTranslation":                   `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 			"createOrganizationSAMLProvider":      `{"label":"New"}`,
 			"updateOrganizationSAMLProvider":      `{"label":"Renamed"}`,
 			"ingestConversation":                  `[{"id":"conv-2","parts":[{"type":"message","role":"user","body":"Why?"}]}]`,
@@ -210,7 +210,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"updateIntegrationSpaceInstallation":  `{"externalIds":["a"]}`,
 			"installIntegrationOnSite":            `{"site":"` + site + `"}`,
 			"updateIntegrationSiteInstallation":   `{"configuration":{}}`,
-			"setIntegrationDevelopmentMode":       `{"url":"https://example.com/hook"}`,
+			"setIntegrationDevelopmentMode":       `{"tunnelUrl":"https://example.com/hook"}`,
 			"createOrganization":                  `{"title":"Mine"}`,
 			"createChangeRequest":                 `{"subject":"More"}`,
 			"postCommentInSpace":                  `{"body":{"markdown":"Mine"}}`,

@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
 )
 
 // The one way every HTTP edge of the server answers in JSON outside GraphQL:
@@ -67,12 +68,17 @@ func writeGraphError(w http.ResponseWriter, e *graph.Error) {
 }
 
 // ReadObject reads a request's JSON object body as the REST adapter reads
-// one (size limit, strict JSON, an empty body is {}); on failure it answers
-// the request itself (400 or 413) and returns false.
+// one (size limit, strict JSON, UTF-8, an empty body is {}, no text the
+// database cannot store); on failure it answers the request itself (400 or
+// 413) and returns false.
 func ReadObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 	body, rerr := decodeBody(r)
 	if rerr != nil {
 		WriteError(w, rerr.status, rerr.message)
+		return nil, false
+	}
+	if at, problem := engine.BadText(body, nil); problem != "" {
+		WriteError(w, http.StatusBadRequest, fieldPath(at)+": "+problem)
 		return nil, false
 	}
 	return body, true

@@ -139,7 +139,7 @@ func TestReviewLifecycle(t *testing.T) {
 
 	// Bob reviews again, as asked: his request is fulfilled. An empty
 	// comment document is no comment.
-	second := bob.Do("POST", reviews, `{"status":"approved","comment":{"object":"document","nodes":[]}}`).Expect(http.StatusCreated).JSON()
+	second := bob.Do("POST", reviews, `{"status":"approved","comment":{"object":"document","data":{},"nodes":[]}}`).Expect(http.StatusCreated).JSON()
 	if second["outdated"] != false || second["requestedBy"].(map[string]any)["id"] != e.alice.ID || second["comment"] != nil {
 		t.Errorf("second review: %v", second)
 	}

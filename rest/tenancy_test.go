@@ -125,7 +125,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateOrganizationInviteById":        `{"role":"admin"}`,
 		"createOpenAPISpec":                   `{"slug":"planted","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 		"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
-		"updateTranslation":                   `{"instructions":{"object":"document","nodes":[]}}`,
+		"updateTranslation":                   `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 		"createOrganizationSAMLProvider":      `{"label":"Planted","ssoURL":"https://evil.example/sso"}`,
 		"updateOrganizationSAMLProvider":      `{"ssoURL":"https://evil.example/sso"}`,
 		"ingestConversation":                  `{"id":"conv-1","subject":"Pwned","parts":[]}`,
@@ -141,7 +141,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateIntegrationSpaceInstallation":  `{"configuration":{"pwned":true}}`,
 		"installIntegrationOnSite":            `{"site":"` + site + `"}`,
 		"updateIntegrationSiteInstallation":   `{"configuration":{"pwned":true}}`,
-		"setIntegrationDevelopmentMode":       `{"url":"https://eve.example/hook","all":true}`,
+		"setIntegrationDevelopmentMode":       `{"tunnelUrl":"https://eve.example/hook","all":true}`,
 	}
 	// Routes that act on the caller's own data, not on a resource named by id.
 	ownData := map[string]bool{

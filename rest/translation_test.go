@@ -86,7 +86,7 @@ func TestTranslationRuns(t *testing.T) {
 
 	created := alice.Do("POST", "/v1/orgs/"+org+"/translations", map[string]any{
 		"source": map[string]any{"space": space, "language": "en"}, "language": "fr",
-		"instructions": map[string]any{"object": "document", "nodes": []any{}},
+		"instructions": map[string]any{"object": "document", "data": map[string]any{}, "nodes": []any{}},
 	}).Expect(http.StatusCreated).JSON()
 	id := created["id"].(string)
 	if created["object"] != "translation" || created["status"] != "completed" || created["result"] != nil {
@@ -207,8 +207,7 @@ func TestTranslationInput(t *testing.T) {
 	id := alice.Do("POST", base, map[string]any{"source": map[string]any{"space": space, "language": "en"}, "language": "fr"}).
 		Expect(http.StatusCreated).String("id")
 	alice.Do("PUT", base+"/"+id, map[string]any{}).Expect(http.StatusBadRequest)
-	updated := alice.Do("PUT", base+"/"+id, map[string]any{"instructions": map[string]any{"object": "document", "nodes": []any{
-		map[string]any{"object": "block", "type": "paragraph", "nodes": []any{map[string]any{"object": "text", "leaves": []any{map[string]any{"text": "Formal tone."}}}}}}}}).
+	updated := alice.Do("PUT", base+"/"+id, map[string]any{"instructions": paragraph("Formal tone.")}).
 		Expect(http.StatusOK).JSON()
 	if updated["instructions"].(map[string]any)["object"] != "document" {
 		t.Errorf("update: %v", updated)

@@ -80,6 +80,8 @@ func New(cfg Config) *Engine {
 	})
 	ex.Use(extension.Introspection{})
 	ex.SetParserTokenLimit(MaxTokens)
+	// First: nothing else sees, or keeps, text the database cannot store.
+	ex.Use(textCheck{parsed: parsed})
 	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	// After the persisted queries (which fill in the query), before
 	// gqlgen's parsing and validation.
@@ -147,11 +149,11 @@ func (statsExtension) InterceptResponse(ctx context.Context, next graphql.Respon
 // of extra (the websocket of subscriptions), which come first.
 func (e *Engine) Handler(maxUpload int64, extra ...graphql.Transport) http.Handler {
 	transports := append(extra,
-		transport.GET{},
+		gqlgenTransport{Transport: transport.GET{}, get: true},
 		postTransport{},
 		// The transport's bound leaves room for the form around the file, so
 		// a file just too large gets the resolver's clear 400.
-		transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20},
+		gqlgenTransport{Transport: transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20}},
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {

@@ -2,12 +2,15 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -57,6 +60,12 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("%s", message)}))
 		return
 	}
+	if !utf8.Valid(body) {
+		// Decoding would replace the bytes with U+FFFD (textCheck).
+		w.WriteHeader(http.StatusBadRequest)
+		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{badRequest("the request body is not valid UTF-8", nil)}))
+		return
+	}
 	params := &graphql.RawParams{}
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	decoder.UseNumber()
@@ -70,21 +79,28 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 
 	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
-		// A request that is not a valid operation: 422 as gqlgen answers it
-		// for application/json, 400 for the GraphQL-over-HTTP media type.
-		status := http.StatusOK
-		if errcode.GetErrorKind(opErr) == errcode.KindProtocol {
-			status = http.StatusUnprocessableEntity
-			if contentType == mediaGraphQLResponse {
-				status = http.StatusBadRequest
-			}
-		}
-		w.WriteHeader(status)
+		w.WriteHeader(operationErrorStatus(opErr, contentType))
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx))
+}
+
+// operationErrorStatus is the status of a request that is not an operation
+// the engine runs: 422 as gqlgen answers one that is not valid for
+// application/json, 400 for the GraphQL-over-HTTP media type, and 400 for
+// one refused before it was parsed (textCheck).
+func operationErrorStatus(errs gqlerror.List, contentType string) int {
+	switch {
+	case IsBadRequest(errs):
+		return http.StatusBadRequest
+	case errcode.GetErrorKind(errs) != errcode.KindProtocol:
+		return http.StatusOK
+	case contentType == mediaGraphQLResponse:
+		return http.StatusBadRequest
+	}
+	return http.StatusUnprocessableEntity
 }
 
 // responseMediaType is the media type of the answer, from the Accept header
@@ -167,3 +183,59 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 	b.WriteByte('}')
 	_, _ = w.Write(b.Bytes())
 }
+
+// gqlgenTransport runs one of gqlgen's HTTP transports (GET, multipart) so
+// that a request textCheck refuses is answered 400, as postTransport
+// answers it: gqlgen's transports answer 200 or 422 for any error of a
+// request that is not an operation. A GET's parameters are checked before
+// gqlgen decodes its variables, which would hide invalid UTF-8.
+type gqlgenTransport struct {
+	graphql.Transport
+	get bool
+}
+
+func (t gqlgenTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	if t.get {
+		if query, err := url.ParseQuery(r.URL.RawQuery); err == nil {
+			for _, name := range []string{"query", "operationName", "variables", "extensions"} {
+				if p := TextProblem(query.Get(name)); p != "" {
+					w.Header().Set("Content-Type", responseMediaType(r))
+					w.WriteHeader(http.StatusBadRequest)
+					writeResponse(w, exec.DispatchError(r.Context(), gqlerror.List{badRequest("the "+name+" parameter "+p, nil)}))
+					return
+				}
+			}
+		}
+	}
+	refused := &refusedExecutor{GraphExecutor: exec}
+	t.Transport.Do(refusedStatus{ResponseWriter: w, refused: refused}, r, refused)
+}
+
+// refusedExecutor notes whether the operation was refused before it ran
+// (textCheck).
+type refusedExecutor struct {
+	graphql.GraphExecutor
+	refused bool
+}
+
+func (e *refusedExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	e.refused = IsBadRequest(errs)
+	return rc, errs
+}
+
+// refusedStatus answers 400 for a refused operation, whatever status the
+// transport writes.
+type refusedStatus struct {
+	http.ResponseWriter
+	refused *refusedExecutor
+}
+
+func (w refusedStatus) WriteHeader(status int) {
+	if w.refused.refused {
+		status = http.StatusBadRequest
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w refusedStatus) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,14 +1,17 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -155,8 +158,51 @@ type acceptInto struct {
 
 func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	conn, err := a.WebsocketImplementation.Accept(w, r, o)
+	if err != nil {
+		return conn, err
+	}
 	a.s.conn = conn
-	return conn, err
+	return utf8Conn{conn}, nil
+}
+
+// utf8Conn refuses a message that is not UTF-8 before gqlgen decodes it
+// (which would replace the bytes with U+FFFD, textCheck): the connection
+// is closed with 1007, RFC 6455's code for a text message that is not.
+type utf8Conn struct{ transport.WebsocketConn }
+
+// wsInvalidPayload is RFC 6455's close code for a message whose data is
+// not consistent with its type (a text message not in UTF-8).
+const wsInvalidPayload = 1007
+
+func (c utf8Conn) NextReader() (int, io.Reader, error) {
+	typ, r, err := c.WebsocketConn.NextReader()
+	if err != nil {
+		return typ, r, err
+	}
+	// A message is bounded by the connection's read limit.
+	msg, err := io.ReadAll(r)
+	if err != nil {
+		return typ, nil, err
+	}
+	if !utf8.Valid(msg) {
+		_ = c.WebsocketConn.WriteClose(wsInvalidPayload, "the message is not valid UTF-8")
+		return typ, nil, errors.New("websocket: a message is not valid UTF-8")
+	}
+	return typ, bytes.NewReader(msg), nil
+}
+
+// The connection's optional abilities, which gqlgen asks for by type.
+func (c utf8Conn) SetReadLimit(limit int64) {
+	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
+		l.SetReadLimit(limit)
+	}
+}
+
+func (c utf8Conn) SetReadDeadline(t time.Time) error {
+	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
+		return d.SetReadDeadline(t)
+	}
+	return nil
 }
 
 // init authenticates connection_init.
