@@ -430,8 +430,10 @@ func spacePermissions(role store.MemberRole) *model.SpacePermissions {
 }
 
 // pageVisible reads a page of a list whose rows the reader may not all see:
-// it fetches pages of the underlying list until it has one more visible row
-// than asked (or the list ends), so keyset pagination stays exact.
+// it fetches batches of the underlying list until it has one more visible
+// row than asked (or the list ends), so keyset pagination stays exact.
+// Every row fetched is looked at, the store's look-ahead row included: when
+// the reader sees the whole first batch, a page costs one query.
 func pageVisible[T any](p store.Page, fetch func(store.Page) ([]T, error), visible func(T) (bool, error), key func(T) store.Keyset) ([]T, error) {
 	var out []T
 	q := p
@@ -440,10 +442,7 @@ func pageVisible[T any](p store.Page, fetch func(store.Page) ([]T, error), visib
 		if err != nil {
 			return nil, err
 		}
-		for i, row := range rows {
-			if i == q.Limit {
-				break // the look-ahead row: fetched again by the next round
-			}
+		for _, row := range rows {
 			ok, err := visible(row)
 			if err != nil {
 				return nil, err
@@ -458,7 +457,7 @@ func pageVisible[T any](p store.Page, fetch func(store.Page) ([]T, error), visib
 		if len(rows) <= q.Limit {
 			return out, nil
 		}
-		k := key(rows[q.Limit-1])
+		k := key(rows[len(rows)-1])
 		q.After = &k
 	}
 }
