@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -181,6 +182,12 @@ func browserTools(t *testing.T) (node, chromium string) {
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
+	}
+	// playwright-core 1.61, the last to support Debian 12's node 18.
+	out, err := exec.Command(node, "--version").Output()
+	var major int
+	if _, scanErr := fmt.Sscanf(string(out), "v%d.", &major); err != nil || scanErr != nil || major < 18 {
+		t.Skipf("node %q is too old (or does not run: %v): the browser test needs node 18 or later", strings.TrimSpace(string(out)), err)
 	}
 	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
 		if name == "" {
