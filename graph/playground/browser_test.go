@@ -36,6 +36,11 @@ type browserReport struct {
 	Runs []struct{ Tab, Response string }
 	// The tab run with the token in its Headers editor instead.
 	HeadersRun string
+	// Another browser: the status line after a bad token, then after the
+	// token of a user of no organization, and that user's tab variables.
+	RefusedStatus  string
+	NoOrgStatus    string
+	NoOrgVariables []string
 	// A second page of the same browser: its status line, and whether its
 	// first tab came back from the first page's (sanitized) tab state.
 	SecondPageStatus    string
@@ -65,6 +70,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
+	bob := env.NewUser("Bob")
 	site := alice.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Handbook"}).Expect(http.StatusCreated).String("id")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -74,6 +80,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	cmd.Env = append(os.Environ(),
 		"PLAYGROUND_URL="+env.URL+"/graphql",
 		"PLAYGROUND_TOKEN="+alice.Token,
+		"PLAYGROUND_TOKEN_NO_ORG="+bob.Token,
 		"CHROMIUM="+chromium,
 	)
 	var stdout, stderr bytes.Buffer
@@ -148,6 +155,22 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(r.HeadersRun, alice.ID) {
 		t.Errorf("tab with the token in its Headers editor: %s", r.HeadersRun)
+	}
+
+	// A refused token; a user of no organization.
+	if !strings.Contains(r.RefusedStatus, "refused") {
+		t.Errorf("status after a bad token: %q", r.RefusedStatus)
+	}
+	if !strings.Contains(r.NoOrgStatus, "Bob") || !strings.Contains(r.NoOrgStatus, "no organization") {
+		t.Errorf("status of a user of no organization: %q", r.NoOrgStatus)
+	}
+	if len(r.NoOrgVariables) != len(playground.Examples) {
+		t.Errorf("variables of a user of no organization: %q", r.NoOrgVariables)
+	}
+	for i := range r.NoOrgVariables {
+		if i < len(playground.Examples) && r.NoOrgVariables[i] != playground.Examples[i].Variables {
+			t.Errorf("tab %d of a user of no organization: variables %q, want the placeholders", i, r.NoOrgVariables[i])
+		}
 	}
 
 	// A second page: no token, but the history and the filled tabs.

@@ -3,6 +3,7 @@
 //
 // Environment: PLAYGROUND_URL (the page, http://127.0.0.1:port/graphql),
 // PLAYGROUND_TOKEN (an API token of a user with an organization and a site),
+// PLAYGROUND_TOKEN_NO_ORG (one of a user of no organization),
 // CHROMIUM (the browser's executable).
 import { chromium } from 'playwright-core';
 
@@ -43,10 +44,11 @@ try {
       console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI} (${e.sourceFile}:${e.lineNumber})`);
     });
   });
-  const watch = (page) => {
+  // refusing: the page gives a bad token on purpose, and Chromium logs its 401.
+  const watch = (page, refusing = false) => {
     page.on('websocket', (ws) => report.requests.push(ws.url()));
     page.on('console', (msg) => {
-      if (msg.type() === 'error') {
+      if (msg.type() === 'error' && !(refusing && msg.text().includes('status of 401'))) {
         (msg.text().startsWith('CSP violation') ? report.violations : report.consoleErrors).push(msg.text());
       }
     });
@@ -152,6 +154,29 @@ try {
     await secondTabs.filter({ hasText: 'SiteTree' }).first().locator('.graphiql-tab-button').click();
     report.secondPageVariables = await variables(second);
   }
+
+  // Another browser, another user: a refused token is not kept; a user of
+  // no organization keeps the placeholders, and is told why.
+  const other = await browser.newContext();
+  const third = await other.newPage();
+  watch(third, true);
+  await third.goto(pageURL);
+  await third.locator('.graphiql-container').waitFor();
+  await third.fill('#docsapi-token', 'not-a-token-at-all');
+  await third.press('#docsapi-token', 'Enter');
+  await third.locator('#docsapi-token-status', { hasText: 'refused' }).waitFor();
+  report.refusedStatus = await third.locator('#docsapi-token-status').textContent();
+  await third.fill('#docsapi-token', process.env.PLAYGROUND_TOKEN_NO_ORG);
+  await third.press('#docsapi-token', 'Enter');
+  await third.locator('#docsapi-token-status', { hasText: 'Signed in' }).waitFor();
+  report.noOrgStatus = await third.locator('#docsapi-token-status').textContent();
+  report.noOrgVariables = [];
+  const thirdTabs = await third.locator('.graphiql-tab').count();
+  for (let i = 0; i < thirdTabs; i++) {
+    await selectTab(third, i);
+    report.noOrgVariables.push(await variables(third));
+  }
+  await other.close();
 
   // Everything kept for the origin: cookies, localStorage and IndexedDB
   // (Playwright's storage state), and each page's sessionStorage.
