@@ -94,7 +94,14 @@ func TestPlaygroundExamples(t *testing.T) {
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	site := buildSiteTree(t, env, alice, org, 1, 1, 1, 1)
-	ids := map[string]string{"<organization id>": org, "<site id>": site}
+	ids := map[string]string{playground.OrganizationPlaceholder: org, playground.SitePlaceholder: site}
+
+	// The query the page runs with a new token finds these ids.
+	out := alice.GraphQL(playground.IDsQuery, nil)
+	if out.Status != http.StatusOK || len(out.Errors) > 0 {
+		t.Fatalf("IDsQuery: status %d, errors %+v", out.Status, out.Errors)
+	}
+	mustContain(t, "IDsQuery", out.Data, `"displayName":"Alice"`, `"id":"`+org+`"`, `"id":"`+site+`"`)
 
 	for _, e := range playground.Examples {
 		query, err := e.Query()

@@ -31,15 +31,31 @@ const AssetDir = "/playground/"
 // ContentSecurityPolicy is the policy of the playground page. Scripts and
 // style sheets come only from the server itself; GraphiQL's bundled
 // react-remove-scroll adds <style> elements at run time, hence 'unsafe-inline'
-// styles; its style sheet inlines its fonts and a few images as data: URLs.
-// The page talks only to its own origin ('self' covers the ws:// or wss://
-// of subscriptions on the same host, CSP Level 3).
+// style elements, but no style attributes (the page sets styles through the
+// CSSOM only). Its style sheet inlines its fonts and images as data: URLs,
+// and nothing else is an image or a font. The page talks only to its own
+// origin ('self' covers the ws:// or wss:// of subscriptions on the same
+// host, CSP Level 3).
 const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
-	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
+	"style-src-attr 'none'; img-src data:; font-src data:; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// DefaultHeaders is the content of the Headers editor of a new tab.
-const DefaultHeaders = `{"Authorization": "Bearer <paste your API token>"}`
+// Placeholders of the example tabs' variables. Once the user gives a token,
+// the page replaces them with the first organization the token's user
+// belongs to (one with a site, if any) and that organization's first site.
+const (
+	OrganizationPlaceholder = "<organization id>"
+	SitePlaceholder         = "<site id>"
+)
+
+// IDsQuery is what the page runs, with the token just given, to check it and
+// to find the ids that fill the example tabs (see the placeholders).
+const IDsQuery = `query PlaygroundIds {
+  viewer { id displayName email }
+  organizations(limit: 20) {
+    items { id title sites(limit: 1) { items { id title } } }
+  }
+}`
 
 // Example is an example tab of the playground.
 type Example struct {
@@ -52,8 +68,8 @@ type Example struct {
 // Examples are the tabs a first visit opens, in order.
 var Examples = []Example{
 	{File: "viewer.graphql"},
-	{File: "site-tree.graphql", Variables: "{\n  \"organizationId\": \"<organization id>\",\n  \"siteId\": \"<site id>\"\n}"},
-	{File: "spaces.graphql", Variables: "{\n  \"organizationId\": \"<organization id>\"\n}"},
+	{File: "site-tree.graphql", Variables: "{\n  \"organizationId\": \"" + OrganizationPlaceholder + "\",\n  \"siteId\": \"" + SitePlaceholder + "\"\n}"},
+	{File: "spaces.graphql", Variables: "{\n  \"organizationId\": \"" + OrganizationPlaceholder + "\"\n}"},
 }
 
 // Query is the example's GraphQL document.
@@ -102,17 +118,19 @@ var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncM
 	"asset": func(string) (string, error) { return "", nil },
 }).ParseFS(static, "static/index.html"))
 
-// config is the page's #graphiql-config, read by boot.js.
+// config is the page's #graphiql-config, read by boot.js. It holds no
+// token: the page has a token field of its own, outside GraphiQL's editors,
+// whose value lives in one variable of boot.js and nowhere else.
 type config struct {
-	Endpoint       string `json:"endpoint"`
-	DefaultHeaders string `json:"defaultHeaders"`
-	Tabs           []tab  `json:"tabs"`
+	Endpoint     string            `json:"endpoint"`
+	Tabs         []tab             `json:"tabs"`
+	IDsQuery     string            `json:"idsQuery"`
+	Placeholders map[string]string `json:"placeholders"`
 }
 
 type tab struct {
 	Query     string `json:"query"`
 	Variables string `json:"variables,omitempty"`
-	Headers   string `json:"headers"`
 }
 
 // Handler serves the playground page at graphqlPath and its assets under
@@ -125,13 +143,14 @@ func Handler(graphqlPath string) http.Handler {
 	if graphqlPath == "/" {
 		base = "."
 	}
-	cfg := config{Endpoint: base, DefaultHeaders: DefaultHeaders}
+	cfg := config{Endpoint: base, IDsQuery: IDsQuery,
+		Placeholders: map[string]string{"organization": OrganizationPlaceholder, "site": SitePlaceholder}}
 	for _, e := range Examples {
 		q, err := e.Query()
 		if err != nil {
 			panic(err)
 		}
-		cfg.Tabs = append(cfg.Tabs, tab{Query: q, Variables: e.Variables, Headers: DefaultHeaders})
+		cfg.Tabs = append(cfg.Tabs, tab{Query: q, Variables: e.Variables})
 	}
 	t := template.Must(pageTemplate.Clone()).Funcs(template.FuncMap{
 		"asset": func(name string) (string, error) {

@@ -133,7 +133,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// Browsers get GraphiQL at /graphql (a GET preferring text/html with no
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
-	// the playground's Headers editor.
+	// the page, which keeps it in memory (graph/playground/static/boot.js).
 	ws := engine.Websocket(engine.Sockets{PublicURL: cfg.PublicURL, Origins: cfg.WebsocketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
 	gql := labelled("/graphql", auth.optional(eng.Handler(cfg.MaxUploadBytes, ws)))
