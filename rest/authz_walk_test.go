@@ -1339,6 +1339,12 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 			return nil, nil, false
 		}
 		for _, e := range out.Errors {
+			// A request of several paths over the complexity limit (lists
+			// cost their page size, limit: 5, nested) is queried again in
+			// halves, as one whose data is null.
+			if code, _ := e.Extensions["code"].(string); code == "COMPLEXITY_LIMIT_EXCEEDED" && strings.Count(doc, "\n") > 2 {
+				return nil, out.Errors, true
+			}
 			// Errors of the document itself (validation, limits) are
 			// the walk's own failures.
 			if code, _ := e.Extensions["code"].(string); e.Path == nil && code != "NOT_FOUND" && code != "FORBIDDEN" && code != "BAD_REQUEST" {
