@@ -66,7 +66,9 @@ func TestNodeFindsEveryType(t *testing.T) {
 	f := newWalkFixture(t, env)
 	spec := f.owner.GraphQL(`query($o: ID!) { organization(id: $o) { openAPISpecs { items { id } } } }`, map[string]any{"o": f.org})
 	var specs struct {
-		Organization struct{ OpenAPISpecs struct{ Items []struct{ ID string } } }
+		Organization struct {
+			OpenAPISpecs struct{ Items []struct{ ID string } }
+		}
 	}
 	if err := json.Unmarshal(spec.Data, &specs); err != nil || len(specs.Organization.OpenAPISpecs.Items) == 0 {
 		t.Fatalf("specs: %s %+v", spec.Data, spec.Errors)
