@@ -42,7 +42,7 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 // default) times what is selected of it (its items, its edges' nodes, its
 // page info), so a selection of `edges { node }` costs what one of `items`
 // does. The functions are set by reflection, from the schema: every field
-// taking `limit` gets one (TestEveryListHasAComplexity).
+// taking `limit` gets one (TestListsAreConnections).
 func complexityOf(c *generated.ComplexityRoot) {
 	c.Query.Nodes = nodesCost
 	schema := Schema()
