@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"reflect"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -228,6 +229,9 @@ func (r *Resolver) viewer(ctx context.Context) *viewer {
 // mayRead tells whether the viewer may read obj: true for objects of
 // unguarded types (and nil pointers, which are null anyway).
 func (v *viewer) mayRead(obj any) (bool, error) {
+	if e, ok := obj.(edge); ok && e != nil {
+		return v.mayRead(e.EdgeNode())
+	}
 	rule := readRules[reflect.TypeOf(obj)]
 	if rule == nil {
 		return true, nil
@@ -432,7 +436,8 @@ func newAuthorizer(r *Resolver, schema *ast.Schema) *authorizer {
 	return a
 }
 
-// holdsGuarded tells whether a value of the named type can be a guarded object.
+// holdsGuarded tells whether a value of the named type can be a guarded
+// object, or an edge of one.
 func holdsGuarded(schema *ast.Schema, name string) bool {
 	t := schema.Types[name]
 	if t == nil {
@@ -442,8 +447,27 @@ func holdsGuarded(schema *ast.Schema, name string) bool {
 		if _, ok := guardedTypes[possible.Name]; ok {
 			return true
 		}
+		if node := edgeNode(possible); node != "" && holdsGuarded(schema, node) {
+			return true
+		}
 	}
 	return false
+}
+
+// Edges (`SpaceEdge`: an item of a list with its cursor) are read as their
+// item: an edge is readable when its node is, so a list's `edges` lose the
+// items its `items` lose, in the same field middleware. They need no
+// classification of their own: an edge of guarded items is guarded by their
+// rule, an edge of derived items is derived (TestEveryObjectTypeIsClassified).
+type edge interface{ EdgeNode() any }
+
+// edgeNode is the type of the items of an edge type ("" for other types).
+func edgeNode(def *ast.Definition) string {
+	node := def.Fields.ForName("node")
+	if def.Kind != ast.Object || !strings.HasSuffix(def.Name, "Edge") || node == nil || def.Fields.ForName("cursor") == nil {
+		return ""
+	}
+	return node.Type.Name()
 }
 
 func (*authorizer) ExtensionName() string                   { return "Authorizer" }

@@ -39,20 +39,35 @@ func TestEveryObjectTypeIsClassified(t *testing.T) {
 	for _, name := range objects {
 		_, guarded := guardedTypes[name]
 		_, public := publicTypes[name]
+		edge := edgeNode(schema.Types[name]) != ""
 		n := 0
-		for _, in := range []bool{guarded, derived[name], public, slices.Contains(roots, name)} {
+		for _, in := range []bool{guarded, derived[name], public, slices.Contains(roots, name), edge} {
 			if in {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("%s is in %d of guardedTypes, derivedTypes, publicTypes and the roots: classify it once (graph/authorize.go)", name, n)
+			t.Errorf("%s is in %d of guardedTypes, derivedTypes, publicTypes, the roots and the edges: classify it once (graph/authorize.go)", name, n)
 		}
 	}
 	for _, list := range []map[string]bool{derived, keys(guardedTypes), keys(publicTypes)} {
 		for name := range list {
 			if def := schema.Types[name]; def == nil || def.Kind != ast.Object {
 				t.Errorf("%s is classified but is no object type of the schema", name)
+			}
+		}
+	}
+
+	// An edge whose items may be of a derived type is derived: handed out
+	// only from its list, which must be guarded or derived.
+	for name, def := range schema.Types {
+		node := edgeNode(def)
+		if node == "" {
+			continue
+		}
+		for _, possible := range schema.GetPossibleTypes(schema.Types[node]) {
+			if derived[possible.Name] {
+				derived[name] = true
 			}
 		}
 	}

@@ -39,11 +39,11 @@ func crFilter(status *model.ChangeRequestStatus, creator, contributor, requested
 	return f
 }
 
-func (r *spaceResolver) ChangeRequestList(ctx context.Context, s *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
+func (r *spaceResolver) ChangeRequestList(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
 	return r.changeRequestList(ctx, []string{s.ID}, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
 }
 
-func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
+func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
 	// SECURITY: the change requests of the spaces the caller can read.
 	g, err := callerGrantee(ctx, o.ID)
 	if err != nil {

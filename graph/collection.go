@@ -42,7 +42,7 @@ func (r *Resolver) collection(ctx context.Context, id string) (*store.Collection
 	return c, nil
 }
 
-func (r *organizationResolver) Collections(ctx context.Context, o *store.Organization, page *string, limit *int, nested *bool) (*model.CollectionList, error) {
+func (r *organizationResolver) Collections(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, nested *bool) (*model.CollectionList, error) {
 	// SECURITY: members only; what each may see is decided per item below.
 	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func (r *collectionResolver) Permissions(ctx context.Context, c *store.Collectio
 		Create: role.AtLeast(store.RoleCreate)}, nil
 }
 
-func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, page *string, limit *int) (*model.SpaceList, error) {
+func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, page *string, limit *int, _ *int, _ *string) (*model.SpaceList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func (r *spaceResolver) Comment(ctx context.Context, s *store.Space, id string) 
 	return r.comment(ctx, thread{space: s}, id)
 }
 
-func (r *spaceResolver) CommentList(ctx context.Context, s *store.Space, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+func (r *spaceResolver) CommentList(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
 	return r.commentList(ctx, thread{space: s}, page, limit, order, status, targetPage, authors)
 }
 
@@ -80,7 +80,7 @@ func (r *changeRequestResolver) Comment(ctx context.Context, cr *store.ChangeReq
 	return r.comment(ctx, thread{space: s, cr: cr}, id)
 }
 
-func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
 	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
 	if err != nil {
 		return nil, err
@@ -507,7 +507,7 @@ func (r *commentResolver) Permissions(ctx context.Context, c *model.CommentNode)
 	return r.commentPermissions(ctx, c.SpaceID, c.PostedBy)
 }
 
-func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, page *string, limit *int) (*model.CommentReplyList, error) {
+func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, page *string, limit *int, _ *int, _ *string) (*model.CommentReplyList, error) {
 	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
 	if err != nil {
 		return nil, err

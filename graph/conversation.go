@@ -178,7 +178,7 @@ func readInsights(ctx context.Context, orgID, what string) error {
 	return err
 }
 
-func (r *organizationResolver) Conversations(ctx context.Context, o *store.Organization, page *string, limit *int, source *string) (*model.ConversationList, error) {
+func (r *organizationResolver) Conversations(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, source *string) (*model.ConversationList, error) {
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
@@ -214,7 +214,7 @@ func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organi
 		Metadata: &model.ConversationMetadata{URL: c.MetadataURL, Attributes: attrs, CreatedAt: &c.CreatedAt}}, nil
 }
 
-func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.Organization, page *string, limit *int, cluster, conversation *string) (*model.ConversationIssueList, error) {
+func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, cluster, conversation *string) (*model.ConversationIssueList, error) {
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.O
 	return i, orNotFound(err, "conversation issue")
 }
 
-func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *store.Organization, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error) {
+func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error) {
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}

@@ -158,7 +158,7 @@ func (r *revisionResolver) File(ctx context.Context, rev *store.Revision, id str
 	return nil, NotFound("file")
 }
 
-func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, page *string, limit *int) (*model.RevisionFileList, error) {
+func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, page *string, limit *int, _ *int, _ *string) (*model.RevisionFileList, error) {
 	files, err := store.RevisionFiles(ctx, r.DB, rev.ID)
 	if err != nil {
 		return nil, err

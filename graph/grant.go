@@ -242,27 +242,27 @@ func (r *Resolver) aggregate(ctx context.Context, t contentTarget, page *string,
 
 // The resolvers: spaces and collections alike.
 
-func (r *spaceResolver) UserPermissions(ctx context.Context, s *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error) {
+func (r *spaceResolver) UserPermissions(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string) (*model.UserContentPermissionList, error) {
 	return r.userGrants(ctx, contentTarget{space: s}, page, limit)
 }
 
-func (r *spaceResolver) TeamPermissions(ctx context.Context, s *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error) {
+func (r *spaceResolver) TeamPermissions(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string) (*model.TeamContentPermissionList, error) {
 	return r.teamGrants(ctx, contentTarget{space: s}, page, limit)
 }
 
-func (r *spaceResolver) PermissionsAggregate(ctx context.Context, s *store.Space, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error) {
+func (r *spaceResolver) PermissionsAggregate(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, role *store.MemberRole) (*model.UserContentPermissionList, error) {
 	return r.aggregate(ctx, contentTarget{space: s}, page, limit, role)
 }
 
-func (r *collectionResolver) UserPermissions(ctx context.Context, c *store.Collection, page *string, limit *int) (*model.UserContentPermissionList, error) {
+func (r *collectionResolver) UserPermissions(ctx context.Context, c *store.Collection, page *string, limit *int, _ *int, _ *string) (*model.UserContentPermissionList, error) {
 	return r.userGrants(ctx, contentTarget{collection: c}, page, limit)
 }
 
-func (r *collectionResolver) TeamPermissions(ctx context.Context, c *store.Collection, page *string, limit *int) (*model.TeamContentPermissionList, error) {
+func (r *collectionResolver) TeamPermissions(ctx context.Context, c *store.Collection, page *string, limit *int, _ *int, _ *string) (*model.TeamContentPermissionList, error) {
 	return r.teamGrants(ctx, contentTarget{collection: c}, page, limit)
 }
 
-func (r *collectionResolver) PermissionsAggregate(ctx context.Context, c *store.Collection, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error) {
+func (r *collectionResolver) PermissionsAggregate(ctx context.Context, c *store.Collection, page *string, limit *int, _ *int, _ *string, role *store.MemberRole) (*model.UserContentPermissionList, error) {
 	return r.aggregate(ctx, contentTarget{collection: c}, page, limit, role)
 }
 

@@ -382,7 +382,7 @@ func uninstallContentInstallation[T any](ctx context.Context, r *Resolver, targe
 
 // Lists and fields.
 
-func (r *integrationResolver) Installations(ctx context.Context, in *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationInstallationList, error) {
+func (r *integrationResolver) Installations(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string, externalID *string) (*model.IntegrationInstallationList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
@@ -402,12 +402,12 @@ func (r *integrationResolver) Installation(ctx context.Context, in *store.Integr
 	return r.installation(ctx, in, id)
 }
 
-func (r *integrationResolver) SpaceInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSpaceInstallationList, error) {
+func (r *integrationResolver) SpaceInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string, externalID *string) (*model.IntegrationSpaceInstallationList, error) {
 	// SECURITY: in the organizations the caller administers.
 	return r.spaceInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: store.StringOf(externalID)}, page, limit)
 }
 
-func (r *integrationResolver) SiteInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSiteInstallationList, error) {
+func (r *integrationResolver) SiteInstallations(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string, externalID *string) (*model.IntegrationSiteInstallationList, error) {
 	// SECURITY: in the organizations the caller administers.
 	return r.siteInstallations(ctx, store.ContentInstallationFilter{IntegrationID: in.ID, OrgIDs: callerOrgs(ctx, store.RoleAdmin), ExternalID: store.StringOf(externalID)}, page, limit)
 }
@@ -473,7 +473,7 @@ func (r *installationResolver) Target(_ context.Context, inst *store.Integration
 	return &model.IntegrationInstallationTarget{Organization: inst.OrganizationID}, nil
 }
 
-func (r *installationResolver) SpaceInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSpaceInstallationList, error) {
+func (r *installationResolver) SpaceInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int, _ *int, _ *string) (*model.IntegrationSpaceInstallationList, error) {
 	return r.spaceInstallations(ctx, store.ContentInstallationFilter{InstallationID: inst.ID}, page, limit)
 }
 
@@ -482,7 +482,7 @@ func (r *installationResolver) SpaceInstallation(ctx context.Context, inst *stor
 	return row, orNotFound(err, "space installation")
 }
 
-func (r *installationResolver) SiteInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
+func (r *installationResolver) SiteInstallations(ctx context.Context, inst *store.IntegrationInstallation, page *string, limit *int, _ *int, _ *string) (*model.IntegrationSiteInstallationList, error) {
 	return r.siteInstallations(ctx, store.ContentInstallationFilter{InstallationID: inst.ID}, page, limit)
 }
 
@@ -542,7 +542,7 @@ func (r *siteInstallationResolver) Site(ctx context.Context, row *store.Integrat
 
 // Events.
 
-func (r *integrationResolver) Events(ctx context.Context, in *store.Integration, page *string, limit *int) (*model.IntegrationEventList, error) {
+func (r *integrationResolver) Events(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string) (*model.IntegrationEventList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

@@ -75,7 +75,7 @@ func (r *queryResolver) Integration(ctx context.Context, name string) (*store.In
 	return r.integration(ctx, name)
 }
 
-func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *int, search *string, category *store.IntegrationCategory,
+func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *int, _ *int, _ *string, search *string, category *store.IntegrationCategory,
 	blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) (*model.IntegrationList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {

@@ -18,7 +18,7 @@ import (
 // as verified: accounts are created by the instance's administrator, or by
 // single sign-on.
 
-func (r *organizationResolver) Invites(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error) {
+func (r *organizationResolver) Invites(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string) (*model.OrganizationInviteList, error) {
 	// SECURITY: invite links are secrets; admins list them.
 	if err := requireOrgRole(ctx, o.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err

@@ -131,7 +131,7 @@ func (l *revisionLinks) list(from *store.RevisionPage, status *string, page *str
 	if err != nil {
 		return nil, err
 	}
-	return &model.LinkList{Items: got, Count: len(got), Next: next, PageInfo: info, Stats: stats}, nil
+	return &model.LinkList{List: model.List[*model.LinkItem]{Items: got, Count: len(got), Next: next, PageInfo: info}, Stats: stats}, nil
 }
 
 // backlinks lists the pages linking to the target key, in tree order.
@@ -153,7 +153,7 @@ func (l *revisionLinks) backlinks(key string, page *string, limit *int) (*model.
 	return &model.ContentLocationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string, limit *int, status *string) (*model.LinkList, error) {
+func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {
 	rev, err := store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string,
 	return l.list(nil, status, page, limit)
 }
 
-func (r *revisionPageResolver) Links(ctx context.Context, p *model.PageNode, page *string, limit *int, status *string) (*model.LinkList, error) {
+func (r *revisionPageResolver) Links(ctx context.Context, p *model.PageNode, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {
 	l, err := r.linksOf(ctx, p.Revision)
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func (r *revisionPageResolver) Links(ctx context.Context, p *model.PageNode, pag
 	return l.list(p.RevisionPage, status, page, limit)
 }
 
-func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode, page *string, limit *int) (*model.ContentLocationList, error) {
+func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode, page *string, limit *int, _ *int, _ *string) (*model.ContentLocationList, error) {
 	l, err := r.linksOf(ctx, p.Revision)
 	if err != nil {
 		return nil, err
@@ -181,7 +181,7 @@ func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode,
 	return l.backlinks("page:"+p.ID, page, limit)
 }
 
-func (r *revisionFileResolver) Backlinks(ctx context.Context, f *store.RevisionFile, page *string, limit *int) (*model.ContentLocationList, error) {
+func (r *revisionFileResolver) Backlinks(ctx context.Context, f *store.RevisionFile, page *string, limit *int, _ *int, _ *string) (*model.ContentLocationList, error) {
 	rev, err := store.RevisionByID(ctx, r.DB, f.RevisionID)
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 // maxMemberSearch bounds the `search` of a member list.
 const maxMemberSearch = 512
 
-func (r *organizationResolver) Members(ctx context.Context, o *store.Organization, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) (*model.MemberList, error) {
+func (r *organizationResolver) Members(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) (*model.MemberList, error) {
 	// SECURITY: readers and above see who the members are.
 	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
@@ -107,7 +107,7 @@ func (r *memberResolver) Teams(ctx context.Context, m *store.Member) (int, error
 	return r.loaders(ctx).MemberTeamCount.Load(ctx, memberKey(m.OrganizationID, m.UserID))()
 }
 
-func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member, page *string, limit *int, order *model.ListOrder) (*model.MemberContentPermissionList, error) {
+func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, order *model.ListOrder) (*model.MemberContentPermissionList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 	return &model.MemberContentPermissionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, title *string) (*model.MemberTeamList, error) {
+func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, title *string) (*model.MemberTeamList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

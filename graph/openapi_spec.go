@@ -46,7 +46,7 @@ const (
 	PublishedOpenAPIPath = "/openapi/published/"
 )
 
-func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.OpenAPISpecList, error) {
+func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string) (*model.OpenAPISpecList, error) {
 	// SECURITY: the organization's readers see its specs.
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
@@ -214,7 +214,7 @@ func (r *openAPISpecResolver) Urls(_ context.Context, s *store.OpenAPISpec) (*mo
 	return u, nil
 }
 
-func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec, page *string, limit *int) (*model.OpenAPISpecVersionList, error) {
+func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec, page *string, limit *int, _ *int, _ *string) (*model.OpenAPISpecVersionList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

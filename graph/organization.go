@@ -20,7 +20,7 @@ var (
 	emailDomain   = regexp.MustCompile(`^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$`)
 )
 
-func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *int) (*model.OrganizationList, error) {
+func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *int, _ *int, _ *string) (*model.OrganizationList, error) {
 	caller, err := CallerFrom(ctx)
 	if err != nil {
 		return nil, err

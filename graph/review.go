@@ -30,7 +30,7 @@ func (r *changeRequestResolver) Review(ctx context.Context, cr *store.ChangeRequ
 	return rv, orNotFound(err, "review")
 }
 
-func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error) {
+func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string, outdated *bool) (*model.ChangeRequestReviewList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
@@ -43,7 +43,7 @@ func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.Change
 	return &model.ChangeRequestReviewList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int) (*model.ChangeRequestRequestedReviewerList, error) {
+func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string) (*model.ChangeRequestRequestedReviewerList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

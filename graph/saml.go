@@ -24,7 +24,7 @@ import (
 // organization); every member sees the sign-in entries
 // (Organization.ssoProviderLogins, GET /v1/orgs/{organizationId}/sso).
 
-func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SAMLProviderList, error) {
+func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string) (*model.SAMLProviderList, error) {
 	// SECURITY: admins manage single sign-on.
 	if err := requireOrgRole(ctx, o.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"reflect"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -31,22 +32,78 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		},
 		ReadRule:  r.directReadRule,
 		Summaries: []engine.Summary{spaceSummary},
-		Inner:     []graphql.HandlerExtension{newAuthorizer(r, es.Schema())},
+		Inner:     []graphql.HandlerExtension{newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
 	})
 }
 
 // complexityOf sets the cost of list fields: gqlgen counts every field as 1
 // unless told otherwise, which would let a page of 1,000 items cost what one
-// item does.
+// item does. A list costs its page size (`first` or `limit`, else the
+// default) times what is selected of it (its items, its edges' nodes, its
+// page info), so a selection of `edges { node }` costs what one of `items`
+// does. The functions are set by reflection, from the schema: every field
+// taking `limit` gets one (TestListsAreConnections).
 func complexityOf(c *generated.ComplexityRoot) {
-	paged := func(child int, limit *int) int {
-		n := DefaultPageSize
-		if limit != nil && *limit > 0 {
-			n = *limit
+	c.Query.Nodes = nodesCost
+	schema := Schema()
+	root := reflect.ValueOf(c).Elem()
+	for i := range root.NumField() {
+		def := byGoName(schema.Types, root.Type().Field(i).Name)
+		if def == nil {
+			continue
 		}
-		return 1 + n*child
+		fields := root.Field(i)
+		for j := range fields.NumField() {
+			var f *ast.FieldDefinition
+			for _, x := range def.Fields {
+				if goName(x.Name) == goName(fields.Type().Field(j).Name) {
+					f = x
+				}
+			}
+			if f == nil || f.Arguments.ForName("limit") == nil {
+				continue
+			}
+			// gqlgen passes the arguments in the schema's order, after
+			// the complexity of the selection.
+			size := []int{}
+			for k, a := range f.Arguments {
+				if a.Name == "first" || a.Name == "limit" {
+					size = append(size, k+1)
+				}
+			}
+			fields.Field(j).Set(reflect.MakeFunc(fields.Field(j).Type(), func(args []reflect.Value) []reflect.Value {
+				n := DefaultPageSize
+				for _, k := range size {
+					if a := args[k]; !a.IsNil() && a.Elem().Int() > 0 {
+						n = int(a.Elem().Int())
+					}
+				}
+				// Saturated past the limit: nested lists multiply, and
+				// an overflow would wrap around below it.
+				child := min(int(args[0].Int()), engine.MaxComplexity+1)
+				return []reflect.Value{reflect.ValueOf(1 + n*child)}
+			}))
+		}
 	}
-	c.Query.Organizations = func(child int, _ *string, limit *int) int { return paged(child, limit) }
+}
+
+// nodesCost is the cost of `nodes`: what is selected of each object, once
+// per id.
+func nodesCost(child int, ids []string) int {
+	return 1 + len(ids)*min(child, engine.MaxComplexity+1)
+}
+
+// goName is how gqlgen's Go names and the schema's names compare: case and
+// underscores aside.
+func goName(name string) string { return strings.ToLower(strings.ReplaceAll(name, "_", "")) }
+
+func byGoName(types map[string]*ast.Definition, name string) *ast.Definition {
+	for n, def := range types {
+		if goName(n) == goName(name) {
+			return def
+		}
+	}
+	return nil
 }
 
 // directReadRule is the read rule (authorize.go) of the objects of goType,

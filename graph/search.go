@@ -21,7 +21,7 @@ func checkQuery(query string) error {
 	return checkLength("query", query, 1, maxSearchQuery)
 }
 
-func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error) {
+func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string, page *string, limit *int, _ *int, _ *string) (*model.SearchPageResultList, error) {
 	if err := checkQuery(query); err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string
 	return &model.SearchPageResultList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *organizationResolver) Search(ctx context.Context, o *store.Organization, query string, page *string, limit *int) (*model.SearchSpaceResultList, error) {
+func (r *organizationResolver) Search(ctx context.Context, o *store.Organization, query string, page *string, limit *int, _ *int, _ *string) (*model.SearchSpaceResultList, error) {
 	if err := checkQuery(query); err != nil {
 		return nil, err
 	}

@@ -129,7 +129,7 @@ func (r *queryResolver) SiteAdaptiveTemplateConditions(ctx context.Context, orga
 	return list, nil
 }
 
-func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization, page *string, limit *int, space *string, title *string, published *bool, types []store.SiteType) (*model.SiteList, error) {
+func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, space *string, title *string, published *bool, types []store.SiteType) (*model.SiteList, error) {
 	// SECURITY: the organization's sites are listed to its readers.
 	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
 		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}}, err

@@ -79,7 +79,7 @@ func (r *siteResolver) Structure(ctx context.Context, s *store.Site) (*model.Sit
 	return out, nil
 }
 
-func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *string, limit *int) (*model.SiteSectionGroupList, error) {
+func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string) (*model.SiteSectionGroupList, error) {
 	t, err := r.treeOf(ctx, s.ID, false)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *s
 	return &model.SiteSectionGroupList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int) (*model.SiteSectionList, error) {
+func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string) (*model.SiteSectionList, error) {
 	t, err := r.treeOf(ctx, s.ID, false)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string
 	return &model.SiteSectionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
 }
 
-func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, isDefault *bool) (*model.SiteSpaceList, error) {
+func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string, isDefault *bool) (*model.SiteSpaceList, error) {
 	t, err := r.treeOf(ctx, s.ID, true)
 	if err != nil {
 		return nil, err

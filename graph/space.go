@@ -41,7 +41,7 @@ func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	return s, nil
 }
 
-func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.SpaceList, error) {
+func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string) (*model.SpaceList, error) {
 	// SECURITY: members only; what each may see is decided per item below.
 	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 
 const maxTeamTitle = 64
 
-func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization, page *string, limit *int, owner *string, title *string) (*model.TeamList, error) {
+func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, owner *string, title *string) (*model.TeamList, error) {
 	// SECURITY: readers and above see the teams.
 	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (r *Resolver) teamPermissions(ctx context.Context, t *store.Team) (*model.T
 	return perms, nil
 }
 
-func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *string, limit *int) (*model.TeamMemberList, error) {
+func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *string, limit *int, _ *int, _ *string) (*model.TeamMemberList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err

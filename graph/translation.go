@@ -36,7 +36,7 @@ const maxTranslationBatch = 12000
 // its job dead and runs it again.
 const translationStuckAfter = 30 * time.Minute
 
-func (r *organizationResolver) Translations(ctx context.Context, o *store.Organization, page *string, limit *int) (*model.TranslationList, error) {
+func (r *organizationResolver) Translations(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string) (*model.TranslationList, error) {
 	// SECURITY: the organization's readers; each item needs its source
 	// space to be readable too (below).
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {

@@ -87,7 +87,7 @@ type ComplexityRoot struct {
 
 	ChangeRequest struct {
 		Comment                    func(childComplexity int, id string) int
-		CommentList                func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
+		CommentList                func(childComplexity int, page *string, limit *int, first *int, after *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Comments                   func(childComplexity int) int
 		Content                    func(childComplexity int, computed bool) int
 		ConversationsIssuesCluster func(childComplexity int) int
@@ -99,9 +99,9 @@ type ComplexityRoot struct {
 		Object                     func(childComplexity int) int
 		Outdated                   func(childComplexity int) int
 		PDF                        func(childComplexity int, page *string, only *bool) int
-		RequestedReviewerList      func(childComplexity int, page *string, limit *int) int
+		RequestedReviewerList      func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Review                     func(childComplexity int, id string) int
-		ReviewList                 func(childComplexity int, page *string, limit *int, outdated *bool) int
+		ReviewList                 func(childComplexity int, page *string, limit *int, first *int, after *string, outdated *bool) int
 		Revision                   func(childComplexity int) int
 		RevisionInitial            func(childComplexity int) int
 		RevisionMerged             func(childComplexity int) int
@@ -113,8 +113,14 @@ type ComplexityRoot struct {
 		Urls                       func(childComplexity int) int
 	}
 
+	ChangeRequestEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ChangeRequestList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -133,8 +139,14 @@ type ComplexityRoot struct {
 		User        func(childComplexity int) int
 	}
 
+	ChangeRequestRequestedReviewerEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ChangeRequestRequestedReviewerList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -154,8 +166,14 @@ type ComplexityRoot struct {
 		Urls        func(childComplexity int) int
 	}
 
+	ChangeRequestReviewEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ChangeRequestReviewList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -178,16 +196,22 @@ type ComplexityRoot struct {
 		OrganizationID       func(childComplexity int) int
 		ParentID             func(childComplexity int) int
 		Permissions          func(childComplexity int) int
-		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
-		Spaces               func(childComplexity int, page *string, limit *int) int
-		TeamPermissions      func(childComplexity int, page *string, limit *int) int
+		PermissionsAggregate func(childComplexity int, page *string, limit *int, first *int, after *string, role *store.MemberRole) int
+		Spaces               func(childComplexity int, page *string, limit *int, first *int, after *string) int
+		TeamPermissions      func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Title                func(childComplexity int) int
 		Urls                 func(childComplexity int) int
-		UserPermissions      func(childComplexity int, page *string, limit *int) int
+		UserPermissions      func(childComplexity int, page *string, limit *int, first *int, after *string) int
+	}
+
+	CollectionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	CollectionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -217,7 +241,7 @@ type ComplexityRoot struct {
 		Repliers    func(childComplexity int) int
 		Replies     func(childComplexity int) int
 		Reply       func(childComplexity int, id string) int
-		ReplyList   func(childComplexity int, page *string, limit *int) int
+		ReplyList   func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ResolvedAt  func(childComplexity int) int
 		ResolvedBy  func(childComplexity int) int
 		Status      func(childComplexity int) int
@@ -230,8 +254,14 @@ type ComplexityRoot struct {
 		Markdown func(childComplexity int) int
 	}
 
+	CommentEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	CommentList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -273,8 +303,14 @@ type ComplexityRoot struct {
 		Urls        func(childComplexity int) int
 	}
 
+	CommentReplyEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	CommentReplyList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -297,6 +333,11 @@ type ComplexityRoot struct {
 		Location func(childComplexity int) int
 	}
 
+	ContentLocationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ContentLocationFile struct {
 		File           func(childComplexity int) int
 		Kind           func(childComplexity int) int
@@ -307,6 +348,7 @@ type ComplexityRoot struct {
 
 	ContentLocationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -341,6 +383,11 @@ type ComplexityRoot struct {
 		Parts        func(childComplexity int) int
 	}
 
+	ConversationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ConversationIssue struct {
 		ClusterID      func(childComplexity int) int
 		ConversationID func(childComplexity int) int
@@ -354,6 +401,11 @@ type ComplexityRoot struct {
 		Urls           func(childComplexity int) int
 	}
 
+	ConversationIssueEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ConversationIssueItem struct {
 		Conversation func(childComplexity int) int
 		Issue        func(childComplexity int) int
@@ -361,6 +413,7 @@ type ComplexityRoot struct {
 
 	ConversationIssueList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -372,6 +425,7 @@ type ComplexityRoot struct {
 
 	ConversationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -409,8 +463,14 @@ type ComplexityRoot struct {
 		WeeklyPulse func(childComplexity int) int
 	}
 
+	ConversationsIssuesClusterEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	ConversationsIssuesClusterList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -461,18 +521,18 @@ type ComplexityRoot struct {
 		Description           func(childComplexity int) int
 		Development           func(childComplexity int) int
 		Event                 func(childComplexity int, id string) int
-		Events                func(childComplexity int, page *string, limit *int) int
+		Events                func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ExternalLinks         func(childComplexity int) int
 		Installation          func(childComplexity int, id string) int
-		Installations         func(childComplexity int, page *string, limit *int, externalID *string) int
+		Installations         func(childComplexity int, page *string, limit *int, first *int, after *string, externalID *string) int
 		Name                  func(childComplexity int) int
 		Object                func(childComplexity int) int
 		Owner                 func(childComplexity int) int
 		Permissions           func(childComplexity int) int
 		PreviewImages         func(childComplexity int) int
 		Scopes                func(childComplexity int) int
-		SiteInstallations     func(childComplexity int, page *string, limit *int, externalID *string) int
-		SpaceInstallations    func(childComplexity int, page *string, limit *int, externalID *string) int
+		SiteInstallations     func(childComplexity int, page *string, limit *int, first *int, after *string, externalID *string) int
+		SpaceInstallations    func(childComplexity int, page *string, limit *int, first *int, after *string, externalID *string) int
 		Summary               func(childComplexity int) int
 		Target                func(childComplexity int) int
 		Title                 func(childComplexity int) int
@@ -525,6 +585,11 @@ type ComplexityRoot struct {
 		URL           func(childComplexity int) int
 	}
 
+	IntegrationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IntegrationEvent struct {
 		CreatedAt      func(childComplexity int) int
 		ID             func(childComplexity int) int
@@ -539,8 +604,14 @@ type ComplexityRoot struct {
 		Trace func(childComplexity int) int
 	}
 
+	IntegrationEventEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IntegrationEventList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -567,10 +638,10 @@ type ComplexityRoot struct {
 		ExternalIDs        func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		SiteInstallation   func(childComplexity int, siteID string) int
-		SiteInstallations  func(childComplexity int, page *string, limit *int) int
+		SiteInstallations  func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		SiteSelection      func(childComplexity int) int
 		SpaceInstallation  func(childComplexity int, spaceID string) int
-		SpaceInstallations func(childComplexity int, page *string, limit *int) int
+		SpaceInstallations func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		SpaceSelection     func(childComplexity int) int
 		Spaces             func(childComplexity int) int
 		Status             func(childComplexity int) int
@@ -579,8 +650,14 @@ type ComplexityRoot struct {
 		Urls               func(childComplexity int) int
 	}
 
+	IntegrationInstallationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IntegrationInstallationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -598,6 +675,7 @@ type ComplexityRoot struct {
 
 	IntegrationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -618,8 +696,14 @@ type ComplexityRoot struct {
 		Urls           func(childComplexity int) int
 	}
 
+	IntegrationSiteInstallationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IntegrationSiteInstallationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -636,8 +720,14 @@ type ComplexityRoot struct {
 		Urls           func(childComplexity int) int
 	}
 
+	IntegrationSpaceInstallationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	IntegrationSpaceInstallationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -659,6 +749,11 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	LinkEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	LinkItem struct {
 		LocationReferences func(childComplexity int) int
 		Relation           func(childComplexity int) int
@@ -668,6 +763,7 @@ type ComplexityRoot struct {
 
 	LinkList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -697,7 +793,7 @@ type ComplexityRoot struct {
 	}
 
 	Member struct {
-		ContentPermissions func(childComplexity int, page *string, limit *int, order *model.ListOrder) int
+		ContentPermissions func(childComplexity int, page *string, limit *int, first *int, after *string, order *model.ListOrder) int
 		Disabled           func(childComplexity int) int
 		JoinedAt           func(childComplexity int) int
 		LastSeenAt         func(childComplexity int) int
@@ -705,7 +801,7 @@ type ComplexityRoot struct {
 		Role               func(childComplexity int) int
 		SSO                func(childComplexity int) int
 		Spaces             func(childComplexity int) int
-		TeamMemberships    func(childComplexity int, page *string, limit *int, title *string) int
+		TeamMemberships    func(childComplexity int, page *string, limit *int, first *int, after *string, title *string) int
 		Teams              func(childComplexity int) int
 		User               func(childComplexity int) int
 		UserID             func(childComplexity int) int
@@ -716,15 +812,27 @@ type ComplexityRoot struct {
 		Space      func(childComplexity int) int
 	}
 
+	MemberContentPermissionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	MemberContentPermissionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
 	}
 
+	MemberEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	MemberList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -735,8 +843,14 @@ type ComplexityRoot struct {
 		Team   func(childComplexity int) int
 	}
 
+	MemberTeamEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	MemberTeamList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -889,7 +1003,7 @@ type ComplexityRoot struct {
 		UpdatedAt       func(childComplexity int) int
 		Urls            func(childComplexity int) int
 		Version         func(childComplexity int, id string) int
-		Versions        func(childComplexity int, page *string, limit *int) int
+		Versions        func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Visibility      func(childComplexity int) int
 	}
 
@@ -898,8 +1012,14 @@ type ComplexityRoot struct {
 		URL        func(childComplexity int) int
 	}
 
+	OpenAPISpecEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	OpenAPISpecList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -925,8 +1045,14 @@ type ComplexityRoot struct {
 		Urls      func(childComplexity int) int
 	}
 
+	OpenAPISpecVersionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	OpenAPISpecVersionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -939,15 +1065,15 @@ type ComplexityRoot struct {
 	Organization struct {
 		AI                    func(childComplexity int) int
 		AgentInstructions     func(childComplexity int) int
-		ChangeRequests        func(childComplexity int, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
-		Collections           func(childComplexity int, page *string, limit *int, nested *bool) int
+		ChangeRequests        func(childComplexity int, page *string, limit *int, first *int, after *string, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
+		Collections           func(childComplexity int, page *string, limit *int, first *int, after *string, nested *bool) int
 		CommunityType         func(childComplexity int) int
 		Conversation          func(childComplexity int, id string) int
 		ConversationIssue     func(childComplexity int, id string) int
-		ConversationIssues    func(childComplexity int, page *string, limit *int, cluster *string, conversation *string) int
-		Conversations         func(childComplexity int, page *string, limit *int, source *string) int
+		ConversationIssues    func(childComplexity int, page *string, limit *int, first *int, after *string, cluster *string, conversation *string) int
+		Conversations         func(childComplexity int, page *string, limit *int, first *int, after *string, source *string) int
 		ConversationsCluster  func(childComplexity int, id string) int
-		ConversationsClusters func(childComplexity int, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) int
+		ConversationsClusters func(childComplexity int, page *string, limit *int, first *int, after *string, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) int
 		CreatedAt             func(childComplexity int) int
 		DefaultContent        func(childComplexity int) int
 		DefaultRole           func(childComplexity int) int
@@ -956,27 +1082,27 @@ type ComplexityRoot struct {
 		ID                    func(childComplexity int) int
 		InternalIsOnNewTrial  func(childComplexity int) int
 		InviteLinks           func(childComplexity int) int
-		Invites               func(childComplexity int, page *string, limit *int) int
+		Invites               func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Member                func(childComplexity int, userID string) int
-		Members               func(childComplexity int, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
+		Members               func(childComplexity int, page *string, limit *int, first *int, after *string, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) int
 		MergeRules            func(childComplexity int) int
 		Object                func(childComplexity int) int
 		OpenAPISpec           func(childComplexity int, slug string) int
-		OpenAPISpecs          func(childComplexity int, page *string, limit *int) int
+		OpenAPISpecs          func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Permissions           func(childComplexity int) int
 		Plan                  func(childComplexity int) int
 		SSO                   func(childComplexity int) int
 		SamlProvider          func(childComplexity int, id string) int
-		SamlProviders         func(childComplexity int, page *string, limit *int) int
-		Search                func(childComplexity int, query string, page *string, limit *int) int
-		Sites                 func(childComplexity int, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) int
-		Spaces                func(childComplexity int, page *string, limit *int) int
+		SamlProviders         func(childComplexity int, page *string, limit *int, first *int, after *string) int
+		Search                func(childComplexity int, query string, page *string, limit *int, first *int, after *string) int
+		Sites                 func(childComplexity int, page *string, limit *int, first *int, after *string, space *string, title *string, published *bool, typeArg []store.SiteType) int
+		Spaces                func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		SsoProviderLogins     func(childComplexity int) int
 		Team                  func(childComplexity int, id string) int
-		Teams                 func(childComplexity int, page *string, limit *int, owner *string, title *string) int
+		Teams                 func(childComplexity int, page *string, limit *int, first *int, after *string, owner *string, title *string) int
 		Title                 func(childComplexity int) int
 		Translation           func(childComplexity int, id string) int
-		Translations          func(childComplexity int, page *string, limit *int) int
+		Translations          func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Trial                 func(childComplexity int) int
 		Type                  func(childComplexity int) int
 		Urls                  func(childComplexity int) int
@@ -988,6 +1114,11 @@ type ComplexityRoot struct {
 		Type func(childComplexity int) int
 	}
 
+	OrganizationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	OrganizationInvite struct {
 		ID        func(childComplexity int) int
 		Object    func(childComplexity int) int
@@ -995,8 +1126,14 @@ type ComplexityRoot struct {
 		Role      func(childComplexity int) int
 	}
 
+	OrganizationInviteEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	OrganizationInviteList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1004,6 +1141,7 @@ type ComplexityRoot struct {
 
 	OrganizationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1057,8 +1195,10 @@ type ComplexityRoot struct {
 	}
 
 	PageInfo struct {
-		EndCursor   func(childComplexity int) int
-		HasNextPage func(childComplexity int) int
+		EndCursor       func(childComplexity int) int
+		HasNextPage     func(childComplexity int) int
+		HasPreviousPage func(childComplexity int) int
+		StartCursor     func(childComplexity int) int
 	}
 
 	PageLayout struct {
@@ -1098,10 +1238,12 @@ type ComplexityRoot struct {
 	Query struct {
 		Collection                     func(childComplexity int, id string) int
 		Integration                    func(childComplexity int, name string) int
-		Integrations                   func(childComplexity int, page *string, limit *int, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) int
+		Integrations                   func(childComplexity int, page *string, limit *int, first *int, after *string, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) int
+		Node                           func(childComplexity int, id string) int
+		Nodes                          func(childComplexity int, ids []string) int
 		Organization                   func(childComplexity int, id string) int
 		OrganizationInvite             func(childComplexity int, organizationID string, id string) int
-		Organizations                  func(childComplexity int, page *string, limit *int) int
+		Organizations                  func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		OrganizationsForEmailDomain    func(childComplexity int, emailDomain string) int
 		PublishedContentSite           func(childComplexity int, organizationID string, siteID string, shareKey *string) int
 		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
@@ -1118,7 +1260,7 @@ type ComplexityRoot struct {
 	Revision struct {
 		CreatedAt        func(childComplexity int) int
 		File             func(childComplexity int, id string) int
-		FileList         func(childComplexity int, page *string, limit *int) int
+		FileList         func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Files            func(childComplexity int) int
 		Git              func(childComplexity int) int
 		ID               func(childComplexity int) int
@@ -1134,7 +1276,7 @@ type ComplexityRoot struct {
 	}
 
 	RevisionFile struct {
-		Backlinks   func(childComplexity int, page *string, limit *int) int
+		Backlinks   func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ContentType func(childComplexity int) int
 		Dimensions  func(childComplexity int) int
 		DownloadURL func(childComplexity int) int
@@ -1144,8 +1286,14 @@ type ComplexityRoot struct {
 		Size        func(childComplexity int) int
 	}
 
+	RevisionFileEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	RevisionFileList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1160,7 +1308,7 @@ type ComplexityRoot struct {
 	}
 
 	RevisionPage struct {
-		Backlinks     func(childComplexity int, page *string, limit *int) int
+		Backlinks     func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		CreatedAt     func(childComplexity int) int
 		Description   func(childComplexity int) int
 		Document      func(childComplexity int) int
@@ -1170,7 +1318,7 @@ type ComplexityRoot struct {
 		ID            func(childComplexity int) int
 		Kind          func(childComplexity int) int
 		Layout        func(childComplexity int) int
-		Links         func(childComplexity int, page *string, limit *int, status *string) int
+		Links         func(childComplexity int, page *string, limit *int, first *int, after *string, status *string) int
 		Markdown      func(childComplexity int) int
 		NoIndex       func(childComplexity int) int
 		NoRobotsIndex func(childComplexity int) int
@@ -1208,8 +1356,14 @@ type ComplexityRoot struct {
 		Urls        func(childComplexity int) int
 	}
 
+	SAMLProviderEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SAMLProviderList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1248,8 +1402,14 @@ type ComplexityRoot struct {
 		Urls      func(childComplexity int) int
 	}
 
+	SearchPageResultEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SearchPageResultList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1269,8 +1429,14 @@ type ComplexityRoot struct {
 		Title func(childComplexity int) int
 	}
 
+	SearchSpaceResultEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SearchSpaceResultList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1292,10 +1458,10 @@ type ComplexityRoot struct {
 		Object          func(childComplexity int) int
 		Proxy           func(childComplexity int) int
 		Published       func(childComplexity int) int
-		SectionGroups   func(childComplexity int, page *string, limit *int) int
-		Sections        func(childComplexity int, page *string, limit *int) int
+		SectionGroups   func(childComplexity int, page *string, limit *int, first *int, after *string) int
+		Sections        func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ShareKey        func(childComplexity int) int
-		SiteSpaceList   func(childComplexity int, page *string, limit *int, defaultArg *bool) int
+		SiteSpaceList   func(childComplexity int, page *string, limit *int, first *int, after *string, defaultArg *bool) int
 		SiteSpaces      func(childComplexity int) int
 		Structure       func(childComplexity int) int
 		Title           func(childComplexity int) int
@@ -1323,6 +1489,11 @@ type ComplexityRoot struct {
 		Items func(childComplexity int) int
 	}
 
+	SiteEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SiteFeature struct {
 		Frozen func(childComplexity int) int
 		ID     func(childComplexity int) int
@@ -1336,6 +1507,7 @@ type ComplexityRoot struct {
 
 	SiteList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1360,6 +1532,11 @@ type ComplexityRoot struct {
 		Urls        func(childComplexity int) int
 	}
 
+	SiteSectionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SiteSectionGroup struct {
 		Children      func(childComplexity int) int
 		ID            func(childComplexity int) int
@@ -1370,8 +1547,14 @@ type ComplexityRoot struct {
 		Title         func(childComplexity int) int
 	}
 
+	SiteSectionGroupEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SiteSectionGroupList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1379,6 +1562,7 @@ type ComplexityRoot struct {
 
 	SiteSectionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1400,8 +1584,14 @@ type ComplexityRoot struct {
 		Urls      func(childComplexity int) int
 	}
 
+	SiteSpaceEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	SiteSpaceList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1424,12 +1614,12 @@ type ComplexityRoot struct {
 
 	Space struct {
 		ChangeRequest        func(childComplexity int, id string) int
-		ChangeRequestList    func(childComplexity int, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
+		ChangeRequestList    func(childComplexity int, page *string, limit *int, first *int, after *string, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) int
 		ChangeRequests       func(childComplexity int) int
 		ChangeRequestsDraft  func(childComplexity int) int
 		ChangeRequestsOpen   func(childComplexity int) int
 		Comment              func(childComplexity int, id string) int
-		CommentList          func(childComplexity int, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
+		CommentList          func(childComplexity int, page *string, limit *int, first *int, after *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) int
 		Content              func(childComplexity int, computed bool) int
 		CreatedAt            func(childComplexity int) int
 		DefaultLevel         func(childComplexity int) int
@@ -1439,27 +1629,33 @@ type ComplexityRoot struct {
 		GitInfo              func(childComplexity int) int
 		ID                   func(childComplexity int) int
 		Language             func(childComplexity int) int
-		Links                func(childComplexity int, page *string, limit *int, status *string) int
+		Links                func(childComplexity int, page *string, limit *int, first *int, after *string, status *string) int
 		MergeRules           func(childComplexity int) int
 		Object               func(childComplexity int) int
 		OpenComments         func(childComplexity int) int
 		OrganizationID       func(childComplexity int) int
 		ParentID             func(childComplexity int) int
 		Permissions          func(childComplexity int) int
-		PermissionsAggregate func(childComplexity int, page *string, limit *int, role *store.MemberRole) int
+		PermissionsAggregate func(childComplexity int, page *string, limit *int, first *int, after *string, role *store.MemberRole) int
 		RevisionByID         func(childComplexity int, id string, computed bool) int
 		RevisionID           func(childComplexity int) int
-		Search               func(childComplexity int, query string, page *string, limit *int) int
-		TeamPermissions      func(childComplexity int, page *string, limit *int) int
+		Search               func(childComplexity int, query string, page *string, limit *int, first *int, after *string) int
+		TeamPermissions      func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Title                func(childComplexity int) int
 		UpdatedAt            func(childComplexity int) int
 		Urls                 func(childComplexity int) int
-		UserPermissions      func(childComplexity int, page *string, limit *int) int
+		UserPermissions      func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Visibility           func(childComplexity int) int
+	}
+
+	SpaceEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	SpaceList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1507,7 +1703,7 @@ type ComplexityRoot struct {
 		Object      func(childComplexity int) int
 		Permissions func(childComplexity int) int
 		Spaces      func(childComplexity int) int
-		TeamMembers func(childComplexity int, page *string, limit *int) int
+		TeamMembers func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Title       func(childComplexity int) int
 	}
 
@@ -1516,15 +1712,27 @@ type ComplexityRoot struct {
 		Team       func(childComplexity int) int
 	}
 
+	TeamContentPermissionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	TeamContentPermissionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
 	}
 
+	TeamEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	TeamList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1534,8 +1742,14 @@ type ComplexityRoot struct {
 		Role func(childComplexity int) int
 	}
 
+	TeamMemberEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	TeamMemberList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1566,8 +1780,14 @@ type ComplexityRoot struct {
 		Urls          func(childComplexity int) int
 	}
 
+	TranslationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	TranslationList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1616,8 +1836,14 @@ type ComplexityRoot struct {
 		User       func(childComplexity int) int
 	}
 
+	UserContentPermissionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	UserContentPermissionList struct {
 		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
 		Items    func(childComplexity int) int
 		Next     func(childComplexity int) int
 		PageInfo func(childComplexity int) int
@@ -1652,10 +1878,10 @@ type ChangeRequestResolver interface {
 	Content(ctx context.Context, obj *store.ChangeRequest, computed bool) (*store.Revision, error)
 	PDF(ctx context.Context, obj *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error)
 	Comment(ctx context.Context, obj *store.ChangeRequest, id string) (*model.CommentNode, error)
-	CommentList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
+	CommentList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, first *int, after *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.List[*model.CommentNode], error)
 	Review(ctx context.Context, obj *store.ChangeRequest, id string) (*store.Review, error)
-	ReviewList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, outdated *bool) (*model.ChangeRequestReviewList, error)
-	RequestedReviewerList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int) (*model.ChangeRequestRequestedReviewerList, error)
+	ReviewList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, first *int, after *string, outdated *bool) (*model.List[*store.Review], error)
+	RequestedReviewerList(ctx context.Context, obj *store.ChangeRequest, page *string, limit *int, first *int, after *string) (*model.List[*store.RequestedReviewer], error)
 }
 type ChangeRequestRequestedReviewerResolver interface {
 	Kind(ctx context.Context, obj *store.RequestedReviewer) (string, error)
@@ -1674,10 +1900,10 @@ type ChangeRequestReviewResolver interface {
 type CollectionResolver interface {
 	Urls(ctx context.Context, obj *store.Collection) (*model.CollectionURLs, error)
 	Permissions(ctx context.Context, obj *store.Collection) (*model.CollectionPermissions, error)
-	Spaces(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.SpaceList, error)
-	UserPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.UserContentPermissionList, error)
-	TeamPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int) (*model.TeamContentPermissionList, error)
-	PermissionsAggregate(ctx context.Context, obj *store.Collection, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
+	Spaces(ctx context.Context, obj *store.Collection, page *string, limit *int, first *int, after *string) (*model.List[*store.Space], error)
+	UserPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int, first *int, after *string) (*model.List[*model.UserContentPermission], error)
+	TeamPermissions(ctx context.Context, obj *store.Collection, page *string, limit *int, first *int, after *string) (*model.List[*model.TeamContentPermission], error)
+	PermissionsAggregate(ctx context.Context, obj *store.Collection, page *string, limit *int, first *int, after *string, role *store.MemberRole) (*model.List[*model.UserContentPermission], error)
 }
 type CommentResolver interface {
 	PostedBy(ctx context.Context, obj *model.CommentNode) (*store.User, error)
@@ -1691,7 +1917,7 @@ type CommentResolver interface {
 	Permissions(ctx context.Context, obj *model.CommentNode) (*model.CommentPermissions, error)
 
 	ResolvedBy(ctx context.Context, obj *model.CommentNode) (*store.User, error)
-	ReplyList(ctx context.Context, obj *model.CommentNode, page *string, limit *int) (*model.CommentReplyList, error)
+	ReplyList(ctx context.Context, obj *model.CommentNode, page *string, limit *int, first *int, after *string) (*model.List[*model.ReplyNode], error)
 	Reply(ctx context.Context, obj *model.CommentNode, id string) (*model.ReplyNode, error)
 }
 type CommentReplyResolver interface {
@@ -1732,11 +1958,11 @@ type IntegrationResolver interface {
 	Urls(ctx context.Context, obj *store.Integration) (*model.IntegrationURLs, error)
 	Permissions(ctx context.Context, obj *store.Integration) (*model.IntegrationPermissions, error)
 	ContentSecurityPolicy(ctx context.Context, obj *store.Integration) (any, error)
-	Installations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationInstallationList, error)
+	Installations(ctx context.Context, obj *store.Integration, page *string, limit *int, first *int, after *string, externalID *string) (*model.List[*store.IntegrationInstallation], error)
 	Installation(ctx context.Context, obj *store.Integration, id string) (*store.IntegrationInstallation, error)
-	SpaceInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSpaceInstallationList, error)
-	SiteInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, externalID *string) (*model.IntegrationSiteInstallationList, error)
-	Events(ctx context.Context, obj *store.Integration, page *string, limit *int) (*model.IntegrationEventList, error)
+	SpaceInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, first *int, after *string, externalID *string) (*model.List[*store.IntegrationSpaceInstallation], error)
+	SiteInstallations(ctx context.Context, obj *store.Integration, page *string, limit *int, first *int, after *string, externalID *string) (*model.List[*store.IntegrationSiteInstallation], error)
+	Events(ctx context.Context, obj *store.Integration, page *string, limit *int, first *int, after *string) (*model.List[*store.IntegrationEvent], error)
 	Event(ctx context.Context, obj *store.Integration, id string) (*model.IntegrationEventDetail, error)
 	Development(ctx context.Context, obj *store.Integration) (*store.IntegrationDevelopment, error)
 }
@@ -1753,9 +1979,9 @@ type IntegrationInstallationResolver interface {
 
 	Urls(ctx context.Context, obj *store.IntegrationInstallation) (*model.IntegrationInstallationURLs, error)
 	Target(ctx context.Context, obj *store.IntegrationInstallation) (*model.IntegrationInstallationTarget, error)
-	SpaceInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSpaceInstallationList, error)
+	SpaceInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int, first *int, after *string) (*model.List[*store.IntegrationSpaceInstallation], error)
 	SpaceInstallation(ctx context.Context, obj *store.IntegrationInstallation, spaceID string) (*store.IntegrationSpaceInstallation, error)
-	SiteInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int) (*model.IntegrationSiteInstallationList, error)
+	SiteInstallations(ctx context.Context, obj *store.IntegrationInstallation, page *string, limit *int, first *int, after *string) (*model.List[*store.IntegrationSiteInstallation], error)
 	SiteInstallation(ctx context.Context, obj *store.IntegrationInstallation, siteID string) (*store.IntegrationSiteInstallation, error)
 }
 type IntegrationSiteInstallationResolver interface {
@@ -1781,8 +2007,8 @@ type MemberResolver interface {
 
 	Spaces(ctx context.Context, obj *store.Member) (int, error)
 	Teams(ctx context.Context, obj *store.Member) (int, error)
-	ContentPermissions(ctx context.Context, obj *store.Member, page *string, limit *int, order *model.ListOrder) (*model.MemberContentPermissionList, error)
-	TeamMemberships(ctx context.Context, obj *store.Member, page *string, limit *int, title *string) (*model.MemberTeamList, error)
+	ContentPermissions(ctx context.Context, obj *store.Member, page *string, limit *int, first *int, after *string, order *model.ListOrder) (*model.List[*model.MemberContentPermission], error)
+	TeamMemberships(ctx context.Context, obj *store.Member, page *string, limit *int, first *int, after *string, title *string) (*model.List[*model.MemberTeam], error)
 }
 type MutationResolver interface {
 	CreateOrganization(ctx context.Context, input model.CreateOrganizationInput) (*store.Organization, error)
@@ -1897,7 +2123,7 @@ type MutationResolver interface {
 type OpenAPISpecResolver interface {
 	Permissions(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecPermissions, error)
 	Urls(ctx context.Context, obj *store.OpenAPISpec) (*model.OpenAPISpecURLs, error)
-	Versions(ctx context.Context, obj *store.OpenAPISpec, page *string, limit *int) (*model.OpenAPISpecVersionList, error)
+	Versions(ctx context.Context, obj *store.OpenAPISpec, page *string, limit *int, first *int, after *string) (*model.List[*store.OpenAPISpecVersion], error)
 	Version(ctx context.Context, obj *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error)
 }
 type OpenAPISpecVersionResolver interface {
@@ -1913,29 +2139,29 @@ type OrganizationResolver interface {
 
 	Permissions(ctx context.Context, obj *store.Organization) (*model.OrganizationPermissions, error)
 	AgentInstructions(ctx context.Context, obj *store.Organization) (*model.AgentInstructions, error)
-	Spaces(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.SpaceList, error)
-	Sites(ctx context.Context, obj *store.Organization, page *string, limit *int, space *string, title *string, published *bool, typeArg []store.SiteType) (*model.SiteList, error)
-	Members(ctx context.Context, obj *store.Organization, page *string, limit *int, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) (*model.MemberList, error)
+	Spaces(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string) (*model.List[*store.Space], error)
+	Sites(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, space *string, title *string, published *bool, typeArg []store.SiteType) (*model.List[*store.Site], error)
+	Members(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, order *model.ListOrder, role *model.MemberRoleFilter, search *string, sort *model.MemberSort) (*model.List[*store.Member], error)
 	Member(ctx context.Context, obj *store.Organization, userID string) (*store.Member, error)
-	Teams(ctx context.Context, obj *store.Organization, page *string, limit *int, owner *string, title *string) (*model.TeamList, error)
+	Teams(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, owner *string, title *string) (*model.List[*store.Team], error)
 	Team(ctx context.Context, obj *store.Organization, id string) (*store.Team, error)
-	OpenAPISpecs(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OpenAPISpecList, error)
+	OpenAPISpecs(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string) (*model.List[*store.OpenAPISpec], error)
 	OpenAPISpec(ctx context.Context, obj *store.Organization, slug string) (*store.OpenAPISpec, error)
-	Translations(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.TranslationList, error)
+	Translations(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string) (*model.List[*store.Translation], error)
 	Translation(ctx context.Context, obj *store.Organization, id string) (*store.Translation, error)
-	Conversations(ctx context.Context, obj *store.Organization, page *string, limit *int, source *string) (*model.ConversationList, error)
+	Conversations(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, source *string) (*model.List[*store.Conversation], error)
 	Conversation(ctx context.Context, obj *store.Organization, id string) (*model.ConversationDetail, error)
-	ConversationIssues(ctx context.Context, obj *store.Organization, page *string, limit *int, cluster *string, conversation *string) (*model.ConversationIssueList, error)
+	ConversationIssues(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, cluster *string, conversation *string) (*model.List[*store.ConversationIssue], error)
 	ConversationIssue(ctx context.Context, obj *store.Organization, id string) (*store.ConversationIssue, error)
-	ConversationsClusters(ctx context.Context, obj *store.Organization, page *string, limit *int, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.ConversationsIssuesClusterList, error)
+	ConversationsClusters(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, order *model.ListOrder, orderBy *model.ConversationsIssuesClusterOrderBy, status *store.IssuesClusterStatus) (*model.List[*store.IssuesCluster], error)
 	ConversationsCluster(ctx context.Context, obj *store.Organization, id string) (*store.IssuesCluster, error)
-	SamlProviders(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.SAMLProviderList, error)
+	SamlProviders(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string) (*model.List[*store.SAMLProvider], error)
 	SamlProvider(ctx context.Context, obj *store.Organization, id string) (*store.SAMLProvider, error)
 	SsoProviderLogins(ctx context.Context, obj *store.Organization) (*model.SSOProviderLoginList, error)
-	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int) (*model.OrganizationInviteList, error)
-	Search(ctx context.Context, obj *store.Organization, query string, page *string, limit *int) (*model.SearchSpaceResultList, error)
-	ChangeRequests(ctx context.Context, obj *store.Organization, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
-	Collections(ctx context.Context, obj *store.Organization, page *string, limit *int, nested *bool) (*model.CollectionList, error)
+	Invites(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string) (*model.List[*store.Invite], error)
+	Search(ctx context.Context, obj *store.Organization, query string, page *string, limit *int, first *int, after *string) (*model.List[*model.SearchSpaceResult], error)
+	ChangeRequests(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.List[*store.ChangeRequest], error)
+	Collections(ctx context.Context, obj *store.Organization, page *string, limit *int, first *int, after *string, nested *bool) (*model.List[*store.Collection], error)
 }
 type OrganizationInviteResolver interface {
 	Redundant(ctx context.Context, obj *store.Invite) (bool, error)
@@ -1946,7 +2172,9 @@ type OrganizationSummaryResolver interface {
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
-	Organizations(ctx context.Context, page *string, limit *int) (*model.OrganizationList, error)
+	Node(ctx context.Context, id string) (model.Node, error)
+	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
+	Organizations(ctx context.Context, page *string, limit *int, first *int, after *string) (*model.List[*store.Organization], error)
 	SpaceTemplates(ctx context.Context) ([]*model.SpaceTemplate, error)
 	Organization(ctx context.Context, id string) (*store.Organization, error)
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
@@ -1956,14 +2184,14 @@ type QueryResolver interface {
 	OrganizationInvite(ctx context.Context, organizationID string, id string) (*store.Invite, error)
 	OrganizationsForEmailDomain(ctx context.Context, emailDomain string) (*model.EmailDomainOrganizations, error)
 	SiteAdaptiveTemplateConditions(ctx context.Context, organizationID string, siteID string) (*model.SiteAdaptiveTemplateConditionList, error)
-	Integrations(ctx context.Context, page *string, limit *int, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) (*model.IntegrationList, error)
+	Integrations(ctx context.Context, page *string, limit *int, first *int, after *string, search *string, category *store.IntegrationCategory, blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) (*model.List[*store.Integration], error)
 	Integration(ctx context.Context, name string) (*store.Integration, error)
 }
 type RevisionResolver interface {
 	Pages(ctx context.Context, obj *store.Revision) ([]*model.PageNode, error)
 	Files(ctx context.Context, obj *store.Revision) ([]*store.RevisionFile, error)
 	File(ctx context.Context, obj *store.Revision, id string) (*store.RevisionFile, error)
-	FileList(ctx context.Context, obj *store.Revision, page *string, limit *int) (*model.RevisionFileList, error)
+	FileList(ctx context.Context, obj *store.Revision, page *string, limit *int, first *int, after *string) (*model.List[*store.RevisionFile], error)
 	ReusableContents(ctx context.Context, obj *store.Revision) ([]map[string]any, error)
 	Variables(ctx context.Context, obj *store.Revision) (map[string]any, error)
 	Urls(ctx context.Context, obj *store.Revision) (*model.RevisionURLs, error)
@@ -1975,7 +2203,7 @@ type RevisionFileResolver interface {
 	Size(ctx context.Context, obj *store.RevisionFile) (int, error)
 	Dimensions(ctx context.Context, obj *store.RevisionFile) (*model.FileDimensions, error)
 	Git(ctx context.Context, obj *store.RevisionFile) (*model.GitSyncBlob, error)
-	Backlinks(ctx context.Context, obj *store.RevisionFile, page *string, limit *int) (*model.ContentLocationList, error)
+	Backlinks(ctx context.Context, obj *store.RevisionFile, page *string, limit *int, first *int, after *string) (*model.List[model.ContentLocation], error)
 }
 type RevisionPageResolver interface {
 	Path(ctx context.Context, obj *model.PageNode) (string, error)
@@ -1986,8 +2214,8 @@ type RevisionPageResolver interface {
 	Markdown(ctx context.Context, obj *model.PageNode) (*string, error)
 	Document(ctx context.Context, obj *model.PageNode) (map[string]any, error)
 	Git(ctx context.Context, obj *model.PageNode) (*model.GitSyncBlob, error)
-	Links(ctx context.Context, obj *model.PageNode, page *string, limit *int, status *string) (*model.LinkList, error)
-	Backlinks(ctx context.Context, obj *model.PageNode, page *string, limit *int) (*model.ContentLocationList, error)
+	Links(ctx context.Context, obj *model.PageNode, page *string, limit *int, first *int, after *string, status *string) (*model.LinkList, error)
+	Backlinks(ctx context.Context, obj *model.PageNode, page *string, limit *int, first *int, after *string) (*model.List[model.ContentLocation], error)
 }
 type SAMLProviderResolver interface {
 	DefaultTeam(ctx context.Context, obj *store.SAMLProvider) (*store.Team, error)
@@ -2006,9 +2234,9 @@ type SiteResolver interface {
 	Urls(ctx context.Context, obj *store.Site) (*model.SiteURLs, error)
 	ShareKey(ctx context.Context, obj *store.Site) (*string, error)
 	Structure(ctx context.Context, obj *store.Site) (*model.SiteStructure, error)
-	SectionGroups(ctx context.Context, obj *store.Site, page *string, limit *int) (*model.SiteSectionGroupList, error)
-	Sections(ctx context.Context, obj *store.Site, page *string, limit *int) (*model.SiteSectionList, error)
-	SiteSpaceList(ctx context.Context, obj *store.Site, page *string, limit *int, defaultArg *bool) (*model.SiteSpaceList, error)
+	SectionGroups(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string) (*model.List[*store.SiteSectionGroup], error)
+	Sections(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string) (*model.List[*store.SiteSection], error)
+	SiteSpaceList(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string, defaultArg *bool) (*model.List[*store.SiteSpace], error)
 	AdaptiveSchema(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveSchema, error)
 }
 type SiteSectionResolver interface {
@@ -2029,18 +2257,18 @@ type SpaceResolver interface {
 	Urls(ctx context.Context, obj *store.Space) (*model.SpaceURLs, error)
 
 	Permissions(ctx context.Context, obj *store.Space) (*model.SpacePermissions, error)
-	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.UserContentPermissionList, error)
-	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int) (*model.TeamContentPermissionList, error)
-	PermissionsAggregate(ctx context.Context, obj *store.Space, page *string, limit *int, role *store.MemberRole) (*model.UserContentPermissionList, error)
+	UserPermissions(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string) (*model.List[*model.UserContentPermission], error)
+	TeamPermissions(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string) (*model.List[*model.TeamContentPermission], error)
+	PermissionsAggregate(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string, role *store.MemberRole) (*model.List[*model.UserContentPermission], error)
 	Content(ctx context.Context, obj *store.Space, computed bool) (*store.Revision, error)
 	RevisionByID(ctx context.Context, obj *store.Space, id string, computed bool) (*store.Revision, error)
 	ChangeRequest(ctx context.Context, obj *store.Space, id string) (*store.ChangeRequest, error)
-	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.ChangeRequestList, error)
-	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int) (*model.SearchPageResultList, error)
+	ChangeRequestList(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string, status *model.ChangeRequestStatus, creator *string, contributor *string, requestedReviewer *string, conversationsIssuesCluster *string) (*model.List[*store.ChangeRequest], error)
+	Search(ctx context.Context, obj *store.Space, query string, page *string, limit *int, first *int, after *string) (*model.List[*model.SearchPageResult], error)
 	GitInfo(ctx context.Context, obj *store.Space) (*model.GitSyncState, error)
-	Links(ctx context.Context, obj *store.Space, page *string, limit *int, status *string) (*model.LinkList, error)
+	Links(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string, status *string) (*model.LinkList, error)
 	Comment(ctx context.Context, obj *store.Space, id string) (*model.CommentNode, error)
-	CommentList(ctx context.Context, obj *store.Space, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error)
+	CommentList(ctx context.Context, obj *store.Space, page *string, limit *int, first *int, after *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.List[*model.CommentNode], error)
 }
 type SubscriptionResolver interface {
 	SpaceEvents(ctx context.Context, spaceID string) (<-chan *store.LiveEvent, error)
@@ -2052,7 +2280,7 @@ type TeamResolver interface {
 	Spaces(ctx context.Context, obj *store.Team) (int, error)
 
 	Permissions(ctx context.Context, obj *store.Team) (*model.TeamPermissions, error)
-	TeamMembers(ctx context.Context, obj *store.Team, page *string, limit *int) (*model.TeamMemberList, error)
+	TeamMembers(ctx context.Context, obj *store.Team, page *string, limit *int, first *int, after *string) (*model.List[*model.OrganizationTeamMember], error)
 }
 type TranslationResolver interface {
 	Source(ctx context.Context, obj *store.Translation) (*model.TranslationSource, error)
@@ -2145,7 +2373,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.ChangeRequest.CommentList(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["status"].(*model.CommentStatusFilter), args["targetPage"].(*string), args["authors"].([]string)), true
+		return e.ComplexityRoot.ChangeRequest.CommentList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["order"].(*model.ListOrder), args["status"].(*model.CommentStatusFilter), args["targetPage"].(*string), args["authors"].([]string)), true
 	case "ChangeRequest.comments":
 		if e.ComplexityRoot.ChangeRequest.Comments == nil {
 			break
@@ -2232,7 +2460,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.ChangeRequest.RequestedReviewerList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.ChangeRequest.RequestedReviewerList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "ChangeRequest.review":
 		if e.ComplexityRoot.ChangeRequest.Review == nil {
 			break
@@ -2254,7 +2482,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.ChangeRequest.ReviewList(childComplexity, args["page"].(*string), args["limit"].(*int), args["outdated"].(*bool)), true
+		return e.ComplexityRoot.ChangeRequest.ReviewList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["outdated"].(*bool)), true
 	case "ChangeRequest.revision":
 		if e.ComplexityRoot.ChangeRequest.Revision == nil {
 			break
@@ -2310,12 +2538,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChangeRequest.Urls(childComplexity), true
 
+	case "ChangeRequestEdge.cursor":
+		if e.ComplexityRoot.ChangeRequestEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestEdge.Cursor(childComplexity), true
+	case "ChangeRequestEdge.node":
+		if e.ComplexityRoot.ChangeRequestEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestEdge.Node(childComplexity), true
+
 	case "ChangeRequestList.count":
 		if e.ComplexityRoot.ChangeRequestList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ChangeRequestList.Count(childComplexity), true
+	case "ChangeRequestList.edges":
+		if e.ComplexityRoot.ChangeRequestList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestList.Edges(childComplexity), true
 	case "ChangeRequestList.items":
 		if e.ComplexityRoot.ChangeRequestList.Items == nil {
 			break
@@ -2379,12 +2626,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChangeRequestRequestedReviewer.User(childComplexity), true
 
+	case "ChangeRequestRequestedReviewerEdge.cursor":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerEdge.Cursor(childComplexity), true
+	case "ChangeRequestRequestedReviewerEdge.node":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerEdge.Node(childComplexity), true
+
 	case "ChangeRequestRequestedReviewerList.count":
 		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Count(childComplexity), true
+	case "ChangeRequestRequestedReviewerList.edges":
+		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestRequestedReviewerList.Edges(childComplexity), true
 	case "ChangeRequestRequestedReviewerList.items":
 		if e.ComplexityRoot.ChangeRequestRequestedReviewerList.Items == nil {
 			break
@@ -2471,12 +2737,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ChangeRequestReview.Urls(childComplexity), true
 
+	case "ChangeRequestReviewEdge.cursor":
+		if e.ComplexityRoot.ChangeRequestReviewEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewEdge.Cursor(childComplexity), true
+	case "ChangeRequestReviewEdge.node":
+		if e.ComplexityRoot.ChangeRequestReviewEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewEdge.Node(childComplexity), true
+
 	case "ChangeRequestReviewList.count":
 		if e.ComplexityRoot.ChangeRequestReviewList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ChangeRequestReviewList.Count(childComplexity), true
+	case "ChangeRequestReviewList.edges":
+		if e.ComplexityRoot.ChangeRequestReviewList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ChangeRequestReviewList.Edges(childComplexity), true
 	case "ChangeRequestReviewList.items":
 		if e.ComplexityRoot.ChangeRequestReviewList.Items == nil {
 			break
@@ -2568,7 +2853,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Collection.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["role"].(*store.MemberRole)), true
+		return e.ComplexityRoot.Collection.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["role"].(*store.MemberRole)), true
 	case "Collection.spaces":
 		if e.ComplexityRoot.Collection.Spaces == nil {
 			break
@@ -2579,7 +2864,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Collection.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Collection.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Collection.teamPermissions":
 		if e.ComplexityRoot.Collection.TeamPermissions == nil {
 			break
@@ -2590,7 +2875,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Collection.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Collection.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Collection.title":
 		if e.ComplexityRoot.Collection.Title == nil {
 			break
@@ -2613,7 +2898,20 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Collection.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Collection.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
+
+	case "CollectionEdge.cursor":
+		if e.ComplexityRoot.CollectionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CollectionEdge.Cursor(childComplexity), true
+	case "CollectionEdge.node":
+		if e.ComplexityRoot.CollectionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CollectionEdge.Node(childComplexity), true
 
 	case "CollectionList.count":
 		if e.ComplexityRoot.CollectionList.Count == nil {
@@ -2621,6 +2919,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CollectionList.Count(childComplexity), true
+	case "CollectionList.edges":
+		if e.ComplexityRoot.CollectionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CollectionList.Edges(childComplexity), true
 	case "CollectionList.items":
 		if e.ComplexityRoot.CollectionList.Items == nil {
 			break
@@ -2764,7 +3068,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Comment.ReplyList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Comment.ReplyList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Comment.resolvedAt":
 		if e.ComplexityRoot.Comment.ResolvedAt == nil {
 			break
@@ -2809,12 +3113,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CommentBody.Markdown(childComplexity), true
 
+	case "CommentEdge.cursor":
+		if e.ComplexityRoot.CommentEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEdge.Cursor(childComplexity), true
+	case "CommentEdge.node":
+		if e.ComplexityRoot.CommentEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
+
 	case "CommentList.count":
 		if e.ComplexityRoot.CommentList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CommentList.Count(childComplexity), true
+	case "CommentList.edges":
+		if e.ComplexityRoot.CommentList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentList.Edges(childComplexity), true
 	case "CommentList.items":
 		if e.ComplexityRoot.CommentList.Items == nil {
 			break
@@ -2970,12 +3293,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CommentReply.Urls(childComplexity), true
 
+	case "CommentReplyEdge.cursor":
+		if e.ComplexityRoot.CommentReplyEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentReplyEdge.Cursor(childComplexity), true
+	case "CommentReplyEdge.node":
+		if e.ComplexityRoot.CommentReplyEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentReplyEdge.Node(childComplexity), true
+
 	case "CommentReplyList.count":
 		if e.ComplexityRoot.CommentReplyList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.CommentReplyList.Count(childComplexity), true
+	case "CommentReplyList.edges":
+		if e.ComplexityRoot.CommentReplyList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentReplyList.Edges(childComplexity), true
 	case "CommentReplyList.items":
 		if e.ComplexityRoot.CommentReplyList.Items == nil {
 			break
@@ -3046,6 +3388,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CommentURLs.Location(childComplexity), true
 
+	case "ContentLocationEdge.cursor":
+		if e.ComplexityRoot.ContentLocationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationEdge.Cursor(childComplexity), true
+	case "ContentLocationEdge.node":
+		if e.ComplexityRoot.ContentLocationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationEdge.Node(childComplexity), true
+
 	case "ContentLocationFile.file":
 		if e.ComplexityRoot.ContentLocationFile.File == nil {
 			break
@@ -3083,6 +3438,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContentLocationList.Count(childComplexity), true
+	case "ContentLocationList.edges":
+		if e.ComplexityRoot.ContentLocationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.Edges(childComplexity), true
 	case "ContentLocationList.items":
 		if e.ComplexityRoot.ContentLocationList.Items == nil {
 			break
@@ -3208,6 +3569,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConversationDetail.Parts(childComplexity), true
 
+	case "ConversationEdge.cursor":
+		if e.ComplexityRoot.ConversationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationEdge.Cursor(childComplexity), true
+	case "ConversationEdge.node":
+		if e.ComplexityRoot.ConversationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationEdge.Node(childComplexity), true
+
 	case "ConversationIssue.cluster":
 		if e.ComplexityRoot.ConversationIssue.ClusterID == nil {
 			break
@@ -3269,6 +3643,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConversationIssue.Urls(childComplexity), true
 
+	case "ConversationIssueEdge.cursor":
+		if e.ComplexityRoot.ConversationIssueEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueEdge.Cursor(childComplexity), true
+	case "ConversationIssueEdge.node":
+		if e.ComplexityRoot.ConversationIssueEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueEdge.Node(childComplexity), true
+
 	case "ConversationIssueItem.conversation":
 		if e.ComplexityRoot.ConversationIssueItem.Conversation == nil {
 			break
@@ -3288,6 +3675,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConversationIssueList.Count(childComplexity), true
+	case "ConversationIssueList.edges":
+		if e.ComplexityRoot.ConversationIssueList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationIssueList.Edges(childComplexity), true
 	case "ConversationIssueList.items":
 		if e.ComplexityRoot.ConversationIssueList.Items == nil {
 			break
@@ -3320,6 +3713,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ConversationList.Count(childComplexity), true
+	case "ConversationList.edges":
+		if e.ComplexityRoot.ConversationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationList.Edges(childComplexity), true
 	case "ConversationList.items":
 		if e.ComplexityRoot.ConversationList.Items == nil {
 			break
@@ -3463,12 +3862,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ConversationsIssuesCluster.WeeklyPulse(childComplexity), true
 
+	case "ConversationsIssuesClusterEdge.cursor":
+		if e.ComplexityRoot.ConversationsIssuesClusterEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterEdge.Cursor(childComplexity), true
+	case "ConversationsIssuesClusterEdge.node":
+		if e.ComplexityRoot.ConversationsIssuesClusterEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterEdge.Node(childComplexity), true
+
 	case "ConversationsIssuesClusterList.count":
 		if e.ComplexityRoot.ConversationsIssuesClusterList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.ConversationsIssuesClusterList.Count(childComplexity), true
+	case "ConversationsIssuesClusterList.edges":
+		if e.ComplexityRoot.ConversationsIssuesClusterList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ConversationsIssuesClusterList.Edges(childComplexity), true
 	case "ConversationsIssuesClusterList.items":
 		if e.ComplexityRoot.ConversationsIssuesClusterList.Items == nil {
 			break
@@ -3665,7 +4083,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Integration.Events(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Integration.Events(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Integration.externalLinks":
 		if e.ComplexityRoot.Integration.ExternalLinks == nil {
 			break
@@ -3693,7 +4111,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Integration.Installations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+		return e.ComplexityRoot.Integration.Installations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["externalId"].(*string)), true
 	case "Integration.name":
 		if e.ComplexityRoot.Integration.Name == nil {
 			break
@@ -3740,7 +4158,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Integration.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+		return e.ComplexityRoot.Integration.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["externalId"].(*string)), true
 	case "Integration.spaceInstallations":
 		if e.ComplexityRoot.Integration.SpaceInstallations == nil {
 			break
@@ -3751,7 +4169,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Integration.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["externalId"].(*string)), true
+		return e.ComplexityRoot.Integration.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["externalId"].(*string)), true
 	case "Integration.summary":
 		if e.ComplexityRoot.Integration.Summary == nil {
 			break
@@ -3934,6 +4352,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntegrationDevelopment.URL(childComplexity), true
 
+	case "IntegrationEdge.cursor":
+		if e.ComplexityRoot.IntegrationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEdge.Cursor(childComplexity), true
+	case "IntegrationEdge.node":
+		if e.ComplexityRoot.IntegrationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEdge.Node(childComplexity), true
+
 	case "IntegrationEvent.createdAt":
 		if e.ComplexityRoot.IntegrationEvent.CreatedAt == nil {
 			break
@@ -3984,12 +4415,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntegrationEventDetail.Trace(childComplexity), true
 
+	case "IntegrationEventEdge.cursor":
+		if e.ComplexityRoot.IntegrationEventEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventEdge.Cursor(childComplexity), true
+	case "IntegrationEventEdge.node":
+		if e.ComplexityRoot.IntegrationEventEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventEdge.Node(childComplexity), true
+
 	case "IntegrationEventList.count":
 		if e.ComplexityRoot.IntegrationEventList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.IntegrationEventList.Count(childComplexity), true
+	case "IntegrationEventList.edges":
+		if e.ComplexityRoot.IntegrationEventList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationEventList.Edges(childComplexity), true
 	case "IntegrationEventList.items":
 		if e.ComplexityRoot.IntegrationEventList.Items == nil {
 			break
@@ -4093,7 +4543,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.IntegrationInstallation.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.IntegrationInstallation.SiteInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "IntegrationInstallation.site_selection":
 		if e.ComplexityRoot.IntegrationInstallation.SiteSelection == nil {
 			break
@@ -4121,7 +4571,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.IntegrationInstallation.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.IntegrationInstallation.SpaceInstallations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "IntegrationInstallation.space_selection":
 		if e.ComplexityRoot.IntegrationInstallation.SpaceSelection == nil {
 			break
@@ -4159,12 +4609,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntegrationInstallation.Urls(childComplexity), true
 
+	case "IntegrationInstallationEdge.cursor":
+		if e.ComplexityRoot.IntegrationInstallationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationEdge.Cursor(childComplexity), true
+	case "IntegrationInstallationEdge.node":
+		if e.ComplexityRoot.IntegrationInstallationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationEdge.Node(childComplexity), true
+
 	case "IntegrationInstallationList.count":
 		if e.ComplexityRoot.IntegrationInstallationList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.IntegrationInstallationList.Count(childComplexity), true
+	case "IntegrationInstallationList.edges":
+		if e.ComplexityRoot.IntegrationInstallationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationInstallationList.Edges(childComplexity), true
 	case "IntegrationInstallationList.items":
 		if e.ComplexityRoot.IntegrationInstallationList.Items == nil {
 			break
@@ -4216,6 +4685,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.IntegrationList.Count(childComplexity), true
+	case "IntegrationList.edges":
+		if e.ComplexityRoot.IntegrationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationList.Edges(childComplexity), true
 	case "IntegrationList.items":
 		if e.ComplexityRoot.IntegrationList.Items == nil {
 			break
@@ -4291,12 +4766,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntegrationSiteInstallation.Urls(childComplexity), true
 
+	case "IntegrationSiteInstallationEdge.cursor":
+		if e.ComplexityRoot.IntegrationSiteInstallationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationEdge.Cursor(childComplexity), true
+	case "IntegrationSiteInstallationEdge.node":
+		if e.ComplexityRoot.IntegrationSiteInstallationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationEdge.Node(childComplexity), true
+
 	case "IntegrationSiteInstallationList.count":
 		if e.ComplexityRoot.IntegrationSiteInstallationList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.IntegrationSiteInstallationList.Count(childComplexity), true
+	case "IntegrationSiteInstallationList.edges":
+		if e.ComplexityRoot.IntegrationSiteInstallationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSiteInstallationList.Edges(childComplexity), true
 	case "IntegrationSiteInstallationList.items":
 		if e.ComplexityRoot.IntegrationSiteInstallationList.Items == nil {
 			break
@@ -4365,12 +4859,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.IntegrationSpaceInstallation.Urls(childComplexity), true
 
+	case "IntegrationSpaceInstallationEdge.cursor":
+		if e.ComplexityRoot.IntegrationSpaceInstallationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationEdge.Cursor(childComplexity), true
+	case "IntegrationSpaceInstallationEdge.node":
+		if e.ComplexityRoot.IntegrationSpaceInstallationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationEdge.Node(childComplexity), true
+
 	case "IntegrationSpaceInstallationList.count":
 		if e.ComplexityRoot.IntegrationSpaceInstallationList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.IntegrationSpaceInstallationList.Count(childComplexity), true
+	case "IntegrationSpaceInstallationList.edges":
+		if e.ComplexityRoot.IntegrationSpaceInstallationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.IntegrationSpaceInstallationList.Edges(childComplexity), true
 	case "IntegrationSpaceInstallationList.items":
 		if e.ComplexityRoot.IntegrationSpaceInstallationList.Items == nil {
 			break
@@ -4435,6 +4948,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.LinkBrokenStats.Total(childComplexity), true
 
+	case "LinkEdge.cursor":
+		if e.ComplexityRoot.LinkEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkEdge.Cursor(childComplexity), true
+	case "LinkEdge.node":
+		if e.ComplexityRoot.LinkEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkEdge.Node(childComplexity), true
+
 	case "LinkItem.locationReferences":
 		if e.ComplexityRoot.LinkItem.LocationReferences == nil {
 			break
@@ -4466,6 +4992,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LinkList.Count(childComplexity), true
+	case "LinkList.edges":
+		if e.ComplexityRoot.LinkList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.Edges(childComplexity), true
 	case "LinkList.items":
 		if e.ComplexityRoot.LinkList.Items == nil {
 			break
@@ -4582,7 +5114,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Member.ContentPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder)), true
+		return e.ComplexityRoot.Member.ContentPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["order"].(*model.ListOrder)), true
 	case "Member.disabled":
 		if e.ComplexityRoot.Member.Disabled == nil {
 			break
@@ -4635,7 +5167,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Member.TeamMemberships(childComplexity, args["page"].(*string), args["limit"].(*int), args["title"].(*string)), true
+		return e.ComplexityRoot.Member.TeamMemberships(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["title"].(*string)), true
 	case "Member.teams":
 		if e.ComplexityRoot.Member.Teams == nil {
 			break
@@ -4668,12 +5200,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MemberContentPermission.Space(childComplexity), true
 
+	case "MemberContentPermissionEdge.cursor":
+		if e.ComplexityRoot.MemberContentPermissionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberContentPermissionEdge.Cursor(childComplexity), true
+	case "MemberContentPermissionEdge.node":
+		if e.ComplexityRoot.MemberContentPermissionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberContentPermissionEdge.Node(childComplexity), true
+
 	case "MemberContentPermissionList.count":
 		if e.ComplexityRoot.MemberContentPermissionList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MemberContentPermissionList.Count(childComplexity), true
+	case "MemberContentPermissionList.edges":
+		if e.ComplexityRoot.MemberContentPermissionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberContentPermissionList.Edges(childComplexity), true
 	case "MemberContentPermissionList.items":
 		if e.ComplexityRoot.MemberContentPermissionList.Items == nil {
 			break
@@ -4693,12 +5244,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MemberContentPermissionList.PageInfo(childComplexity), true
 
+	case "MemberEdge.cursor":
+		if e.ComplexityRoot.MemberEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberEdge.Cursor(childComplexity), true
+	case "MemberEdge.node":
+		if e.ComplexityRoot.MemberEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberEdge.Node(childComplexity), true
+
 	case "MemberList.count":
 		if e.ComplexityRoot.MemberList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MemberList.Count(childComplexity), true
+	case "MemberList.edges":
+		if e.ComplexityRoot.MemberList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberList.Edges(childComplexity), true
 	case "MemberList.items":
 		if e.ComplexityRoot.MemberList.Items == nil {
 			break
@@ -4731,12 +5301,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MemberTeam.Team(childComplexity), true
 
+	case "MemberTeamEdge.cursor":
+		if e.ComplexityRoot.MemberTeamEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberTeamEdge.Cursor(childComplexity), true
+	case "MemberTeamEdge.node":
+		if e.ComplexityRoot.MemberTeamEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberTeamEdge.Node(childComplexity), true
+
 	case "MemberTeamList.count":
 		if e.ComplexityRoot.MemberTeamList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.MemberTeamList.Count(childComplexity), true
+	case "MemberTeamList.edges":
+		if e.ComplexityRoot.MemberTeamList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberTeamList.Edges(childComplexity), true
 	case "MemberTeamList.items":
 		if e.ComplexityRoot.MemberTeamList.Items == nil {
 			break
@@ -6102,7 +6691,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.OpenAPISpec.Versions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.OpenAPISpec.Versions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "OpenAPISpec.visibility":
 		if e.ComplexityRoot.OpenAPISpec.Visibility == nil {
 			break
@@ -6123,12 +6712,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OpenAPISpecContent.URL(childComplexity), true
 
+	case "OpenAPISpecEdge.cursor":
+		if e.ComplexityRoot.OpenAPISpecEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecEdge.Cursor(childComplexity), true
+	case "OpenAPISpecEdge.node":
+		if e.ComplexityRoot.OpenAPISpecEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecEdge.Node(childComplexity), true
+
 	case "OpenAPISpecList.count":
 		if e.ComplexityRoot.OpenAPISpecList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.OpenAPISpecList.Count(childComplexity), true
+	case "OpenAPISpecList.edges":
+		if e.ComplexityRoot.OpenAPISpecList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecList.Edges(childComplexity), true
 	case "OpenAPISpecList.items":
 		if e.ComplexityRoot.OpenAPISpecList.Items == nil {
 			break
@@ -6217,12 +6825,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OpenAPISpecVersion.Urls(childComplexity), true
 
+	case "OpenAPISpecVersionEdge.cursor":
+		if e.ComplexityRoot.OpenAPISpecVersionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionEdge.Cursor(childComplexity), true
+	case "OpenAPISpecVersionEdge.node":
+		if e.ComplexityRoot.OpenAPISpecVersionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionEdge.Node(childComplexity), true
+
 	case "OpenAPISpecVersionList.count":
 		if e.ComplexityRoot.OpenAPISpecVersionList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.OpenAPISpecVersionList.Count(childComplexity), true
+	case "OpenAPISpecVersionList.edges":
+		if e.ComplexityRoot.OpenAPISpecVersionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OpenAPISpecVersionList.Edges(childComplexity), true
 	case "OpenAPISpecVersionList.items":
 		if e.ComplexityRoot.OpenAPISpecVersionList.Items == nil {
 			break
@@ -6271,7 +6898,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.ChangeRequests(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*model.ChangeRequestStatus), args["creator"].(*string), args["contributor"].(*string), args["requestedReviewer"].(*string), args["conversationsIssuesCluster"].(*string)), true
+		return e.ComplexityRoot.Organization.ChangeRequests(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["status"].(*model.ChangeRequestStatus), args["creator"].(*string), args["contributor"].(*string), args["requestedReviewer"].(*string), args["conversationsIssuesCluster"].(*string)), true
 	case "Organization.collections":
 		if e.ComplexityRoot.Organization.Collections == nil {
 			break
@@ -6282,7 +6909,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Collections(childComplexity, args["page"].(*string), args["limit"].(*int), args["nested"].(*bool)), true
+		return e.ComplexityRoot.Organization.Collections(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["nested"].(*bool)), true
 	case "Organization.communityType":
 		if e.ComplexityRoot.Organization.CommunityType == nil {
 			break
@@ -6321,7 +6948,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.ConversationIssues(childComplexity, args["page"].(*string), args["limit"].(*int), args["cluster"].(*string), args["conversation"].(*string)), true
+		return e.ComplexityRoot.Organization.ConversationIssues(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["cluster"].(*string), args["conversation"].(*string)), true
 	case "Organization.conversations":
 		if e.ComplexityRoot.Organization.Conversations == nil {
 			break
@@ -6332,7 +6959,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Conversations(childComplexity, args["page"].(*string), args["limit"].(*int), args["source"].(*string)), true
+		return e.ComplexityRoot.Organization.Conversations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["source"].(*string)), true
 	case "Organization.conversationsCluster":
 		if e.ComplexityRoot.Organization.ConversationsCluster == nil {
 			break
@@ -6354,7 +6981,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.ConversationsClusters(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), args["status"].(*store.IssuesClusterStatus)), true
+		return e.ComplexityRoot.Organization.ConversationsClusters(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["order"].(*model.ListOrder), args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), args["status"].(*store.IssuesClusterStatus)), true
 	case "Organization.createdAt":
 		if e.ComplexityRoot.Organization.CreatedAt == nil {
 			break
@@ -6413,7 +7040,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Invites(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.Invites(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.member":
 		if e.ComplexityRoot.Organization.Member == nil {
 			break
@@ -6435,7 +7062,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Members(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["role"].(*model.MemberRoleFilter), args["search"].(*string), args["sort"].(*model.MemberSort)), true
+		return e.ComplexityRoot.Organization.Members(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["order"].(*model.ListOrder), args["role"].(*model.MemberRoleFilter), args["search"].(*string), args["sort"].(*model.MemberSort)), true
 	case "Organization.mergeRules":
 		if e.ComplexityRoot.Organization.MergeRules == nil {
 			break
@@ -6469,7 +7096,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.OpenAPISpecs(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.OpenAPISpecs(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.permissions":
 		if e.ComplexityRoot.Organization.Permissions == nil {
 			break
@@ -6509,7 +7136,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.SamlProviders(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.SamlProviders(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.search":
 		if e.ComplexityRoot.Organization.Search == nil {
 			break
@@ -6520,7 +7147,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Search(childComplexity, args["query"].(string), args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.Search(childComplexity, args["query"].(string), args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.sites":
 		if e.ComplexityRoot.Organization.Sites == nil {
 			break
@@ -6531,7 +7158,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Sites(childComplexity, args["page"].(*string), args["limit"].(*int), args["space"].(*string), args["title"].(*string), args["published"].(*bool), args["type"].([]store.SiteType)), true
+		return e.ComplexityRoot.Organization.Sites(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["space"].(*string), args["title"].(*string), args["published"].(*bool), args["type"].([]store.SiteType)), true
 	case "Organization.spaces":
 		if e.ComplexityRoot.Organization.Spaces == nil {
 			break
@@ -6542,7 +7169,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.Spaces(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.ssoProviderLogins":
 		if e.ComplexityRoot.Organization.SsoProviderLogins == nil {
 			break
@@ -6570,7 +7197,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Teams(childComplexity, args["page"].(*string), args["limit"].(*int), args["owner"].(*string), args["title"].(*string)), true
+		return e.ComplexityRoot.Organization.Teams(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["owner"].(*string), args["title"].(*string)), true
 	case "Organization.title":
 		if e.ComplexityRoot.Organization.Title == nil {
 			break
@@ -6598,7 +7225,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Organization.Translations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Organization.Translations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Organization.trial":
 		if e.ComplexityRoot.Organization.Trial == nil {
 			break
@@ -6637,6 +7264,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrganizationDefaultContent.Type(childComplexity), true
 
+	case "OrganizationEdge.cursor":
+		if e.ComplexityRoot.OrganizationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationEdge.Cursor(childComplexity), true
+	case "OrganizationEdge.node":
+		if e.ComplexityRoot.OrganizationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationEdge.Node(childComplexity), true
+
 	case "OrganizationInvite.id":
 		if e.ComplexityRoot.OrganizationInvite.ID == nil {
 			break
@@ -6662,12 +7302,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.OrganizationInvite.Role(childComplexity), true
 
+	case "OrganizationInviteEdge.cursor":
+		if e.ComplexityRoot.OrganizationInviteEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteEdge.Cursor(childComplexity), true
+	case "OrganizationInviteEdge.node":
+		if e.ComplexityRoot.OrganizationInviteEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteEdge.Node(childComplexity), true
+
 	case "OrganizationInviteList.count":
 		if e.ComplexityRoot.OrganizationInviteList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.OrganizationInviteList.Count(childComplexity), true
+	case "OrganizationInviteList.edges":
+		if e.ComplexityRoot.OrganizationInviteList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationInviteList.Edges(childComplexity), true
 	case "OrganizationInviteList.items":
 		if e.ComplexityRoot.OrganizationInviteList.Items == nil {
 			break
@@ -6693,6 +7352,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OrganizationList.Count(childComplexity), true
+	case "OrganizationList.edges":
+		if e.ComplexityRoot.OrganizationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OrganizationList.Edges(childComplexity), true
 	case "OrganizationList.items":
 		if e.ComplexityRoot.OrganizationList.Items == nil {
 			break
@@ -6921,6 +7586,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.HasNextPage(childComplexity), true
+	case "PageInfo.hasPreviousPage":
+		if e.ComplexityRoot.PageInfo.HasPreviousPage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.HasPreviousPage(childComplexity), true
+	case "PageInfo.startCursor":
+		if e.ComplexityRoot.PageInfo.StartCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "PageLayout.cover":
 		if e.ComplexityRoot.PageLayout.Cover == nil {
@@ -7073,8 +7750,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Integrations(childComplexity, args["page"].(*string), args["limit"].(*int), args["search"].(*string), args["category"].(*store.IntegrationCategory), args["blockDomain"].(*string), args["blocks"].(*bool), args["contentSources"].(*bool), args["owner"].(*string), args["scope"].(*store.IntegrationScope), args["target"].(*store.IntegrationTarget)), true
+		return e.ComplexityRoot.Query.Integrations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["search"].(*string), args["category"].(*store.IntegrationCategory), args["blockDomain"].(*string), args["blocks"].(*bool), args["contentSources"].(*bool), args["owner"].(*string), args["scope"].(*store.IntegrationScope), args["target"].(*store.IntegrationTarget)), true
 
+	case "Query.node":
+		if e.ComplexityRoot.Query.Node == nil {
+			break
+		}
+
+		args, err := ec.field_Query_node_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.nodes":
+		if e.ComplexityRoot.Query.Nodes == nil {
+			break
+		}
+
+		args, err := ec.field_Query_nodes_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Nodes(childComplexity, args["ids"].([]string)), true
 	case "Query.organization":
 		if e.ComplexityRoot.Query.Organization == nil {
 			break
@@ -7107,7 +7806,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Organizations(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Organizations(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Query.organizationsForEmailDomain":
 		if e.ComplexityRoot.Query.OrganizationsForEmailDomain == nil {
 			break
@@ -7210,7 +7909,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Revision.FileList(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Revision.FileList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Revision.files":
 		if e.ComplexityRoot.Revision.Files == nil {
 			break
@@ -7304,7 +8003,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.RevisionFile.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.RevisionFile.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "RevisionFile.contentType":
 		if e.ComplexityRoot.RevisionFile.ContentType == nil {
 			break
@@ -7348,12 +8047,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RevisionFile.Size(childComplexity), true
 
+	case "RevisionFileEdge.cursor":
+		if e.ComplexityRoot.RevisionFileEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileEdge.Cursor(childComplexity), true
+	case "RevisionFileEdge.node":
+		if e.ComplexityRoot.RevisionFileEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileEdge.Node(childComplexity), true
+
 	case "RevisionFileList.count":
 		if e.ComplexityRoot.RevisionFileList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RevisionFileList.Count(childComplexity), true
+	case "RevisionFileList.edges":
+		if e.ComplexityRoot.RevisionFileList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.Edges(childComplexity), true
 	case "RevisionFileList.items":
 		if e.ComplexityRoot.RevisionFileList.Items == nil {
 			break
@@ -7414,7 +8132,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.RevisionPage.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.RevisionPage.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "RevisionPage.createdAt":
 		if e.ComplexityRoot.RevisionPage.CreatedAt == nil {
 			break
@@ -7479,7 +8197,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.RevisionPage.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*string)), true
+		return e.ComplexityRoot.RevisionPage.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["status"].(*string)), true
 	case "RevisionPage.markdown":
 		if e.ComplexityRoot.RevisionPage.Markdown == nil {
 			break
@@ -7640,12 +8358,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SAMLProvider.Urls(childComplexity), true
 
+	case "SAMLProviderEdge.cursor":
+		if e.ComplexityRoot.SAMLProviderEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderEdge.Cursor(childComplexity), true
+	case "SAMLProviderEdge.node":
+		if e.ComplexityRoot.SAMLProviderEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderEdge.Node(childComplexity), true
+
 	case "SAMLProviderList.count":
 		if e.ComplexityRoot.SAMLProviderList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SAMLProviderList.Count(childComplexity), true
+	case "SAMLProviderList.edges":
+		if e.ComplexityRoot.SAMLProviderList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SAMLProviderList.Edges(childComplexity), true
 	case "SAMLProviderList.items":
 		if e.ComplexityRoot.SAMLProviderList.Items == nil {
 			break
@@ -7761,12 +8498,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SearchPageResult.Urls(childComplexity), true
 
+	case "SearchPageResultEdge.cursor":
+		if e.ComplexityRoot.SearchPageResultEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPageResultEdge.Cursor(childComplexity), true
+	case "SearchPageResultEdge.node":
+		if e.ComplexityRoot.SearchPageResultEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPageResultEdge.Node(childComplexity), true
+
 	case "SearchPageResultList.count":
 		if e.ComplexityRoot.SearchPageResultList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SearchPageResultList.Count(childComplexity), true
+	case "SearchPageResultList.edges":
+		if e.ComplexityRoot.SearchPageResultList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPageResultList.Edges(childComplexity), true
 	case "SearchPageResultList.items":
 		if e.ComplexityRoot.SearchPageResultList.Items == nil {
 			break
@@ -7836,12 +8592,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SearchSpaceResult.Title(childComplexity), true
 
+	case "SearchSpaceResultEdge.cursor":
+		if e.ComplexityRoot.SearchSpaceResultEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResultEdge.Cursor(childComplexity), true
+	case "SearchSpaceResultEdge.node":
+		if e.ComplexityRoot.SearchSpaceResultEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResultEdge.Node(childComplexity), true
+
 	case "SearchSpaceResultList.count":
 		if e.ComplexityRoot.SearchSpaceResultList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SearchSpaceResultList.Count(childComplexity), true
+	case "SearchSpaceResultList.edges":
+		if e.ComplexityRoot.SearchSpaceResultList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResultList.Edges(childComplexity), true
 	case "SearchSpaceResultList.items":
 		if e.ComplexityRoot.SearchSpaceResultList.Items == nil {
 			break
@@ -7944,7 +8719,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Site.SectionGroups(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Site.SectionGroups(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Site.sections":
 		if e.ComplexityRoot.Site.Sections == nil {
 			break
@@ -7955,7 +8730,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Site.Sections(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Site.Sections(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Site.shareKey":
 		if e.ComplexityRoot.Site.ShareKey == nil {
 			break
@@ -7972,7 +8747,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Site.SiteSpaceList(childComplexity, args["page"].(*string), args["limit"].(*int), args["default"].(*bool)), true
+		return e.ComplexityRoot.Site.SiteSpaceList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["default"].(*bool)), true
 	case "Site.siteSpaces":
 		if e.ComplexityRoot.Site.SiteSpaces == nil {
 			break
@@ -8056,6 +8831,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SiteAdaptiveTemplateConditionList.Items(childComplexity), true
 
+	case "SiteEdge.cursor":
+		if e.ComplexityRoot.SiteEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteEdge.Cursor(childComplexity), true
+	case "SiteEdge.node":
+		if e.ComplexityRoot.SiteEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteEdge.Node(childComplexity), true
+
 	case "SiteFeature.frozen":
 		if e.ComplexityRoot.SiteFeature.Frozen == nil {
 			break
@@ -8094,6 +8882,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteList.Count(childComplexity), true
+	case "SiteList.edges":
+		if e.ComplexityRoot.SiteList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteList.Edges(childComplexity), true
 	case "SiteList.items":
 		if e.ComplexityRoot.SiteList.Items == nil {
 			break
@@ -8193,6 +8987,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SiteSection.Urls(childComplexity), true
 
+	case "SiteSectionEdge.cursor":
+		if e.ComplexityRoot.SiteSectionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionEdge.Cursor(childComplexity), true
+	case "SiteSectionEdge.node":
+		if e.ComplexityRoot.SiteSectionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionEdge.Node(childComplexity), true
+
 	case "SiteSectionGroup.children":
 		if e.ComplexityRoot.SiteSectionGroup.Children == nil {
 			break
@@ -8236,12 +9043,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SiteSectionGroup.Title(childComplexity), true
 
+	case "SiteSectionGroupEdge.cursor":
+		if e.ComplexityRoot.SiteSectionGroupEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupEdge.Cursor(childComplexity), true
+	case "SiteSectionGroupEdge.node":
+		if e.ComplexityRoot.SiteSectionGroupEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupEdge.Node(childComplexity), true
+
 	case "SiteSectionGroupList.count":
 		if e.ComplexityRoot.SiteSectionGroupList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SiteSectionGroupList.Count(childComplexity), true
+	case "SiteSectionGroupList.edges":
+		if e.ComplexityRoot.SiteSectionGroupList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.Edges(childComplexity), true
 	case "SiteSectionGroupList.items":
 		if e.ComplexityRoot.SiteSectionGroupList.Items == nil {
 			break
@@ -8267,6 +9093,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionList.Count(childComplexity), true
+	case "SiteSectionList.edges":
+		if e.ComplexityRoot.SiteSectionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.Edges(childComplexity), true
 	case "SiteSectionList.items":
 		if e.ComplexityRoot.SiteSectionList.Items == nil {
 			break
@@ -8348,12 +9180,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SiteSpace.Urls(childComplexity), true
 
+	case "SiteSpaceEdge.cursor":
+		if e.ComplexityRoot.SiteSpaceEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceEdge.Cursor(childComplexity), true
+	case "SiteSpaceEdge.node":
+		if e.ComplexityRoot.SiteSpaceEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceEdge.Node(childComplexity), true
+
 	case "SiteSpaceList.count":
 		if e.ComplexityRoot.SiteSpaceList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SiteSpaceList.Count(childComplexity), true
+	case "SiteSpaceList.edges":
+		if e.ComplexityRoot.SiteSpaceList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.Edges(childComplexity), true
 	case "SiteSpaceList.items":
 		if e.ComplexityRoot.SiteSpaceList.Items == nil {
 			break
@@ -8433,7 +9284,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.ChangeRequestList(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*model.ChangeRequestStatus), args["creator"].(*string), args["contributor"].(*string), args["requestedReviewer"].(*string), args["conversationsIssuesCluster"].(*string)), true
+		return e.ComplexityRoot.Space.ChangeRequestList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["status"].(*model.ChangeRequestStatus), args["creator"].(*string), args["contributor"].(*string), args["requestedReviewer"].(*string), args["conversationsIssuesCluster"].(*string)), true
 	case "Space.changeRequests":
 		if e.ComplexityRoot.Space.ChangeRequests == nil {
 			break
@@ -8473,7 +9324,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.CommentList(childComplexity, args["page"].(*string), args["limit"].(*int), args["order"].(*model.ListOrder), args["status"].(*model.CommentStatusFilter), args["targetPage"].(*string), args["authors"].([]string)), true
+		return e.ComplexityRoot.Space.CommentList(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["order"].(*model.ListOrder), args["status"].(*model.CommentStatusFilter), args["targetPage"].(*string), args["authors"].([]string)), true
 	case "Space.content":
 		if e.ComplexityRoot.Space.Content == nil {
 			break
@@ -8543,7 +9394,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["status"].(*string)), true
+		return e.ComplexityRoot.Space.Links(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["status"].(*string)), true
 	case "Space.mergeRules":
 		if e.ComplexityRoot.Space.MergeRules == nil {
 			break
@@ -8590,7 +9441,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["role"].(*store.MemberRole)), true
+		return e.ComplexityRoot.Space.PermissionsAggregate(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string), args["role"].(*store.MemberRole)), true
 	case "Space.revisionById":
 		if e.ComplexityRoot.Space.RevisionByID == nil {
 			break
@@ -8618,7 +9469,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.Search(childComplexity, args["query"].(string), args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Space.Search(childComplexity, args["query"].(string), args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Space.teamPermissions":
 		if e.ComplexityRoot.Space.TeamPermissions == nil {
 			break
@@ -8629,7 +9480,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Space.TeamPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Space.title":
 		if e.ComplexityRoot.Space.Title == nil {
 			break
@@ -8658,7 +9509,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Space.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Space.UserPermissions(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Space.visibility":
 		if e.ComplexityRoot.Space.Visibility == nil {
 			break
@@ -8666,12 +9517,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Space.Visibility(childComplexity), true
 
+	case "SpaceEdge.cursor":
+		if e.ComplexityRoot.SpaceEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceEdge.Cursor(childComplexity), true
+	case "SpaceEdge.node":
+		if e.ComplexityRoot.SpaceEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceEdge.Node(childComplexity), true
+
 	case "SpaceList.count":
 		if e.ComplexityRoot.SpaceList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.SpaceList.Count(childComplexity), true
+	case "SpaceList.edges":
+		if e.ComplexityRoot.SpaceList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceList.Edges(childComplexity), true
 	case "SpaceList.items":
 		if e.ComplexityRoot.SpaceList.Items == nil {
 			break
@@ -8894,7 +9764,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Team.TeamMembers(childComplexity, args["page"].(*string), args["limit"].(*int)), true
+		return e.ComplexityRoot.Team.TeamMembers(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Team.title":
 		if e.ComplexityRoot.Team.Title == nil {
 			break
@@ -8915,12 +9785,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TeamContentPermission.Team(childComplexity), true
 
+	case "TeamContentPermissionEdge.cursor":
+		if e.ComplexityRoot.TeamContentPermissionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionEdge.Cursor(childComplexity), true
+	case "TeamContentPermissionEdge.node":
+		if e.ComplexityRoot.TeamContentPermissionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionEdge.Node(childComplexity), true
+
 	case "TeamContentPermissionList.count":
 		if e.ComplexityRoot.TeamContentPermissionList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.TeamContentPermissionList.Count(childComplexity), true
+	case "TeamContentPermissionList.edges":
+		if e.ComplexityRoot.TeamContentPermissionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamContentPermissionList.Edges(childComplexity), true
 	case "TeamContentPermissionList.items":
 		if e.ComplexityRoot.TeamContentPermissionList.Items == nil {
 			break
@@ -8940,12 +9829,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TeamContentPermissionList.PageInfo(childComplexity), true
 
+	case "TeamEdge.cursor":
+		if e.ComplexityRoot.TeamEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamEdge.Cursor(childComplexity), true
+	case "TeamEdge.node":
+		if e.ComplexityRoot.TeamEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamEdge.Node(childComplexity), true
+
 	case "TeamList.count":
 		if e.ComplexityRoot.TeamList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.TeamList.Count(childComplexity), true
+	case "TeamList.edges":
+		if e.ComplexityRoot.TeamList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamList.Edges(childComplexity), true
 	case "TeamList.items":
 		if e.ComplexityRoot.TeamList.Items == nil {
 			break
@@ -8972,12 +9880,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TeamMember.Role(childComplexity), true
 
+	case "TeamMemberEdge.cursor":
+		if e.ComplexityRoot.TeamMemberEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberEdge.Cursor(childComplexity), true
+	case "TeamMemberEdge.node":
+		if e.ComplexityRoot.TeamMemberEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberEdge.Node(childComplexity), true
+
 	case "TeamMemberList.count":
 		if e.ComplexityRoot.TeamMemberList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.TeamMemberList.Count(childComplexity), true
+	case "TeamMemberList.edges":
+		if e.ComplexityRoot.TeamMemberList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TeamMemberList.Edges(childComplexity), true
 	case "TeamMemberList.items":
 		if e.ComplexityRoot.TeamMemberList.Items == nil {
 			break
@@ -9096,12 +10023,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Translation.Urls(childComplexity), true
 
+	case "TranslationEdge.cursor":
+		if e.ComplexityRoot.TranslationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationEdge.Cursor(childComplexity), true
+	case "TranslationEdge.node":
+		if e.ComplexityRoot.TranslationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationEdge.Node(childComplexity), true
+
 	case "TranslationList.count":
 		if e.ComplexityRoot.TranslationList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.TranslationList.Count(childComplexity), true
+	case "TranslationList.edges":
+		if e.ComplexityRoot.TranslationList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationList.Edges(childComplexity), true
 	case "TranslationList.items":
 		if e.ComplexityRoot.TranslationList.Items == nil {
 			break
@@ -9260,12 +10206,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UserContentPermission.User(childComplexity), true
 
+	case "UserContentPermissionEdge.cursor":
+		if e.ComplexityRoot.UserContentPermissionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionEdge.Cursor(childComplexity), true
+	case "UserContentPermissionEdge.node":
+		if e.ComplexityRoot.UserContentPermissionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionEdge.Node(childComplexity), true
+
 	case "UserContentPermissionList.count":
 		if e.ComplexityRoot.UserContentPermissionList.Count == nil {
 			break
 		}
 
 		return e.ComplexityRoot.UserContentPermissionList.Count(childComplexity), true
+	case "UserContentPermissionList.edges":
+		if e.ComplexityRoot.UserContentPermissionList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UserContentPermissionList.Edges(childComplexity), true
 	case "UserContentPermissionList.items":
 		if e.ComplexityRoot.UserContentPermissionList.Items == nil {
 			break
@@ -9479,17 +10444,51 @@ enum DefaultLevel {
   read
 }
 
+"""
+An object with a global id (Relay's object identification): ` + "`" + `node(id:)` + "`" + ` and
+` + "`" + `nodes(ids:)` + "`" + ` find it again from its id alone, and client caches (Apollo,
+urql, Relay) may key it by ` + "`" + `__typename` + "`" + ` and ` + "`" + `id` + "`" + `.
+
+Not every type with an ` + "`" + `id` + "`" + ` is a node: a member's id is its user's (one per
+organization), a page or file keeps its id from revision to revision, a
+conversation's id is unique within its organization only, and users,
+reviews and specification versions are shown only through the objects
+they belong to. Those are read through their parents.
+"""
+interface Node {
+  "Unique among all objects of all types."
+  id: ID!
+}
+
 "The page following this one, when there is one."
 type ListNext {
-  "Pass as the ` + "`" + `page` + "`" + ` argument to fetch the next page."
+  "Pass as the ` + "`" + `page` + "`" + ` (or ` + "`" + `after` + "`" + `) argument to fetch the next page."
   page: String!
 }
 
-"Relay-style page information, for GraphQL clients that prefer it."
+"""
+Where a page of a list sits, in the terms of Relay's cursor connections.
+
+Every list is keyset-paginated: a cursor names an item, and the page after it
+starts with the item that follows, however many items were added or removed
+meanwhile. A list field takes the page size as ` + "`" + `limit` + "`" + ` or ` + "`" + `first` + "`" + ` and the
+cursor as ` + "`" + `page` + "`" + ` or ` + "`" + `after` + "`" + ` (the Relay names of the same arguments: giving
+both names different values is a ` + "`" + `BAD_REQUEST` + "`" + `). Pages only go forwards:
+there is no ` + "`" + `last` + "`" + `/` + "`" + `before` + "`" + `.
+"""
 type PageInfo {
   "Whether a further page exists."
   hasNextPage: Boolean!
-  "The cursor of the last item; pass as ` + "`" + `page` + "`" + ` to continue."
+  """
+  Whether this page was asked for after a cursor (` + "`" + `after` + "`" + ` or ` + "`" + `page` + "`" + `): then
+  items come before it. Answered from the request, not by looking back, as
+  Relay's specification allows: true even if the items before the cursor
+  were deleted since.
+  """
+  hasPreviousPage: Boolean!
+  "The cursor of the first item of this page (null when it is empty)."
+  startCursor: String
+  "The cursor of the last item of this page (null when it is empty); pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to continue."
   endCursor: String
 }
 
@@ -9585,7 +10584,7 @@ type UserURLs {
 # ---------------------------------------------------------------------------
 
 "An organization: it owns spaces and sites and has members."
-type Organization {
+type Organization implements Node {
   "Always ` + "`" + `organization` + "`" + `."
   object: String!
   id: ID!
@@ -9620,16 +10619,16 @@ type Organization {
   "Instructions for the docs agent."
   agentInstructions: AgentInstructions!
   "The organization's spaces, oldest first (deleted ones are not listed)."
-  spaces(page: String, limit: Int): SpaceList!
+  spaces(page: String, limit: Int, first: Int, after: String): SpaceList!
   "The organization's sites, oldest first: those publishing ` + "`" + `space` + "`" + `, whose title contains ` + "`" + `title` + "`" + `, ` + "`" + `published` + "`" + ` or not, of these types."
-  sites(page: String, limit: Int, space: ID, title: String, published: Boolean, type: [SiteType!]): SiteList!
+  sites(page: String, limit: Int, first: Int, after: String, space: ID, title: String, published: Boolean, type: [SiteType!]): SiteList!
   """
   The organization's members (readers and above may list them): those with
   ` + "`" + `role` + "`" + `, whose display name or email contains ` + "`" + `search` + "`" + `, sorted by the date
   they joined or (` + "`" + `sort: lastSeenAt` + "`" + `) by last activity, which lists only
   members seen at least once; newest first unless ` + "`" + `order: asc` + "`" + `.
   """
-  members(page: String, limit: Int, order: ListOrder, role: MemberRoleFilter, search: String, sort: MemberSort): MemberList!
+  members(page: String, limit: Int, first: Int, after: String, order: ListOrder, role: MemberRoleFilter, search: String, sort: MemberSort): MemberList!
   "A member, by user id."
   member(userId: ID!): Member
   """
@@ -9637,46 +10636,46 @@ type Organization {
   (any case) and, with ` + "`" + `owner` + "`" + `, those that member can manage (all of them
   for an admin).
   """
-  teams(page: String, limit: Int, owner: ID, title: String): TeamList!
+  teams(page: String, limit: Int, first: Int, after: String, owner: ID, title: String): TeamList!
   "A team."
   team(id: ID!): Team
   "The organization's OpenAPI specifications, oldest first (readers and above)."
-  openAPISpecs(page: String, limit: Int): OpenAPISpecList!
+  openAPISpecs(page: String, limit: Int, first: Int, after: String): OpenAPISpecList!
   "An OpenAPI specification, by slug."
   openAPISpec(slug: String!): OpenAPISpec
   "The organization's translations, oldest first (readers and above)."
-  translations(page: String, limit: Int): TranslationList!
+  translations(page: String, limit: Int, first: Int, after: String): TranslationList!
   "A translation."
   translation(id: ID!): Translation
   "The organization's ingested conversations, newest first; ` + "`" + `source` + "`" + ` keeps those of one source (readers and above)."
-  conversations(page: String, limit: Int, source: String): ConversationList!
+  conversations(page: String, limit: Int, first: Int, after: String, source: String): ConversationList!
   "A conversation with its messages and metadata, by the id its source gave it."
   conversation(id: ID!): ConversationDetail
   "The issues found in the organization's conversations, newest first: of one ` + "`" + `cluster` + "`" + `, or of one ` + "`" + `conversation` + "`" + `."
-  conversationIssues(page: String, limit: Int, cluster: ID, conversation: ID): ConversationIssueList!
+  conversationIssues(page: String, limit: Int, first: Int, after: String, cluster: ID, conversation: ID): ConversationIssueList!
   "An issue found in a conversation, with that conversation."
   conversationIssue(id: ID!): ConversationIssueItem
   """
   The clusters of similar issues: by ` + "`" + `orderBy` + "`" + ` (default ` + "`" + `updatedAt` + "`" + `), newest
   or largest first unless ` + "`" + `order: asc` + "`" + `; ` + "`" + `status` + "`" + ` keeps the clusters in it.
   """
-  conversationsClusters(page: String, limit: Int, order: ListOrder, orderBy: ConversationsIssuesClusterOrderBy, status: ConversationsIssuesClusterStatus): ConversationsIssuesClusterList!
+  conversationsClusters(page: String, limit: Int, first: Int, after: String, order: ListOrder, orderBy: ConversationsIssuesClusterOrderBy, status: ConversationsIssuesClusterStatus): ConversationsIssuesClusterList!
   "A cluster of similar issues."
   conversationsCluster(id: ID!): ConversationsIssuesCluster
   "The organization's SAML identity providers, oldest first (admins only)."
-  samlProviders(page: String, limit: Int): SAMLProviderList!
+  samlProviders(page: String, limit: Int, first: Int, after: String): SAMLProviderList!
   "A SAML identity provider (admins only)."
   samlProvider(id: ID!): SAMLProvider
   "Where the organization's members can sign in: its active SAML providers, oldest first (members)."
   ssoProviderLogins: SSOProviderLoginList!
   "The organization's invite links, oldest first (admins only)."
-  invites(page: String, limit: Int): OrganizationInviteList!
+  invites(page: String, limit: Int, first: Int, after: String): OrganizationInviteList!
   "Search across the spaces the caller can read: spaces with their matching pages, best first."
-  search(query: String!, page: String, limit: Int): SearchSpaceResultList!
+  search(query: String!, page: String, limit: Int, first: Int, after: String): SearchSpaceResultList!
   "The change requests of the spaces the caller can read, newest first, with the filters of a space's list."
-  changeRequests(page: String, limit: Int, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
+  changeRequests(page: String, limit: Int, first: Int, after: String, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
   "The organization's collections, oldest first: all of them, or (` + "`" + `nested: false` + "`" + `) only those at its root."
-  collections(page: String, limit: Int, nested: Boolean): CollectionList!
+  collections(page: String, limit: Int, first: Int, after: String, nested: Boolean): CollectionList!
 }
 
 "The kind of organization."
@@ -9771,10 +10770,19 @@ type OrganizationPermissions {
 "A page of organizations."
 type OrganizationList {
   items: [Organization!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [OrganizationEdge!]!
   "Number of items in this page."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `OrganizationList` + "`" + `, with its cursor."
+type OrganizationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Organization!
 }
 
 "Instructions for the docs agent of an organization."
@@ -9877,18 +10885,27 @@ type Member {
   "The number of teams the member belongs to."
   teams: Int!
   "The spaces the member can access, with the role they hold there; newest first unless ` + "`" + `order: asc` + "`" + `."
-  contentPermissions(page: String, limit: Int, order: ListOrder): MemberContentPermissionList!
+  contentPermissions(page: String, limit: Int, first: Int, after: String, order: ListOrder): MemberContentPermissionList!
   "The member's teams, oldest first, with their role in each; ` + "`" + `title` + "`" + ` filters (any case)."
-  teamMemberships(page: String, limit: Int, title: String): MemberTeamList!
+  teamMemberships(page: String, limit: Int, first: Int, after: String, title: String): MemberTeamList!
 }
 
 "A page of members."
 type MemberList {
   items: [Member!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [MemberEdge!]!
   "Number of items in this page."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `MemberList` + "`" + `, with its cursor."
+type MemberEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Member!
 }
 
 "A member's role in a team."
@@ -9913,13 +10930,22 @@ type MemberTeam {
 "A page of a member's teams."
 type MemberTeamList {
   items: [MemberTeam!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [MemberTeamEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `MemberTeamList` + "`" + `, with its cursor."
+type MemberTeamEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: MemberTeam!
+}
+
 "A group of members of an organization."
-type Team {
+type Team implements Node {
   "Always ` + "`" + `team` + "`" + `."
   object: String!
   id: ID!
@@ -9933,7 +10959,7 @@ type Team {
   "What the caller may do with the team."
   permissions: TeamPermissions!
   "The team's members, by the date they joined the organization."
-  teamMembers(page: String, limit: Int): TeamMemberList!
+  teamMembers(page: String, limit: Int, first: Int, after: String): TeamMemberList!
 }
 
 "A member of a team: the organization membership and the team role."
@@ -9951,9 +10977,18 @@ type TeamMemberPermissions {
 "A page of a team's members."
 type TeamMemberList {
   items: [OrganizationTeamMember!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [TeamMemberEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `TeamMemberList` + "`" + `, with its cursor."
+type TeamMemberEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: OrganizationTeamMember!
 }
 
 input AddTeamMemberInput {
@@ -9982,16 +11017,25 @@ type TeamPermissions {
 "A page of teams."
 type TeamList {
   items: [Team!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [TeamEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `TeamList` + "`" + `, with its cursor."
+type TeamEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Team!
 }
 
 """
 An invite link to an organization: whoever holds its id may join with its
 role, while the organization allows invite links.
 """
-type OrganizationInvite {
+type OrganizationInvite implements Node {
   "Always ` + "`" + `invite` + "`" + `."
   object: String!
   "The invite's id, the secret of the link."
@@ -10005,9 +11049,18 @@ type OrganizationInvite {
 "A page of invite links."
 type OrganizationInviteList {
   items: [OrganizationInvite!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [OrganizationInviteEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `OrganizationInviteList` + "`" + `, with its cursor."
+type OrganizationInviteEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: OrganizationInvite!
 }
 
 input CreateOrganizationInviteInput {
@@ -10096,9 +11149,18 @@ type MemberContentPermission {
 "A page of a member's spaces."
 type MemberContentPermissionList {
   items: [MemberContentPermission!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [MemberContentPermissionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `MemberContentPermissionList` + "`" + `, with its cursor."
+type MemberContentPermissionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: MemberContentPermission!
 }
 
 "A user's role on a space or a collection."
@@ -10110,9 +11172,18 @@ type UserContentPermission {
 "A page of users' roles."
 type UserContentPermissionList {
   items: [UserContentPermission!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [UserContentPermissionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `UserContentPermissionList` + "`" + `, with its cursor."
+type UserContentPermissionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: UserContentPermission!
 }
 
 "A team's role on a space or a collection."
@@ -10124,9 +11195,18 @@ type TeamContentPermission {
 "A page of teams' roles."
 type TeamContentPermissionList {
   items: [TeamContentPermission!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [TeamContentPermissionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `TeamContentPermissionList` + "`" + `, with its cursor."
+type TeamContentPermissionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: TeamContentPermission!
 }
 
 """
@@ -10161,7 +11241,7 @@ enum SpaceEditMode {
 }
 
 "A space: a container of documentation content, with pages and files."
-type Space {
+type Space implements Node {
   "Always ` + "`" + `space` + "`" + `."
   object: String!
   id: ID!
@@ -10197,11 +11277,11 @@ type Space {
   "What the caller may do with the space."
   permissions: SpacePermissions!
   "Roles granted to users on the space (its admins only), oldest first."
-  userPermissions(page: String, limit: Int): UserContentPermissionList!
+  userPermissions(page: String, limit: Int, first: Int, after: String): UserContentPermissionList!
   "Roles granted to teams on the space (its admins only), oldest first."
-  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
+  teamPermissions(page: String, limit: Int, first: Int, after: String): TeamContentPermissionList!
   "Everyone with a role on the space and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
-  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
+  permissionsAggregate(page: String, limit: Int, first: Int, after: String, role: MemberRole): UserContentPermissionList!
   """
   The space's current content. ` + "`" + `computed: false` + "`" + ` asks for content that is
   not computed (see Revision).
@@ -10224,21 +11304,21 @@ type Space {
   review of ` + "`" + `requestedReviewer` + "`" + `, made for the conversations issues cluster
   ` + "`" + `conversationsIssuesCluster` + "`" + `.
   """
-  changeRequestList(page: String, limit: Int, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
+  changeRequestList(page: String, limit: Int, first: Int, after: String, status: ChangeRequestStatus, creator: ID, contributor: ID, requestedReviewer: ID, conversationsIssuesCluster: ID): ChangeRequestList!
   """
   Pages of the space's current content whose title or text matches ` + "`" + `query` + "`" + `
   (web search syntax: words, "quoted phrases", -excluded; at most 512
   characters), best first, with the matching sections.
   """
-  search(query: String!, page: String, limit: Int): SearchPageResultList!
+  search(query: String!, page: String, limit: Int, first: Int, after: String): SearchPageResultList!
   "The space's last git sync, when there was one."
   gitInfo: GitSyncState
   "The links of the space's current content, grouped by target, with ` + "`" + `status` + "`" + ` when given."
-  links(page: String, limit: Int, status: String): LinkList!
+  links(page: String, limit: Int, first: Int, after: String, status: String): LinkList!
   "A comment, by id."
   comment(id: ID!): Comment
   "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
-  commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
+  commentList(page: String, limit: Int, first: Int, after: String, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
 }
 
 "Addresses of a space."
@@ -10272,10 +11352,19 @@ type SpacePermissions {
 "A page of spaces."
 type SpaceList {
   items: [Space!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SpaceEdge!]!
   "Number of items in this page."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SpaceList` + "`" + `, with its cursor."
+type SpaceEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Space!
 }
 
 "A new space."
@@ -10319,7 +11408,7 @@ input UpdateSpaceInput {
 # ---------------------------------------------------------------------------
 
 "A folder of spaces and collections in an organization."
-type Collection {
+type Collection implements Node {
   "Always ` + "`" + `collection` + "`" + `."
   object: String!
   id: ID!
@@ -10337,13 +11426,13 @@ type Collection {
   "What the caller may do with the collection."
   permissions: CollectionPermissions!
   "The live spaces directly in the collection, in their order."
-  spaces(page: String, limit: Int): SpaceList!
+  spaces(page: String, limit: Int, first: Int, after: String): SpaceList!
   "Roles granted to users on the collection (its admins only), oldest first."
-  userPermissions(page: String, limit: Int): UserContentPermissionList!
+  userPermissions(page: String, limit: Int, first: Int, after: String): UserContentPermissionList!
   "Roles granted to teams on the collection (its admins only), oldest first."
-  teamPermissions(page: String, limit: Int): TeamContentPermissionList!
+  teamPermissions(page: String, limit: Int, first: Int, after: String): TeamContentPermissionList!
   "Everyone with a role on the collection and that role (its admins only); ` + "`" + `role` + "`" + ` keeps one role."
-  permissionsAggregate(page: String, limit: Int, role: MemberRole): UserContentPermissionList!
+  permissionsAggregate(page: String, limit: Int, first: Int, after: String, role: MemberRole): UserContentPermissionList!
 }
 
 "Addresses of a collection."
@@ -10367,9 +11456,18 @@ type CollectionPermissions {
 "A page of collections."
 type CollectionList {
   items: [Collection!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [CollectionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `CollectionList` + "`" + `, with its cursor."
+type CollectionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Collection!
 }
 
 input CreateCollectionInput {
@@ -10432,7 +11530,7 @@ An immutable state of a space's content. Content is never computed here:
 no page is generated from a content source (such as an OpenAPI
 specification), so ` + "`" + `computed: false` + "`" + ` gives the same content as ` + "`" + `true` + "`" + `.
 """
-type Revision {
+type Revision implements Node {
   "Always ` + "`" + `revision` + "`" + `."
   object: String!
   id: ID!
@@ -10450,7 +11548,7 @@ type Revision {
   "A file of the revision."
   file(id: ID!): RevisionFile
   "Files of the revision, by name, a page at a time."
-  fileList(page: String, limit: Int): RevisionFileList!
+  fileList(page: String, limit: Int, first: Int, after: String): RevisionFileList!
   "Reusable content of the revision: always empty for now."
   reusableContents: [JSONObject!]!
   "Variables of the revision: always empty for now."
@@ -10503,7 +11601,7 @@ type RevisionFile {
   "Where a git sync read the file."
   git: GitSyncBlob
   "The pages of the revision linking to this file."
-  backlinks(page: String, limit: Int): ContentLocationList!
+  backlinks(page: String, limit: Int, first: Int, after: String): ContentLocationList!
 }
 
 "The size of an image, in pixels."
@@ -10515,9 +11613,18 @@ type FileDimensions {
 "A page of files."
 type RevisionFileList {
   items: [RevisionFile!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [RevisionFileEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `RevisionFileList` + "`" + `, with its cursor."
+type RevisionFileEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: RevisionFile!
 }
 
 "A file in a GraphQL multipart request (the graphql-multipart-request spec)."
@@ -10638,9 +11745,9 @@ type RevisionPage {
   "Where a git sync read the page."
   git: GitSyncBlob
   "The links of this page, grouped by target, with ` + "`" + `status` + "`" + ` when given."
-  links(page: String, limit: Int, status: String): LinkList!
+  links(page: String, limit: Int, first: Int, after: String, status: String): LinkList!
   "The pages of the revision linking to this page."
-  backlinks(page: String, limit: Int): ContentLocationList!
+  backlinks(page: String, limit: Int, first: Int, after: String): ContentLocationList!
 }
 
 "Addresses of a page."
@@ -10766,7 +11873,7 @@ enum ChangeRequestInputStatus {
 A branch of a space's content: edited on its own revisions, brought up to
 date with the space, and merged into it.
 """
-type ChangeRequest {
+type ChangeRequest implements Node {
   "Always ` + "`" + `change-request` + "`" + `."
   object: String!
   id: ID!
@@ -10809,13 +11916,13 @@ type ChangeRequest {
   "A comment, by id."
   comment(id: ID!): Comment
   "Comments, newest first unless ` + "`" + `order: asc` + "`" + `: ` + "`" + `status` + "`" + ` (default all), on ` + "`" + `targetPage` + "`" + `, by ` + "`" + `authors` + "`" + `."
-  commentList(page: String, limit: Int, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
+  commentList(page: String, limit: Int, first: Int, after: String, order: ListOrder, status: CommentStatusFilter, targetPage: ID, authors: [ID!]): CommentList!
   "A review, by id."
   review(id: ID!): ChangeRequestReview
   "Reviews, newest first; ` + "`" + `outdated` + "`" + ` keeps those that are (true) or are not (false) outdated."
-  reviewList(page: String, limit: Int, outdated: Boolean): ChangeRequestReviewList!
+  reviewList(page: String, limit: Int, first: Int, after: String, outdated: Boolean): ChangeRequestReviewList!
   "The users asked for a review who have not reviewed since, oldest request first."
-  requestedReviewerList(page: String, limit: Int): ChangeRequestRequestedReviewerList!
+  requestedReviewerList(page: String, limit: Int, first: Int, after: String): ChangeRequestRequestedReviewerList!
 }
 
 "Where a PDF of a change request is printed."
@@ -10832,9 +11939,18 @@ type ChangeRequestURLs {
 "A page of change requests."
 type ChangeRequestList {
   items: [ChangeRequest!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ChangeRequestEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ChangeRequestList` + "`" + `, with its cursor."
+type ChangeRequestEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ChangeRequest!
 }
 
 input CreateChangeRequestInput {
@@ -10898,9 +12014,18 @@ type ChangeRequestReviewURLs {
 "A page of reviews."
 type ChangeRequestReviewList {
   items: [ChangeRequestReview!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ChangeRequestReviewEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ChangeRequestReviewList` + "`" + `, with its cursor."
+type ChangeRequestReviewEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ChangeRequestReview!
 }
 
 "A pending request for a user's review."
@@ -10919,9 +12044,18 @@ type ChangeRequestRequestedReviewer {
 "A page of requested reviewers."
 type ChangeRequestRequestedReviewerList {
   items: [ChangeRequestRequestedReviewer!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ChangeRequestRequestedReviewerEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ChangeRequestRequestedReviewerList` + "`" + `, with its cursor."
+type ChangeRequestRequestedReviewerEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ChangeRequestRequestedReviewer!
 }
 
 "What asking for reviews did."
@@ -10965,7 +12099,7 @@ enum CommentStatusFilter {
 }
 
 "A discussion about content."
-type Comment {
+type Comment implements Node {
   "Always ` + "`" + `comment` + "`" + `."
   object: String!
   id: ID!
@@ -10987,13 +12121,13 @@ type Comment {
   resolvedAt: DateTime
   resolvedBy: User
   "The replies, oldest first."
-  replyList(page: String, limit: Int): CommentReplyList!
+  replyList(page: String, limit: Int, first: Int, after: String): CommentReplyList!
   "A reply, by id."
   reply(id: ID!): CommentReply
 }
 
 "A reply to a comment."
-type CommentReply {
+type CommentReply implements Node {
   "Always ` + "`" + `comment-reply` + "`" + `."
   object: String!
   id: ID!
@@ -11065,17 +12199,35 @@ type CommentPermissions {
 "A page of comments."
 type CommentList {
   items: [Comment!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [CommentEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `CommentList` + "`" + `, with its cursor."
+type CommentEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Comment!
+}
+
 "A page of replies."
 type CommentReplyList {
   items: [CommentReply!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [CommentReplyEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `CommentReplyList` + "`" + `, with its cursor."
+type CommentReplyEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: CommentReply!
 }
 
 input CommentBodyInput {
@@ -11160,17 +12312,35 @@ type SearchSpaceResult {
 "A page of page results."
 type SearchPageResultList {
   items: [SearchPageResult!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SearchPageResultEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `SearchPageResultList` + "`" + `, with its cursor."
+type SearchPageResultEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SearchPageResult!
+}
+
 "A page of space results."
 type SearchSpaceResultList {
   items: [SearchSpaceResult!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SearchSpaceResultEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SearchSpaceResultList` + "`" + `, with its cursor."
+type SearchSpaceResultEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SearchSpaceResult!
 }
 
 # ---------------------------------------------------------------------------
@@ -11238,6 +12408,8 @@ type LinkBrokenStats {
 "A page of links."
 type LinkList {
   items: [LinkItem!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [LinkEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11245,12 +12417,28 @@ type LinkList {
   stats: LinkStats!
 }
 
+"An item of a ` + "`" + `LinkList` + "`" + `, with its cursor."
+type LinkEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: LinkItem!
+}
+
 "A page of content locations."
 type ContentLocationList {
   items: [ContentLocation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ContentLocationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ContentLocationList` + "`" + `, with its cursor."
+type ContentLocationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ContentLocation!
 }
 
 # ---------------------------------------------------------------------------
@@ -11272,7 +12460,7 @@ enum SiteAgentsContext {
 }
 
 "A published docs site, built from sections, section groups and site spaces."
-type Site {
+type Site implements Node {
   "Always ` + "`" + `site` + "`" + `."
   object: String!
   id: ID!
@@ -11305,14 +12493,14 @@ type Site {
   """
   structure: SiteStructure!
   "Every section group of the site, in structure order (depth first)."
-  sectionGroups(page: String, limit: Int): SiteSectionGroupList!
+  sectionGroups(page: String, limit: Int, first: Int, after: String): SiteSectionGroupList!
   "Every section of the site, in structure order (depth first)."
-  sections(page: String, limit: Int): SiteSectionList!
+  sections(page: String, limit: Int, first: Int, after: String): SiteSectionList!
   """
   Every site space of the site, in structure order. ` + "`" + `default` + "`" + `: true lists only
   the default site space, false only the others.
   """
-  siteSpaceList(page: String, limit: Int, default: Boolean): SiteSpaceList!
+  siteSpaceList(page: String, limit: Int, first: Int, after: String, default: Boolean): SiteSpaceList!
   "The visitor schema of adaptive content; null until one is set."
   adaptiveSchema: SiteAdaptiveSchema
 }
@@ -11361,7 +12549,7 @@ union SiteStructureItem = SiteSection | SiteSectionGroup | SiteSpace
 union SiteSectionGroupChild = SiteSection | SiteSectionGroup
 
 "A group of sections (and of other groups) in a site."
-type SiteSectionGroup {
+type SiteSectionGroup implements Node {
   "Always ` + "`" + `site-section-group` + "`" + `."
   object: String!
   id: ID!
@@ -11378,7 +12566,7 @@ type SiteSectionGroup {
 }
 
 "A section of a site; its site spaces are its variants."
-type SiteSection {
+type SiteSection implements Node {
   "Always ` + "`" + `site-section` + "`" + `."
   object: String!
   id: ID!
@@ -11408,7 +12596,7 @@ type SiteSectionURLs {
 }
 
 "A space published in a site."
-type SiteSpace {
+type SiteSpace implements Node {
   "Always ` + "`" + `site-space` + "`" + `."
   object: String!
   "Id of the site space (not of the space)."
@@ -11491,33 +12679,69 @@ type SiteIntegrationScript {
 "A page of sites."
 type SiteList {
   items: [Site!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SiteEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SiteList` + "`" + `, with its cursor."
+type SiteEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Site!
 }
 
 "A page of section groups."
 type SiteSectionGroupList {
   items: [SiteSectionGroup!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SiteSectionGroupEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SiteSectionGroupList` + "`" + `, with its cursor."
+type SiteSectionGroupEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SiteSectionGroup!
 }
 
 "A page of sections."
 type SiteSectionList {
   items: [SiteSection!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SiteSectionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `SiteSectionList` + "`" + `, with its cursor."
+type SiteSectionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SiteSection!
+}
+
 "A page of site spaces."
 type SiteSpaceList {
   items: [SiteSpace!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SiteSpaceEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SiteSpaceList` + "`" + `, with its cursor."
+type SiteSpaceEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SiteSpace!
 }
 
 "A new site."
@@ -11798,15 +13022,15 @@ type Integration {
   permissions: IntegrationPermissions!
   contentSecurityPolicy: ContentSecurityPolicy
   "Its installations on the organizations the caller administers, oldest first, with ` + "`" + `externalId` + "`" + ` among their external ids."
-  installations(page: String, limit: Int, externalId: String): IntegrationInstallationList!
+  installations(page: String, limit: Int, first: Int, after: String, externalId: String): IntegrationInstallationList!
   "An installation, on an organization the caller administers."
   installation(id: ID!): IntegrationInstallation
   "Its installations on spaces, in the organizations the caller administers."
-  spaceInstallations(page: String, limit: Int, externalId: String): IntegrationSpaceInstallationList!
+  spaceInstallations(page: String, limit: Int, first: Int, after: String, externalId: String): IntegrationSpaceInstallationList!
   "Its installations on sites, in the organizations the caller administers."
-  siteInstallations(page: String, limit: Int, externalId: String): IntegrationSiteInstallationList!
+  siteInstallations(page: String, limit: Int, first: Int, after: String, externalId: String): IntegrationSiteInstallationList!
   "Its events, newest first: those of its installations on the organizations the caller administers."
-  events(page: String, limit: Int): IntegrationEventList!
+  events(page: String, limit: Int, first: Int, after: String): IntegrationEventList!
   "An event with its delivery trace."
   event(id: ID!): IntegrationEventDetail
   """
@@ -11902,13 +13126,22 @@ type IntegrationPermissions {
 "A page of integrations."
 type IntegrationList {
   items: [Integration!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [IntegrationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `IntegrationList` + "`" + `, with its cursor."
+type IntegrationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Integration!
+}
+
 "An integration installed on an organization, seen by that organization's admins."
-type IntegrationInstallation {
+type IntegrationInstallation implements Node {
   id: ID!
   status: IntegrationInstallationStatus!
   space_selection: IntegrationInstallationSelection!
@@ -11922,11 +13155,11 @@ type IntegrationInstallation {
   urls: IntegrationInstallationURLs!
   target: IntegrationInstallationTarget!
   "Its installations on spaces, oldest first."
-  spaceInstallations(page: String, limit: Int): IntegrationSpaceInstallationList!
+  spaceInstallations(page: String, limit: Int, first: Int, after: String): IntegrationSpaceInstallationList!
   "Its installation on a space."
   spaceInstallation(spaceId: ID!): IntegrationSpaceInstallation
   "Its installations on sites, oldest first."
-  siteInstallations(page: String, limit: Int): IntegrationSiteInstallationList!
+  siteInstallations(page: String, limit: Int, first: Int, after: String): IntegrationSiteInstallationList!
   "Its installation on a site."
   siteInstallation(siteId: ID!): IntegrationSiteInstallation
 }
@@ -11946,9 +13179,18 @@ type IntegrationInstallationTarget {
 "A page of installations."
 type IntegrationInstallationList {
   items: [IntegrationInstallation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [IntegrationInstallationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `IntegrationInstallationList` + "`" + `, with its cursor."
+type IntegrationInstallationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: IntegrationInstallation!
 }
 
 "An installation on a space."
@@ -11988,17 +13230,35 @@ type IntegrationContentInstallationURLs {
 "A page of space installations."
 type IntegrationSpaceInstallationList {
   items: [IntegrationSpaceInstallation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [IntegrationSpaceInstallationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `IntegrationSpaceInstallationList` + "`" + `, with its cursor."
+type IntegrationSpaceInstallationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: IntegrationSpaceInstallation!
+}
+
 "A page of site installations."
 type IntegrationSiteInstallationList {
   items: [IntegrationSiteInstallation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [IntegrationSiteInstallationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `IntegrationSiteInstallationList` + "`" + `, with its cursor."
+type IntegrationSiteInstallationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: IntegrationSiteInstallation!
 }
 
 """
@@ -12009,7 +13269,7 @@ An event as an installation of the integration receives it. ` + "`" + `payload` 
 for the ` + "`" + `*_deleted` + "`" + ` types, ` + "`" + `previous {configuration}` + "`" + `; for
 ` + "`" + `space_content_updated` + "`" + `, ` + "`" + `spaceId` + "`" + ` and ` + "`" + `revisionId` + "`" + `.
 """
-type IntegrationEvent {
+type IntegrationEvent implements Node {
   id: ID!
   integrationId: ID!
   installationId: ID
@@ -12042,9 +13302,18 @@ type IntegrationEventLog {
 "A page of events."
 type IntegrationEventList {
   items: [IntegrationEvent!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [IntegrationEventEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `IntegrationEventList` + "`" + `, with its cursor."
+type IntegrationEventEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: IntegrationEvent!
 }
 
 """
@@ -12161,7 +13430,7 @@ An OpenAPI specification fetched from a URL. A background job fetches it
 (through the guarded outbound client), validates it, bundles its external
 ` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
 """
-type OpenAPISpec {
+type OpenAPISpec implements Node {
   "Always ` + "`" + `openapi-spec` + "`" + `."
   object: String!
   id: ID!
@@ -12182,7 +13451,7 @@ type OpenAPISpec {
   permissions: OpenAPISpecPermissions!
   urls: OpenAPISpecURLs!
   "The versions, newest first."
-  versions(page: String, limit: Int): OpenAPISpecVersionList!
+  versions(page: String, limit: Int, first: Int, after: String): OpenAPISpecVersionList!
   "A version by id, or the newest with ` + "`" + `latest` + "`" + `."
   version(id: ID!): OpenAPISpecVersion
 }
@@ -12204,9 +13473,18 @@ type OpenAPISpecURLs {
 "A page of specifications."
 type OpenAPISpecList {
   items: [OpenAPISpec!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [OpenAPISpecEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `OpenAPISpecList` + "`" + `, with its cursor."
+type OpenAPISpecEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: OpenAPISpec!
 }
 
 "One distinct content of a specification."
@@ -12239,9 +13517,18 @@ type OpenAPISpecContent {
 "A page of versions."
 type OpenAPISpecVersionList {
   items: [OpenAPISpecVersion!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [OpenAPISpecVersionEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `OpenAPISpecVersionList` + "`" + `, with its cursor."
+type OpenAPISpecVersionEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: OpenAPISpecVersion!
 }
 
 input OpenAPISpecSourceInput {
@@ -12291,7 +13578,7 @@ job) translates every page of the source's current content, prose only (code,
 inline code, link targets and front matter are kept as they are), into the
 result space: created by the first run, given a new revision by the next ones.
 """
-type Translation {
+type Translation implements Node {
   "Always ` + "`" + `translation` + "`" + `."
   object: String!
   id: ID!
@@ -12347,9 +13634,18 @@ type TranslationURLs {
 "A page of translations."
 type TranslationList {
   items: [Translation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [TranslationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `TranslationList` + "`" + `, with its cursor."
+type TranslationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Translation!
 }
 
 input TranslationSourceInput {
@@ -12424,13 +13720,22 @@ type ConversationMetadata {
 
 type ConversationList {
   items: [Conversation!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ConversationEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
 
+"An item of a ` + "`" + `ConversationList` + "`" + `, with its cursor."
+type ConversationEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: Conversation!
+}
+
 "A problem or question a user raised in a conversation."
-type ConversationIssue {
+type ConversationIssue implements Node {
   "Always ` + "`" + `conversation-issue` + "`" + `."
   object: String!
   id: ID!
@@ -12463,9 +13768,18 @@ type ConversationIssueItem {
 
 type ConversationIssueList {
   items: [ConversationIssueItem!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ConversationIssueEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ConversationIssueList` + "`" + `, with its cursor."
+type ConversationIssueEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ConversationIssueItem!
 }
 
 """
@@ -12487,7 +13801,7 @@ enum ConversationsIssuesClusterOrderBy {
 }
 
 "Similar issues of an organization's conversations, grouped by their text (TF-IDF and cosine similarity)."
-type ConversationsIssuesCluster {
+type ConversationsIssuesCluster implements Node {
   "Always ` + "`" + `issues-cluster` + "`" + `."
   object: String!
   id: ID!
@@ -12527,9 +13841,18 @@ type ConversationsIssuesClusterURLs {
 
 type ConversationsIssuesClusterList {
   items: [ConversationsIssuesCluster!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [ConversationsIssuesClusterEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `ConversationsIssuesClusterList` + "`" + `, with its cursor."
+type ConversationsIssuesClusterEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: ConversationsIssuesCluster!
 }
 
 input ConversationInput {
@@ -12575,7 +13898,7 @@ answers at ` + "`" + `service.acsURL` + "`" + ` with a response signed by ` + "`
 person becomes an SSO member of the organization with ` + "`" + `defaultRole` + "`" + `, in
 ` + "`" + `defaultTeam` + "`" + `.
 """
-type SAMLProvider {
+type SAMLProvider implements Node {
   "Always ` + "`" + `saml-provider` + "`" + `."
   object: String!
   id: ID!
@@ -12615,9 +13938,18 @@ type SAMLProviderURLs {
 "A page of SAML providers."
 type SAMLProviderList {
   items: [SAMLProvider!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SAMLProviderEdge!]!
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SAMLProviderList` + "`" + `, with its cursor."
+type SAMLProviderEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  node: SAMLProvider!
 }
 
 "A way to sign in to an organization."
@@ -12702,8 +14034,20 @@ type LiveEvent {
 type Query {
   "The authenticated user."
   viewer: User!
+  """
+  The object with this global id, of whichever ` + "`" + `Node` + "`" + ` type it is. Null when
+  no object has this id or the caller may not read it: the two are not told
+  apart.
+  """
+  node(id: ID!): Node
+  """
+  The objects with these ids (at most 100), in the same order; null for each
+  that does not exist or the caller may not read, as ` + "`" + `node` + "`" + ` answers. More
+  than 100 ids are a ` + "`" + `BAD_REQUEST` + "`" + `.
+  """
+  nodes(ids: [ID!]!): [Node]!
   "The organizations the caller is a member of."
-  organizations(page: String, limit: Int): OrganizationList!
+  organizations(page: String, limit: Int, first: Int, after: String): OrganizationList!
   "The space templates applySpaceTemplate can apply."
   spaceTemplates: [SpaceTemplate!]!
   "An organization the caller is a member of."
@@ -12735,7 +14079,7 @@ type Query {
   (` + "`" + `blockDomain` + "`" + `), whether they have ` + "`" + `blocks` + "`" + ` or ` + "`" + `contentSources` + "`" + `, the
   ` + "`" + `owner` + "`" + ` organization, a ` + "`" + `scope` + "`" + ` and ` + "`" + `target` + "`" + `.
   """
-  integrations(page: String, limit: Int, search: String, category: IntegrationCategory, blockDomain: String, blocks: Boolean, contentSources: Boolean, owner: ID, scope: IntegrationScope, target: IntegrationTarget): IntegrationList!
+  integrations(page: String, limit: Int, first: Int, after: String, search: String, category: IntegrationCategory, blockDomain: String, blocks: Boolean, contentSources: Boolean, owner: ID, scope: IntegrationScope, target: IntegrationTarget): IntegrationList!
   "An integration, by name."
   integration(name: String!): Integration
 }
@@ -13146,10 +14490,22 @@ func (ec *executionContext) childFields_ChangeRequest(ctx context.Context, field
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequest", field.Name)
 }
 
+func (ec *executionContext) childFields_ChangeRequestEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeRequestEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeRequestEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ChangeRequestList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ChangeRequestList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ChangeRequestList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ChangeRequestList_count(ctx, field)
 	case "next":
@@ -13186,10 +14542,22 @@ func (ec *executionContext) childFields_ChangeRequestRequestedReviewer(ctx conte
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewer", field.Name)
 }
 
+func (ec *executionContext) childFields_ChangeRequestRequestedReviewerEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeRequestRequestedReviewerEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeRequestRequestedReviewerEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestRequestedReviewerEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ChangeRequestRequestedReviewerList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ChangeRequestRequestedReviewerList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ChangeRequestRequestedReviewerList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
 	case "next":
@@ -13228,10 +14596,22 @@ func (ec *executionContext) childFields_ChangeRequestReview(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReview", field.Name)
 }
 
+func (ec *executionContext) childFields_ChangeRequestReviewEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ChangeRequestReviewEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ChangeRequestReviewEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ChangeRequestReviewEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ChangeRequestReviewList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ChangeRequestReviewList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ChangeRequestReviewList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
 	case "next":
@@ -13292,10 +14672,22 @@ func (ec *executionContext) childFields_Collection(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type Collection", field.Name)
 }
 
+func (ec *executionContext) childFields_CollectionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CollectionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CollectionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CollectionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_CollectionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_CollectionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CollectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CollectionList_count(ctx, field)
 	case "next":
@@ -13380,10 +14772,22 @@ func (ec *executionContext) childFields_CommentBody(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type CommentBody", field.Name)
 }
 
+func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommentEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CommentEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_CommentList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_CommentList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CommentList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CommentList_count(ctx, field)
 	case "next":
@@ -13466,10 +14870,22 @@ func (ec *executionContext) childFields_CommentReply(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type CommentReply", field.Name)
 }
 
+func (ec *executionContext) childFields_CommentReplyEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommentReplyEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_CommentReplyEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentReplyEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_CommentReplyList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_CommentReplyList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_CommentReplyList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CommentReplyList_count(ctx, field)
 	case "next":
@@ -13514,10 +14930,22 @@ func (ec *executionContext) childFields_CommentURLs(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type CommentURLs", field.Name)
 }
 
+func (ec *executionContext) childFields_ContentLocationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ContentLocationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ContentLocationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ContentLocationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ContentLocationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ContentLocationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ContentLocationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ContentLocationList_count(ctx, field)
 	case "next":
@@ -13560,6 +14988,16 @@ func (ec *executionContext) childFields_ConversationDetail(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type ConversationDetail", field.Name)
 }
 
+func (ec *executionContext) childFields_ConversationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ConversationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ConversationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ConversationIssue(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -13586,6 +15024,16 @@ func (ec *executionContext) childFields_ConversationIssue(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type ConversationIssue", field.Name)
 }
 
+func (ec *executionContext) childFields_ConversationIssueEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ConversationIssueEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ConversationIssueEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationIssueEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ConversationIssueItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "issue":
@@ -13600,6 +15048,8 @@ func (ec *executionContext) childFields_ConversationIssueList(ctx context.Contex
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ConversationIssueList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ConversationIssueList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ConversationIssueList_count(ctx, field)
 	case "next":
@@ -13622,6 +15072,8 @@ func (ec *executionContext) childFields_ConversationList(ctx context.Context, fi
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ConversationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ConversationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ConversationList_count(ctx, field)
 	case "next":
@@ -13696,10 +15148,22 @@ func (ec *executionContext) childFields_ConversationsIssuesCluster(ctx context.C
 	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesCluster", field.Name)
 }
 
+func (ec *executionContext) childFields_ConversationsIssuesClusterEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_ConversationsIssuesClusterEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_ConversationsIssuesClusterEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ConversationsIssuesClusterEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_ConversationsIssuesClusterList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_ConversationsIssuesClusterList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_ConversationsIssuesClusterList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ConversationsIssuesClusterList_count(ctx, field)
 	case "next":
@@ -13928,6 +15392,16 @@ func (ec *executionContext) childFields_IntegrationDevelopment(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationDevelopment", field.Name)
 }
 
+func (ec *executionContext) childFields_IntegrationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IntegrationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IntegrationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IntegrationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -13958,10 +15432,22 @@ func (ec *executionContext) childFields_IntegrationEventDetail(ctx context.Conte
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventDetail", field.Name)
 }
 
+func (ec *executionContext) childFields_IntegrationEventEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IntegrationEventEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IntegrationEventEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationEventEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IntegrationEventList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_IntegrationEventList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_IntegrationEventList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_IntegrationEventList_count(ctx, field)
 	case "next":
@@ -14038,10 +15524,22 @@ func (ec *executionContext) childFields_IntegrationInstallation(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallation", field.Name)
 }
 
+func (ec *executionContext) childFields_IntegrationInstallationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IntegrationInstallationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IntegrationInstallationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationInstallationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IntegrationInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_IntegrationInstallationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_IntegrationInstallationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_IntegrationInstallationList_count(ctx, field)
 	case "next":
@@ -14076,6 +15574,8 @@ func (ec *executionContext) childFields_IntegrationList(ctx context.Context, fie
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_IntegrationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_IntegrationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_IntegrationList_count(ctx, field)
 	case "next":
@@ -14116,10 +15616,22 @@ func (ec *executionContext) childFields_IntegrationSiteInstallation(ctx context.
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationSiteInstallation", field.Name)
 }
 
+func (ec *executionContext) childFields_IntegrationSiteInstallationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IntegrationSiteInstallationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IntegrationSiteInstallationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSiteInstallationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IntegrationSiteInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_IntegrationSiteInstallationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_IntegrationSiteInstallationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_IntegrationSiteInstallationList_count(ctx, field)
 	case "next":
@@ -14152,10 +15664,22 @@ func (ec *executionContext) childFields_IntegrationSpaceInstallation(ctx context
 	return nil, fmt.Errorf("no field named %q was found under type IntegrationSpaceInstallation", field.Name)
 }
 
+func (ec *executionContext) childFields_IntegrationSpaceInstallationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_IntegrationSpaceInstallationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_IntegrationSpaceInstallationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type IntegrationSpaceInstallationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_IntegrationSpaceInstallationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_IntegrationSpaceInstallationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_IntegrationSpaceInstallationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_IntegrationSpaceInstallationList_count(ctx, field)
 	case "next":
@@ -14198,6 +15722,16 @@ func (ec *executionContext) childFields_LinkBrokenStats(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type LinkBrokenStats", field.Name)
 }
 
+func (ec *executionContext) childFields_LinkEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_LinkEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_LinkEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LinkEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_LinkItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "status":
@@ -14216,6 +15750,8 @@ func (ec *executionContext) childFields_LinkList(ctx context.Context, field grap
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_LinkList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_LinkList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_LinkList_count(ctx, field)
 	case "next":
@@ -14312,10 +15848,22 @@ func (ec *executionContext) childFields_MemberContentPermission(ctx context.Cont
 	return nil, fmt.Errorf("no field named %q was found under type MemberContentPermission", field.Name)
 }
 
+func (ec *executionContext) childFields_MemberContentPermissionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MemberContentPermissionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MemberContentPermissionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberContentPermissionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_MemberContentPermissionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_MemberContentPermissionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_MemberContentPermissionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_MemberContentPermissionList_count(ctx, field)
 	case "next":
@@ -14326,10 +15874,22 @@ func (ec *executionContext) childFields_MemberContentPermissionList(ctx context.
 	return nil, fmt.Errorf("no field named %q was found under type MemberContentPermissionList", field.Name)
 }
 
+func (ec *executionContext) childFields_MemberEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MemberEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MemberEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_MemberList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_MemberList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_MemberList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_MemberList_count(ctx, field)
 	case "next":
@@ -14350,10 +15910,22 @@ func (ec *executionContext) childFields_MemberTeam(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type MemberTeam", field.Name)
 }
 
+func (ec *executionContext) childFields_MemberTeamEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MemberTeamEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MemberTeamEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberTeamEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_MemberTeamList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_MemberTeamList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_MemberTeamList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_MemberTeamList_count(ctx, field)
 	case "next":
@@ -14454,10 +16026,22 @@ func (ec *executionContext) childFields_OpenAPISpecContent(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecContent", field.Name)
 }
 
+func (ec *executionContext) childFields_OpenAPISpecEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OpenAPISpecEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OpenAPISpecEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_OpenAPISpecList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_OpenAPISpecList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_OpenAPISpecList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_OpenAPISpecList_count(ctx, field)
 	case "next":
@@ -14508,10 +16092,22 @@ func (ec *executionContext) childFields_OpenAPISpecVersion(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecVersion", field.Name)
 }
 
+func (ec *executionContext) childFields_OpenAPISpecVersionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OpenAPISpecVersionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OpenAPISpecVersionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OpenAPISpecVersionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_OpenAPISpecVersionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_OpenAPISpecVersionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_OpenAPISpecVersionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_OpenAPISpecVersionList_count(ctx, field)
 	case "next":
@@ -14634,6 +16230,16 @@ func (ec *executionContext) childFields_OrganizationDefaultContent(ctx context.C
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationDefaultContent", field.Name)
 }
 
+func (ec *executionContext) childFields_OrganizationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OrganizationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OrganizationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_OrganizationInvite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -14648,10 +16254,22 @@ func (ec *executionContext) childFields_OrganizationInvite(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type OrganizationInvite", field.Name)
 }
 
+func (ec *executionContext) childFields_OrganizationInviteEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_OrganizationInviteEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_OrganizationInviteEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OrganizationInviteEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_OrganizationInviteList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_OrganizationInviteList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_OrganizationInviteList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_OrganizationInviteList_count(ctx, field)
 	case "next":
@@ -14666,6 +16284,8 @@ func (ec *executionContext) childFields_OrganizationList(ctx context.Context, fi
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_OrganizationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_OrganizationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_OrganizationList_count(ctx, field)
 	case "next":
@@ -14774,6 +16394,10 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	switch field.Name {
 	case "hasNextPage":
 		return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
+	case "hasPreviousPage":
+		return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+	case "startCursor":
+		return ec.fieldContext_PageInfo_startCursor(ctx, field)
 	case "endCursor":
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
@@ -14914,10 +16538,22 @@ func (ec *executionContext) childFields_RevisionFile(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type RevisionFile", field.Name)
 }
 
+func (ec *executionContext) childFields_RevisionFileEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RevisionFileEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RevisionFileEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionFileEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_RevisionFileList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_RevisionFileList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_RevisionFileList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_RevisionFileList_count(ctx, field)
 	case "next":
@@ -15042,10 +16678,22 @@ func (ec *executionContext) childFields_SAMLProvider(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type SAMLProvider", field.Name)
 }
 
+func (ec *executionContext) childFields_SAMLProviderEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SAMLProviderEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SAMLProviderEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SAMLProviderEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SAMLProviderList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SAMLProviderList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SAMLProviderList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SAMLProviderList_count(ctx, field)
 	case "next":
@@ -15122,10 +16770,22 @@ func (ec *executionContext) childFields_SearchPageResult(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SearchPageResult", field.Name)
 }
 
+func (ec *executionContext) childFields_SearchPageResultEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SearchPageResultEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SearchPageResultEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchPageResultEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SearchPageResultList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SearchPageResultList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SearchPageResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchPageResultList_count(ctx, field)
 	case "next":
@@ -15164,10 +16824,22 @@ func (ec *executionContext) childFields_SearchSpaceResult(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type SearchSpaceResult", field.Name)
 }
 
+func (ec *executionContext) childFields_SearchSpaceResultEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SearchSpaceResultEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SearchSpaceResultEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SearchSpaceResultEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SearchSpaceResultList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SearchSpaceResultList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SearchSpaceResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchSpaceResultList_count(ctx, field)
 	case "next":
@@ -15272,6 +16944,16 @@ func (ec *executionContext) childFields_SiteAdaptiveTemplateConditionList(ctx co
 	return nil, fmt.Errorf("no field named %q was found under type SiteAdaptiveTemplateConditionList", field.Name)
 }
 
+func (ec *executionContext) childFields_SiteEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SiteEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SiteEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SiteFeature(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -15298,6 +16980,8 @@ func (ec *executionContext) childFields_SiteList(ctx context.Context, field grap
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SiteList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SiteList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteList_count(ctx, field)
 	case "next":
@@ -15346,6 +17030,16 @@ func (ec *executionContext) childFields_SiteSection(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type SiteSection", field.Name)
 }
 
+func (ec *executionContext) childFields_SiteSectionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SiteSectionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SiteSectionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SiteSectionGroup(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "object":
@@ -15366,10 +17060,22 @@ func (ec *executionContext) childFields_SiteSectionGroup(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type SiteSectionGroup", field.Name)
 }
 
+func (ec *executionContext) childFields_SiteSectionGroupEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SiteSectionGroupEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SiteSectionGroupEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSectionGroupEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SiteSectionGroupList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SiteSectionGroupList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SiteSectionGroupList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
 	case "next":
@@ -15384,6 +17090,8 @@ func (ec *executionContext) childFields_SiteSectionList(ctx context.Context, fie
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SiteSectionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SiteSectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionList_count(ctx, field)
 	case "next":
@@ -15426,10 +17134,22 @@ func (ec *executionContext) childFields_SiteSpace(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type SiteSpace", field.Name)
 }
 
+func (ec *executionContext) childFields_SiteSpaceEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SiteSpaceEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SiteSpaceEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteSpaceEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SiteSpaceList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SiteSpaceList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SiteSpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSpaceList_count(ctx, field)
 	case "next":
@@ -15542,10 +17262,22 @@ func (ec *executionContext) childFields_Space(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Space", field.Name)
 }
 
+func (ec *executionContext) childFields_SpaceEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SpaceEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SpaceEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SpaceEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_SpaceList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_SpaceList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SpaceList_count(ctx, field)
 	case "next":
@@ -15646,10 +17378,22 @@ func (ec *executionContext) childFields_TeamContentPermission(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type TeamContentPermission", field.Name)
 }
 
+func (ec *executionContext) childFields_TeamContentPermissionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TeamContentPermissionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TeamContentPermissionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamContentPermissionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TeamContentPermissionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_TeamContentPermissionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_TeamContentPermissionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_TeamContentPermissionList_count(ctx, field)
 	case "next":
@@ -15660,10 +17404,22 @@ func (ec *executionContext) childFields_TeamContentPermissionList(ctx context.Co
 	return nil, fmt.Errorf("no field named %q was found under type TeamContentPermissionList", field.Name)
 }
 
+func (ec *executionContext) childFields_TeamEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TeamEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TeamEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TeamList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_TeamList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_TeamList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_TeamList_count(ctx, field)
 	case "next":
@@ -15682,10 +17438,22 @@ func (ec *executionContext) childFields_TeamMember(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type TeamMember", field.Name)
 }
 
+func (ec *executionContext) childFields_TeamMemberEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TeamMemberEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TeamMemberEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TeamMemberEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TeamMemberList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_TeamMemberList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_TeamMemberList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_TeamMemberList_count(ctx, field)
 	case "next":
@@ -15746,10 +17514,22 @@ func (ec *executionContext) childFields_Translation(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type Translation", field.Name)
 }
 
+func (ec *executionContext) childFields_TranslationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TranslationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TranslationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_TranslationList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_TranslationList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_TranslationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_TranslationList_count(ctx, field)
 	case "next":
@@ -15846,10 +17626,22 @@ func (ec *executionContext) childFields_UserContentPermission(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type UserContentPermission", field.Name)
 }
 
+func (ec *executionContext) childFields_UserContentPermissionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_UserContentPermissionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_UserContentPermissionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UserContentPermissionEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_UserContentPermissionList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "items":
 		return ec.fieldContext_UserContentPermissionList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_UserContentPermissionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_UserContentPermissionList_count(ctx, field)
 	case "next":
@@ -16013,38 +17805,54 @@ func (ec *executionContext) field_ChangeRequest_commentList_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*model.ListOrder, error) {
 			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*model.CommentStatusFilter, error) {
 			return ec.unmarshalOCommentStatusFilter2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentStatusFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "targetPage",
+	args["status"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "targetPage",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["targetPage"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "authors",
+	args["targetPage"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "authors",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["authors"] = arg5
+	args["authors"] = arg7
 	return args, nil
 }
 
@@ -16117,6 +17925,22 @@ func (ec *executionContext) field_ChangeRequest_requestedReviewerList_args(ctx c
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16139,14 +17963,30 @@ func (ec *executionContext) field_ChangeRequest_reviewList_args(ctx context.Cont
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "outdated",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "outdated",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["outdated"] = arg2
+	args["outdated"] = arg4
 	return args, nil
 }
 
@@ -16183,14 +18023,30 @@ func (ec *executionContext) field_Collection_permissionsAggregate_args(ctx conte
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "role",
 		func(ctx context.Context, v any) (*store.MemberRole, error) {
 			return ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["role"] = arg2
+	args["role"] = arg4
 	return args, nil
 }
 
@@ -16213,6 +18069,22 @@ func (ec *executionContext) field_Collection_spaces_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16235,6 +18107,22 @@ func (ec *executionContext) field_Collection_teamPermissions_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16257,6 +18145,22 @@ func (ec *executionContext) field_Collection_userPermissions_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16307,6 +18211,22 @@ func (ec *executionContext) field_Comment_replyList_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16357,6 +18277,22 @@ func (ec *executionContext) field_IntegrationInstallation_siteInstallations_args
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16393,6 +18329,22 @@ func (ec *executionContext) field_IntegrationInstallation_spaceInstallations_arg
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16429,6 +18381,22 @@ func (ec *executionContext) field_Integration_events_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -16465,14 +18433,30 @@ func (ec *executionContext) field_Integration_installations_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["externalId"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg4
 	return args, nil
 }
 
@@ -16495,14 +18479,30 @@ func (ec *executionContext) field_Integration_siteInstallations_args(ctx context
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["externalId"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg4
 	return args, nil
 }
 
@@ -16525,14 +18525,30 @@ func (ec *executionContext) field_Integration_spaceInstallations_args(ctx contex
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["externalId"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "externalId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["externalId"] = arg4
 	return args, nil
 }
 
@@ -16555,14 +18571,30 @@ func (ec *executionContext) field_Member_contentPermissions_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*model.ListOrder, error) {
 			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg2
+	args["order"] = arg4
 	return args, nil
 }
 
@@ -16585,14 +18617,30 @@ func (ec *executionContext) field_Member_teamMemberships_args(ctx context.Contex
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["title"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["title"] = arg4
 	return args, nil
 }
 
@@ -19581,6 +21629,22 @@ func (ec *executionContext) field_OpenAPISpec_versions_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -19603,46 +21667,62 @@ func (ec *executionContext) field_Organization_changeRequests_args(ctx context.C
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*model.ChangeRequestStatus, error) {
 			return ec.unmarshalOChangeRequestStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "creator",
+	args["status"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "creator",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["creator"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "contributor",
+	args["creator"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "contributor",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["contributor"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "requestedReviewer",
+	args["contributor"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "requestedReviewer",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["requestedReviewer"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "conversationsIssuesCluster",
+	args["requestedReviewer"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "conversationsIssuesCluster",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["conversationsIssuesCluster"] = arg6
+	args["conversationsIssuesCluster"] = arg8
 	return args, nil
 }
 
@@ -19665,14 +21745,30 @@ func (ec *executionContext) field_Organization_collections_args(ctx context.Cont
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "nested",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "nested",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["nested"] = arg2
+	args["nested"] = arg4
 	return args, nil
 }
 
@@ -19709,22 +21805,38 @@ func (ec *executionContext) field_Organization_conversationIssues_args(ctx conte
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "cluster",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "cluster",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["cluster"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "conversation",
+	args["cluster"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "conversation",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["conversation"] = arg3
+	args["conversation"] = arg5
 	return args, nil
 }
 
@@ -19775,30 +21887,46 @@ func (ec *executionContext) field_Organization_conversationsClusters_args(ctx co
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*model.ListOrder, error) {
 			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "orderBy",
 		func(ctx context.Context, v any) (*model.ConversationsIssuesClusterOrderBy, error) {
 			return ec.unmarshalOConversationsIssuesClusterOrderBy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterOrderBy(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["orderBy"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	args["orderBy"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*store.IssuesClusterStatus, error) {
 			return ec.unmarshalOConversationsIssuesClusterStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesClusterStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg4
+	args["status"] = arg6
 	return args, nil
 }
 
@@ -19821,14 +21949,30 @@ func (ec *executionContext) field_Organization_conversations_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["source"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "source",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["source"] = arg4
 	return args, nil
 }
 
@@ -19851,6 +21995,22 @@ func (ec *executionContext) field_Organization_invites_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -19887,38 +22047,54 @@ func (ec *executionContext) field_Organization_members_args(ctx context.Context,
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
-		func(ctx context.Context, v any) (*model.ListOrder, error) {
-			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "role",
-		func(ctx context.Context, v any) (*model.MemberRoleFilter, error) {
-			return ec.unmarshalOMemberRoleFilter2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberRoleFilter(ctx, v)
-		})
-	if err != nil {
-		return nil, err
-	}
-	args["role"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["search"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+		func(ctx context.Context, v any) (*model.ListOrder, error) {
+			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+		func(ctx context.Context, v any) (*model.MemberRoleFilter, error) {
+			return ec.unmarshalOMemberRoleFilter2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberRoleFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["role"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "sort",
 		func(ctx context.Context, v any) (*model.MemberSort, error) {
 			return ec.unmarshalOMemberSort2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberSort(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["sort"] = arg5
+	args["sort"] = arg7
 	return args, nil
 }
 
@@ -19955,6 +22131,22 @@ func (ec *executionContext) field_Organization_openAPISpecs_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -19991,6 +22183,22 @@ func (ec *executionContext) field_Organization_samlProviders_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20021,6 +22229,22 @@ func (ec *executionContext) field_Organization_search_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
 	return args, nil
 }
 
@@ -20043,38 +22267,54 @@ func (ec *executionContext) field_Organization_sites_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "space",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOID2ᚖstring(ctx, v)
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["space"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["title"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "published",
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "space",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["space"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["title"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "published",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["published"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+	args["published"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "type",
 		func(ctx context.Context, v any) ([]store.SiteType, error) {
 			return ec.unmarshalOSiteType2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteTypeᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["type"] = arg5
+	args["type"] = arg7
 	return args, nil
 }
 
@@ -20097,6 +22337,22 @@ func (ec *executionContext) field_Organization_spaces_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20133,22 +22389,38 @@ func (ec *executionContext) field_Organization_teams_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "owner",
-		func(ctx context.Context, v any) (*string, error) {
-			return ec.unmarshalOID2ᚖstring(ctx, v)
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["owner"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["title"] = arg3
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "owner",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["owner"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "title",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["title"] = arg5
 	return args, nil
 }
 
@@ -20185,6 +22457,22 @@ func (ec *executionContext) field_Organization_translations_args(ctx context.Con
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20249,70 +22537,114 @@ func (ec *executionContext) field_Query_integrations_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["search"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "search",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["search"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "category",
 		func(ctx context.Context, v any) (*store.IntegrationCategory, error) {
 			return ec.unmarshalOIntegrationCategory2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationCategory(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["category"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "blockDomain",
+	args["category"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "blockDomain",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["blockDomain"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "blocks",
+	args["blockDomain"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "blocks",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["blocks"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "contentSources",
+	args["blocks"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "contentSources",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["contentSources"] = arg6
-	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "owner",
+	args["contentSources"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "owner",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["owner"] = arg7
-	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
+	args["owner"] = arg9
+	arg10, err := graphql.ProcessArgField(ctx, rawArgs, "scope",
 		func(ctx context.Context, v any) (*store.IntegrationScope, error) {
 			return ec.unmarshalOIntegrationScope2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationScope(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["scope"] = arg8
-	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "target",
+	args["scope"] = arg10
+	arg11, err := graphql.ProcessArgField(ctx, rawArgs, "target",
 		func(ctx context.Context, v any) (*store.IntegrationTarget, error) {
 			return ec.unmarshalOIntegrationTarget2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationTarget(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["target"] = arg9
+	args["target"] = arg11
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "ids",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["ids"] = arg0
 	return args, nil
 }
 
@@ -20385,6 +22717,22 @@ func (ec *executionContext) field_Query_organizations_args(ctx context.Context, 
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20511,6 +22859,22 @@ func (ec *executionContext) field_RevisionFile_backlinks_args(ctx context.Contex
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20533,6 +22897,22 @@ func (ec *executionContext) field_RevisionPage_backlinks_args(ctx context.Contex
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20555,14 +22935,30 @@ func (ec *executionContext) field_RevisionPage_links_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg4
 	return args, nil
 }
 
@@ -20585,6 +22981,22 @@ func (ec *executionContext) field_Revision_fileList_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20681,6 +23093,22 @@ func (ec *executionContext) field_Site_sectionGroups_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20703,6 +23131,22 @@ func (ec *executionContext) field_Site_sections_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -20725,14 +23169,30 @@ func (ec *executionContext) field_Site_siteSpaceList_args(ctx context.Context, r
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "default",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "default",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["default"] = arg2
+	args["default"] = arg4
 	return args, nil
 }
 
@@ -20755,46 +23215,62 @@ func (ec *executionContext) field_Space_changeRequestList_args(ctx context.Conte
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*model.ChangeRequestStatus, error) {
 			return ec.unmarshalOChangeRequestStatus2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestStatus(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "creator",
+	args["status"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "creator",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["creator"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "contributor",
+	args["creator"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "contributor",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["contributor"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "requestedReviewer",
+	args["contributor"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "requestedReviewer",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["requestedReviewer"] = arg5
-	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "conversationsIssuesCluster",
+	args["requestedReviewer"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "conversationsIssuesCluster",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["conversationsIssuesCluster"] = arg6
+	args["conversationsIssuesCluster"] = arg8
 	return args, nil
 }
 
@@ -20831,38 +23307,54 @@ func (ec *executionContext) field_Space_commentList_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "order",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "order",
 		func(ctx context.Context, v any) (*model.ListOrder, error) {
 			return ec.unmarshalOListOrder2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListOrder(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["order"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	args["order"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "status",
 		func(ctx context.Context, v any) (*model.CommentStatusFilter, error) {
 			return ec.unmarshalOCommentStatusFilter2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentStatusFilter(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "targetPage",
+	args["status"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "targetPage",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["targetPage"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "authors",
+	args["targetPage"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "authors",
 		func(ctx context.Context, v any) ([]string, error) {
 			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["authors"] = arg5
+	args["authors"] = arg7
 	return args, nil
 }
 
@@ -20913,14 +23405,30 @@ func (ec *executionContext) field_Space_links_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["status"] = arg2
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg4
 	return args, nil
 }
 
@@ -20943,14 +23451,30 @@ func (ec *executionContext) field_Space_permissionsAggregate_args(ctx context.Co
 		return nil, err
 	}
 	args["limit"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "role",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "role",
 		func(ctx context.Context, v any) (*store.MemberRole, error) {
 			return ec.unmarshalOMemberRole2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMemberRole(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["role"] = arg2
+	args["role"] = arg4
 	return args, nil
 }
 
@@ -21003,6 +23527,22 @@ func (ec *executionContext) field_Space_search_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
 	return args, nil
 }
 
@@ -21025,6 +23565,22 @@ func (ec *executionContext) field_Space_teamPermissions_args(ctx context.Context
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -21047,6 +23603,22 @@ func (ec *executionContext) field_Space_userPermissions_args(ctx context.Context
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -21119,6 +23691,22 @@ func (ec *executionContext) field_Team_teamMembers_args(ctx context.Context, raw
 		return nil, err
 	}
 	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
 	return args, nil
 }
 
@@ -21903,11 +24491,11 @@ func (ec *executionContext) _ChangeRequest_commentList(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.ChangeRequest().CommentList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder), fc.Args["status"].(*model.CommentStatusFilter), fc.Args["targetPage"].(*string), fc.Args["authors"].([]string))
+			return ec.Resolvers.ChangeRequest().CommentList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["order"].(*model.ListOrder), fc.Args["status"].(*model.CommentStatusFilter), fc.Args["targetPage"].(*string), fc.Args["authors"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentList) graphql.Marshaler {
-			return ec.marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.CommentNode]) graphql.Marshaler {
+			return ec.marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -21991,11 +24579,11 @@ func (ec *executionContext) _ChangeRequest_reviewList(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.ChangeRequest().ReviewList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["outdated"].(*bool))
+			return ec.Resolvers.ChangeRequest().ReviewList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["outdated"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
-			return ec.marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Review]) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -22035,11 +24623,11 @@ func (ec *executionContext) _ChangeRequest_requestedReviewerList(ctx context.Con
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.ChangeRequest().RequestedReviewerList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.ChangeRequest().RequestedReviewerList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
-			return ec.marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.RequestedReviewer]) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -22069,7 +24657,62 @@ func (ec *executionContext) fieldContext_ChangeRequest_requestedReviewerList(ctx
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.ChangeRequest]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.ChangeRequest]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ChangeRequest) graphql.Marshaler {
+			return ec.marshalNChangeRequest2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐChangeRequest(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequest(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ChangeRequest]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22101,7 +24744,39 @@ func (ec *executionContext) fieldContext_ChangeRequestList_items(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ChangeRequest]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.ChangeRequest]) graphql.Marshaler {
+			return ec.marshalNChangeRequestEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ChangeRequest]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22124,7 +24799,7 @@ func (ec *executionContext) fieldContext_ChangeRequestList_count(_ context.Conte
 	return graphql.NewScalarFieldContext("ChangeRequestList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ChangeRequestList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ChangeRequest]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22156,7 +24831,7 @@ func (ec *executionContext) fieldContext_ChangeRequestList_next(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ChangeRequest]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22367,7 +25042,62 @@ func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewer_createdA
 	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewer", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
-func (ec *executionContext) _ChangeRequestRequestedReviewerList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestRequestedReviewerEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.RequestedReviewer]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewerEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.RequestedReviewer]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.RequestedReviewer) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewer2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRequestedReviewer(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewer(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RequestedReviewer]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22399,7 +25129,39 @@ func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_item
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RequestedReviewer]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestRequestedReviewerList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.RequestedReviewer]) graphql.Marshaler {
+			return ec.marshalNChangeRequestRequestedReviewerEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestRequestedReviewerList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestRequestedReviewerEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RequestedReviewer]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22422,7 +25184,7 @@ func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_coun
 	return graphql.NewScalarFieldContext("ChangeRequestRequestedReviewerList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ChangeRequestRequestedReviewerList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RequestedReviewer]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22454,7 +25216,7 @@ func (ec *executionContext) fieldContext_ChangeRequestRequestedReviewerList_next
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestRequestedReviewerList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestRequestedReviewerList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestRequestedReviewerList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RequestedReviewer]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22775,7 +25537,62 @@ func (ec *executionContext) fieldContext_ChangeRequestReview_urls(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestReviewList_items(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestReviewEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Review]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ChangeRequestReviewEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ChangeRequestReviewEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Review]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Review) graphql.Marshaler {
+			return ec.marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐReview(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReview(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Review]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22807,7 +25624,39 @@ func (ec *executionContext) fieldContext_ChangeRequestReviewList_items(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestReviewList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Review]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ChangeRequestReviewList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Review]) graphql.Marshaler {
+			return ec.marshalNChangeRequestReviewEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ChangeRequestReviewList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ChangeRequestReviewList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ChangeRequestReviewEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Review]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22830,7 +25679,7 @@ func (ec *executionContext) fieldContext_ChangeRequestReviewList_count(_ context
 	return graphql.NewScalarFieldContext("ChangeRequestReviewList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ChangeRequestReviewList_next(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestReviewList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Review]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22862,7 +25711,7 @@ func (ec *executionContext) fieldContext_ChangeRequestReviewList_next(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _ChangeRequestReviewList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ChangeRequestReviewList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ChangeRequestReviewList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Review]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23198,11 +26047,11 @@ func (ec *executionContext) _Collection_spaces(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Collection().Spaces(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Collection().Spaces(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SpaceList) graphql.Marshaler {
-			return ec.marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Space]) graphql.Marshaler {
+			return ec.marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23242,11 +26091,11 @@ func (ec *executionContext) _Collection_userPermissions(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Collection().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Collection().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
-			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.UserContentPermission]) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23286,11 +26135,11 @@ func (ec *executionContext) _Collection_teamPermissions(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Collection().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Collection().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
-			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.TeamContentPermission]) graphql.Marshaler {
+			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23330,11 +26179,11 @@ func (ec *executionContext) _Collection_permissionsAggregate(ctx context.Context
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Collection().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["role"].(*store.MemberRole))
+			return ec.Resolvers.Collection().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["role"].(*store.MemberRole))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
-			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.UserContentPermission]) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -23364,7 +26213,62 @@ func (ec *executionContext) fieldContext_Collection_permissionsAggregate(ctx con
 	return fc, nil
 }
 
-func (ec *executionContext) _CollectionList_items(ctx context.Context, field graphql.CollectedField, obj *model.CollectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CollectionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Collection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CollectionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CollectionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CollectionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CollectionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Collection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CollectionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Collection) graphql.Marshaler {
+			return ec.marshalNCollection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐCollection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CollectionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CollectionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Collection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CollectionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23396,7 +26300,39 @@ func (ec *executionContext) fieldContext_CollectionList_items(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _CollectionList_count(ctx context.Context, field graphql.CollectedField, obj *model.CollectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CollectionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CollectionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Collection]) graphql.Marshaler {
+			return ec.marshalNCollectionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CollectionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CollectionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CollectionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CollectionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23419,7 +26355,7 @@ func (ec *executionContext) fieldContext_CollectionList_count(_ context.Context,
 	return graphql.NewScalarFieldContext("CollectionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _CollectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.CollectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CollectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23451,7 +26387,7 @@ func (ec *executionContext) fieldContext_CollectionList_next(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _CollectionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CollectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CollectionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24060,11 +26996,11 @@ func (ec *executionContext) _Comment_replyList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Comment().ReplyList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Comment().ReplyList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentReplyList) graphql.Marshaler {
-			return ec.marshalNCommentReplyList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentReplyList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.ReplyNode]) graphql.Marshaler {
+			return ec.marshalNCommentReplyList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -24184,7 +27120,62 @@ func (ec *executionContext) fieldContext_CommentBody_document(_ context.Context,
 	return graphql.NewScalarFieldContext("CommentBody", field, false, false, errors.New("field of type JSONObject does not have child fields"))
 }
 
-func (ec *executionContext) _CommentList_items(ctx context.Context, field graphql.CollectedField, obj *model.CommentList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.CommentNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.CommentNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentNode) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.CommentNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24216,7 +27207,39 @@ func (ec *executionContext) fieldContext_CommentList_items(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentList_count(ctx context.Context, field graphql.CollectedField, obj *model.CommentList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.CommentNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.CommentNode]) graphql.Marshaler {
+			return ec.marshalNCommentEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.CommentNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24239,7 +27262,7 @@ func (ec *executionContext) fieldContext_CommentList_count(_ context.Context, fi
 	return graphql.NewScalarFieldContext("CommentList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _CommentList_next(ctx context.Context, field graphql.CollectedField, obj *model.CommentList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.CommentNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24271,7 +27294,7 @@ func (ec *executionContext) fieldContext_CommentList_next(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CommentList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.CommentNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24870,7 +27893,62 @@ func (ec *executionContext) fieldContext_CommentReply_permissions(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentReplyList_items(ctx context.Context, field graphql.CollectedField, obj *model.CommentReplyList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentReplyEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.ReplyNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentReplyEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentReplyEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentReplyEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CommentReplyEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.ReplyNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentReplyEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReplyNode) graphql.Marshaler {
+			return ec.marshalNCommentReply2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐReplyNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentReplyEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentReplyEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentReply(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentReplyList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24902,7 +27980,39 @@ func (ec *executionContext) fieldContext_CommentReplyList_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentReplyList_count(ctx context.Context, field graphql.CollectedField, obj *model.CommentReplyList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentReplyList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentReplyList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.ReplyNode]) graphql.Marshaler {
+			return ec.marshalNCommentReplyEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentReplyList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentReplyList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentReplyEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentReplyList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24925,7 +28035,7 @@ func (ec *executionContext) fieldContext_CommentReplyList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("CommentReplyList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _CommentReplyList_next(ctx context.Context, field graphql.CollectedField, obj *model.CommentReplyList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentReplyList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24957,7 +28067,7 @@ func (ec *executionContext) fieldContext_CommentReplyList_next(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _CommentReplyList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.CommentReplyList) (ret graphql.Marshaler) {
+func (ec *executionContext) _CommentReplyList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25191,6 +28301,52 @@ func (ec *executionContext) fieldContext_CommentURLs_location(_ context.Context,
 	return graphql.NewScalarFieldContext("CommentURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _ContentLocationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.ContentLocation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[model.ContentLocation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ContentLocation) graphql.Marshaler {
+			return ec.marshalNContentLocation2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationEdge", field, false, false, errors.New("field of type ContentLocation does not have child fields"))
+}
+
 func (ec *executionContext) _ContentLocationFile_kind(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationFile) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25342,7 +28498,7 @@ func (ec *executionContext) fieldContext_ContentLocationFile_versionContext(_ co
 	return fc, nil
 }
 
-func (ec *executionContext) _ContentLocationList_items(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContentLocationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25365,7 +28521,39 @@ func (ec *executionContext) fieldContext_ContentLocationList_items(_ context.Con
 	return graphql.NewScalarFieldContext("ContentLocationList", field, false, false, errors.New("field of type ContentLocation does not have child fields"))
 }
 
-func (ec *executionContext) _ContentLocationList_count(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContentLocationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[model.ContentLocation]) graphql.Marshaler {
+			return ec.marshalNContentLocationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ContentLocationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ContentLocationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ContentLocationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25388,7 +28576,7 @@ func (ec *executionContext) fieldContext_ContentLocationList_count(_ context.Con
 	return graphql.NewScalarFieldContext("ContentLocationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ContentLocationList_next(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContentLocationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25420,7 +28608,7 @@ func (ec *executionContext) fieldContext_ContentLocationList_next(_ context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _ContentLocationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ContentLocationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ContentLocationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -25915,6 +29103,61 @@ func (ec *executionContext) fieldContext_ConversationDetail_metadata(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _ConversationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Conversation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Conversation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Conversation) graphql.Marshaler {
+			return ec.marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Conversation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ConversationIssue_object(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26154,6 +29397,61 @@ func (ec *executionContext) fieldContext_ConversationIssue_urls(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _ConversationIssueEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.ConversationIssue]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationIssueEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationIssueEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.ConversationIssue]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.ConversationIssue) graphql.Marshaler {
+			return ec.marshalNConversationIssueItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssue(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _ConversationIssueItem_issue(ctx context.Context, field graphql.CollectedField, obj *store.ConversationIssue) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26218,7 +29516,7 @@ func (ec *executionContext) fieldContext_ConversationIssueItem_conversation(_ co
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationIssueList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationIssueList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ConversationIssue]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26250,7 +29548,39 @@ func (ec *executionContext) fieldContext_ConversationIssueList_items(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationIssueList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationIssueList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ConversationIssue]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationIssueList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.ConversationIssue]) graphql.Marshaler {
+			return ec.marshalNConversationIssueEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationIssueList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationIssueList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationIssueEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationIssueList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ConversationIssue]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26273,7 +29603,7 @@ func (ec *executionContext) fieldContext_ConversationIssueList_count(_ context.C
 	return graphql.NewScalarFieldContext("ConversationIssueList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ConversationIssueList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationIssueList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ConversationIssue]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26305,7 +29635,7 @@ func (ec *executionContext) fieldContext_ConversationIssueList_next(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationIssueList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationIssueList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationIssueList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.ConversationIssue]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26360,7 +29690,7 @@ func (ec *executionContext) fieldContext_ConversationIssueURLs_location(_ contex
 	return graphql.NewScalarFieldContext("ConversationIssueURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _ConversationList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Conversation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26392,7 +29722,39 @@ func (ec *executionContext) fieldContext_ConversationList_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Conversation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Conversation]) graphql.Marshaler {
+			return ec.marshalNConversationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Conversation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26415,7 +29777,7 @@ func (ec *executionContext) fieldContext_ConversationList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("ConversationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ConversationList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Conversation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26447,7 +29809,7 @@ func (ec *executionContext) fieldContext_ConversationList_next(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Conversation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26957,7 +30319,62 @@ func (ec *executionContext) fieldContext_ConversationsIssuesCluster_urls(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationsIssuesClusterList_items(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationsIssuesClusterEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IssuesCluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ConversationsIssuesClusterEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IssuesCluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IssuesCluster) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesCluster2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIssuesCluster(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesClusterEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesCluster(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IssuesCluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26989,7 +30406,39 @@ func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_items(_ 
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationsIssuesClusterList_count(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationsIssuesClusterList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IssuesCluster]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ConversationsIssuesClusterList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.IssuesCluster]) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ConversationsIssuesClusterList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ConversationsIssuesClusterEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ConversationsIssuesClusterList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IssuesCluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27012,7 +30461,7 @@ func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_count(_ 
 	return graphql.NewScalarFieldContext("ConversationsIssuesClusterList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _ConversationsIssuesClusterList_next(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationsIssuesClusterList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IssuesCluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -27044,7 +30493,7 @@ func (ec *executionContext) fieldContext_ConversationsIssuesClusterList_next(_ c
 	return fc, nil
 }
 
-func (ec *executionContext) _ConversationsIssuesClusterList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ConversationsIssuesClusterList) (ret graphql.Marshaler) {
+func (ec *executionContext) _ConversationsIssuesClusterList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IssuesCluster]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -28032,11 +31481,11 @@ func (ec *executionContext) _Integration_installations(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Integration().Installations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+			return ec.Resolvers.Integration().Installations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["externalId"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationInstallationList) graphql.Marshaler {
-			return ec.marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -28120,11 +31569,11 @@ func (ec *executionContext) _Integration_spaceInstallations(ctx context.Context,
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Integration().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+			return ec.Resolvers.Integration().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["externalId"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
-			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -28164,11 +31613,11 @@ func (ec *executionContext) _Integration_siteInstallations(ctx context.Context, 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Integration().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["externalId"].(*string))
+			return ec.Resolvers.Integration().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["externalId"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
-			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -28208,11 +31657,11 @@ func (ec *executionContext) _Integration_events(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Integration().Events(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Integration().Events(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
-			return ec.marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationEvent]) graphql.Marshaler {
+			return ec.marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -28842,6 +32291,61 @@ func (ec *executionContext) fieldContext_IntegrationDevelopment_signingSecret(_ 
 	return graphql.NewScalarFieldContext("IntegrationDevelopment", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _IntegrationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Integration]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Integration]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Integration) graphql.Marshaler {
+			return ec.marshalNIntegration2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegration(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Integration(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _IntegrationEvent_id(ctx context.Context, field graphql.CollectedField, obj *store.IntegrationEvent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29067,7 +32571,62 @@ func (ec *executionContext) fieldContext_IntegrationEventDetail_trace(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationEventList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationEventEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationEvent]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationEventEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationEventEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationEvent]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationEvent) graphql.Marshaler {
+			return ec.marshalNIntegrationEvent2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationEvent]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29099,7 +32658,39 @@ func (ec *executionContext) fieldContext_IntegrationEventList_items(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationEventList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationEventList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationEvent]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationEventList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.IntegrationEvent]) graphql.Marshaler {
+			return ec.marshalNIntegrationEventEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationEventList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationEventList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEventEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationEventList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationEvent]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29122,7 +32713,7 @@ func (ec *executionContext) fieldContext_IntegrationEventList_count(_ context.Co
 	return graphql.NewScalarFieldContext("IntegrationEventList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationEventList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationEventList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationEvent]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29154,7 +32745,7 @@ func (ec *executionContext) fieldContext_IntegrationEventList_next(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationEventList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationEventList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationEventList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationEvent]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29614,11 +33205,11 @@ func (ec *executionContext) _IntegrationInstallation_spaceInstallations(ctx cont
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.IntegrationInstallation().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.IntegrationInstallation().SpaceInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
-			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -29702,11 +33293,11 @@ func (ec *executionContext) _IntegrationInstallation_siteInstallations(ctx conte
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.IntegrationInstallation().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.IntegrationInstallation().SiteInstallations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
-			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -29780,7 +33371,62 @@ func (ec *executionContext) fieldContext_IntegrationInstallation_siteInstallatio
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationInstallationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationInstallationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationInstallationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29812,7 +33458,39 @@ func (ec *executionContext) fieldContext_IntegrationInstallationList_items(_ con
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationInstallationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationInstallationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.IntegrationInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationInstallationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationInstallationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationInstallationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29835,7 +33513,7 @@ func (ec *executionContext) fieldContext_IntegrationInstallationList_count(_ con
 	return graphql.NewScalarFieldContext("IntegrationInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29867,7 +33545,7 @@ func (ec *executionContext) fieldContext_IntegrationInstallationList_next(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -29991,7 +33669,7 @@ func (ec *executionContext) fieldContext_IntegrationInstallationURLs_publicEndpo
 	return graphql.NewScalarFieldContext("IntegrationInstallationURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Integration]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30023,7 +33701,39 @@ func (ec *executionContext) fieldContext_IntegrationList_items(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Integration]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Integration]) graphql.Marshaler {
+			return ec.marshalNIntegrationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Integration]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30046,7 +33756,7 @@ func (ec *executionContext) fieldContext_IntegrationList_count(_ context.Context
 	return graphql.NewScalarFieldContext("IntegrationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Integration]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30078,7 +33788,7 @@ func (ec *executionContext) fieldContext_IntegrationList_next(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Integration]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30335,7 +34045,62 @@ func (ec *executionContext) fieldContext_IntegrationSiteInstallation_site(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSiteInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSiteInstallationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSiteInstallationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSiteInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSiteInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30367,7 +34132,39 @@ func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_items(_
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSiteInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSiteInstallationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSiteInstallationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSiteInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSiteInstallationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSiteInstallationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSiteInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30390,7 +34187,7 @@ func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_count(_
 	return graphql.NewScalarFieldContext("IntegrationSiteInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationSiteInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSiteInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30422,7 +34219,7 @@ func (ec *executionContext) fieldContext_IntegrationSiteInstallationList_next(_ 
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSiteInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSiteInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSiteInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSiteInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30656,7 +34453,62 @@ func (ec *executionContext) fieldContext_IntegrationSpaceInstallation_space(_ co
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSpaceInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSpaceInstallationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("IntegrationSpaceInstallationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.IntegrationSpaceInstallation) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationSpaceInstallation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30688,7 +34540,39 @@ func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_items(
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSpaceInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSpaceInstallationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_IntegrationSpaceInstallationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+			return ec.marshalNIntegrationSpaceInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "IntegrationSpaceInstallationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_IntegrationSpaceInstallationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _IntegrationSpaceInstallationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30711,7 +34595,7 @@ func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_count(
 	return graphql.NewScalarFieldContext("IntegrationSpaceInstallationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _IntegrationSpaceInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSpaceInstallationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30743,7 +34627,7 @@ func (ec *executionContext) fieldContext_IntegrationSpaceInstallationList_next(_
 	return fc, nil
 }
 
-func (ec *executionContext) _IntegrationSpaceInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.IntegrationSpaceInstallationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _IntegrationSpaceInstallationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.IntegrationSpaceInstallation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30945,6 +34829,61 @@ func (ec *executionContext) fieldContext_LinkBrokenStats_total(_ context.Context
 	return graphql.NewScalarFieldContext("LinkBrokenStats", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _LinkEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.LinkItem]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _LinkEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.LinkItem]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkItem) graphql.Marshaler {
+			return ec.marshalNLinkItem2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItem(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _LinkItem_status(ctx context.Context, field graphql.CollectedField, obj *model.LinkItem) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31064,6 +35003,38 @@ func (ec *executionContext) fieldContext_LinkList_items(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_LinkItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _LinkList_edges(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.LinkItem]) graphql.Marshaler {
+			return ec.marshalNLinkEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LinkList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LinkEdge(ctx, field)
 		},
 	}
 	return fc, nil
@@ -31745,11 +35716,11 @@ func (ec *executionContext) _Member_contentPermissions(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Member().ContentPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder))
+			return ec.Resolvers.Member().ContentPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["order"].(*model.ListOrder))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberContentPermissionList) graphql.Marshaler {
-			return ec.marshalNMemberContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.MemberContentPermission]) graphql.Marshaler {
+			return ec.marshalNMemberContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -31789,11 +35760,11 @@ func (ec *executionContext) _Member_teamMemberships(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Member().TeamMemberships(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["title"].(*string))
+			return ec.Resolvers.Member().TeamMemberships(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["title"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberTeamList) graphql.Marshaler {
-			return ec.marshalNMemberTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberTeamList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.MemberTeam]) graphql.Marshaler {
+			return ec.marshalNMemberTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -31878,7 +35849,62 @@ func (ec *executionContext) fieldContext_MemberContentPermission_space(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.MemberContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberContentPermissionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.MemberContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberContentPermissionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberContentPermissionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberContentPermissionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MemberContentPermissionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.MemberContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberContentPermissionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberContentPermission) graphql.Marshaler {
+			return ec.marshalNMemberContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberContentPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberContentPermissionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberContentPermissionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberContentPermission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31910,7 +35936,39 @@ func (ec *executionContext) fieldContext_MemberContentPermissionList_items(_ con
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.MemberContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberContentPermissionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberContentPermissionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.MemberContentPermission]) graphql.Marshaler {
+			return ec.marshalNMemberContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberContentPermissionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberContentPermissionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberContentPermissionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31933,7 +35991,7 @@ func (ec *executionContext) fieldContext_MemberContentPermissionList_count(_ con
 	return graphql.NewScalarFieldContext("MemberContentPermissionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MemberContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.MemberContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31965,7 +36023,7 @@ func (ec *executionContext) fieldContext_MemberContentPermissionList_next(_ cont
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MemberContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -31997,7 +36055,62 @@ func (ec *executionContext) fieldContext_MemberContentPermissionList_pageInfo(_ 
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberList_items(ctx context.Context, field graphql.CollectedField, obj *model.MemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Member]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Member]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Member) graphql.Marshaler {
+			return ec.marshalNMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Member(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Member]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32029,7 +36142,39 @@ func (ec *executionContext) fieldContext_MemberList_items(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberList_count(ctx context.Context, field graphql.CollectedField, obj *model.MemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Member]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Member]) graphql.Marshaler {
+			return ec.marshalNMemberEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Member]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32052,7 +36197,7 @@ func (ec *executionContext) fieldContext_MemberList_count(_ context.Context, fie
 	return graphql.NewScalarFieldContext("MemberList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MemberList_next(ctx context.Context, field graphql.CollectedField, obj *model.MemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Member]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32084,7 +36229,7 @@ func (ec *executionContext) fieldContext_MemberList_next(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Member]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32180,7 +36325,62 @@ func (ec *executionContext) fieldContext_MemberTeam_member(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberTeamList_items(ctx context.Context, field graphql.CollectedField, obj *model.MemberTeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberTeamEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.MemberTeam]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberTeamEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberTeamEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberTeamEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MemberTeamEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.MemberTeam]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberTeamEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberTeam) graphql.Marshaler {
+			return ec.marshalNMemberTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberTeam(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberTeamEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberTeamEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberTeam(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberTeamList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberTeam]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32212,7 +36412,39 @@ func (ec *executionContext) fieldContext_MemberTeamList_items(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberTeamList_count(ctx context.Context, field graphql.CollectedField, obj *model.MemberTeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberTeamList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberTeam]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberTeamList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.MemberTeam]) graphql.Marshaler {
+			return ec.marshalNMemberTeamEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberTeamList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberTeamList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberTeamEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberTeamList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberTeam]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32235,7 +36467,7 @@ func (ec *executionContext) fieldContext_MemberTeamList_count(_ context.Context,
 	return graphql.NewScalarFieldContext("MemberTeamList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MemberTeamList_next(ctx context.Context, field graphql.CollectedField, obj *model.MemberTeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberTeamList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberTeam]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -32267,7 +36499,7 @@ func (ec *executionContext) fieldContext_MemberTeamList_next(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _MemberTeamList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MemberTeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _MemberTeamList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberTeam]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -37626,11 +41858,11 @@ func (ec *executionContext) _OpenAPISpec_versions(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.OpenAPISpec().Versions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.OpenAPISpec().Versions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecVersionList) graphql.Marshaler {
-			return ec.marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.OpenAPISpecVersion]) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -37750,7 +41982,62 @@ func (ec *executionContext) fieldContext_OpenAPISpecContent_url(_ context.Contex
 	return graphql.NewScalarFieldContext("OpenAPISpecContent", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _OpenAPISpecList_items(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.OpenAPISpec]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.OpenAPISpec]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {
+			return ec.marshalNOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpec(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpec]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -37782,7 +42069,39 @@ func (ec *executionContext) fieldContext_OpenAPISpecList_items(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _OpenAPISpecList_count(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpec]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.OpenAPISpec]) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpec]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -37805,7 +42124,7 @@ func (ec *executionContext) fieldContext_OpenAPISpecList_count(_ context.Context
 	return graphql.NewScalarFieldContext("OpenAPISpecList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OpenAPISpecList_next(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpec]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -37837,7 +42156,7 @@ func (ec *executionContext) fieldContext_OpenAPISpecList_next(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _OpenAPISpecList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpec]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -38140,7 +42459,62 @@ func (ec *executionContext) fieldContext_OpenAPISpecVersion_content(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _OpenAPISpecVersionList_items(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecVersionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OpenAPISpecVersionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OpenAPISpecVersionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.OpenAPISpecVersion) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpecVersion(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersion(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -38172,7 +42546,39 @@ func (ec *executionContext) fieldContext_OpenAPISpecVersionList_items(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _OpenAPISpecVersionList_count(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecVersionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OpenAPISpecVersionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.OpenAPISpecVersion]) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecVersionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OpenAPISpecVersionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OpenAPISpecVersionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OpenAPISpecVersionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OpenAPISpecVersionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -38195,7 +42601,7 @@ func (ec *executionContext) fieldContext_OpenAPISpecVersionList_count(_ context.
 	return graphql.NewScalarFieldContext("OpenAPISpecVersionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OpenAPISpecVersionList_next(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecVersionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -38227,7 +42633,7 @@ func (ec *executionContext) fieldContext_OpenAPISpecVersionList_next(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _OpenAPISpecVersionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OpenAPISpecVersionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OpenAPISpecVersionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.OpenAPISpecVersion]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -38829,11 +43235,11 @@ func (ec *executionContext) _Organization_spaces(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Spaces(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().Spaces(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SpaceList) graphql.Marshaler {
-			return ec.marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Space]) graphql.Marshaler {
+			return ec.marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -38873,11 +43279,11 @@ func (ec *executionContext) _Organization_sites(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Sites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["space"].(*string), fc.Args["title"].(*string), fc.Args["published"].(*bool), fc.Args["type"].([]store.SiteType))
+			return ec.Resolvers.Organization().Sites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["space"].(*string), fc.Args["title"].(*string), fc.Args["published"].(*bool), fc.Args["type"].([]store.SiteType))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteList) graphql.Marshaler {
-			return ec.marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Site]) graphql.Marshaler {
+			return ec.marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -38917,11 +43323,11 @@ func (ec *executionContext) _Organization_members(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Members(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder), fc.Args["role"].(*model.MemberRoleFilter), fc.Args["search"].(*string), fc.Args["sort"].(*model.MemberSort))
+			return ec.Resolvers.Organization().Members(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["order"].(*model.ListOrder), fc.Args["role"].(*model.MemberRoleFilter), fc.Args["search"].(*string), fc.Args["sort"].(*model.MemberSort))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberList) graphql.Marshaler {
-			return ec.marshalNMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Member]) graphql.Marshaler {
+			return ec.marshalNMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39005,11 +43411,11 @@ func (ec *executionContext) _Organization_teams(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Teams(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["owner"].(*string), fc.Args["title"].(*string))
+			return ec.Resolvers.Organization().Teams(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["owner"].(*string), fc.Args["title"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamList) graphql.Marshaler {
-			return ec.marshalNTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Team]) graphql.Marshaler {
+			return ec.marshalNTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39093,11 +43499,11 @@ func (ec *executionContext) _Organization_openAPISpecs(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().OpenAPISpecs(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().OpenAPISpecs(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OpenAPISpecList) graphql.Marshaler {
-			return ec.marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.OpenAPISpec]) graphql.Marshaler {
+			return ec.marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39181,11 +43587,11 @@ func (ec *executionContext) _Organization_translations(ctx context.Context, fiel
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Translations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().Translations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationList) graphql.Marshaler {
-			return ec.marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Translation]) graphql.Marshaler {
+			return ec.marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39269,11 +43675,11 @@ func (ec *executionContext) _Organization_conversations(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Conversations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["source"].(*string))
+			return ec.Resolvers.Organization().Conversations(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["source"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationList) graphql.Marshaler {
-			return ec.marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Conversation]) graphql.Marshaler {
+			return ec.marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39357,11 +43763,11 @@ func (ec *executionContext) _Organization_conversationIssues(ctx context.Context
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().ConversationIssues(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["cluster"].(*string), fc.Args["conversation"].(*string))
+			return ec.Resolvers.Organization().ConversationIssues(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["cluster"].(*string), fc.Args["conversation"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationIssueList) graphql.Marshaler {
-			return ec.marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.ConversationIssue]) graphql.Marshaler {
+			return ec.marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39445,11 +43851,11 @@ func (ec *executionContext) _Organization_conversationsClusters(ctx context.Cont
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().ConversationsClusters(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder), fc.Args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), fc.Args["status"].(*store.IssuesClusterStatus))
+			return ec.Resolvers.Organization().ConversationsClusters(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["order"].(*model.ListOrder), fc.Args["orderBy"].(*model.ConversationsIssuesClusterOrderBy), fc.Args["status"].(*store.IssuesClusterStatus))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ConversationsIssuesClusterList) graphql.Marshaler {
-			return ec.marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.IssuesCluster]) graphql.Marshaler {
+			return ec.marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39533,11 +43939,11 @@ func (ec *executionContext) _Organization_samlProviders(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().SamlProviders(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().SamlProviders(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SAMLProviderList) graphql.Marshaler {
-			return ec.marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.SAMLProvider]) graphql.Marshaler {
+			return ec.marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39653,11 +44059,11 @@ func (ec *executionContext) _Organization_invites(ctx context.Context, field gra
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Invites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().Invites(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationInviteList) graphql.Marshaler {
-			return ec.marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationInviteList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Invite]) graphql.Marshaler {
+			return ec.marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39697,11 +44103,11 @@ func (ec *executionContext) _Organization_search(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Search(ctx, obj, fc.Args["query"].(string), fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Organization().Search(ctx, obj, fc.Args["query"].(string), fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SearchSpaceResultList) graphql.Marshaler {
-			return ec.marshalNSearchSpaceResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchSpaceResultList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.SearchSpaceResult]) graphql.Marshaler {
+			return ec.marshalNSearchSpaceResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39741,11 +44147,11 @@ func (ec *executionContext) _Organization_changeRequests(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().ChangeRequests(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*model.ChangeRequestStatus), fc.Args["creator"].(*string), fc.Args["contributor"].(*string), fc.Args["requestedReviewer"].(*string), fc.Args["conversationsIssuesCluster"].(*string))
+			return ec.Resolvers.Organization().ChangeRequests(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*model.ChangeRequestStatus), fc.Args["creator"].(*string), fc.Args["contributor"].(*string), fc.Args["requestedReviewer"].(*string), fc.Args["conversationsIssuesCluster"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestList) graphql.Marshaler {
-			return ec.marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.ChangeRequest]) graphql.Marshaler {
+			return ec.marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39785,11 +44191,11 @@ func (ec *executionContext) _Organization_collections(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Organization().Collections(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["nested"].(*bool))
+			return ec.Resolvers.Organization().Collections(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["nested"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CollectionList) graphql.Marshaler {
-			return ec.marshalNCollectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCollectionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Collection]) graphql.Marshaler {
+			return ec.marshalNCollectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -39863,6 +44269,61 @@ func (ec *executionContext) _OrganizationDefaultContent_site(ctx context.Context
 }
 func (ec *executionContext) fieldContext_OrganizationDefaultContent_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OrganizationDefaultContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Organization]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Organization]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Organization) graphql.Marshaler {
+			return ec.marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOrganization(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Organization(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _OrganizationInvite_object(ctx context.Context, field graphql.CollectedField, obj *store.Invite) (ret graphql.Marshaler) {
@@ -39957,7 +44418,62 @@ func (ec *executionContext) fieldContext_OrganizationInvite_redundant(_ context.
 	return graphql.NewScalarFieldContext("OrganizationInvite", field, true, true, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationInviteList_items(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationInviteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Invite]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OrganizationInviteEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _OrganizationInviteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Invite]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Invite) graphql.Marshaler {
+			return ec.marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInvite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationInviteEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInvite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationInviteList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Invite]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -39989,7 +44505,39 @@ func (ec *executionContext) fieldContext_OrganizationInviteList_items(_ context.
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationInviteList_count(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationInviteList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Invite]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationInviteList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Invite]) graphql.Marshaler {
+			return ec.marshalNOrganizationInviteEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationInviteList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationInviteList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationInviteEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationInviteList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Invite]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40012,7 +44560,7 @@ func (ec *executionContext) fieldContext_OrganizationInviteList_count(_ context.
 	return graphql.NewScalarFieldContext("OrganizationInviteList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationInviteList_next(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationInviteList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Invite]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40044,7 +44592,7 @@ func (ec *executionContext) fieldContext_OrganizationInviteList_next(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationInviteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationInviteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationInviteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Invite]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40076,7 +44624,7 @@ func (ec *executionContext) fieldContext_OrganizationInviteList_pageInfo(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationList_items(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Organization]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40108,7 +44656,39 @@ func (ec *executionContext) fieldContext_OrganizationList_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationList_count(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Organization]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OrganizationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Organization]) graphql.Marshaler {
+			return ec.marshalNOrganizationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OrganizationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OrganizationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OrganizationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Organization]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40131,7 +44711,7 @@ func (ec *executionContext) fieldContext_OrganizationList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("OrganizationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _OrganizationList_next(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Organization]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -40163,7 +44743,7 @@ func (ec *executionContext) fieldContext_OrganizationList_next(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _OrganizationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.OrganizationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _OrganizationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Organization]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -41017,6 +45597,52 @@ func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context,
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HasPreviousPage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageInfo_startCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartCursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -41554,6 +46180,94 @@ func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field g
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_node(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Node(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Node) graphql.Marshaler {
+			return ec.marshalONode2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_node(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_node_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_nodes(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Nodes(ctx, fc.Args["ids"].([]string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.Node) graphql.Marshaler {
+			return ec.marshalNNode2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐNode(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_nodes(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("FieldContext.Child cannot be called on type INTERFACE")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_nodes_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_organizations(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -41564,11 +46278,11 @@ func (ec *executionContext) _Query_organizations(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Organizations(ctx, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Organizations(ctx, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationList) graphql.Marshaler {
-			return ec.marshalNOrganizationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Organization]) graphql.Marshaler {
+			return ec.marshalNOrganizationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -41992,11 +46706,11 @@ func (ec *executionContext) _Query_integrations(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Integrations(ctx, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["search"].(*string), fc.Args["category"].(*store.IntegrationCategory), fc.Args["blockDomain"].(*string), fc.Args["blocks"].(*bool), fc.Args["contentSources"].(*bool), fc.Args["owner"].(*string), fc.Args["scope"].(*store.IntegrationScope), fc.Args["target"].(*store.IntegrationTarget))
+			return ec.Resolvers.Query().Integrations(ctx, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["search"].(*string), fc.Args["category"].(*store.IntegrationCategory), fc.Args["blockDomain"].(*string), fc.Args["blocks"].(*bool), fc.Args["contentSources"].(*bool), fc.Args["owner"].(*string), fc.Args["scope"].(*store.IntegrationScope), fc.Args["target"].(*store.IntegrationTarget))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.IntegrationList) graphql.Marshaler {
-			return ec.marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.Integration]) graphql.Marshaler {
+			return ec.marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -42443,11 +47157,11 @@ func (ec *executionContext) _Revision_fileList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Revision().FileList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Revision().FileList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.RevisionFileList) graphql.Marshaler {
-			return ec.marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRevisionFileList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.RevisionFile]) graphql.Marshaler {
+			return ec.marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -42832,11 +47546,11 @@ func (ec *executionContext) _RevisionFile_backlinks(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.RevisionFile().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.RevisionFile().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
-			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[model.ContentLocation]) graphql.Marshaler {
+			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -42866,7 +47580,62 @@ func (ec *executionContext) fieldContext_RevisionFile_backlinks(ctx context.Cont
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionFileList_items(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionFileEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.RevisionFile]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFileEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFileEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.RevisionFile]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.RevisionFile) graphql.Marshaler {
+			return ec.marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevisionFile(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFileEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFile(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFileList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -42898,7 +47667,39 @@ func (ec *executionContext) fieldContext_RevisionFileList_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionFileList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.RevisionFile]) graphql.Marshaler {
+			return ec.marshalNRevisionFileEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionFileList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionFileEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -42921,7 +47722,7 @@ func (ec *executionContext) fieldContext_RevisionFileList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("RevisionFileList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _RevisionFileList_next(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionFileList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -42953,7 +47754,7 @@ func (ec *executionContext) fieldContext_RevisionFileList_next(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _RevisionFileList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RevisionFileList) (ret graphql.Marshaler) {
+func (ec *executionContext) _RevisionFileList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -43583,7 +48384,7 @@ func (ec *executionContext) _RevisionPage_links(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.RevisionPage().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*string))
+			return ec.Resolvers.RevisionPage().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkList) graphql.Marshaler {
@@ -43627,11 +48428,11 @@ func (ec *executionContext) _RevisionPage_backlinks(ctx context.Context, field g
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.RevisionPage().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.RevisionPage().Backlinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
-			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[model.ContentLocation]) graphql.Marshaler {
+			return ec.marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -44056,7 +48857,62 @@ func (ec *executionContext) fieldContext_SAMLProvider_urls(_ context.Context, fi
 	return fc, nil
 }
 
-func (ec *executionContext) _SAMLProviderList_items(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SAMLProviderEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SAMLProvider]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SAMLProviderEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SAMLProviderEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SAMLProvider]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SAMLProvider) graphql.Marshaler {
+			return ec.marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSAMLProvider(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProviderEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProvider(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SAMLProvider]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44088,7 +48944,39 @@ func (ec *executionContext) fieldContext_SAMLProviderList_items(_ context.Contex
 	return fc, nil
 }
 
-func (ec *executionContext) _SAMLProviderList_count(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SAMLProviderList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SAMLProvider]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SAMLProviderList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.SAMLProvider]) graphql.Marshaler {
+			return ec.marshalNSAMLProviderEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SAMLProviderList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SAMLProviderList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SAMLProviderEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SAMLProviderList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SAMLProvider]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44111,7 +48999,7 @@ func (ec *executionContext) fieldContext_SAMLProviderList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("SAMLProviderList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SAMLProviderList_next(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SAMLProviderList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SAMLProvider]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44143,7 +49031,7 @@ func (ec *executionContext) fieldContext_SAMLProviderList_next(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SAMLProviderList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SAMLProviderList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SAMLProviderList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SAMLProvider]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44556,7 +49444,62 @@ func (ec *executionContext) fieldContext_SearchPageResult_urls(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchPageResultList_items(ctx context.Context, field graphql.CollectedField, obj *model.SearchPageResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchPageResultEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.SearchPageResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPageResultEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPageResultEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchPageResultEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchPageResultEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.SearchPageResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPageResultEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SearchPageResult) graphql.Marshaler {
+			return ec.marshalNSearchPageResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchPageResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPageResultEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchPageResultEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchPageResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchPageResultList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44588,7 +49531,39 @@ func (ec *executionContext) fieldContext_SearchPageResultList_items(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchPageResultList_count(ctx context.Context, field graphql.CollectedField, obj *model.SearchPageResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchPageResultList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPageResultList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.SearchPageResult]) graphql.Marshaler {
+			return ec.marshalNSearchPageResultEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPageResultList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchPageResultList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchPageResultEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchPageResultList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44611,7 +49586,7 @@ func (ec *executionContext) fieldContext_SearchPageResultList_count(_ context.Co
 	return graphql.NewScalarFieldContext("SearchPageResultList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SearchPageResultList_next(ctx context.Context, field graphql.CollectedField, obj *model.SearchPageResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchPageResultList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44643,7 +49618,7 @@ func (ec *executionContext) fieldContext_SearchPageResultList_next(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchPageResultList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SearchPageResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchPageResultList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44877,7 +49852,62 @@ func (ec *executionContext) fieldContext_SearchSpaceResult_pages(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchSpaceResultList_items(ctx context.Context, field graphql.CollectedField, obj *model.SearchSpaceResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchSpaceResultEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResultEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResultEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchSpaceResultEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SearchSpaceResultEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResultEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SearchSpaceResult) graphql.Marshaler {
+			return ec.marshalNSearchSpaceResult2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchSpaceResult(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResultEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchSpaceResultEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchSpaceResult(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchSpaceResultList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44909,7 +49939,39 @@ func (ec *executionContext) fieldContext_SearchSpaceResultList_items(_ context.C
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, field graphql.CollectedField, obj *model.SearchSpaceResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchSpaceResultList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResultList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.SearchSpaceResult]) graphql.Marshaler {
+			return ec.marshalNSearchSpaceResultEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResultList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SearchSpaceResultList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchSpaceResultEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44932,7 +49994,7 @@ func (ec *executionContext) fieldContext_SearchSpaceResultList_count(_ context.C
 	return graphql.NewScalarFieldContext("SearchSpaceResultList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SearchSpaceResultList_next(ctx context.Context, field graphql.CollectedField, obj *model.SearchSpaceResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchSpaceResultList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -44964,7 +50026,7 @@ func (ec *executionContext) fieldContext_SearchSpaceResultList_next(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SearchSpaceResultList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SearchSpaceResultList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SearchSpaceResultList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -45465,11 +50527,11 @@ func (ec *executionContext) _Site_sectionGroups(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Site().SectionGroups(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Site().SectionGroups(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSectionGroupList) graphql.Marshaler {
-			return ec.marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionGroupList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.SiteSectionGroup]) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -45509,11 +50571,11 @@ func (ec *executionContext) _Site_sections(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Site().Sections(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Site().Sections(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSectionList) graphql.Marshaler {
-			return ec.marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.SiteSection]) graphql.Marshaler {
+			return ec.marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -45553,11 +50615,11 @@ func (ec *executionContext) _Site_siteSpaceList(ctx context.Context, field graph
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Site().SiteSpaceList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["default"].(*bool))
+			return ec.Resolvers.Site().SiteSpaceList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["default"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteSpaceList) graphql.Marshaler {
-			return ec.marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.SiteSpace]) graphql.Marshaler {
+			return ec.marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -45789,6 +50851,61 @@ func (ec *executionContext) fieldContext_SiteAdaptiveTemplateConditionList_items
 	return fc, nil
 }
 
+func (ec *executionContext) _SiteEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Site]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Site]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SiteFeature_id(ctx context.Context, field graphql.CollectedField, obj *model.SiteFeature) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -45904,7 +51021,7 @@ func (ec *executionContext) fieldContext_SiteIntegrationScript_cookies(_ context
 	return graphql.NewScalarFieldContext("SiteIntegrationScript", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
-func (ec *executionContext) _SiteList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Site]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -45936,7 +51053,39 @@ func (ec *executionContext) fieldContext_SiteList_items(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Site]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Site]) graphql.Marshaler {
+			return ec.marshalNSiteEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Site]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -45959,7 +51108,7 @@ func (ec *executionContext) fieldContext_SiteList_count(_ context.Context, field
 	return graphql.NewScalarFieldContext("SiteList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SiteList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Site]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -45991,7 +51140,7 @@ func (ec *executionContext) fieldContext_SiteList_next(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Site]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46340,6 +51489,61 @@ func (ec *executionContext) fieldContext_SiteSection_icon(_ context.Context, fie
 	return graphql.NewScalarFieldContext("SiteSection", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _SiteSectionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSection) graphql.Marshaler {
+			return ec.marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSection(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SiteSectionGroup_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSectionGroup) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -46510,7 +51714,62 @@ func (ec *executionContext) fieldContext_SiteSectionGroup_sections(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionGroupList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionGroupEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroupEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroupEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSectionGroup) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroup2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroupEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroup(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionGroupList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46542,7 +51801,39 @@ func (ec *executionContext) fieldContext_SiteSectionGroupList_items(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionGroupList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.SiteSectionGroup]) graphql.Marshaler {
+			return ec.marshalNSiteSectionGroupEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionGroupList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionGroupEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46565,7 +51856,7 @@ func (ec *executionContext) fieldContext_SiteSectionGroupList_count(_ context.Co
 	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SiteSectionGroupList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionGroupList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46597,7 +51888,7 @@ func (ec *executionContext) fieldContext_SiteSectionGroupList_next(_ context.Con
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionGroupList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionGroupList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionGroupList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46629,7 +51920,7 @@ func (ec *executionContext) fieldContext_SiteSectionGroupList_pageInfo(_ context
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46661,7 +51952,39 @@ func (ec *executionContext) fieldContext_SiteSectionList_items(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.SiteSection]) graphql.Marshaler {
+			return ec.marshalNSiteSectionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSectionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSectionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46684,7 +52007,7 @@ func (ec *executionContext) fieldContext_SiteSectionList_count(_ context.Context
 	return graphql.NewScalarFieldContext("SiteSectionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SiteSectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46716,7 +52039,7 @@ func (ec *executionContext) fieldContext_SiteSectionList_next(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSectionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSectionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSectionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -46996,7 +52319,62 @@ func (ec *executionContext) fieldContext_SiteSpace_urls(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSpaceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSpace]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpaceEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpaceEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSpace]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpaceEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -47028,7 +52406,39 @@ func (ec *executionContext) fieldContext_SiteSpaceList_items(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSpaceList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.SiteSpace]) graphql.Marshaler {
+			return ec.marshalNSiteSpaceEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteSpaceList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpaceEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -47051,7 +52461,7 @@ func (ec *executionContext) fieldContext_SiteSpaceList_count(_ context.Context, 
 	return graphql.NewScalarFieldContext("SiteSpaceList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SiteSpaceList_next(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSpaceList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -47083,7 +52493,7 @@ func (ec *executionContext) fieldContext_SiteSpaceList_next(_ context.Context, f
 	return fc, nil
 }
 
-func (ec *executionContext) _SiteSpaceList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SiteSpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SiteSpaceList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -47773,11 +53183,11 @@ func (ec *executionContext) _Space_userPermissions(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Space().UserPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
-			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.UserContentPermission]) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -47817,11 +53227,11 @@ func (ec *executionContext) _Space_teamPermissions(ctx context.Context, field gr
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Space().TeamPermissions(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
-			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.TeamContentPermission]) graphql.Marshaler {
+			return ec.marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -47861,11 +53271,11 @@ func (ec *executionContext) _Space_permissionsAggregate(ctx context.Context, fie
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["role"].(*store.MemberRole))
+			return ec.Resolvers.Space().PermissionsAggregate(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["role"].(*store.MemberRole))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
-			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.UserContentPermission]) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -48037,11 +53447,11 @@ func (ec *executionContext) _Space_changeRequestList(ctx context.Context, field 
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().ChangeRequestList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*model.ChangeRequestStatus), fc.Args["creator"].(*string), fc.Args["contributor"].(*string), fc.Args["requestedReviewer"].(*string), fc.Args["conversationsIssuesCluster"].(*string))
+			return ec.Resolvers.Space().ChangeRequestList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*model.ChangeRequestStatus), fc.Args["creator"].(*string), fc.Args["contributor"].(*string), fc.Args["requestedReviewer"].(*string), fc.Args["conversationsIssuesCluster"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.ChangeRequestList) graphql.Marshaler {
-			return ec.marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.ChangeRequest]) graphql.Marshaler {
+			return ec.marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -48081,11 +53491,11 @@ func (ec *executionContext) _Space_search(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().Search(ctx, obj, fc.Args["query"].(string), fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Space().Search(ctx, obj, fc.Args["query"].(string), fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.SearchPageResultList) graphql.Marshaler {
-			return ec.marshalNSearchPageResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchPageResultList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.SearchPageResult]) graphql.Marshaler {
+			return ec.marshalNSearchPageResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -48157,7 +53567,7 @@ func (ec *executionContext) _Space_links(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["status"].(*string))
+			return ec.Resolvers.Space().Links(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["status"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.LinkList) graphql.Marshaler {
@@ -48245,11 +53655,11 @@ func (ec *executionContext) _Space_commentList(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Space().CommentList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["order"].(*model.ListOrder), fc.Args["status"].(*model.CommentStatusFilter), fc.Args["targetPage"].(*string), fc.Args["authors"].([]string))
+			return ec.Resolvers.Space().CommentList(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["order"].(*model.ListOrder), fc.Args["status"].(*model.CommentStatusFilter), fc.Args["targetPage"].(*string), fc.Args["authors"].([]string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentList) graphql.Marshaler {
-			return ec.marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.CommentNode]) graphql.Marshaler {
+			return ec.marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -48279,7 +53689,62 @@ func (ec *executionContext) fieldContext_Space_commentList(ctx context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _SpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SpaceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Space]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Space]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Space) graphql.Marshaler {
+			return ec.marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SpaceEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Space(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SpaceList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -48311,7 +53776,39 @@ func (ec *executionContext) fieldContext_SpaceList_items(_ context.Context, fiel
 	return fc, nil
 }
 
-func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SpaceList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Space]) graphql.Marshaler {
+			return ec.marshalNSpaceEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SpaceList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SpaceEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -48334,7 +53831,7 @@ func (ec *executionContext) fieldContext_SpaceList_count(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("SpaceList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _SpaceList_next(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SpaceList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -48366,7 +53863,7 @@ func (ec *executionContext) fieldContext_SpaceList_next(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _SpaceList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SpaceList) (ret graphql.Marshaler) {
+func (ec *executionContext) _SpaceList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49170,11 +54667,11 @@ func (ec *executionContext) _Team_teamMembers(ctx context.Context, field graphql
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Team().TeamMembers(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int))
+			return ec.Resolvers.Team().TeamMembers(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamMemberList) graphql.Marshaler {
-			return ec.marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberList(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.OrganizationTeamMember]) graphql.Marshaler {
+			return ec.marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
 		},
 		true,
 		true,
@@ -49259,7 +54756,62 @@ func (ec *executionContext) fieldContext_TeamContentPermission_team(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamContentPermissionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.TeamContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamContentPermissionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamContentPermissionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.TeamContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TeamContentPermission) graphql.Marshaler {
+			return ec.marshalNTeamContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermissionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamContentPermission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.TeamContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49291,7 +54843,39 @@ func (ec *executionContext) fieldContext_TeamContentPermissionList_items(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamContentPermissionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.TeamContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamContentPermissionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.TeamContentPermission]) graphql.Marshaler {
+			return ec.marshalNTeamContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamContentPermissionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamContentPermissionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamContentPermissionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.TeamContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49314,7 +54898,7 @@ func (ec *executionContext) fieldContext_TeamContentPermissionList_count(_ conte
 	return graphql.NewScalarFieldContext("TeamContentPermissionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _TeamContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.TeamContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49346,7 +54930,7 @@ func (ec *executionContext) fieldContext_TeamContentPermissionList_next(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TeamContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.TeamContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49378,7 +54962,62 @@ func (ec *executionContext) fieldContext_TeamContentPermissionList_pageInfo(_ co
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Team]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Team]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Team) graphql.Marshaler {
+			return ec.marshalNTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTeam(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Team(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Team]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49410,7 +55049,39 @@ func (ec *executionContext) fieldContext_TeamList_items(_ context.Context, field
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamList_count(ctx context.Context, field graphql.CollectedField, obj *model.TeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Team]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Team]) graphql.Marshaler {
+			return ec.marshalNTeamEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Team]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49433,7 +55104,7 @@ func (ec *executionContext) fieldContext_TeamList_count(_ context.Context, field
 	return graphql.NewScalarFieldContext("TeamList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _TeamList_next(ctx context.Context, field graphql.CollectedField, obj *model.TeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Team]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49465,7 +55136,7 @@ func (ec *executionContext) fieldContext_TeamList_next(_ context.Context, field 
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TeamList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Team]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49520,7 +55191,62 @@ func (ec *executionContext) fieldContext_TeamMember_role(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("TeamMember", field, false, false, errors.New("field of type TeamMemberRole does not have child fields"))
 }
 
-func (ec *executionContext) _TeamMemberList_items(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TeamMemberEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TeamMemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OrganizationTeamMember) graphql.Marshaler {
+			return ec.marshalNOrganizationTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationTeamMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamMemberEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OrganizationTeamMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamMemberList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49552,7 +55278,39 @@ func (ec *executionContext) fieldContext_TeamMemberList_items(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamMemberList_count(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamMemberList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TeamMemberList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.OrganizationTeamMember]) graphql.Marshaler {
+			return ec.marshalNTeamMemberEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TeamMemberList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TeamMemberList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TeamMemberEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TeamMemberList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49575,7 +55333,7 @@ func (ec *executionContext) fieldContext_TeamMemberList_count(_ context.Context,
 	return graphql.NewScalarFieldContext("TeamMemberList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _TeamMemberList_next(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamMemberList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -49607,7 +55365,7 @@ func (ec *executionContext) fieldContext_TeamMemberList_next(_ context.Context, 
 	return fc, nil
 }
 
-func (ec *executionContext) _TeamMemberList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TeamMemberList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TeamMemberList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.OrganizationTeamMember]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50052,7 +55810,62 @@ func (ec *executionContext) fieldContext_Translation_urls(_ context.Context, fie
 	return fc, nil
 }
 
-func (ec *executionContext) _TranslationList_items(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TranslationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Translation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TranslationEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TranslationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.Translation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐTranslation(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Translation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50084,7 +55897,39 @@ func (ec *executionContext) fieldContext_TranslationList_items(_ context.Context
 	return fc, nil
 }
 
-func (ec *executionContext) _TranslationList_count(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TranslationList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Translation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.Translation]) graphql.Marshaler {
+			return ec.marshalNTranslationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Translation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50107,7 +55952,7 @@ func (ec *executionContext) fieldContext_TranslationList_count(_ context.Context
 	return graphql.NewScalarFieldContext("TranslationList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _TranslationList_next(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TranslationList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Translation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50139,7 +55984,7 @@ func (ec *executionContext) fieldContext_TranslationList_next(_ context.Context,
 	return fc, nil
 }
 
-func (ec *executionContext) _TranslationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TranslationList) (ret graphql.Marshaler) {
+func (ec *executionContext) _TranslationList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Translation]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50695,7 +56540,62 @@ func (ec *executionContext) fieldContext_UserContentPermission_user(_ context.Co
 	return fc, nil
 }
 
-func (ec *executionContext) _UserContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserContentPermissionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.UserContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("UserContentPermissionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _UserContentPermissionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.UserContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UserContentPermission) graphql.Marshaler {
+			return ec.marshalNUserContentPermission2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermissionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermissionList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.UserContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50727,7 +56627,39 @@ func (ec *executionContext) fieldContext_UserContentPermissionList_items(_ conte
 	return fc, nil
 }
 
-func (ec *executionContext) _UserContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserContentPermissionList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.UserContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UserContentPermissionList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*model.UserContentPermission]) graphql.Marshaler {
+			return ec.marshalNUserContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UserContentPermissionList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UserContentPermissionList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UserContentPermissionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UserContentPermissionList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.UserContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50750,7 +56682,7 @@ func (ec *executionContext) fieldContext_UserContentPermissionList_count(_ conte
 	return graphql.NewScalarFieldContext("UserContentPermissionList", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _UserContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserContentPermissionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.UserContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -50782,7 +56714,7 @@ func (ec *executionContext) fieldContext_UserContentPermissionList_next(_ contex
 	return fc, nil
 }
 
-func (ec *executionContext) _UserContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.UserContentPermissionList) (ret graphql.Marshaler) {
+func (ec *executionContext) _UserContentPermissionList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.UserContentPermission]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -55600,6 +61532,159 @@ func (ec *executionContext) _ContentLocation(ctx context.Context, sel ast.Select
 	}
 }
 
+func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj model.Node) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case store.Translation:
+		return ec._Translation(ctx, sel, &obj)
+	case *store.Translation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Translation(ctx, sel, obj)
+	case store.Team:
+		return ec._Team(ctx, sel, &obj)
+	case *store.Team:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Team(ctx, sel, obj)
+	case store.Space:
+		return ec._Space(ctx, sel, &obj)
+	case *store.Space:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Space(ctx, sel, obj)
+	case store.SiteSpace:
+		return ec._SiteSpace(ctx, sel, &obj)
+	case *store.SiteSpace:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSpace(ctx, sel, obj)
+	case store.SiteSectionGroup:
+		return ec._SiteSectionGroup(ctx, sel, &obj)
+	case *store.SiteSectionGroup:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSectionGroup(ctx, sel, obj)
+	case store.SiteSection:
+		return ec._SiteSection(ctx, sel, &obj)
+	case *store.SiteSection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SiteSection(ctx, sel, obj)
+	case store.Site:
+		return ec._Site(ctx, sel, &obj)
+	case *store.Site:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Site(ctx, sel, obj)
+	case store.SAMLProvider:
+		return ec._SAMLProvider(ctx, sel, &obj)
+	case *store.SAMLProvider:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._SAMLProvider(ctx, sel, obj)
+	case store.Revision:
+		return ec._Revision(ctx, sel, &obj)
+	case *store.Revision:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Revision(ctx, sel, obj)
+	case store.Invite:
+		return ec._OrganizationInvite(ctx, sel, &obj)
+	case *store.Invite:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OrganizationInvite(ctx, sel, obj)
+	case store.Organization:
+		return ec._Organization(ctx, sel, &obj)
+	case *store.Organization:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Organization(ctx, sel, obj)
+	case store.OpenAPISpec:
+		return ec._OpenAPISpec(ctx, sel, &obj)
+	case *store.OpenAPISpec:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._OpenAPISpec(ctx, sel, obj)
+	case store.IntegrationInstallation:
+		return ec._IntegrationInstallation(ctx, sel, &obj)
+	case *store.IntegrationInstallation:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._IntegrationInstallation(ctx, sel, obj)
+	case store.IntegrationEvent:
+		return ec._IntegrationEvent(ctx, sel, &obj)
+	case *store.IntegrationEvent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._IntegrationEvent(ctx, sel, obj)
+	case store.IssuesCluster:
+		return ec._ConversationsIssuesCluster(ctx, sel, &obj)
+	case *store.IssuesCluster:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConversationsIssuesCluster(ctx, sel, obj)
+	case store.ConversationIssue:
+		return ec._ConversationIssue(ctx, sel, &obj)
+	case *store.ConversationIssue:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ConversationIssue(ctx, sel, obj)
+	case model.ReplyNode:
+		return ec._CommentReply(ctx, sel, &obj)
+	case *model.ReplyNode:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._CommentReply(ctx, sel, obj)
+	case model.CommentNode:
+		return ec._Comment(ctx, sel, &obj)
+	case *model.CommentNode:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Comment(ctx, sel, obj)
+	case store.Collection:
+		return ec._Collection(ctx, sel, &obj)
+	case *store.Collection:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Collection(ctx, sel, obj)
+	case store.ChangeRequest:
+		return ec._ChangeRequest(ctx, sel, &obj)
+	case *store.ChangeRequest:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._ChangeRequest(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
 func (ec *executionContext) _SiteSectionGroupChild(ctx context.Context, sel ast.SelectionSet, obj store.StructureItem) graphql.Marshaler {
 	switch obj := (obj).(type) {
 	case nil:
@@ -55761,7 +61846,7 @@ func (ec *executionContext) _AgentInstructionsURLs(ctx context.Context, sel ast.
 	return out
 }
 
-var changeRequestImplementors = []string{"ChangeRequest"}
+var changeRequestImplementors = []string{"ChangeRequest", "Node"}
 
 func (ec *executionContext) _ChangeRequest(ctx context.Context, sel ast.SelectionSet, obj *store.ChangeRequest) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestImplementors)
@@ -56414,9 +62499,52 @@ func (ec *executionContext) _ChangeRequest(ctx context.Context, sel ast.Selectio
 	return out
 }
 
+var changeRequestEdgeImplementors = []string{"ChangeRequestEdge"}
+
+func (ec *executionContext) _ChangeRequestEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.ChangeRequest]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestEdge")
+		case "cursor":
+			out.Values[i] = ec._ChangeRequestEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeRequestEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var changeRequestListImplementors = []string{"ChangeRequestList"}
 
-func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestList) graphql.Marshaler {
+func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.ChangeRequest]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -56428,6 +62556,11 @@ func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("ChangeRequestList")
 		case "items":
 			out.Values[i] = ec._ChangeRequestList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ChangeRequestList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -56667,9 +62800,52 @@ func (ec *executionContext) _ChangeRequestRequestedReviewer(ctx context.Context,
 	return out
 }
 
+var changeRequestRequestedReviewerEdgeImplementors = []string{"ChangeRequestRequestedReviewerEdge"}
+
+func (ec *executionContext) _ChangeRequestRequestedReviewerEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.RequestedReviewer]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewerEdge")
+		case "cursor":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var changeRequestRequestedReviewerListImplementors = []string{"ChangeRequestRequestedReviewerList"}
 
-func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.RequestedReviewer]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestRequestedReviewerListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -56681,6 +62857,11 @@ func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Cont
 			out.Values[i] = graphql.MarshalString("ChangeRequestRequestedReviewerList")
 		case "items":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -56940,9 +63121,52 @@ func (ec *executionContext) _ChangeRequestReview(ctx context.Context, sel ast.Se
 	return out
 }
 
+var changeRequestReviewEdgeImplementors = []string{"ChangeRequestReviewEdge"}
+
+func (ec *executionContext) _ChangeRequestReviewEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Review]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ChangeRequestReviewEdge")
+		case "cursor":
+			out.Values[i] = ec._ChangeRequestReviewEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ChangeRequestReviewEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var changeRequestReviewListImplementors = []string{"ChangeRequestReviewList"}
 
-func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, obj *model.ChangeRequestReviewList) graphql.Marshaler {
+func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Review]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, changeRequestReviewListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -56954,6 +63178,11 @@ func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel as
 			out.Values[i] = graphql.MarshalString("ChangeRequestReviewList")
 		case "items":
 			out.Values[i] = ec._ChangeRequestReviewList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ChangeRequestReviewList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -57074,7 +63303,7 @@ func (ec *executionContext) _ChangeRequestURLs(ctx context.Context, sel ast.Sele
 	return out
 }
 
-var collectionImplementors = []string{"Collection"}
+var collectionImplementors = []string{"Collection", "Node"}
 
 func (ec *executionContext) _Collection(ctx context.Context, sel ast.SelectionSet, obj *store.Collection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, collectionImplementors)
@@ -57370,9 +63599,52 @@ func (ec *executionContext) _Collection(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var collectionEdgeImplementors = []string{"CollectionEdge"}
+
+func (ec *executionContext) _CollectionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Collection]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, collectionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CollectionEdge")
+		case "cursor":
+			out.Values[i] = ec._CollectionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CollectionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var collectionListImplementors = []string{"CollectionList"}
 
-func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.SelectionSet, obj *model.CollectionList) graphql.Marshaler {
+func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Collection]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, collectionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -57384,6 +63656,11 @@ func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("CollectionList")
 		case "items":
 			out.Values[i] = ec._CollectionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._CollectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -57519,7 +63796,7 @@ func (ec *executionContext) _CollectionURLs(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var commentImplementors = []string{"Comment"}
+var commentImplementors = []string{"Comment", "Node"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *model.CommentNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
@@ -58043,9 +64320,52 @@ func (ec *executionContext) _CommentBody(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var commentEdgeImplementors = []string{"CommentEdge"}
+
+func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.CommentNode]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentEdge")
+		case "cursor":
+			out.Values[i] = ec._CommentEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CommentEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var commentListImplementors = []string{"CommentList"}
 
-func (ec *executionContext) _CommentList(ctx context.Context, sel ast.SelectionSet, obj *model.CommentList) graphql.Marshaler {
+func (ec *executionContext) _CommentList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.CommentNode]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -58057,6 +64377,11 @@ func (ec *executionContext) _CommentList(ctx context.Context, sel ast.SelectionS
 			out.Values[i] = graphql.MarshalString("CommentList")
 		case "items":
 			out.Values[i] = ec._CommentList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._CommentList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58288,7 +64613,7 @@ func (ec *executionContext) _CommentReplier(ctx context.Context, sel ast.Selecti
 	return out
 }
 
-var commentReplyImplementors = []string{"CommentReply"}
+var commentReplyImplementors = []string{"CommentReply", "Node"}
 
 func (ec *executionContext) _CommentReply(ctx context.Context, sel ast.SelectionSet, obj *model.ReplyNode) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentReplyImplementors)
@@ -58531,9 +64856,52 @@ func (ec *executionContext) _CommentReply(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var commentReplyEdgeImplementors = []string{"CommentReplyEdge"}
+
+func (ec *executionContext) _CommentReplyEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.ReplyNode]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commentReplyEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentReplyEdge")
+		case "cursor":
+			out.Values[i] = ec._CommentReplyEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._CommentReplyEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var commentReplyListImplementors = []string{"CommentReplyList"}
 
-func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.SelectionSet, obj *model.CommentReplyList) graphql.Marshaler {
+func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.ReplyNode]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentReplyListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -58545,6 +64913,11 @@ func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("CommentReplyList")
 		case "items":
 			out.Values[i] = ec._CommentReplyList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._CommentReplyList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -58723,6 +65096,49 @@ func (ec *executionContext) _CommentURLs(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var contentLocationEdgeImplementors = []string{"ContentLocationEdge"}
+
+func (ec *executionContext) _ContentLocationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[model.ContentLocation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ContentLocationEdge")
+		case "cursor":
+			out.Values[i] = ec._ContentLocationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ContentLocationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var contentLocationFileImplementors = []string{"ContentLocationFile", "ContentLocation"}
 
 func (ec *executionContext) _ContentLocationFile(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationFile) graphql.Marshaler {
@@ -58783,7 +65199,7 @@ func (ec *executionContext) _ContentLocationFile(ctx context.Context, sel ast.Se
 
 var contentLocationListImplementors = []string{"ContentLocationList"}
 
-func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.SelectionSet, obj *model.ContentLocationList) graphql.Marshaler {
+func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[model.ContentLocation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, contentLocationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -58795,6 +65211,11 @@ func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.Se
 			out.Values[i] = graphql.MarshalString("ContentLocationList")
 		case "items":
 			out.Values[i] = ec._ContentLocationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ContentLocationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -59084,7 +65505,50 @@ func (ec *executionContext) _ConversationDetail(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var conversationIssueImplementors = []string{"ConversationIssue"}
+var conversationEdgeImplementors = []string{"ConversationEdge"}
+
+func (ec *executionContext) _ConversationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Conversation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationEdge")
+		case "cursor":
+			out.Values[i] = ec._ConversationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ConversationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueImplementors = []string{"ConversationIssue", "Node"}
 
 func (ec *executionContext) _ConversationIssue(ctx context.Context, sel ast.SelectionSet, obj *store.ConversationIssue) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueImplementors)
@@ -59179,6 +65643,49 @@ func (ec *executionContext) _ConversationIssue(ctx context.Context, sel ast.Sele
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var conversationIssueEdgeImplementors = []string{"ConversationIssueEdge"}
+
+func (ec *executionContext) _ConversationIssueEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.ConversationIssue]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationIssueEdge")
+		case "cursor":
+			out.Values[i] = ec._ConversationIssueEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ConversationIssueEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -59311,7 +65818,7 @@ func (ec *executionContext) _ConversationIssueItem(ctx context.Context, sel ast.
 
 var conversationIssueListImplementors = []string{"ConversationIssueList"}
 
-func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationIssueList) graphql.Marshaler {
+func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.ConversationIssue]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversationIssueListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -59323,6 +65830,11 @@ func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("ConversationIssueList")
 		case "items":
 			out.Values[i] = ec._ConversationIssueList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ConversationIssueList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -59402,7 +65914,7 @@ func (ec *executionContext) _ConversationIssueURLs(ctx context.Context, sel ast.
 
 var conversationListImplementors = []string{"ConversationList"}
 
-func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationList) graphql.Marshaler {
+func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Conversation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -59414,6 +65926,11 @@ func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("ConversationList")
 		case "items":
 			out.Values[i] = ec._ConversationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ConversationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -59592,7 +66109,7 @@ func (ec *executionContext) _ConversationURLs(ctx context.Context, sel ast.Selec
 	return out
 }
 
-var conversationsIssuesClusterImplementors = []string{"ConversationsIssuesCluster"}
+var conversationsIssuesClusterImplementors = []string{"ConversationsIssuesCluster", "Node"}
 
 func (ec *executionContext) _ConversationsIssuesCluster(ctx context.Context, sel ast.SelectionSet, obj *store.IssuesCluster) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterImplementors)
@@ -59817,9 +66334,52 @@ func (ec *executionContext) _ConversationsIssuesCluster(ctx context.Context, sel
 	return out
 }
 
+var conversationsIssuesClusterEdgeImplementors = []string{"ConversationsIssuesClusterEdge"}
+
+func (ec *executionContext) _ConversationsIssuesClusterEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.IssuesCluster]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ConversationsIssuesClusterEdge")
+		case "cursor":
+			out.Values[i] = ec._ConversationsIssuesClusterEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._ConversationsIssuesClusterEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var conversationsIssuesClusterListImplementors = []string{"ConversationsIssuesClusterList"}
 
-func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context, sel ast.SelectionSet, obj *model.ConversationsIssuesClusterList) graphql.Marshaler {
+func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.IssuesCluster]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, conversationsIssuesClusterListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -59831,6 +66391,11 @@ func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context,
 			out.Values[i] = graphql.MarshalString("ConversationsIssuesClusterList")
 		case "items":
 			out.Values[i] = ec._ConversationsIssuesClusterList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._ConversationsIssuesClusterList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -61294,7 +67859,50 @@ func (ec *executionContext) _IntegrationDevelopment(ctx context.Context, sel ast
 	return out
 }
 
-var integrationEventImplementors = []string{"IntegrationEvent"}
+var integrationEdgeImplementors = []string{"IntegrationEdge"}
+
+func (ec *executionContext) _IntegrationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Integration]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEdge")
+		case "cursor":
+			out.Values[i] = ec._IntegrationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IntegrationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var integrationEventImplementors = []string{"IntegrationEvent", "Node"}
 
 func (ec *executionContext) _IntegrationEvent(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationEvent) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventImplementors)
@@ -61471,9 +68079,52 @@ func (ec *executionContext) _IntegrationEventDetail(ctx context.Context, sel ast
 	return out
 }
 
+var integrationEventEdgeImplementors = []string{"IntegrationEventEdge"}
+
+func (ec *executionContext) _IntegrationEventEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.IntegrationEvent]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationEventEdge")
+		case "cursor":
+			out.Values[i] = ec._IntegrationEventEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IntegrationEventEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var integrationEventListImplementors = []string{"IntegrationEventList"}
 
-func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationEventList) graphql.Marshaler {
+func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.IntegrationEvent]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationEventListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -61485,6 +68136,11 @@ func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("IntegrationEventList")
 		case "items":
 			out.Values[i] = ec._IntegrationEventList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._IntegrationEventList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -61653,7 +68309,7 @@ func (ec *executionContext) _IntegrationExternalLink(ctx context.Context, sel as
 	return out
 }
 
-var integrationInstallationImplementors = []string{"IntegrationInstallation"}
+var integrationInstallationImplementors = []string{"IntegrationInstallation", "Node"}
 
 func (ec *executionContext) _IntegrationInstallation(ctx context.Context, sel ast.SelectionSet, obj *store.IntegrationInstallation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationImplementors)
@@ -62025,9 +68681,52 @@ func (ec *executionContext) _IntegrationInstallation(ctx context.Context, sel as
 	return out
 }
 
+var integrationInstallationEdgeImplementors = []string{"IntegrationInstallationEdge"}
+
+func (ec *executionContext) _IntegrationInstallationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.IntegrationInstallation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationInstallationEdge")
+		case "cursor":
+			out.Values[i] = ec._IntegrationInstallationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IntegrationInstallationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var integrationInstallationListImplementors = []string{"IntegrationInstallationList"}
 
-func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationInstallationList) graphql.Marshaler {
+func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.IntegrationInstallation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationInstallationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -62039,6 +68738,11 @@ func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, se
 			out.Values[i] = graphql.MarshalString("IntegrationInstallationList")
 		case "items":
 			out.Values[i] = ec._IntegrationInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._IntegrationInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -62166,7 +68870,7 @@ func (ec *executionContext) _IntegrationInstallationURLs(ctx context.Context, se
 
 var integrationListImplementors = []string{"IntegrationList"}
 
-func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationList) graphql.Marshaler {
+func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Integration]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -62178,6 +68882,11 @@ func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("IntegrationList")
 		case "items":
 			out.Values[i] = ec._IntegrationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._IntegrationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -62460,9 +69169,52 @@ func (ec *executionContext) _IntegrationSiteInstallation(ctx context.Context, se
 	return out
 }
 
+var integrationSiteInstallationEdgeImplementors = []string{"IntegrationSiteInstallationEdge"}
+
+func (ec *executionContext) _IntegrationSiteInstallationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSiteInstallationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSiteInstallationEdge")
+		case "cursor":
+			out.Values[i] = ec._IntegrationSiteInstallationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IntegrationSiteInstallationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var integrationSiteInstallationListImplementors = []string{"IntegrationSiteInstallationList"}
 
-func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationSiteInstallationList) graphql.Marshaler {
+func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.IntegrationSiteInstallation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSiteInstallationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -62474,6 +69226,11 @@ func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context
 			out.Values[i] = graphql.MarshalString("IntegrationSiteInstallationList")
 		case "items":
 			out.Values[i] = ec._IntegrationSiteInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._IntegrationSiteInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -62718,9 +69475,52 @@ func (ec *executionContext) _IntegrationSpaceInstallation(ctx context.Context, s
 	return out
 }
 
+var integrationSpaceInstallationEdgeImplementors = []string{"IntegrationSpaceInstallationEdge"}
+
+func (ec *executionContext) _IntegrationSpaceInstallationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSpaceInstallationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("IntegrationSpaceInstallationEdge")
+		case "cursor":
+			out.Values[i] = ec._IntegrationSpaceInstallationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._IntegrationSpaceInstallationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var integrationSpaceInstallationListImplementors = []string{"IntegrationSpaceInstallationList"}
 
-func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, integrationSpaceInstallationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -62732,6 +69532,11 @@ func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Contex
 			out.Values[i] = graphql.MarshalString("IntegrationSpaceInstallationList")
 		case "items":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._IntegrationSpaceInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -62905,6 +69710,49 @@ func (ec *executionContext) _LinkBrokenStats(ctx context.Context, sel ast.Select
 	return out
 }
 
+var linkEdgeImplementors = []string{"LinkEdge"}
+
+func (ec *executionContext) _LinkEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.LinkItem]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, linkEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LinkEdge")
+		case "cursor":
+			out.Values[i] = ec._LinkEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._LinkEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var linkItemImplementors = []string{"LinkItem"}
 
 func (ec *executionContext) _LinkItem(ctx context.Context, sel ast.SelectionSet, obj *model.LinkItem) graphql.Marshaler {
@@ -62972,6 +69820,11 @@ func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("LinkList")
 		case "items":
 			out.Values[i] = ec._LinkList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._LinkList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -63481,9 +70334,52 @@ func (ec *executionContext) _MemberContentPermission(ctx context.Context, sel as
 	return out
 }
 
+var memberContentPermissionEdgeImplementors = []string{"MemberContentPermissionEdge"}
+
+func (ec *executionContext) _MemberContentPermissionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.MemberContentPermission]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberContentPermissionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemberContentPermissionEdge")
+		case "cursor":
+			out.Values[i] = ec._MemberContentPermissionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MemberContentPermissionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var memberContentPermissionListImplementors = []string{"MemberContentPermissionList"}
 
-func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.MemberContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.MemberContentPermission]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberContentPermissionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -63495,6 +70391,11 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 			out.Values[i] = graphql.MarshalString("MemberContentPermissionList")
 		case "items":
 			out.Values[i] = ec._MemberContentPermissionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._MemberContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -63534,9 +70435,52 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 	return out
 }
 
+var memberEdgeImplementors = []string{"MemberEdge"}
+
+func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Member]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemberEdge")
+		case "cursor":
+			out.Values[i] = ec._MemberEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MemberEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var memberListImplementors = []string{"MemberList"}
 
-func (ec *executionContext) _MemberList(ctx context.Context, sel ast.SelectionSet, obj *model.MemberList) graphql.Marshaler {
+func (ec *executionContext) _MemberList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Member]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -63548,6 +70492,11 @@ func (ec *executionContext) _MemberList(ctx context.Context, sel ast.SelectionSe
 			out.Values[i] = graphql.MarshalString("MemberList")
 		case "items":
 			out.Values[i] = ec._MemberList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._MemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -63630,9 +70579,52 @@ func (ec *executionContext) _MemberTeam(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var memberTeamEdgeImplementors = []string{"MemberTeamEdge"}
+
+func (ec *executionContext) _MemberTeamEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.MemberTeam]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberTeamEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemberTeamEdge")
+		case "cursor":
+			out.Values[i] = ec._MemberTeamEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MemberTeamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var memberTeamListImplementors = []string{"MemberTeamList"}
 
-func (ec *executionContext) _MemberTeamList(ctx context.Context, sel ast.SelectionSet, obj *model.MemberTeamList) graphql.Marshaler {
+func (ec *executionContext) _MemberTeamList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.MemberTeam]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberTeamListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -63644,6 +70636,11 @@ func (ec *executionContext) _MemberTeamList(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("MemberTeamList")
 		case "items":
 			out.Values[i] = ec._MemberTeamList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._MemberTeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -64657,7 +71654,7 @@ func (ec *executionContext) _OpenAPIErrorObject(ctx context.Context, sel ast.Sel
 	return out
 }
 
-var openAPISpecImplementors = []string{"OpenAPISpec"}
+var openAPISpecImplementors = []string{"OpenAPISpec", "Node"}
 
 func (ec *executionContext) _OpenAPISpec(ctx context.Context, sel ast.SelectionSet, obj *store.OpenAPISpec) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecImplementors)
@@ -64945,9 +71942,52 @@ func (ec *executionContext) _OpenAPISpecContent(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var openAPISpecEdgeImplementors = []string{"OpenAPISpecEdge"}
+
+func (ec *executionContext) _OpenAPISpecEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.OpenAPISpec]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecEdge")
+		case "cursor":
+			out.Values[i] = ec._OpenAPISpecEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OpenAPISpecEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var openAPISpecListImplementors = []string{"OpenAPISpecList"}
 
-func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecList) graphql.Marshaler {
+func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.OpenAPISpec]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -64959,6 +71999,11 @@ func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("OpenAPISpecList")
 		case "items":
 			out.Values[i] = ec._OpenAPISpecList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._OpenAPISpecList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -65251,9 +72296,52 @@ func (ec *executionContext) _OpenAPISpecVersion(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var openAPISpecVersionEdgeImplementors = []string{"OpenAPISpecVersionEdge"}
+
+func (ec *executionContext) _OpenAPISpecVersionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.OpenAPISpecVersion]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecVersionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OpenAPISpecVersionEdge")
+		case "cursor":
+			out.Values[i] = ec._OpenAPISpecVersionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OpenAPISpecVersionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var openAPISpecVersionListImplementors = []string{"OpenAPISpecVersionList"}
 
-func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast.SelectionSet, obj *model.OpenAPISpecVersionList) graphql.Marshaler {
+func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.OpenAPISpecVersion]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, openAPISpecVersionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -65265,6 +72353,11 @@ func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("OpenAPISpecVersionList")
 		case "items":
 			out.Values[i] = ec._OpenAPISpecVersionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._OpenAPISpecVersionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -65342,7 +72435,7 @@ func (ec *executionContext) _OpenAPISpecVersionURLs(ctx context.Context, sel ast
 	return out
 }
 
-var organizationImplementors = []string{"Organization"}
+var organizationImplementors = []string{"Organization", "Node"}
 
 func (ec *executionContext) _Organization(ctx context.Context, sel ast.SelectionSet, obj *store.Organization) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationImplementors)
@@ -66562,7 +73655,50 @@ func (ec *executionContext) _OrganizationDefaultContent(ctx context.Context, sel
 	return out
 }
 
-var organizationInviteImplementors = []string{"OrganizationInvite"}
+var organizationEdgeImplementors = []string{"OrganizationEdge"}
+
+func (ec *executionContext) _OrganizationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Organization]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationEdge")
+		case "cursor":
+			out.Values[i] = ec._OrganizationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OrganizationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var organizationInviteImplementors = []string{"OrganizationInvite", "Node"}
 
 func (ec *executionContext) _OrganizationInvite(ctx context.Context, sel ast.SelectionSet, obj *store.Invite) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationInviteImplementors)
@@ -66648,9 +73784,52 @@ func (ec *executionContext) _OrganizationInvite(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var organizationInviteEdgeImplementors = []string{"OrganizationInviteEdge"}
+
+func (ec *executionContext) _OrganizationInviteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Invite]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, organizationInviteEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OrganizationInviteEdge")
+		case "cursor":
+			out.Values[i] = ec._OrganizationInviteEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._OrganizationInviteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var organizationInviteListImplementors = []string{"OrganizationInviteList"}
 
-func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationInviteList) graphql.Marshaler {
+func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Invite]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationInviteListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -66662,6 +73841,11 @@ func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("OrganizationInviteList")
 		case "items":
 			out.Values[i] = ec._OrganizationInviteList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._OrganizationInviteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -66703,7 +73887,7 @@ func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast
 
 var organizationListImplementors = []string{"OrganizationList"}
 
-func (ec *executionContext) _OrganizationList(ctx context.Context, sel ast.SelectionSet, obj *model.OrganizationList) graphql.Marshaler {
+func (ec *executionContext) _OrganizationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Organization]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, organizationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -66715,6 +73899,11 @@ func (ec *executionContext) _OrganizationList(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("OrganizationList")
 		case "items":
 			out.Values[i] = ec._OrganizationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._OrganizationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -67162,6 +74351,16 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "hasPreviousPage":
+			out.Values[i] = ec._PageInfo_hasPreviousPage(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startCursor":
+			out.Values[i] = ec._PageInfo_startCursor(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -67478,6 +74677,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_viewer(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "node":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_node(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "nodes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_nodes(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -67827,7 +75070,7 @@ func (ec *executionContext) _RequestReviewersResult(ctx context.Context, sel ast
 	return out
 }
 
-var revisionImplementors = []string{"Revision"}
+var revisionImplementors = []string{"Revision", "Node"}
 
 func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *store.Revision) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
@@ -68470,9 +75713,52 @@ func (ec *executionContext) _RevisionFile(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var revisionFileEdgeImplementors = []string{"RevisionFileEdge"}
+
+func (ec *executionContext) _RevisionFileEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.RevisionFile]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionFileEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionFileEdge")
+		case "cursor":
+			out.Values[i] = ec._RevisionFileEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RevisionFileEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var revisionFileListImplementors = []string{"RevisionFileList"}
 
-func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionFileList) graphql.Marshaler {
+func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.RevisionFile]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionFileListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -68484,6 +75770,11 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("RevisionFileList")
 		case "items":
 			out.Values[i] = ec._RevisionFileList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._RevisionFileList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -69069,7 +76360,7 @@ func (ec *executionContext) _RevisionURLs(ctx context.Context, sel ast.Selection
 	return out
 }
 
-var sAMLProviderImplementors = []string{"SAMLProvider"}
+var sAMLProviderImplementors = []string{"SAMLProvider", "Node"}
 
 func (ec *executionContext) _SAMLProvider(ctx context.Context, sel ast.SelectionSet, obj *store.SAMLProvider) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderImplementors)
@@ -69261,9 +76552,52 @@ func (ec *executionContext) _SAMLProvider(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var sAMLProviderEdgeImplementors = []string{"SAMLProviderEdge"}
+
+func (ec *executionContext) _SAMLProviderEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.SAMLProvider]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SAMLProviderEdge")
+		case "cursor":
+			out.Values[i] = ec._SAMLProviderEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SAMLProviderEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var sAMLProviderListImplementors = []string{"SAMLProviderList"}
 
-func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.SelectionSet, obj *model.SAMLProviderList) graphql.Marshaler {
+func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.SAMLProvider]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, sAMLProviderListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -69275,6 +76609,11 @@ func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("SAMLProviderList")
 		case "items":
 			out.Values[i] = ec._SAMLProviderList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SAMLProviderList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -69587,9 +76926,52 @@ func (ec *executionContext) _SearchPageResult(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var searchPageResultEdgeImplementors = []string{"SearchPageResultEdge"}
+
+func (ec *executionContext) _SearchPageResultEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.SearchPageResult]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchPageResultEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchPageResultEdge")
+		case "cursor":
+			out.Values[i] = ec._SearchPageResultEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SearchPageResultEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var searchPageResultListImplementors = []string{"SearchPageResultList"}
 
-func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.SelectionSet, obj *model.SearchPageResultList) graphql.Marshaler {
+func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.SearchPageResult]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchPageResultListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -69601,6 +76983,11 @@ func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("SearchPageResultList")
 		case "items":
 			out.Values[i] = ec._SearchPageResultList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SearchPageResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -69746,9 +77133,52 @@ func (ec *executionContext) _SearchSpaceResult(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var searchSpaceResultEdgeImplementors = []string{"SearchSpaceResultEdge"}
+
+func (ec *executionContext) _SearchSpaceResultEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.SearchSpaceResult]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, searchSpaceResultEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SearchSpaceResultEdge")
+		case "cursor":
+			out.Values[i] = ec._SearchSpaceResultEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SearchSpaceResultEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var searchSpaceResultListImplementors = []string{"SearchSpaceResultList"}
 
-func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.SelectionSet, obj *model.SearchSpaceResultList) graphql.Marshaler {
+func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.SearchSpaceResult]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchSpaceResultListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -69760,6 +77190,11 @@ func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("SearchSpaceResultList")
 		case "items":
 			out.Values[i] = ec._SearchSpaceResultList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SearchSpaceResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -69837,7 +77272,7 @@ func (ec *executionContext) _SearchURLs(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
-var siteImplementors = []string{"Site"}
+var siteImplementors = []string{"Site", "Node"}
 
 func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj *store.Site) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteImplementors)
@@ -70505,6 +77940,49 @@ func (ec *executionContext) _SiteAdaptiveTemplateConditionList(ctx context.Conte
 	return out
 }
 
+var siteEdgeImplementors = []string{"SiteEdge"}
+
+func (ec *executionContext) _SiteEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Site]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteEdge")
+		case "cursor":
+			out.Values[i] = ec._SiteEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SiteEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var siteFeatureImplementors = []string{"SiteFeature"}
 
 func (ec *executionContext) _SiteFeature(ctx context.Context, sel ast.SelectionSet, obj *model.SiteFeature) graphql.Marshaler {
@@ -70598,7 +78076,7 @@ func (ec *executionContext) _SiteIntegrationScript(ctx context.Context, sel ast.
 
 var siteListImplementors = []string{"SiteList"}
 
-func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteList) graphql.Marshaler {
+func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Site]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -70610,6 +78088,11 @@ func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("SiteList")
 		case "items":
 			out.Values[i] = ec._SiteList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SiteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -70692,7 +78175,7 @@ func (ec *executionContext) _SiteProxy(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
-var siteSectionImplementors = []string{"SiteSection", "SiteStructureItem", "SiteSectionGroupChild"}
+var siteSectionImplementors = []string{"SiteSection", "SiteStructureItem", "SiteSectionGroupChild", "Node"}
 
 func (ec *executionContext) _SiteSection(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSection) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionImplementors)
@@ -70846,7 +78329,50 @@ func (ec *executionContext) _SiteSection(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
-var siteSectionGroupImplementors = []string{"SiteSectionGroup", "SiteStructureItem", "SiteSectionGroupChild"}
+var siteSectionEdgeImplementors = []string{"SiteSectionEdge"}
+
+func (ec *executionContext) _SiteSectionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.SiteSection]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionEdge")
+		case "cursor":
+			out.Values[i] = ec._SiteSectionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SiteSectionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteSectionGroupImplementors = []string{"SiteSectionGroup", "SiteStructureItem", "SiteSectionGroupChild", "Node"}
 
 func (ec *executionContext) _SiteSectionGroup(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSectionGroup) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionGroupImplementors)
@@ -70980,9 +78506,52 @@ func (ec *executionContext) _SiteSectionGroup(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var siteSectionGroupEdgeImplementors = []string{"SiteSectionGroupEdge"}
+
+func (ec *executionContext) _SiteSectionGroupEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.SiteSectionGroup]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionGroupEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSectionGroupEdge")
+		case "cursor":
+			out.Values[i] = ec._SiteSectionGroupEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SiteSectionGroupEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var siteSectionGroupListImplementors = []string{"SiteSectionGroupList"}
 
-func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSectionGroupList) graphql.Marshaler {
+func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.SiteSectionGroup]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionGroupListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -70994,6 +78563,11 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("SiteSectionGroupList")
 		case "items":
 			out.Values[i] = ec._SiteSectionGroupList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SiteSectionGroupList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -71035,7 +78609,7 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 
 var siteSectionListImplementors = []string{"SiteSectionList"}
 
-func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSectionList) graphql.Marshaler {
+func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.SiteSection]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSectionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -71047,6 +78621,11 @@ func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("SiteSectionList")
 		case "items":
 			out.Values[i] = ec._SiteSectionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SiteSectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -71124,7 +78703,7 @@ func (ec *executionContext) _SiteSectionURLs(ctx context.Context, sel ast.Select
 	return out
 }
 
-var siteSpaceImplementors = []string{"SiteSpace", "SiteStructureItem"}
+var siteSpaceImplementors = []string{"SiteSpace", "SiteStructureItem", "Node"}
 
 func (ec *executionContext) _SiteSpace(ctx context.Context, sel ast.SelectionSet, obj *store.SiteSpace) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceImplementors)
@@ -71301,9 +78880,52 @@ func (ec *executionContext) _SiteSpace(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var siteSpaceEdgeImplementors = []string{"SiteSpaceEdge"}
+
+func (ec *executionContext) _SiteSpaceEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.SiteSpace]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteSpaceEdge")
+		case "cursor":
+			out.Values[i] = ec._SiteSpaceEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SiteSpaceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var siteSpaceListImplementors = []string{"SiteSpaceList"}
 
-func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.SelectionSet, obj *model.SiteSpaceList) graphql.Marshaler {
+func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.SiteSpace]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteSpaceListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -71315,6 +78937,11 @@ func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.Selectio
 			out.Values[i] = graphql.MarshalString("SiteSpaceList")
 		case "items":
 			out.Values[i] = ec._SiteSpaceList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SiteSpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -71483,7 +79110,7 @@ func (ec *executionContext) _SiteURLs(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
-var spaceImplementors = []string{"Space"}
+var spaceImplementors = []string{"Space", "Node"}
 
 func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, obj *store.Space) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, spaceImplementors)
@@ -72143,9 +79770,52 @@ func (ec *executionContext) _Space(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var spaceEdgeImplementors = []string{"SpaceEdge"}
+
+func (ec *executionContext) _SpaceEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Space]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, spaceEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SpaceEdge")
+		case "cursor":
+			out.Values[i] = ec._SpaceEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SpaceEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var spaceListImplementors = []string{"SpaceList"}
 
-func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet, obj *model.SpaceList) graphql.Marshaler {
+func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Space]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, spaceListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -72157,6 +79827,11 @@ func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet
 			out.Values[i] = graphql.MarshalString("SpaceList")
 		case "items":
 			out.Values[i] = ec._SpaceList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -72419,7 +80094,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	}
 }
 
-var teamImplementors = []string{"Team"}
+var teamImplementors = []string{"Team", "Node"}
 
 func (ec *executionContext) _Team(ctx context.Context, sel ast.SelectionSet, obj *store.Team) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, teamImplementors)
@@ -72667,9 +80342,52 @@ func (ec *executionContext) _TeamContentPermission(ctx context.Context, sel ast.
 	return out
 }
 
+var teamContentPermissionEdgeImplementors = []string{"TeamContentPermissionEdge"}
+
+func (ec *executionContext) _TeamContentPermissionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.TeamContentPermission]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamContentPermissionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamContentPermissionEdge")
+		case "cursor":
+			out.Values[i] = ec._TeamContentPermissionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TeamContentPermissionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var teamContentPermissionListImplementors = []string{"TeamContentPermissionList"}
 
-func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.TeamContentPermission]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, teamContentPermissionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -72681,6 +80399,11 @@ func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("TeamContentPermissionList")
 		case "items":
 			out.Values[i] = ec._TeamContentPermissionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._TeamContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -72720,9 +80443,52 @@ func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel 
 	return out
 }
 
+var teamEdgeImplementors = []string{"TeamEdge"}
+
+func (ec *executionContext) _TeamEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Team]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamEdge")
+		case "cursor":
+			out.Values[i] = ec._TeamEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TeamEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var teamListImplementors = []string{"TeamList"}
 
-func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamList) graphql.Marshaler {
+func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Team]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, teamListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -72734,6 +80500,11 @@ func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet,
 			out.Values[i] = graphql.MarshalString("TeamList")
 		case "items":
 			out.Values[i] = ec._TeamList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._TeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -72811,9 +80582,52 @@ func (ec *executionContext) _TeamMember(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var teamMemberEdgeImplementors = []string{"TeamMemberEdge"}
+
+func (ec *executionContext) _TeamMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.OrganizationTeamMember]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TeamMemberEdge")
+		case "cursor":
+			out.Values[i] = ec._TeamMemberEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TeamMemberEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var teamMemberListImplementors = []string{"TeamMemberList"}
 
-func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.SelectionSet, obj *model.TeamMemberList) graphql.Marshaler {
+func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.OrganizationTeamMember]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, teamMemberListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -72825,6 +80639,11 @@ func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.Selecti
 			out.Values[i] = graphql.MarshalString("TeamMemberList")
 		case "items":
 			out.Values[i] = ec._TeamMemberList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._TeamMemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -72945,7 +80764,7 @@ func (ec *executionContext) _TeamPermissions(ctx context.Context, sel ast.Select
 	return out
 }
 
-var translationImplementors = []string{"Translation"}
+var translationImplementors = []string{"Translation", "Node"}
 
 func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionSet, obj *store.Translation) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
@@ -73241,9 +81060,52 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var translationEdgeImplementors = []string{"TranslationEdge"}
+
+func (ec *executionContext) _TranslationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.Translation]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationEdge")
+		case "cursor":
+			out.Values[i] = ec._TranslationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TranslationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var translationListImplementors = []string{"TranslationList"}
 
-func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationList) graphql.Marshaler {
+func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.Translation]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, translationListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -73255,6 +81117,11 @@ func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("TranslationList")
 		case "items":
 			out.Values[i] = ec._TranslationList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._TranslationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -73668,9 +81535,52 @@ func (ec *executionContext) _UserContentPermission(ctx context.Context, sel ast.
 	return out
 }
 
+var userContentPermissionEdgeImplementors = []string{"UserContentPermissionEdge"}
+
+func (ec *executionContext) _UserContentPermissionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*model.UserContentPermission]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, userContentPermissionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UserContentPermissionEdge")
+		case "cursor":
+			out.Values[i] = ec._UserContentPermissionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._UserContentPermissionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var userContentPermissionListImplementors = []string{"UserContentPermissionList"}
 
-func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.UserContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*model.UserContentPermission]) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, userContentPermissionListImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -73682,6 +81592,11 @@ func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel 
 			out.Values[i] = graphql.MarshalString("UserContentPermissionList")
 		case "items":
 			out.Values[i] = ec._UserContentPermissionList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._UserContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -74291,7 +82206,33 @@ func (ec *executionContext) marshalNChangeRequest2ᚖgithubᚗcomᚋdocsapiᚋdo
 	return ec._ChangeRequest(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestList) graphql.Marshaler {
+func (ec *executionContext) marshalNChangeRequestEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.ChangeRequest]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.ChangeRequest]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.ChangeRequest]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74337,7 +82278,33 @@ func (ec *executionContext) marshalNChangeRequestRequestedReviewer2ᚖgithubᚗc
 	return ec._ChangeRequestRequestedReviewer(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestRequestedReviewerList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestRequestedReviewerList) graphql.Marshaler {
+func (ec *executionContext) marshalNChangeRequestRequestedReviewerEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.RequestedReviewer]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestRequestedReviewerEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewerEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.RequestedReviewer]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestRequestedReviewerEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestRequestedReviewerList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.RequestedReviewer]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74373,7 +82340,33 @@ func (ec *executionContext) marshalNChangeRequestReview2ᚖgithubᚗcomᚋdocsap
 	return ec._ChangeRequestReview(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐChangeRequestReviewList(ctx context.Context, sel ast.SelectionSet, v *model.ChangeRequestReviewList) graphql.Marshaler {
+func (ec *executionContext) marshalNChangeRequestReviewEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Review]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNChangeRequestReviewEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Review]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ChangeRequestReviewEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNChangeRequestReviewList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Review]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74449,7 +82442,33 @@ func (ec *executionContext) marshalNCollection2ᚖgithubᚗcomᚋdocsapiᚋdocsa
 	return ec._Collection(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCollectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCollectionList(ctx context.Context, sel ast.SelectionSet, v *model.CollectionList) graphql.Marshaler {
+func (ec *executionContext) marshalNCollectionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Collection]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCollectionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCollectionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Collection]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CollectionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCollectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Collection]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74520,7 +82539,33 @@ func (ec *executionContext) unmarshalNCommentBodyInput2ᚖgithubᚗcomᚋdocsapi
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentList(ctx context.Context, sel ast.SelectionSet, v *model.CommentList) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.CommentNode]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommentEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCommentEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.CommentNode]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CommentEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommentList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.CommentNode]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74644,7 +82689,33 @@ func (ec *executionContext) marshalNCommentReply2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._CommentReply(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNCommentReplyList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCommentReplyList(ctx context.Context, sel ast.SelectionSet, v *model.CommentReplyList) graphql.Marshaler {
+func (ec *executionContext) marshalNCommentReplyEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.ReplyNode]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNCommentReplyEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNCommentReplyEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.ReplyNode]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CommentReplyEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommentReplyList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.ReplyNode]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74700,7 +82771,33 @@ func (ec *executionContext) marshalNContentLocation2ᚕgithubᚗcomᚋdocsapiᚋ
 	return ret
 }
 
-func (ec *executionContext) marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐContentLocationList(ctx context.Context, sel ast.SelectionSet, v *model.ContentLocationList) graphql.Marshaler {
+func (ec *executionContext) marshalNContentLocationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[model.ContentLocation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNContentLocationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNContentLocationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[model.ContentLocation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ContentLocationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNContentLocationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[model.ContentLocation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74756,6 +82853,32 @@ func (ec *executionContext) marshalNConversation2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._Conversation(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNConversationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Conversation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Conversation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNConversationInput2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationInputᚄ(ctx context.Context, v any) ([]*model.ConversationInput, error) {
 	vSlice := graphql.CoerceList(v)
 	var err error
@@ -74785,6 +82908,32 @@ func (ec *executionContext) marshalNConversationIssue2ᚖgithubᚗcomᚋdocsapi�
 	return ec._ConversationIssue(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNConversationIssueEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.ConversationIssue]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationIssueEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationIssueEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.ConversationIssue]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationIssueEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNConversationIssueItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐConversationIssueᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.ConversationIssue) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -74811,7 +82960,7 @@ func (ec *executionContext) marshalNConversationIssueItem2ᚖgithubᚗcomᚋdocs
 	return ec._ConversationIssueItem(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationIssueList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationIssueList) graphql.Marshaler {
+func (ec *executionContext) marshalNConversationIssueList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.ConversationIssue]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74831,7 +82980,7 @@ func (ec *executionContext) marshalNConversationIssueURLs2ᚖgithubᚗcomᚋdocs
 	return ec._ConversationIssueURLs(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationList) graphql.Marshaler {
+func (ec *executionContext) marshalNConversationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Conversation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -74932,7 +83081,33 @@ func (ec *executionContext) marshalNConversationsIssuesCluster2ᚖgithubᚗcom�
 	return ec._ConversationsIssuesCluster(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐConversationsIssuesClusterList(ctx context.Context, sel ast.SelectionSet, v *model.ConversationsIssuesClusterList) graphql.Marshaler {
+func (ec *executionContext) marshalNConversationsIssuesClusterEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.IssuesCluster]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNConversationsIssuesClusterEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.IssuesCluster]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ConversationsIssuesClusterEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNConversationsIssuesClusterList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.IssuesCluster]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75351,6 +83526,32 @@ func (ec *executionContext) unmarshalNIntegrationDevelopmentInput2githubᚗcom�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNIntegrationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Integration]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Integration]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNIntegrationEvent2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐIntegrationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.IntegrationEvent) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -75387,7 +83588,33 @@ func (ec *executionContext) marshalNIntegrationEventDeliveryStatus2githubᚗcom�
 	return v
 }
 
-func (ec *executionContext) marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationEventList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationEventList) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationEventEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.IntegrationEvent]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationEventEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationEventEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.IntegrationEvent]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationEventEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationEventList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.IntegrationEvent]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75505,7 +83732,33 @@ func (ec *executionContext) marshalNIntegrationInstallation2ᚖgithubᚗcomᚋdo
 	return ec._IntegrationInstallation(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationInstallationList) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.IntegrationInstallation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.IntegrationInstallation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationInstallationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.IntegrationInstallation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75555,7 +83808,7 @@ func (ec *executionContext) marshalNIntegrationInstallationURLs2ᚖgithubᚗcom�
 	return ec._IntegrationInstallationURLs(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationList) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Integration]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75640,7 +83893,33 @@ func (ec *executionContext) marshalNIntegrationSiteInstallation2ᚖgithubᚗcom�
 	return ec._IntegrationSiteInstallation(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSiteInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationSiteInstallationList) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationSiteInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationSiteInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationSiteInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.IntegrationSiteInstallation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSiteInstallationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationSiteInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.IntegrationSiteInstallation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75676,7 +83955,33 @@ func (ec *executionContext) marshalNIntegrationSpaceInstallation2ᚖgithubᚗcom
 	return ec._IntegrationSpaceInstallation(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐIntegrationSpaceInstallationList(ctx context.Context, sel ast.SelectionSet, v *model.IntegrationSpaceInstallationList) graphql.Marshaler {
+func (ec *executionContext) marshalNIntegrationSpaceInstallationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNIntegrationSpaceInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNIntegrationSpaceInstallationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._IntegrationSpaceInstallationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNIntegrationSpaceInstallationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.IntegrationSpaceInstallation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75802,6 +84107,32 @@ func (ec *executionContext) marshalNLinkBrokenStats2ᚖgithubᚗcomᚋdocsapiᚋ
 	return ec._LinkBrokenStats(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNLinkEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.LinkItem]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLinkEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLinkEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.LinkItem]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._LinkEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNLinkItem2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐLinkItemᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LinkItem) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -75920,7 +84251,33 @@ func (ec *executionContext) marshalNMemberContentPermission2ᚖgithubᚗcomᚋdo
 	return ec._MemberContentPermission(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMemberContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberContentPermissionList(ctx context.Context, sel ast.SelectionSet, v *model.MemberContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) marshalNMemberContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.MemberContentPermission]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMemberContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMemberContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.MemberContentPermission]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MemberContentPermissionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemberContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.MemberContentPermission]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75930,7 +84287,33 @@ func (ec *executionContext) marshalNMemberContentPermissionList2ᚖgithubᚗcom�
 	return ec._MemberContentPermissionList(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberList(ctx context.Context, sel ast.SelectionSet, v *model.MemberList) graphql.Marshaler {
+func (ec *executionContext) marshalNMemberEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Member]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMemberEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Member]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MemberEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Member]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -75976,7 +84359,33 @@ func (ec *executionContext) marshalNMemberTeam2ᚖgithubᚗcomᚋdocsapiᚋdocsa
 	return ec._MemberTeam(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNMemberTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐMemberTeamList(ctx context.Context, sel ast.SelectionSet, v *model.MemberTeamList) graphql.Marshaler {
+func (ec *executionContext) marshalNMemberTeamEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.MemberTeam]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMemberTeamEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMemberTeamEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.MemberTeam]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MemberTeamEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemberTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.MemberTeam]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76064,6 +84473,16 @@ func (ec *executionContext) unmarshalNMoveSiteSpaceInput2githubᚗcomᚋdocsapi�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNNode2ᚕgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalONode2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐNode(ctx, sel, v[i])
+	})
+
+	return ret
+}
+
 func (ec *executionContext) marshalNOpenAPIErrorObject2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPIProcessError(ctx context.Context, sel ast.SelectionSet, v store.OpenAPIProcessError) graphql.Marshaler {
 	return ec._OpenAPIErrorObject(ctx, sel, &v)
 }
@@ -76120,7 +84539,33 @@ func (ec *executionContext) marshalNOpenAPISpecContent2ᚖgithubᚗcomᚋdocsapi
 	return ec._OpenAPISpecContent(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecList(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecList) graphql.Marshaler {
+func (ec *executionContext) marshalNOpenAPISpecEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.OpenAPISpec]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOpenAPISpecEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOpenAPISpecEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.OpenAPISpec]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.OpenAPISpec]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76191,7 +84636,33 @@ func (ec *executionContext) marshalNOpenAPISpecVersion2ᚖgithubᚗcomᚋdocsapi
 	return ec._OpenAPISpecVersion(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOpenAPISpecVersionList(ctx context.Context, sel ast.SelectionSet, v *model.OpenAPISpecVersionList) graphql.Marshaler {
+func (ec *executionContext) marshalNOpenAPISpecVersionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.OpenAPISpecVersion]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOpenAPISpecVersionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.OpenAPISpecVersion]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OpenAPISpecVersionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOpenAPISpecVersionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.OpenAPISpecVersion]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76247,6 +84718,32 @@ func (ec *executionContext) marshalNOrganization2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._Organization(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOrganizationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Organization]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrganizationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrganizationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Organization]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNOrganizationInvite2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐInviteᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.Invite) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -76273,7 +84770,33 @@ func (ec *executionContext) marshalNOrganizationInvite2ᚖgithubᚗcomᚋdocsapi
 	return ec._OrganizationInvite(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationInviteList(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationInviteList) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationInviteEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Invite]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOrganizationInviteEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOrganizationInviteEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Invite]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OrganizationInviteEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Invite]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76283,7 +84806,7 @@ func (ec *executionContext) marshalNOrganizationInviteList2ᚖgithubᚗcomᚋdoc
 	return ec._OrganizationInviteList(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNOrganizationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐOrganizationList(ctx context.Context, sel ast.SelectionSet, v *model.OrganizationList) graphql.Marshaler {
+func (ec *executionContext) marshalNOrganizationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Organization]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76516,7 +85039,33 @@ func (ec *executionContext) marshalNRevisionFile2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._RevisionFile(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐRevisionFileList(ctx context.Context, sel ast.SelectionSet, v *model.RevisionFileList) graphql.Marshaler {
+func (ec *executionContext) marshalNRevisionFileEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.RevisionFile]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionFileEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevisionFileEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.RevisionFile]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevisionFileEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevisionFileList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.RevisionFile]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76598,7 +85147,33 @@ func (ec *executionContext) marshalNSAMLProvider2ᚖgithubᚗcomᚋdocsapiᚋdoc
 	return ec._SAMLProvider(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSAMLProviderList(ctx context.Context, sel ast.SelectionSet, v *model.SAMLProviderList) graphql.Marshaler {
+func (ec *executionContext) marshalNSAMLProviderEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.SAMLProvider]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSAMLProviderEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSAMLProviderEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.SAMLProvider]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SAMLProviderEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSAMLProviderList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.SAMLProvider]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76726,7 +85301,33 @@ func (ec *executionContext) marshalNSearchPageResult2ᚖgithubᚗcomᚋdocsapi�
 	return ec._SearchPageResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchPageResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchPageResultList(ctx context.Context, sel ast.SelectionSet, v *model.SearchPageResultList) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchPageResultEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.SearchPageResult]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchPageResultEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSearchPageResultEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.SearchPageResult]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchPageResultEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchPageResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.SearchPageResult]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76788,7 +85389,33 @@ func (ec *executionContext) marshalNSearchSpaceResult2ᚖgithubᚗcomᚋdocsapi�
 	return ec._SearchSpaceResult(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSearchSpaceResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSearchSpaceResultList(ctx context.Context, sel ast.SelectionSet, v *model.SearchSpaceResultList) graphql.Marshaler {
+func (ec *executionContext) marshalNSearchSpaceResultEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.SearchSpaceResult]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSearchSpaceResultEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSearchSpaceResultEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.SearchSpaceResult]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SearchSpaceResultEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSearchSpaceResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.SearchSpaceResult]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76900,6 +85527,32 @@ func (ec *executionContext) marshalNSiteAgentsContext2githubᚗcomᚋdocsapiᚋd
 	return v
 }
 
+func (ec *executionContext) marshalNSiteEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Site]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Site]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteEdge(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSiteFeature2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteFeatureᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SiteFeature) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -76952,7 +85605,7 @@ func (ec *executionContext) marshalNSiteIntegrationScript2ᚖgithubᚗcomᚋdocs
 	return ec._SiteIntegrationScript(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteList(ctx context.Context, sel ast.SelectionSet, v *model.SiteList) graphql.Marshaler {
+func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Site]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -76986,6 +85639,32 @@ func (ec *executionContext) marshalNSiteSection2ᚖgithubᚗcomᚋdocsapiᚋdocs
 		return graphql.Null
 	}
 	return ec._SiteSection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.SiteSection]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSectionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSectionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.SiteSection]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSiteSectionGroup2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionGroupᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSectionGroup) graphql.Marshaler {
@@ -77040,7 +85719,33 @@ func (ec *executionContext) marshalNSiteSectionGroupChild2ᚕgithubᚗcomᚋdocs
 	return ret
 }
 
-func (ec *executionContext) marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionGroupList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSectionGroupList) graphql.Marshaler {
+func (ec *executionContext) marshalNSiteSectionGroupEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.SiteSectionGroup]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSectionGroupEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSectionGroupEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.SiteSectionGroup]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSectionGroupEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.SiteSectionGroup]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77050,7 +85755,7 @@ func (ec *executionContext) marshalNSiteSectionGroupList2ᚖgithubᚗcomᚋdocsa
 	return ec._SiteSectionGroupList(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSectionList) graphql.Marshaler {
+func (ec *executionContext) marshalNSiteSectionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.SiteSection]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77096,7 +85801,33 @@ func (ec *executionContext) marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsap
 	return ec._SiteSpace(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceList(ctx context.Context, sel ast.SelectionSet, v *model.SiteSpaceList) graphql.Marshaler {
+func (ec *executionContext) marshalNSiteSpaceEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.SiteSpace]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteSpaceEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteSpaceEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.SiteSpace]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteSpaceEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.SiteSpace]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77218,7 +85949,33 @@ func (ec *executionContext) marshalNSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋ
 	return ec._Space(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSpaceList(ctx context.Context, sel ast.SelectionSet, v *model.SpaceList) graphql.Marshaler {
+func (ec *executionContext) marshalNSpaceEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Space]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSpaceEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSpaceEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Space]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SpaceEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSpaceList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Space]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77376,7 +86133,33 @@ func (ec *executionContext) marshalNTeamContentPermission2ᚖgithubᚗcomᚋdocs
 	return ec._TeamContentPermission(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamContentPermissionList(ctx context.Context, sel ast.SelectionSet, v *model.TeamContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) marshalNTeamContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.TeamContentPermission]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.TeamContentPermission]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamContentPermissionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.TeamContentPermission]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77386,7 +86169,33 @@ func (ec *executionContext) marshalNTeamContentPermissionList2ᚖgithubᚗcomᚋ
 	return ec._TeamContentPermissionList(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamList(ctx context.Context, sel ast.SelectionSet, v *model.TeamList) graphql.Marshaler {
+func (ec *executionContext) marshalNTeamEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Team]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Team]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTeamList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Team]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77406,7 +86215,33 @@ func (ec *executionContext) marshalNTeamMember2ᚖgithubᚗcomᚋdocsapiᚋdocsa
 	return ec._TeamMember(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTeamMemberList(ctx context.Context, sel ast.SelectionSet, v *model.TeamMemberList) graphql.Marshaler {
+func (ec *executionContext) marshalNTeamMemberEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.OrganizationTeamMember]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTeamMemberEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTeamMemberEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.OrganizationTeamMember]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TeamMemberEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTeamMemberList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.OrganizationTeamMember]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77477,7 +86312,33 @@ func (ec *executionContext) marshalNTranslation2ᚖgithubᚗcomᚋdocsapiᚋdocs
 	return ec._Translation(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐTranslationList(ctx context.Context, sel ast.SelectionSet, v *model.TranslationList) graphql.Marshaler {
+func (ec *executionContext) marshalNTranslationEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Translation]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTranslationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTranslationEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.Translation]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TranslationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.Translation]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -77709,7 +86570,33 @@ func (ec *executionContext) marshalNUserContentPermission2ᚖgithubᚗcomᚋdocs
 	return ec._UserContentPermission(ctx, sel, v)
 }
 
-func (ec *executionContext) marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUserContentPermissionList(ctx context.Context, sel ast.SelectionSet, v *model.UserContentPermissionList) graphql.Marshaler {
+func (ec *executionContext) marshalNUserContentPermissionEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*model.UserContentPermission]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNUserContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNUserContentPermissionEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*model.UserContentPermission]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UserContentPermissionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUserContentPermissionList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*model.UserContentPermission]) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -78629,6 +87516,13 @@ func (ec *executionContext) unmarshalOMergeRulesInput2ᚖgithubᚗcomᚋdocsapi�
 	}
 	res, err := ec.unmarshalInputMergeRulesInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalONode2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Node(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOOpenAPISpec2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐOpenAPISpec(ctx context.Context, sel ast.SelectionSet, v *store.OpenAPISpec) graphql.Marshaler {

@@ -54,33 +54,9 @@ type ApplySpaceTemplateInput struct {
 	BaseRevision graphql.Omittable[*string] `json:"baseRevision,omitempty"`
 }
 
-// A page of change requests.
-type ChangeRequestList struct {
-	Items    []*store.ChangeRequest `json:"items"`
-	Count    int                    `json:"count"`
-	Next     *ListNext              `json:"next,omitempty"`
-	PageInfo *PageInfo              `json:"pageInfo"`
-}
-
 // Where a PDF of a change request is printed.
 type ChangeRequestPDF struct {
 	URL string `json:"url"`
-}
-
-// A page of requested reviewers.
-type ChangeRequestRequestedReviewerList struct {
-	Items    []*store.RequestedReviewer `json:"items"`
-	Count    int                        `json:"count"`
-	Next     *ListNext                  `json:"next,omitempty"`
-	PageInfo *PageInfo                  `json:"pageInfo"`
-}
-
-// A page of reviews.
-type ChangeRequestReviewList struct {
-	Items    []*store.Review `json:"items"`
-	Count    int             `json:"count"`
-	Next     *ListNext       `json:"next,omitempty"`
-	PageInfo *PageInfo       `json:"pageInfo"`
 }
 
 // Addresses of a review.
@@ -92,14 +68,6 @@ type ChangeRequestReviewURLs struct {
 type ChangeRequestURLs struct {
 	App      string `json:"app"`
 	Location string `json:"location"`
-}
-
-// A page of collections.
-type CollectionList struct {
-	Items    []*store.Collection `json:"items"`
-	Count    int                 `json:"count"`
-	Next     *ListNext           `json:"next,omitempty"`
-	PageInfo *PageInfo           `json:"pageInfo"`
 }
 
 // What the caller may do with a collection.
@@ -131,14 +99,6 @@ type CommentBodyInput struct {
 	Markdown string `json:"markdown"`
 }
 
-// A page of comments.
-type CommentList struct {
-	Items    []*CommentNode `json:"items"`
-	Count    int            `json:"count"`
-	Next     *ListNext      `json:"next,omitempty"`
-	PageInfo *PageInfo      `json:"pageInfo"`
-}
-
 // What the caller may do with a comment or reply.
 type CommentPermissions struct {
 	View bool `json:"view"`
@@ -167,14 +127,6 @@ type CommentReplier struct {
 	UpdatedAt time.Time   `json:"updatedAt"`
 	Count     int         `json:"count"`
 	User      *store.User `json:"user"`
-}
-
-// A page of replies.
-type CommentReplyList struct {
-	Items    []*ReplyNode `json:"items"`
-	Count    int          `json:"count"`
-	Next     *ListNext    `json:"next,omitempty"`
-	PageInfo *PageInfo    `json:"pageInfo"`
 }
 
 // What a comment is about.
@@ -208,14 +160,6 @@ type ContentLocationFile struct {
 }
 
 func (ContentLocationFile) IsContentLocation() {}
-
-// A page of content locations.
-type ContentLocationList struct {
-	Items    []ContentLocation `json:"items"`
-	Count    int               `json:"count"`
-	Next     *ListNext         `json:"next,omitempty"`
-	PageInfo *PageInfo         `json:"pageInfo"`
-}
 
 // A page as a link's source or target.
 type ContentLocationPage struct {
@@ -271,22 +215,8 @@ type ConversationInput struct {
 	Source graphql.Omittable[*string] `json:"source,omitempty"`
 }
 
-type ConversationIssueList struct {
-	Items    []*store.ConversationIssue `json:"items"`
-	Count    int                        `json:"count"`
-	Next     *ListNext                  `json:"next,omitempty"`
-	PageInfo *PageInfo                  `json:"pageInfo"`
-}
-
 type ConversationIssueURLs struct {
 	Location string `json:"location"`
-}
-
-type ConversationList struct {
-	Items    []*store.Conversation `json:"items"`
-	Count    int                   `json:"count"`
-	Next     *ListNext             `json:"next,omitempty"`
-	PageInfo *PageInfo             `json:"pageInfo"`
 }
 
 type ConversationMetadata struct {
@@ -315,13 +245,6 @@ type ConversationURLs struct {
 	Location string `json:"location"`
 	// The conversation in its source (`metadata.url`).
 	Source *string `json:"source,omitempty"`
-}
-
-type ConversationsIssuesClusterList struct {
-	Items    []*store.IssuesCluster `json:"items"`
-	Count    int                    `json:"count"`
-	Next     *ListNext              `json:"next,omitempty"`
-	PageInfo *PageInfo              `json:"pageInfo"`
 }
 
 // Counts of a cluster. Its tasks are the change requests made for it: backlog
@@ -615,14 +538,6 @@ type IntegrationEventDetail struct {
 	Trace *IntegrationEventTrace  `json:"trace"`
 }
 
-// A page of events.
-type IntegrationEventList struct {
-	Items    []*store.IntegrationEvent `json:"items"`
-	Count    int                       `json:"count"`
-	Next     *ListNext                 `json:"next,omitempty"`
-	PageInfo *PageInfo                 `json:"pageInfo"`
-}
-
 // The delivery log of an event.
 type IntegrationEventTrace struct {
 	Logs []*store.IntegrationEventLog `json:"logs"`
@@ -632,14 +547,6 @@ type IntegrationEventTrace struct {
 type IntegrationExternalLink struct {
 	URL   string `json:"url"`
 	Label string `json:"label"`
-}
-
-// A page of installations.
-type IntegrationInstallationList struct {
-	Items    []*store.IntegrationInstallation `json:"items"`
-	Count    int                              `json:"count"`
-	Next     *ListNext                        `json:"next,omitempty"`
-	PageInfo *PageInfo                        `json:"pageInfo"`
 }
 
 // What an installation is installed on.
@@ -654,34 +561,10 @@ type IntegrationInstallationURLs struct {
 	PublicEndpoint string `json:"publicEndpoint"`
 }
 
-// A page of integrations.
-type IntegrationList struct {
-	Items    []*store.Integration `json:"items"`
-	Count    int                  `json:"count"`
-	Next     *ListNext            `json:"next,omitempty"`
-	PageInfo *PageInfo            `json:"pageInfo"`
-}
-
 // What the caller may do with an integration.
 type IntegrationPermissions struct {
 	// Publish new versions and unpublish: the publishing organization's admins.
 	Admin bool `json:"admin"`
-}
-
-// A page of site installations.
-type IntegrationSiteInstallationList struct {
-	Items    []*store.IntegrationSiteInstallation `json:"items"`
-	Count    int                                  `json:"count"`
-	Next     *ListNext                            `json:"next,omitempty"`
-	PageInfo *PageInfo                            `json:"pageInfo"`
-}
-
-// A page of space installations.
-type IntegrationSpaceInstallationList struct {
-	Items    []*store.IntegrationSpaceInstallation `json:"items"`
-	Count    int                                   `json:"count"`
-	Next     *ListNext                             `json:"next,omitempty"`
-	PageInfo *PageInfo                             `json:"pageInfo"`
 }
 
 // Addresses of an integration.
@@ -726,16 +609,6 @@ type LinkItem struct {
 	LocationReferences []ContentLocation `json:"locationReferences"`
 }
 
-// A page of links.
-type LinkList struct {
-	Items    []*LinkItem `json:"items"`
-	Count    int         `json:"count"`
-	Next     *ListNext   `json:"next,omitempty"`
-	PageInfo *PageInfo   `json:"pageInfo"`
-	// Over all the links listed, not only this page.
-	Stats *LinkStats `json:"stats"`
-}
-
 // Counts of a link list.
 type LinkStats struct {
 	Total  int              `json:"total"`
@@ -744,7 +617,7 @@ type LinkStats struct {
 
 // The page following this one, when there is one.
 type ListNext struct {
-	// Pass as the `page` argument to fetch the next page.
+	// Pass as the `page` (or `after`) argument to fetch the next page.
 	Page string `json:"page"`
 }
 
@@ -754,35 +627,10 @@ type MemberContentPermission struct {
 	Space      *store.Space     `json:"space"`
 }
 
-// A page of a member's spaces.
-type MemberContentPermissionList struct {
-	Items    []*MemberContentPermission `json:"items"`
-	Count    int                        `json:"count"`
-	Next     *ListNext                  `json:"next,omitempty"`
-	PageInfo *PageInfo                  `json:"pageInfo"`
-}
-
-// A page of members.
-type MemberList struct {
-	Items []*store.Member `json:"items"`
-	// Number of items in this page.
-	Count    int       `json:"count"`
-	Next     *ListNext `json:"next,omitempty"`
-	PageInfo *PageInfo `json:"pageInfo"`
-}
-
 // A team of a member, with the member's role in it.
 type MemberTeam struct {
 	Team   *store.Team `json:"team"`
 	Member *TeamMember `json:"member"`
-}
-
-// A page of a member's teams.
-type MemberTeamList struct {
-	Items    []*MemberTeam `json:"items"`
-	Count    int           `json:"count"`
-	Next     *ListNext     `json:"next,omitempty"`
-	PageInfo *PageInfo     `json:"pageInfo"`
 }
 
 // What merging, or bringing up to date, made.
@@ -837,14 +685,6 @@ type OpenAPISpecContent struct {
 	URL        string         `json:"url"`
 }
 
-// A page of specifications.
-type OpenAPISpecList struct {
-	Items    []*store.OpenAPISpec `json:"items"`
-	Count    int                  `json:"count"`
-	Next     *ListNext            `json:"next,omitempty"`
-	PageInfo *PageInfo            `json:"pageInfo"`
-}
-
 // What the caller may do with a specification.
 type OpenAPISpecPermissions struct {
 	View bool `json:"view"`
@@ -864,14 +704,6 @@ type OpenAPISpecURLs struct {
 	Published *string `json:"published,omitempty"`
 }
 
-// A page of versions.
-type OpenAPISpecVersionList struct {
-	Items    []*store.OpenAPISpecVersion `json:"items"`
-	Count    int                         `json:"count"`
-	Next     *ListNext                   `json:"next,omitempty"`
-	PageInfo *PageInfo                   `json:"pageInfo"`
-}
-
 type OpenAPISpecVersionURLs struct {
 	Location string `json:"location"`
 }
@@ -889,23 +721,6 @@ type OrganizationDefaultContentInput struct {
 	// Must be `site`.
 	Type string `json:"type"`
 	Site string `json:"site"`
-}
-
-// A page of invite links.
-type OrganizationInviteList struct {
-	Items    []*store.Invite `json:"items"`
-	Count    int             `json:"count"`
-	Next     *ListNext       `json:"next,omitempty"`
-	PageInfo *PageInfo       `json:"pageInfo"`
-}
-
-// A page of organizations.
-type OrganizationList struct {
-	Items []*store.Organization `json:"items"`
-	// Number of items in this page.
-	Count    int       `json:"count"`
-	Next     *ListNext `json:"next,omitempty"`
-	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // What the caller may do with an organization.
@@ -946,14 +761,6 @@ type OrganizationURLs struct {
 	App string `json:"app"`
 	// The organization's logo, when set.
 	Logo *string `json:"logo,omitempty"`
-}
-
-// Relay-style page information, for GraphQL clients that prefer it.
-type PageInfo struct {
-	// Whether a further page exists.
-	HasNextPage bool `json:"hasNextPage"`
-	// The cursor of the last item; pass as `page` to continue.
-	EndCursor *string `json:"endCursor,omitempty"`
 }
 
 // How a page is laid out: the defaults, for now.
@@ -1083,14 +890,6 @@ type RequestReviewersResult struct {
 	Users []*store.RequestedReviewer `json:"users"`
 }
 
-// A page of files.
-type RevisionFileList struct {
-	Items    []*store.RevisionFile `json:"items"`
-	Count    int                   `json:"count"`
-	Next     *ListNext             `json:"next,omitempty"`
-	PageInfo *PageInfo             `json:"pageInfo"`
-}
-
 // Addresses of a page.
 type RevisionPageURLs struct {
 	App string `json:"app"`
@@ -1103,14 +902,6 @@ type RevisionURLs struct {
 	Published *string `json:"published,omitempty"`
 	// When the space is public.
 	Public *string `json:"public,omitempty"`
-}
-
-// A page of SAML providers.
-type SAMLProviderList struct {
-	Items    []*store.SAMLProvider `json:"items"`
-	Count    int                   `json:"count"`
-	Next     *ListNext             `json:"next,omitempty"`
-	PageInfo *PageInfo             `json:"pageInfo"`
 }
 
 // This service, as the identity provider knows it.
@@ -1155,14 +946,6 @@ type SearchPageResult struct {
 	Urls      *SearchURLs       `json:"urls"`
 }
 
-// A page of page results.
-type SearchPageResultList struct {
-	Items    []*SearchPageResult `json:"items"`
-	Count    int                 `json:"count"`
-	Next     *ListNext           `json:"next,omitempty"`
-	PageInfo *PageInfo           `json:"pageInfo"`
-}
-
 // A section of a page matching a search.
 type SearchSectionResult struct {
 	// The heading's anchor (the page id for the part before the first heading).
@@ -1178,14 +961,6 @@ type SearchSpaceResult struct {
 	ID    string              `json:"id"`
 	Title string              `json:"title"`
 	Pages []*SearchPageResult `json:"pages"`
-}
-
-// A page of space results.
-type SearchSpaceResultList struct {
-	Items    []*SearchSpaceResult `json:"items"`
-	Count    int                  `json:"count"`
-	Next     *ListNext            `json:"next,omitempty"`
-	PageInfo *PageInfo            `json:"pageInfo"`
 }
 
 // Addresses of a search result.
@@ -1237,36 +1012,12 @@ type SiteIntegrationScript struct {
 	Cookies bool `json:"cookies"`
 }
 
-// A page of sites.
-type SiteList struct {
-	Items    []*store.Site `json:"items"`
-	Count    int           `json:"count"`
-	Next     *ListNext     `json:"next,omitempty"`
-	PageInfo *PageInfo     `json:"pageInfo"`
-}
-
 // Where a site is served through a proxy.
 type SiteProxy struct {
 	// The address requests come to, such as example.com/docs.
 	Origin string `json:"origin"`
 	// The address they are proxied to.
 	Target string `json:"target"`
-}
-
-// A page of section groups.
-type SiteSectionGroupList struct {
-	Items    []*store.SiteSectionGroup `json:"items"`
-	Count    int                       `json:"count"`
-	Next     *ListNext                 `json:"next,omitempty"`
-	PageInfo *PageInfo                 `json:"pageInfo"`
-}
-
-// A page of sections.
-type SiteSectionList struct {
-	Items    []*store.SiteSection `json:"items"`
-	Count    int                  `json:"count"`
-	Next     *ListNext            `json:"next,omitempty"`
-	PageInfo *PageInfo            `json:"pageInfo"`
 }
 
 // A position relative to a section: give `before` or `after`.
@@ -1286,14 +1037,6 @@ type SiteSectionPointer struct {
 type SiteSectionURLs struct {
 	// The published section; only when the site is published.
 	Published *string `json:"published,omitempty"`
-}
-
-// A page of site spaces.
-type SiteSpaceList struct {
-	Items    []*store.SiteSpace `json:"items"`
-	Count    int                `json:"count"`
-	Next     *ListNext          `json:"next,omitempty"`
-	PageInfo *PageInfo          `json:"pageInfo"`
 }
 
 // A position relative to a site space: give `before` or `after`.
@@ -1350,15 +1093,6 @@ type SortSiteStructureInput struct {
 	Item *SiteStructureItemPointer `json:"item"`
 	// Absent: the end of the item's container.
 	Position graphql.Omittable[*SiteStructureMovePosition] `json:"position,omitempty"`
-}
-
-// A page of spaces.
-type SpaceList struct {
-	Items []*store.Space `json:"items"`
-	// Number of items in this page.
-	Count    int       `json:"count"`
-	Next     *ListNext `json:"next,omitempty"`
-	PageInfo *PageInfo `json:"pageInfo"`
 }
 
 // What the caller may do with a space.
@@ -1433,33 +1167,9 @@ type TeamContentPermission struct {
 	Team       *store.Team      `json:"team"`
 }
 
-// A page of teams' roles.
-type TeamContentPermissionList struct {
-	Items    []*TeamContentPermission `json:"items"`
-	Count    int                      `json:"count"`
-	Next     *ListNext                `json:"next,omitempty"`
-	PageInfo *PageInfo                `json:"pageInfo"`
-}
-
-// A page of teams.
-type TeamList struct {
-	Items    []*store.Team `json:"items"`
-	Count    int           `json:"count"`
-	Next     *ListNext     `json:"next,omitempty"`
-	PageInfo *PageInfo     `json:"pageInfo"`
-}
-
 // A member's place in a team.
 type TeamMember struct {
 	Role store.TeamRole `json:"role"`
-}
-
-// A page of a team's members.
-type TeamMemberList struct {
-	Items    []*OrganizationTeamMember `json:"items"`
-	Count    int                       `json:"count"`
-	Next     *ListNext                 `json:"next,omitempty"`
-	PageInfo *PageInfo                 `json:"pageInfo"`
 }
 
 // What the caller may do with a team member.
@@ -1478,14 +1188,6 @@ type TeamPermissions struct {
 // Another organization to give content to; the caller must administer both.
 type TransferContentInput struct {
 	Organization string `json:"organization"`
-}
-
-// A page of translations.
-type TranslationList struct {
-	Items    []*store.Translation `json:"items"`
-	Count    int                  `json:"count"`
-	Next     *ListNext            `json:"next,omitempty"`
-	PageInfo *PageInfo            `json:"pageInfo"`
 }
 
 type TranslationPermissions struct {
@@ -1740,14 +1442,6 @@ type UpdateTranslationInput struct {
 type UserContentPermission struct {
 	Permission store.MemberRole `json:"permission"`
 	User       *store.User      `json:"user"`
-}
-
-// A page of users' roles.
-type UserContentPermissionList struct {
-	Items    []*UserContentPermission `json:"items"`
-	Count    int                      `json:"count"`
-	Next     *ListNext                `json:"next,omitempty"`
-	PageInfo *PageInfo                `json:"pageInfo"`
 }
 
 // Addresses of a user.
