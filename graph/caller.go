@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/docsapi/docsapi/store"
 )
@@ -163,4 +166,33 @@ func CallerFrom(ctx context.Context) (*Caller, error) {
 		return c, nil
 	}
 	return nil, ErrUnauthenticated
+}
+
+// callerRequired answers UNAUTHENTICATED for every root field but
+// introspection's (__schema, __type, __typename) of an operation without a
+// caller, before its resolver runs. /graphql lets requests without a token
+// through (GraphiQL loads the schema before the user pastes one); a
+// resolver would refuse them too, but not always first: one that looks its
+// object up before asking for the caller would answer NOT_FOUND, and a
+// hot subtree of the direct writer null. With this, an operation that needs
+// a caller and has none is refused alike everywhere, and the transport
+// answers it as a bad token is answered (401).
+type callerRequired struct{}
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.RootFieldInterceptor
+} = callerRequired{}
+
+func (callerRequired) ExtensionName() string                   { return "CallerRequired" }
+func (callerRequired) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (callerRequired) InterceptRootField(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if fc := graphql.GetRootFieldContext(ctx); fc != nil && !strings.HasPrefix(fc.Field.Name, "__") {
+		if _, err := CallerFrom(ctx); err != nil {
+			graphql.AddError(ctx, err)
+			return graphql.Null
+		}
+	}
+	return next(ctx)
 }

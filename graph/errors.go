@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -181,7 +182,7 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			log.WarnContext(ctx, "the database failed the request", "code", e.Code, "err", err, "path", graphql.GetPath(ctx))
 		case errors.As(err, &gqlErr) && gqlErr.Err == nil:
 			// Raised by gqlgen (validation, parsing, coercion, limits): safe to show.
-			return gqlErr
+			return presentProtocolError(ctx, log, gqlErr)
 		case errors.As(err, new(*store.InvalidValueError)):
 			// An argument that is not a valid value of its type (an unknown
 			// language, say): the client's mistake. The message names the
@@ -212,6 +213,30 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		return out
 	}
+}
+
+// presentProtocolError gives an error gqlgen raised its code and status:
+// those of protocolStatus for its codes; BAD_REQUEST for a request it
+// refused without a code (an automatic persisted query whose hash does not
+// match); INTERNAL for one raised while executing a field without a code (a
+// resolver that returned null for a non-null field: a bug of ours).
+func presentProtocolError(ctx context.Context, log *slog.Logger, e *gqlerror.Error) *gqlerror.Error {
+	out := *e
+	out.Extensions = maps.Clone(e.Extensions)
+	code, _ := out.Extensions["code"].(string)
+	status, known := protocolStatus[code]
+	switch {
+	case known:
+	case code != "":
+		status = http.StatusBadRequest
+	case graphql.GetFieldContext(ctx) != nil:
+		log.ErrorContext(ctx, "internal error", "err", e.Message, "path", graphql.GetPath(ctx))
+		code, status = "INTERNAL", http.StatusInternalServerError
+	default:
+		code, status = "BAD_REQUEST", http.StatusBadRequest
+	}
+	setCode(&out, code, status)
+	return &out
 }
 
 // argumentPath renders an argument's path below its root field, dropping the

@@ -32,7 +32,7 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		},
 		ReadRule:  r.directReadRule,
 		Summaries: []engine.Summary{spaceSummary},
-		Inner:     []graphql.HandlerExtension{newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
+		Inner:     []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
 	})
 }
 

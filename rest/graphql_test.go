@@ -25,7 +25,9 @@ func TestGraphQLEndpoint(t *testing.T) {
 	if !strings.Contains(string(res.Body), `"Query"`) {
 		t.Fatalf("introspection: %s", res.Body)
 	}
-	res = env.Do("POST", "/graphql", "", `{"query":"{ viewer { id } }"}`)
+	// An operation that needs a caller, without a token or with a bad one:
+	// 401 alike (TestGraphQLErrors).
+	res = env.Do("POST", "/graphql", "", `{"query":"{ viewer { id } }"}`).Expect(http.StatusUnauthorized)
 	if !strings.Contains(string(res.Body), "UNAUTHENTICATED") {
 		t.Fatalf("anonymous data query: %s", res.Body)
 	}
@@ -85,8 +87,9 @@ func TestGraphQLEndpoint(t *testing.T) {
 	}
 }
 
-// GraphQL over HTTP POST: the statuses and media types of gqlgen's
-// transport, a JSON envelope for every failure, and bodies that are bounded.
+// GraphQL over HTTP POST: the statuses and media types of the GraphQL over
+// HTTP specification, a JSON envelope for every failure, and bodies that are
+// bounded.
 func TestGraphQLPostTransport(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t)
@@ -100,8 +103,12 @@ func TestGraphQLPostTransport(t *testing.T) {
 		{"a query", "", `{"query":"{ viewer { id } }"}`, http.StatusOK, "application/json", `{"data":{"viewer":{"id":"`},
 		{"a query asking for the GraphQL media type", "application/graphql-response+json", `{"query":"{ viewer { id } }"}`, http.StatusOK, "application/graphql-response+json", `{"data":{"viewer":`},
 		{"malformed JSON", "", `{"query":`, http.StatusBadRequest, "application/json", `{"errors":[{"message":"the request body is not a JSON GraphQL request`},
-		{"an invalid query", "", `{"query":"{ nope }"}`, http.StatusUnprocessableEntity, "application/json", `{"errors":[{"message":"Cannot query field`},
+		// A request error of a well-formed request: 200 for application/json,
+		// 400 for the GraphQL media type, never a data entry.
+		{"an invalid query", "", `{"query":"{ nope }"}`, http.StatusOK, "application/json", `{"errors":[{"message":"Cannot query field`},
 		{"an invalid query, GraphQL media type", "application/graphql-response+json", `{"query":"{ nope }"}`, http.StatusBadRequest, "application/graphql-response+json", `{"errors":[`},
+		{"the GraphQL media type preferred", "application/graphql-response+json, application/json;q=0.9", `{"query":"{ nope }"}`, http.StatusBadRequest, "application/graphql-response+json", `{"errors":[`},
+		{"JSON preferred", "application/graphql-response+json;q=0.5, application/json", `{"query":"{ nope }"}`, http.StatusOK, "application/json", `{"errors":[`},
 		{"a body too large", "", big, http.StatusRequestEntityTooLarge, "application/json", `{"errors":[{"message":"the request body is too large"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,7 +158,9 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 	}
 	wrong := map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": strings.Repeat("0", 64)}}
 	res = alice.Do("POST", "/graphql", map[string]any{"query": query, "extensions": wrong})
-	if res.Status != http.StatusOK || !strings.Contains(string(res.Body), "provided APQ hash does not match query") || strings.Contains(string(res.Body), alice.ID) {
+	// Refused before it is parsed, as a request that is not one (BAD_REQUEST):
+	// 400 in both media types.
+	if res.Status != http.StatusBadRequest || !strings.Contains(string(res.Body), "provided APQ hash does not match query") || strings.Contains(string(res.Body), alice.ID) {
 		t.Fatalf("a hash that is not the query's: %d %s", res.Status, res.Body)
 	}
 }

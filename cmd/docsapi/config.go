@@ -57,10 +57,11 @@ type config struct {
 	// Deliveries of integration events in development mode.
 	DeliveryAttempts int
 	DeliveryBackoff  time.Duration
-	// WebsocketOrigins: comma-separated host patterns of the browser
-	// origins allowed to open subscriptions' websockets.
-	WebsocketOrigins string
-	MaxConns         int32
+	// CORSOrigins, WebsocketOrigins: comma-separated host patterns of the
+	// browser origins allowed to call the API (and subscribe), or only to
+	// open subscriptions' websockets.
+	CORSOrigins, WebsocketOrigins string
+	MaxConns                      int32
 	// StatementTimeout is the pool's statement_timeout (0: none).
 	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
@@ -111,6 +112,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.TranslationModel, "translation-model", "DOCSAPI_TRANSLATION_MODEL", "", "model of the translation API")
 	// The key only from the environment: flags show in process lists.
 	c.TranslationAPIKey = os.Getenv("DOCSAPI_TRANSLATION_API_KEY")
+	str(&c.CORSOrigins, "cors-origins", "DOCSAPI_CORS_ORIGINS", "", "comma-separated host patterns (docs.example.com, *.example.com, https://*.example.com) of browser origins, besides the public URL's, whose pages may call /graphql and /v1 (CORS) and open GraphQL subscriptions")
 	str(&c.WebsocketOrigins, "websocket-origins", "DOCSAPI_WEBSOCKET_ORIGINS", "", "comma-separated host patterns (docs.example.com, *.example.com) of browser origins, besides the public URL's, allowed to open GraphQL subscriptions")
 	str(&c.SecretKey, "secret-key", "DOCSAPI_SECRET_KEY", "", "32-byte key, base64 or 64 hex digits, that encrypts integration secrets (empty: none can be stored)")
 	attempts, _ := strconv.Atoi(envOr("DOCSAPI_DELIVERY_ATTEMPTS", "5"))
@@ -189,18 +191,24 @@ func (c *config) server(log *slog.Logger) server.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	var origins []string
-	for _, o := range strings.Split(c.WebsocketOrigins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			origins = append(origins, o)
-		}
-	}
-	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
+	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
+		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},
 		Outbound:  outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}
+}
+
+// commaList splits a comma-separated setting, dropping empty items.
+func commaList(s string) []string {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
 
 // supervision is how the embedded PostgreSQL is restarted when it dies.

@@ -10,7 +10,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -25,7 +24,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/docsapi/docsapi/store"
 )
@@ -149,17 +147,17 @@ func (statsExtension) InterceptResponse(ctx context.Context, next graphql.Respon
 // of extra (the websocket of subscriptions), which come first.
 func (e *Engine) Handler(maxUpload int64, extra ...graphql.Transport) http.Handler {
 	transports := append(extra,
-		gqlgenTransport{Transport: transport.GET{}, get: true},
+		getTransport{},
 		postTransport{},
 		// The transport's bound leaves room for the form around the file, so
 		// a file just too large gets the resolver's clear 400.
-		gqlgenTransport{Transport: transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20}},
+		multipartTransport{transport.MultipartForm{MaxUploadSize: maxUpload + 1<<20, MaxMemory: 8 << 20}},
 	)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if p := recover(); p != nil {
 				e.log.ErrorContext(r.Context(), "panic serving graphql", "panic", p, "stack", string(debug.Stack()))
-				WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+				WriteHTTPError(w, r, http.StatusInternalServerError, "INTERNAL", "internal error")
 			}
 		}()
 		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
@@ -169,16 +167,7 @@ func (e *Engine) Handler(maxUpload int64, extra ...graphql.Transport) http.Handl
 				return
 			}
 		}
-		WriteHTTPError(w, http.StatusBadRequest, "BAD_REQUEST",
+		WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST",
 			"send the query as JSON in a POST body (Content-Type: application/json), or as ?query= in a GET")
 	})
-}
-
-// WriteHTTPError writes a GraphQL-shaped error response, for failures before
-// execution.
-func WriteHTTPError(w http.ResponseWriter, status int, code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	err := &gqlerror.Error{Message: message, Extensions: map[string]any{"code": code, "status": status}}
-	_ = json.NewEncoder(w).Encode(graphql.Response{Errors: gqlerror.List{err}})
 }

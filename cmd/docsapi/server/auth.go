@@ -49,7 +49,7 @@ func (a authenticator) require(next http.Handler) http.Handler {
 		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
 			rest.WriteGraphError(w, r, a.log, err)
 		case caller == nil:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
+			w.Header().Set("WWW-Authenticate", engine.BearerChallenge)
 			rest.WriteError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
 		default:
 			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
@@ -65,16 +65,15 @@ func (a authenticator) optional(next http.Handler) http.Handler {
 		caller, err := a.resolve(r)
 		switch {
 		case errors.Is(err, graph.ErrUnauthenticated):
-			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi"`)
-			engine.WriteHTTPError(w, http.StatusUnauthorized, "UNAUTHENTICATED", "the bearer token is not valid")
+			engine.WriteHTTPError(w, r, http.StatusUnauthorized, graph.ErrUnauthenticated.Code, "the bearer token is not valid")
 		case graph.DatabaseError(err) != nil:
 			e := graph.DatabaseError(err)
 			a.log.WarnContext(r.Context(), "the database failed the request", "code", e.Code, "err", err)
 			w.Header().Set("Retry-After", strconv.Itoa(graph.RetryAfterSeconds))
-			engine.WriteHTTPError(w, e.Status, e.Code, e.Message)
+			engine.WriteHTTPError(w, r, e.Status, e.Code, e.Message)
 		case err != nil:
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
-			engine.WriteHTTPError(w, http.StatusInternalServerError, "INTERNAL", "internal error")
+			engine.WriteHTTPError(w, r, http.StatusInternalServerError, "INTERNAL", "internal error")
 		case caller == nil:
 			next.ServeHTTP(w, r)
 		default:

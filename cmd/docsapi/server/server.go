@@ -1,5 +1,5 @@
 // Package server is the HTTP server of docsapi: one mux with its middleware
-// (request ids, logs and metrics, body limits, per-request loaders and
+// (request ids, logs and metrics, CORS, body limits, per-request loaders and
 // query counters, authentication), serving GraphQL at /graphql (with its
 // websocket and playground), the REST adapter at /v1, files and documents
 // at signed addresses, SAML sign-in, the instance admin API, and health and
@@ -60,9 +60,12 @@ type Config struct {
 	Outbound outbound.Config
 	// Translator runs translations (nil: runs fail, saying none is configured).
 	Translator translator.Provider
-	// WebsocketOrigins are the browser origins, besides the public URL's,
-	// allowed to open subscriptions' websockets: host patterns such as
-	// "docs.example.com" or "*.example.com".
+	// CORSOrigins are the browser origins, besides the public URL's,
+	// whose pages may call /graphql and /v1 (CORS) and open subscriptions'
+	// websockets: host patterns such as "docs.example.com" or
+	// "*.example.com" (engine.Origins).
+	CORSOrigins []string
+	// WebsocketOrigins are further origins allowed to open websockets only.
 	WebsocketOrigins []string
 	// SubscriptionRecheck is how often, at the longest, a subscription's
 	// caller and permission are re-checked with no event and no change heard
@@ -134,7 +137,9 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// ?query=); everything else is GraphQL. The page and its embedded assets
 	// need no token: they hold no data, and the user pastes the token into
 	// the page, which keeps it in memory (graph/playground/static/boot.js).
-	ws := engine.Websocket(engine.Sockets{PublicURL: cfg.PublicURL, Origins: cfg.WebsocketOrigins,
+	// An origin whose pages may call /graphql may also subscribe.
+	socketOrigins := engine.NewOrigins(cfg.PublicURL, append(append([]string(nil), cfg.CORSOrigins...), cfg.WebsocketOrigins...))
+	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
 	gql := labelled("/graphql", auth.optional(eng.Handler(cfg.MaxUploadBytes, ws)))
 	pg := playground.Handler("/graphql")
@@ -177,6 +182,9 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 
 	h := perRequest(db, cfg.Debug, mux)
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
+	// Outside every handler, so that errors (401, 413, 503...) are
+	// readable by an allowed page too.
+	h = cors{origins: engine.NewOrigins(cfg.PublicURL, cfg.CORSOrigins)}.handler(h)
 	h = observe(log, h)
 	return &Server{Resolver: res, handler: h}, nil
 }

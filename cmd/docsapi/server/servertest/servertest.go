@@ -65,6 +65,8 @@ type Options struct {
 	StatementTimeout time.Duration
 	// SubscriptionRecheck is server.Config's (default: the server's).
 	SubscriptionRecheck time.Duration
+	// CORSOrigins is server.Config's.
+	CORSOrigins []string
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -139,6 +141,7 @@ func (e *Env) start() {
 		Delivery:   graph.DeliveryConfig{Attempts: cmp.Or(o.DeliveryAttempts, 3), Backoff: 20 * time.Millisecond},
 		// Tests of the periodic re-check shorten it.
 		SubscriptionRecheck: o.SubscriptionRecheck,
+		CORSOrigins:         o.CORSOrigins,
 	})
 	if err != nil {
 		t.Fatal(err)
