@@ -32,6 +32,8 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		ReadRule:  r.directReadRule,
 		Summaries: []engine.Summary{spaceSummary},
 		Inner:     []graphql.HandlerExtension{newAuthorizer(r, es.Schema())},
+		Trusted:   r.TrustedDocuments,
+		Budget:    r.Budget,
 	})
 }
 

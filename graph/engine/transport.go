@@ -58,13 +58,20 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	params := &graphql.RawParams{}
+	// documentId: the persisted-documents draft's name for a registered
+	// document (trusted.go), which RawParams has no member for.
+	request := struct {
+		*graphql.RawParams
+		DocumentID string `json:"documentId"`
+	}{RawParams: params}
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	decoder.UseNumber()
-	if err := decoder.Decode(params); err != nil {
+	if err := decoder.Decode(&request); err != nil {
 		w.WriteHeader(http.StatusBadRequest)
 		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("the request body is not a JSON GraphQL request: %v", err)}))
 		return
 	}
+	ctx = withDocumentID(ctx, request.DocumentID)
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
