@@ -24,7 +24,8 @@ import (
 // (extensions.persistedQuery.sha256Hash) or in the GraphQL-over-HTTP
 // persisted-documents draft's documentId ("sha256:<hex>" or a bare id);
 // any other document is refused (TRUSTED_DOCUMENT_REQUIRED), and so is an
-// id nothing is registered under (PERSISTED_QUERY_NOT_FOUND). Developer
+// id nothing is registered under (PERSISTED_QUERY_NOT_FOUND). A document
+// sent in full runs if it is, byte for byte, a registered one. Developer
 // callers (WithDeveloper: developer tokens) may still send any document,
 // introspection included; nothing they send is registered. The REST
 // adapter's documents are the server's own and always run.
@@ -233,7 +234,10 @@ func (t trustedOnly) MutateOperationParameters(ctx context.Context, p *graphql.R
 	delete(p.Extensions, "persistedQuery")
 	developer := isDeveloper(ctx)
 	if id == "" {
-		if developer {
+		// A document sent in full is as good as its id when it is exactly
+		// a registered one (what a client without persisted-query support
+		// sends).
+		if doc, ok := t.docs.Lookup(DocumentHash(p.Query)); developer || ok && doc == p.Query {
 			return nil
 		}
 		return trustedError(CodeTrustedDocumentRequired, http.StatusForbidden,

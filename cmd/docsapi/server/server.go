@@ -106,7 +106,9 @@ const (
 // Server is the HTTP surface: /graphql, /v1, /admin and the operational endpoints.
 type Server struct {
 	Resolver *graph.Resolver
-	handler  http.Handler
+	// API is the REST adapter.
+	API     *rest.API
+	handler http.Handler
 }
 
 // New builds the server over db.
@@ -227,7 +229,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	h := perRequest(db, cfg.Debug, mux)
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
 	h = observe(log, h)
-	return &Server{Resolver: res, handler: h}, nil
+	return &Server{Resolver: res, API: api, handler: h}, nil
 }
 
 // Close ends the server's subscriptions and stops listening for their
