@@ -161,8 +161,12 @@ func TestRateBudgetSharedByInstances(t *testing.T) {
 	a := servertest.New(t, servertest.Options{RateLimit: limit, RateWindow: time.Hour, RateExact: true})
 	b := a.AnotherProcess()
 	alice := a.NewUser("Alice")
-	onA := func() *servertest.Response { return a.Do("POST", "/graphql", alice.Token, `{"query":"{ viewer { id } }"}`) }
-	onB := func() *servertest.Response { return b.Do("POST", "/graphql", alice.Token, `{"query":"{ viewer { id } }"}`) }
+	onA := func() *servertest.Response {
+		return a.Do("POST", "/graphql", alice.Token, `{"query":"{ viewer { id } }"}`)
+	}
+	onB := func() *servertest.Response {
+		return b.Do("POST", "/graphql", alice.Token, `{"query":"{ viewer { id } }"}`)
+	}
 
 	if got := rateOf(t, onA().Expect(http.StatusOK)).remaining; got != limit-2 {
 		t.Fatalf("A: remaining %d", got)
