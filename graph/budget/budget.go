@@ -12,7 +12,8 @@
 // instance therefore never holds more than Allowance unreported points of a
 // caller: across N instances a caller spends at most Limit + N×Allowance
 // points in a window, and on one instance exactly Limit. With Allowance 0
-// every request is counted in the database before it runs.
+// every request is counted in the database before it runs, in the statement
+// that tells whether it fits: exact across instances too.
 package budget
 
 import (
@@ -152,23 +153,38 @@ func (b *Budget) Charge(key string, cost int64) (u Usage, ok bool) {
 		// anyone.
 		c.window, c.known, c.pending = w, 0, 0
 	}
-	if c.pending+cost > b.cfg.Allowance {
-		// Past what this instance may admit unheard: add what is pending
-		// and hear what the others spent, before deciding.
-		b.flushLocked(key, c)
-	}
 	u = Usage{Limit: b.cfg.Limit, Used: c.known + c.pending, Reset: w.Add(b.cfg.Window)}
-	// What is known and pending is spent for sure (others may have spent
-	// more), so a refusal is never wrong.
 	if u.Used+cost > b.cfg.Limit {
+		// What is known and pending is spent for sure (others may have
+		// spent more): a refusal on it is never wrong, and asks no one.
 		return u, false
 	}
-	c.pending += cost
-	u.Cost, u.Used = cost, u.Used+cost
-	if c.pending > b.cfg.Allowance {
-		// One request costlier than the allowance: counted at once.
-		b.flushLocked(key, c)
+	if c.pending+cost <= b.cfg.Allowance {
+		c.pending += cost
+		u.Cost, u.Used = cost, u.Used+cost
+		return u, true
 	}
+	// Past what this instance may admit unheard: the request is counted in
+	// the database with what is pending, in one statement that also tells
+	// what the others spent.
+	used, err := b.add(key, c.window, c.pending+cost)
+	if err != nil {
+		b.cfg.Log.Warn("rate budget: cannot add to the shared count; admitting on what is known", "err", err)
+		c.pending += cost
+		u.Cost, u.Used = cost, u.Used+cost
+		return u, true
+	}
+	c.known, c.pending = used, 0
+	if used > b.cfg.Limit {
+		// Over with this request: refused, and its cost taken back (should
+		// that fail, the count errs on the caller's side of the limit).
+		if back, err := b.add(key, c.window, -cost); err == nil {
+			c.known = back
+		}
+		u.Used = c.known
+		return u, false
+	}
+	u.Cost, u.Used = cost, used
 	return u, true
 }
 
@@ -192,21 +208,25 @@ func (b *Budget) Peek(key string) Usage {
 }
 
 // flushLocked adds c's pending points to the database and learns the
-// window's count. A failure (the database out of reach) keeps them pending
-// and admits on what is known: the budget does not turn a database fault
-// into refusals, and the request meets the fault itself if it needs the
-// database.
+// window's count. A failure (the database out of reach) keeps them pending:
+// the budget does not turn a database fault into refusals, and a request
+// meets the fault itself if it needs the database.
 func (b *Budget) flushLocked(key string, c *caller) {
-	// Not the request's context: a flush carries other requests' points
-	// too, and is no query of the request (its debug statistics).
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	used, err := b.store.AddRateUsage(ctx, key, c.window, c.pending)
+	used, err := b.add(key, c.window, c.pending)
 	if err != nil {
 		b.cfg.Log.Warn("rate budget: cannot add to the shared count", "err", err)
 		return
 	}
 	c.known, c.pending = used, 0
+}
+
+// add adds n to key's count of window in the database. Not under the
+// request's context: a flush carries other requests' points too, and is no
+// query of the request (its debug statistics).
+func (b *Budget) add(key string, window time.Time, n int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return b.store.AddRateUsage(ctx, key, window, n)
 }
 
 // flusher adds pending points every FlushEvery, forgets callers of ended
