@@ -105,7 +105,9 @@ func (c budgetCharge) cost(ctx context.Context, op *graphql.OperationContext) in
 
 func (c budgetCharge) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	if resp == nil || !graphql.HasOperationContext(ctx) {
+	// The REST adapter's answers carry no extensions (their headers tell
+	// the budget).
+	if resp == nil || serverDocument(ctx) || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
 	op := graphql.GetOperationContext(ctx)
