@@ -57,7 +57,7 @@ func (r *Resolver) createUser(ctx context.Context, tx bun.IDB, email, displayNam
 }
 
 // CreateToken issues a new API token for user userID.
-func (r *Resolver) CreateToken(ctx context.Context, userID string) (string, error) {
+func (r *Resolver) CreateToken(ctx context.Context, userID string, developer bool) (string, error) {
 	if _, err := store.GetUser(ctx, r.DB, userID); err != nil {
 		return "", orNotFound(err, "user")
 	}
@@ -69,7 +69,17 @@ func (r *Resolver) CreateToken(ctx context.Context, userID string) (string, erro
 		return "", Forbidden("organization %s enforces single sign-on: this user signs in with its SAML provider", org)
 	}
 	token := store.NewSecret()
-	if _, err := store.AddToken(ctx, r.DB, userID, token, "created by an administrator", r.now(), nil); err != nil {
+	add := func() error {
+		_, err := store.AddToken(ctx, r.DB, userID, token, "created by an administrator", r.now(), nil)
+		return err
+	}
+	if developer {
+		add = func() error {
+			_, err := store.AddDeveloperToken(ctx, r.DB, userID, token, "developer token created by an administrator", r.now())
+			return err
+		}
+	}
+	if err := add(); err != nil {
 		return "", err
 	}
 	return token, nil

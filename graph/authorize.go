@@ -197,6 +197,7 @@ var publicTypes = map[string]string{
 	"IntegrationList":          "a page of integrations, each guarded",
 	"OrganizationSummary":      "an organization's public card: name, logo, addresses",
 	"EmailDomainOrganizations": "a list of organizations' public cards",
+	"RateLimit":                "the caller's own rate budget, as its own request left it",
 }
 
 // viewer is the caller of a request as the read rules see it, resolved once

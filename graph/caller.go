@@ -26,6 +26,10 @@ type Caller struct {
 
 	// scope is the one organization a scoped caller reaches; "" for none.
 	scope string
+	// tokenID is the id of the token the caller came with ("" for a caller
+	// made otherwise); developer, whether that is a developer token.
+	tokenID   string
+	developer bool
 
 	mu    sync.RWMutex
 	roles map[string]*store.MemberRole
@@ -147,11 +151,23 @@ func (r *Resolver) Authenticate(ctx context.Context, token string) (*Caller, err
 	}
 	// SECURITY: a token confined to an organization makes a caller confined
 	// to it.
+	var caller *Caller
 	if c.OrganizationID != nil {
-		return NewScopedCaller(c.User, c.Memberships, *c.OrganizationID), nil
+		caller = NewScopedCaller(c.User, c.Memberships, *c.OrganizationID)
+	} else {
+		caller = NewCaller(c.User, c.Memberships)
 	}
-	return NewCaller(c.User, c.Memberships), nil
+	caller.tokenID, caller.developer = c.TokenID, c.Developer
+	return caller, nil
 }
+
+// Developer tells a caller whose token is a developer token: it may run
+// ad-hoc documents and introspection where others run registered documents
+// only (DOCSAPI_TRUSTED_DOCUMENTS).
+func (c *Caller) Developer() bool { return c != nil && c.developer }
+
+// BudgetKey is what the caller's rate budget is counted under: its token.
+func (c *Caller) BudgetKey() string { return "token:" + c.tokenID }
 
 type callerKey struct{}
 

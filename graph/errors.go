@@ -225,8 +225,13 @@ func presentProtocolError(ctx context.Context, log *slog.Logger, e *gqlerror.Err
 	out.Extensions = maps.Clone(e.Extensions)
 	code, _ := out.Extensions["code"].(string)
 	status, known := protocolStatus[code]
+	given, hasStatus := out.Extensions["status"].(int)
 	switch {
 	case known:
+	case code != "" && hasStatus && given >= 400 && given < 600:
+		// Raised with its status by the engine (RATE_LIMITED,
+		// TRUSTED_DOCUMENT_REQUIRED).
+		status = given
 	case code != "":
 		status = http.StatusBadRequest
 	case graphql.GetFieldContext(ctx) != nil:

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/budget"
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
@@ -64,6 +66,12 @@ type Resolver struct {
 	// withholding it and logging: tests run strict, so a resolver that
 	// forgets a check fails them.
 	StrictAuthorization bool
+	// TrustedDocuments, when set, are the only GraphQL documents callers
+	// other than developers may run (engine/trusted.go).
+	TrustedDocuments *engine.TrustedDocuments
+	// Budget, when set, is the rate budget every operation draws on
+	// (graph/budget).
+	Budget *budget.Budget
 
 	signingKey signingKey
 	jobClient  jobClient

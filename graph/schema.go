@@ -33,6 +33,8 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		ReadRule:  r.directReadRule,
 		Summaries: []engine.Summary{spaceSummary},
 		Inner:     []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
+		Trusted:   r.TrustedDocuments,
+		Budget:    r.Budget,
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/store"
@@ -39,12 +40,13 @@ const MaxSubscriptionsPerConnection = 20
 // longest (0: DefaultLiveRecheck).
 func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, token string) (engine.Session, error) {
 	return func(ctx context.Context, token string) (engine.Session, error) {
-		if _, err := r.Authenticate(ctx, token); errors.Is(err, ErrUnauthenticated) {
+		first, err := r.Authenticate(ctx, token)
+		if errors.Is(err, ErrUnauthenticated) {
 			return nil, engine.ErrTokenInvalid
 		} else if err != nil {
 			return nil, err
 		}
-		s := &session{r: r}
+		s := &session{r: r, developer: first.Developer(), budgetKey: first.BudgetKey()}
 		s.live = &LiveConnection{MaxSubscriptions: MaxSubscriptionsPerConnection,
 			Changed: r.DB.Callers.Changed, RecheckEvery: recheck,
 			Caller: func(ctx context.Context) (*Caller, error) {
@@ -66,12 +68,20 @@ func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, tok
 type session struct {
 	r    *Resolver
 	live *LiveConnection
+	// developer and budgetKey are the token's, which does not change: what
+	// the connection's documents may be (trusted documents), and whose rate
+	// budget its operations draw on. The engine needs them before an
+	// operation gets its caller.
+	developer bool
+	budgetKey string
 }
 
 func (s *session) Begin(ctx context.Context) context.Context {
 	go s.live.Watch(ctx, s.r.Log)
 	// SECURITY: the connection holds no caller (the upgrade request's, when
 	// its header had a token, is masked): only an operation gets one.
+	ctx = engine.WithDeveloper(ctx, s.developer)
+	ctx = budget.WithMeter(ctx, &budget.Meter{Key: s.budgetKey})
 	return WithLiveConnection(WithCaller(ctx, nil), s.live)
 }
 

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -444,4 +445,15 @@ func locationOf(body []byte) string {
 		return ""
 	}
 	return loc
+}
+
+// Documents are the sources of the route table's operation documents, for
+// a registry of trusted documents: GraphQL clients may run them by id too.
+func (a *API) Documents() []string {
+	out := make([]string, 0, len(a.ops))
+	for _, op := range a.ops {
+		out = append(out, op.Source)
+	}
+	sort.Strings(out)
+	return out
 }

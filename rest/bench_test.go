@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
@@ -20,44 +21,67 @@ import (
 //	go test ./rest -run '^$' -bench . -benchmem -cpuprofile cpu.out
 //	go tool pprof -tagfocus bench=measured rest.test cpu.out
 
+//
+// Each runs without a rate budget and with the docsapi command's default
+// one (budget=on): what counting every request costs.
+
+// budgets are the servers each benchmark runs on.
+var budgets = []struct {
+	name string
+	opts servertest.Options
+}{
+	{"budget=off", servertest.Options{}},
+	{"budget=on", servertest.Options{RateLimit: server.DefaultRateLimit, RateWindow: server.DefaultRateWindow}},
+}
+
 func BenchmarkGetSpace(b *testing.B) {
-	env := servertest.New(b)
-	alice := env.NewUser("Alice")
-	org := alice.NewOrg("Acme")
-	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
-	benchmarkRequest(b, env, func() *http.Request {
-		r := httptest.NewRequest("GET", "/v1/spaces/"+space, nil)
-		r.Header.Set("Authorization", "Bearer "+alice.Token)
-		return r
-	})
+	for _, budget := range budgets {
+		b.Run(budget.name, func(b *testing.B) {
+			env := servertest.New(b, budget.opts)
+			alice := env.NewUser("Alice")
+			org := alice.NewOrg("Acme")
+			space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
+			benchmarkRequest(b, env, func() *http.Request {
+				r := httptest.NewRequest("GET", "/v1/spaces/"+space, nil)
+				r.Header.Set("Authorization", "Bearer "+alice.Token)
+				return r
+			})
+		})
+	}
 }
 
 // BenchmarkSiteTree reads a whole site in one GraphQL query: 100 site spaces
 // (4 groups × 5 sections × 5) and 1000 (20 × 10 × 5, docsbench's default).
 func BenchmarkSiteTree(b *testing.B) {
 	for _, size := range []struct{ groups, sections, siteSpaces int }{{4, 5, 5}, {20, 10, 5}} {
-		b.Run(fmt.Sprintf("%dx%dx%d", size.groups, size.sections, size.siteSpaces), func(b *testing.B) {
-			env := servertest.New(b)
-			alice := env.NewUser("Alice")
-			org := alice.NewOrg("Acme")
-			site := buildSiteTree(b, env, alice, org, size.groups, size.sections, size.siteSpaces, 0)
-			// Statistics as autovacuum would gather them (see cmd/docsbench).
-			if _, err := env.DB.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
-				b.Fatal(err)
-			}
-			body := `{"query":` + quoteJSON(siteTreeQuery) + `,"variables":{"o":"` + org + `","s":"` + site + `"}}`
-			newRequest := func() *http.Request {
-				r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
-				r.Header.Set("Authorization", "Bearer "+alice.Token)
-				r.Header.Set("Content-Type", "application/json")
-				return r
-			}
-			// One request at a time (ns/op is the latency without HTTP),
-			// then many (ns/op is the inverse of throughput).
-			b.Run("serial", func(b *testing.B) { benchmarkSerial(b, env, newRequest) })
-			b.Run("parallel", func(b *testing.B) { benchmarkRequest(b, env, newRequest) })
-		})
+		for _, budget := range budgets {
+			benchmarkSiteTree(b, size.groups, size.sections, size.siteSpaces, budget.name, budget.opts)
+		}
 	}
+}
+
+func benchmarkSiteTree(b *testing.B, groups, sections, siteSpaces int, name string, opts servertest.Options) {
+	b.Run(fmt.Sprintf("%dx%dx%d/%s", groups, sections, siteSpaces, name), func(b *testing.B) {
+		env := servertest.New(b, opts)
+		alice := env.NewUser("Alice")
+		org := alice.NewOrg("Acme")
+		site := buildSiteTree(b, env, alice, org, groups, sections, siteSpaces, 0)
+		// Statistics as autovacuum would gather them (see cmd/docsbench).
+		if _, err := env.DB.Pool.Exec(context.Background(), "ANALYZE"); err != nil {
+			b.Fatal(err)
+		}
+		body := `{"query":` + quoteJSON(siteTreeQuery) + `,"variables":{"o":"` + org + `","s":"` + site + `"}}`
+		newRequest := func() *http.Request {
+			r := httptest.NewRequest("POST", "/graphql", strings.NewReader(body))
+			r.Header.Set("Authorization", "Bearer "+alice.Token)
+			r.Header.Set("Content-Type", "application/json")
+			return r
+		}
+		// One request at a time (ns/op is the latency without HTTP),
+		// then many (ns/op is the inverse of throughput).
+		b.Run("serial", func(b *testing.B) { benchmarkSerial(b, env, newRequest) })
+		b.Run("parallel", func(b *testing.B) { benchmarkRequest(b, env, newRequest) })
+	})
 }
 
 // benchmarkSerial serves newRequest's requests one at a time.

@@ -12,6 +12,8 @@ import (
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
 
+const uploadFileDocument = `mutation($s: ID!, $cr: ID, $file: Upload!) { uploadFile(spaceId: $s, changeRequestId: $cr, file: $file) { id name contentType size downloadURL dimensions { width height } } }`
+
 // upload sends a file to the space (or change request cr, when not "") in
 // a GraphQL multipart request, and returns the response.
 func upload(t *testing.T, u *servertest.User, space, cr, name, contentType string, content []byte) *servertest.GraphQLResponse {
@@ -21,7 +23,7 @@ func upload(t *testing.T, u *servertest.User, space, cr, name, contentType strin
 		vars["cr"] = cr
 	}
 	ops, _ := json.Marshal(map[string]any{
-		"query":     `mutation($s: ID!, $cr: ID, $file: Upload!) { uploadFile(spaceId: $s, changeRequestId: $cr, file: $file) { id name contentType size downloadURL dimensions { width height } } }`,
+		"query":     uploadFileDocument,
 		"variables": vars,
 	})
 	var body bytes.Buffer

@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/docsapi/docsapi/graph/engine"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/rest"
@@ -274,9 +279,13 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 // For each route, the personas below its threshold are refused (404 for
 // those outside the organization, 403 or 404 for members), and the persona
 // at the threshold succeeds. Every route gets a fresh organization.
+//
+// The server runs trusted documents and a rate budget: the REST surface
+// works the same under both (its documents are the server's own; the
+// budget, never reached here, only adds headers to every answer).
 func TestPermissionMatrix(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t)
+	env := servertest.New(t, servertest.Options{TrustedDocuments: fixtureDocuments(t), RateLimit: 1 << 40, RateWindow: time.Hour})
 	for _, route := range rest.Routes {
 		t.Run(route.Operation, func(t *testing.T) {
 			t.Parallel()
@@ -307,6 +316,9 @@ func TestPermissionMatrix(t *testing.T) {
 			}
 			for i, p := range personas[:threshold+1] {
 				res := f.users[p].Do(route.Method, path, body)
+				if res.Header.Get("X-RateLimit-Remaining") == "" {
+					t.Errorf("%s to %s: %d without X-RateLimit-Remaining", route.Operation, p, res.Status)
+				}
 				switch {
 				case i == threshold:
 					if res.Status >= 300 {
@@ -443,11 +455,33 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
+// The GraphQL documents of the fixtures' helpers: a test front end's, which
+// the tests run under trusted documents register (fixtureDocuments).
+const (
+	createPageDocument = `mutation($s: ID!, $in: CreatePageInput!) { createPage(spaceId: $s, input: $in) { id path } }`
+	updatePageDocument = `mutation($s: ID!, $cr: ID, $p: ID!) { updatePage(spaceId: $s, changeRequestId: $cr, pageId: $p, input: {markdown: "# Hello, edited"}) { id } }`
+)
+
+// fixtureDocuments writes a manifest (GraphQL Code Generator's shape) of
+// the fixtures' GraphQL documents, for a server running trusted documents.
+func fixtureDocuments(t *testing.T) string {
+	t.Helper()
+	docs := map[string]string{}
+	for _, doc := range []string{createPageDocument, updatePageDocument, uploadFileDocument} {
+		docs[engine.DocumentHash(doc)] = doc
+	}
+	path := filepath.Join(t.TempDir(), "persisted-documents.json")
+	if err := os.WriteFile(path, []byte(mustJSON(t, docs)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // createPage adds a page to a space through GraphQL and returns its id,
 // path and the space's new revision.
 func createPage(t *testing.T, u *servertest.User, space, title, markdown string) (id, path, revision string) {
 	t.Helper()
-	out := u.GraphQL(`mutation($s: ID!, $in: CreatePageInput!) { createPage(spaceId: $s, input: $in) { id path } }`,
+	out := u.GraphQL(createPageDocument,
 		map[string]any{"s": space, "in": map[string]any{"title": title, "markdown": markdown}})
 	if len(out.Errors) > 0 {
 		t.Fatalf("createPage: %+v", out.Errors)
@@ -467,7 +501,7 @@ func createPage(t *testing.T, u *servertest.User, space, title, markdown string)
 func openChangeRequest(t *testing.T, u *servertest.User, space, subject, page string) string {
 	t.Helper()
 	id := u.Do("POST", "/v1/spaces/"+space+"/change-requests", map[string]any{"subject": subject}).Expect(http.StatusCreated).String("id")
-	out := u.GraphQL(`mutation($s: ID!, $cr: ID, $p: ID!) { updatePage(spaceId: $s, changeRequestId: $cr, pageId: $p, input: {markdown: "# Hello, edited"}) { id } }`,
+	out := u.GraphQL(updatePageDocument,
 		map[string]any{"s": space, "cr": id, "p": page})
 	if len(out.Errors) > 0 {
 		t.Fatalf("updatePage in a change request: %+v", out.Errors)

@@ -33,6 +33,9 @@ type APIToken struct {
 	// OrganizationID confines the token to that organization (a SAML
 	// sign-in's session); nil reaches every organization of the user.
 	OrganizationID *string `bun:"organization_id"`
+	// Developer lets the token run ad-hoc documents and introspection when
+	// only registered (trusted) documents run for others.
+	Developer bool `bun:"developer"`
 }
 
 // Membership is a user's role in one organization; a nil Role is a guest.
@@ -67,7 +70,16 @@ func CountUsers(ctx context.Context, db bun.IDB) (int64, error) {
 
 // AddToken registers secret as an API token of user userID.
 func AddToken(ctx context.Context, db bun.IDB, userID, secret, label string, now time.Time, expiresAt *time.Time) (*APIToken, error) {
-	t := &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now, ExpiresAt: expiresAt}
+	return insertToken(ctx, db, &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now, ExpiresAt: expiresAt})
+}
+
+// AddDeveloperToken registers secret as a developer token of user userID
+// (APIToken.Developer).
+func AddDeveloperToken(ctx context.Context, db bun.IDB, userID, secret, label string, now time.Time) (*APIToken, error) {
+	return insertToken(ctx, db, &APIToken{ID: NewID(), UserID: userID, TokenSHA256: TokenDigest(secret), Label: label, CreatedAt: now, Developer: true})
+}
+
+func insertToken(ctx context.Context, db bun.IDB, t *APIToken) (*APIToken, error) {
 	_, err := db.NewInsert().Model(t).Exec(ctx)
 	return t, translate(err)
 }
@@ -103,6 +115,10 @@ type TokenCaller struct {
 	// OrganizationID is the organization the token is confined to; nil for
 	// a token that reaches every organization of the user.
 	OrganizationID *string
+	// TokenID is the token's id (what its rate budget is counted under);
+	// Developer, whether it is a developer token (APIToken.Developer).
+	TokenID   string
+	Developer bool
 }
 
 // CallerByToken finds the user owning token, with the memberships the token
@@ -115,6 +131,8 @@ func CallerByToken(ctx context.Context, db bun.IDB, token string) (*TokenCaller,
 		Memberships    []Membership `bun:"memberships,type:jsonb"`
 		TokenExpiresAt *time.Time   `bun:"token_expires_at"`
 		TokenOrgID     *string      `bun:"token_organization_id"`
+		TokenID        string       `bun:"token_id"`
+		TokenDeveloper bool         `bun:"token_developer"`
 	}
 	// SECURITY: a token confined to an organization carries no other
 	// membership, so nothing downstream can reach another organization with it.
@@ -122,6 +140,7 @@ func CallerByToken(ctx context.Context, db bun.IDB, token string) (*TokenCaller,
 		ColumnExpr("u.*").
 		ColumnExpr("t.expires_at AS token_expires_at").
 		ColumnExpr("t.organization_id AS token_organization_id").
+		ColumnExpr("t.id AS token_id, t.developer AS token_developer").
 		ColumnExpr(`COALESCE((SELECT jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role))
 			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled
 			AND (t.organization_id IS NULL OR m.organization_id = t.organization_id)), '[]') AS memberships`).
@@ -132,7 +151,8 @@ func CallerByToken(ctx context.Context, db bun.IDB, token string) (*TokenCaller,
 	if err != nil {
 		return nil, translate(err)
 	}
-	return &TokenCaller{User: &row.User, Memberships: row.Memberships, ExpiresAt: row.TokenExpiresAt, OrganizationID: row.TokenOrgID}, nil
+	return &TokenCaller{User: &row.User, Memberships: row.Memberships, ExpiresAt: row.TokenExpiresAt, OrganizationID: row.TokenOrgID,
+		TokenID: row.TokenID, Developer: row.TokenDeveloper}, nil
 }
 
 // Object is the REST type name of a user.

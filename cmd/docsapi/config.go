@@ -65,6 +65,12 @@ type config struct {
 	// StatementTimeout is the pool's statement_timeout (0: none).
 	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
+	// TrustedDocuments: the manifest (or directory) of the only GraphQL
+	// documents ordinary tokens may run; empty: any.
+	TrustedDocuments string
+	// The rate budget: points per window for each caller (0: none).
+	RateLimit  int64
+	RateWindow time.Duration
 	// PGRestarts is how many restarts of a dead embedded PostgreSQL are
 	// tried in a row before the server exits (0: none).
 	PGRestarts int
@@ -137,6 +143,17 @@ func bindConfig(fs *flag.FlagSet) *config {
 		// A typo must not turn the restarts off, as 0 would.
 		c.invalid = fmt.Errorf("DOCSAPI_PG_RESTARTS: %w", err)
 	}
+	str(&c.TrustedDocuments, "trusted-documents", "DOCSAPI_TRUSTED_DOCUMENTS", "", "a JSON manifest of id → GraphQL document (GraphQL Code Generator, Relay, Apollo's manifest), or a directory of manifests and .graphql files: the only documents /graphql runs for tokens other than developer tokens (empty: any)")
+	rateLimit, err := strconv.ParseInt(envOr("DOCSAPI_RATE_LIMIT", strconv.FormatInt(server.DefaultRateLimit, 10)), 10, 64)
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_RATE_LIMIT: %w", err)
+	}
+	fs.Int64Var(&c.RateLimit, "rate-limit", rateLimit, "points (operation complexity) each token, or anonymous client address, may spend per rate window, over GraphQL and REST together; 0: no limit ($DOCSAPI_RATE_LIMIT)")
+	rateWindow, err := time.ParseDuration(envOr("DOCSAPI_RATE_WINDOW", server.DefaultRateWindow.String()))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_RATE_WINDOW: %w", err)
+	}
+	fs.DurationVar(&c.RateWindow, "rate-window", rateWindow, "length of the rate window ($DOCSAPI_RATE_WINDOW)")
 	fs.IntVar(&c.PGRestarts, "pg-restarts", restarts, "restarts of a dead embedded PostgreSQL tried in a row before docsapi exits with an error; 0: exit at once ($DOCSAPI_PG_RESTARTS)")
 	return c
 }
@@ -148,6 +165,12 @@ func (c *config) check() error {
 	}
 	if c.PGRestarts < 0 {
 		return fmt.Errorf("the number of restarts of the embedded PostgreSQL cannot be negative (%d)", c.PGRestarts)
+	}
+	if c.RateLimit < 0 {
+		return fmt.Errorf("the rate limit cannot be negative (%d); 0 turns it off", c.RateLimit)
+	}
+	if c.RateLimit > 0 && c.RateWindow < time.Second {
+		return fmt.Errorf("the rate window must be at least a second, not %s", c.RateWindow)
 	}
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
@@ -193,6 +216,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	}
 	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
+		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},

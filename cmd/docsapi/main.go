@@ -3,7 +3,8 @@
 //	docsapi [serve]                               start the server (the default)
 //	docsapi migrate                               apply database migrations and exit
 //	docsapi users create --email E --name N       create a user; prints {user, token}
-//	docsapi tokens create --user ID               issue an API token; prints {token}
+//	docsapi tokens create --user ID [--developer] issue an API token (a developer token: ad-hoc
+//	                                              documents under DOCSAPI_TRUSTED_DOCUMENTS); prints {token}
 //	docsapi routes [--markdown]                   print the REST route table (docs/api-coverage.md)
 //	docsapi openapi                               print the OpenAPI document of /v1 (for DOCSAPI_PUBLIC_URL)
 //
@@ -46,7 +47,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("docsapi "+cmd, flag.ContinueOnError)
 	cfg := bindConfig(fs)
 	var email, name, userID string
-	var markdown bool
+	var markdown, developer bool
 	switch cmd {
 	case "routes":
 		fs.BoolVar(&markdown, "markdown", false, "print docs/api-coverage.md")
@@ -56,6 +57,7 @@ func run(args []string) error {
 		fs.StringVar(&name, "name", "", "display name of the new user")
 	case "tokens create":
 		fs.StringVar(&userID, "user", "", "id of the user")
+		fs.BoolVar(&developer, "developer", false, "a developer token: runs ad-hoc GraphQL documents and introspection when DOCSAPI_TRUSTED_DOCUMENTS allows registered ones only to others")
 	default:
 		return fmt.Errorf("unknown command %q (serve, migrate, users create, tokens create, routes, openapi)", cmd)
 	}
@@ -113,7 +115,7 @@ func run(args []string) error {
 		out, err = srv.Resolver.CreateUser(ctx, email, name)
 	case "tokens create":
 		var token string
-		token, err = srv.Resolver.CreateToken(ctx, userID)
+		token, err = srv.Resolver.CreateToken(ctx, userID, developer)
 		out = map[string]string{"token": token}
 	}
 	if err != nil {

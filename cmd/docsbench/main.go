@@ -81,6 +81,10 @@ type options struct {
 	seedConcurrency                       int
 	dbMaxConns                            int
 	cpuProfile                            string
+	// The measured server's rate budget (server.Config.RateLimit), on by
+	// default as in production.
+	rateLimit  int64
+	rateWindow time.Duration
 
 	// The content scenario (content.go).
 	scenario                                       string
@@ -100,6 +104,8 @@ func main() {
 	flag.IntVar(&o.warmupRequests, "warmup-requests", 200, "warm-up requests before each measurement (at most)")
 	flag.IntVar(&o.seedConcurrency, "seed-concurrency", 8, "concurrent requests while seeding")
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
+	flag.Int64Var(&o.rateLimit, "rate-limit", server.DefaultRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none)")
+	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
 	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
@@ -200,7 +206,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	defer listeners.close()
 	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
 		return server.New(db, server.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
-			BlobDir: filepath.Join(gitRoot, "blobs"), MaxBodyBytes: 8 << 20})
+			BlobDir: filepath.Join(gitRoot, "blobs"), MaxBodyBytes: 8 << 20, RateLimit: o.rateLimit, RateWindow: o.rateWindow})
 	})
 	if err != nil {
 		return err

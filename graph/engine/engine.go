@@ -25,6 +25,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -54,6 +55,12 @@ type Config struct {
 	// Inner are field interceptors run innermost, on what each resolver
 	// returned: the resolvers' authorizer.
 	Inner []graphql.HandlerExtension
+	// Trusted, when set, are the only documents clients other than
+	// developers may run (trusted.go); automatic persisted queries are off.
+	Trusted *TrustedDocuments
+	// Budget, when set, charges each operation its complexity to its
+	// caller's rate budget (budget.go).
+	Budget *budget.Budget
 }
 
 // Engine is the one executor that serves both /graphql and the REST
@@ -80,7 +87,11 @@ func New(cfg Config) *Engine {
 	ex.SetParserTokenLimit(MaxTokens)
 	// First: nothing else sees, or keeps, text the database cannot store.
 	ex.Use(textCheck{parsed: parsed})
-	ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	if cfg.Trusted != nil {
+		ex.Use(trustedOnly{docs: cfg.Trusted})
+	} else {
+		ex.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
+	}
 	// After the persisted queries (which fill in the query), before
 	// gqlgen's parsing and validation.
 	ex.Use(mergeLimit{maxPairs: maxMergePairs, maxVisited: maxMergeVisited, parsed: parsed})
@@ -88,6 +99,10 @@ func New(cfg Config) *Engine {
 	// the complexity walk exponential.
 	ex.Use(clientLimit{shapeLimit{maxDepth: MaxDepth, maxFields: MaxComplexity}})
 	ex.Use(clientLimit{extension.FixedComplexityLimit(MaxComplexity)})
+	// After the limits: what they refuse costs nothing.
+	if cfg.Budget != nil {
+		ex.Use(newBudgetCharge(cfg.Budget, cfg.Schema))
+	}
 	for _, s := range cfg.Summaries {
 		ex.Use(summaryExtension{s})
 	}
@@ -160,7 +175,11 @@ func (e *Engine) Handler(maxUpload int64, extra ...graphql.Transport) http.Handl
 				WriteHTTPError(w, r, http.StatusInternalServerError, "INTERNAL", "internal error")
 			}
 		}()
-		r = r.WithContext(graphql.StartOperationTrace(r.Context()))
+		ctx := graphql.StartOperationTrace(r.Context())
+		if r.Method == http.MethodGet {
+			ctx = withDocumentID(ctx, r.URL.Query().Get("documentId"))
+		}
+		r = r.WithContext(ctx)
 		for _, t := range transports {
 			if t.Supports(r) {
 				t.Do(w, r, e.Executor)

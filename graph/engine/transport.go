@@ -96,14 +96,21 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	params := &graphql.RawParams{}
+	// documentId: the persisted-documents draft's name for a registered
+	// document (trusted.go), which RawParams has no member for.
+	request := struct {
+		*graphql.RawParams
+		DocumentID string `json:"documentId"`
+	}{RawParams: params}
 	decoder := json.NewDecoder(bytes.NewReader(body))
 	decoder.UseNumber()
-	if err := decoder.Decode(params); err != nil {
+	if err := decoder.Decode(&request); err != nil {
 		WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST",
 			fmt.Sprintf(`the request body is not a JSON GraphQL request {"query": "...", "variables": {...}}: %v`, err))
 		return
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	r = r.WithContext(withDocumentID(r.Context(), request.DocumentID))
 	run(w, r, exec, params, false)
 }
 
@@ -155,10 +162,10 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 func run(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool) {
 	ctx := r.Context()
 	media := responseMediaType(r)
-	// A persisted query's hash stands for its document (gqlgen's automatic
-	// persisted queries); anything else without a query is not a GraphQL
-	// request.
-	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+	// A persisted query's hash (gqlgen's automatic persisted queries) or a
+	// documentId (trusted documents) stands for its document; anything else
+	// without a query is not a GraphQL request.
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil && ctx.Value(documentIDKey{}) == nil {
 		WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST", `the request has no query: send {"query": "..."}`)
 		return
 	}

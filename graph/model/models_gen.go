@@ -875,6 +875,22 @@ type PutOpenAPISpecResult struct {
 type Query struct {
 }
 
+// A caller's rate budget: `limit` points per window, an operation costing its
+// computed complexity (a REST call, that of its GraphQL operation). Once spent,
+// operations are refused (`RATE_LIMITED`, 429) until `resetAt`.
+type RateLimit struct {
+	// Points per window.
+	Limit int `json:"limit"`
+	// What this operation cost.
+	Cost int `json:"cost"`
+	// Points left in the window, after this operation.
+	Remaining int `json:"remaining"`
+	// Points spent in the window, this operation included.
+	Used int `json:"used"`
+	// When the window ends and the budget is whole again.
+	ResetAt time.Time `json:"resetAt"`
+}
+
 type RequestReviewersInput struct {
 	// The users to ask, by id: members who may review the space.
 	Users []string `json:"users"`

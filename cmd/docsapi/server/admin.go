@@ -11,7 +11,7 @@ import (
 // adminHandler serves instance administration, guarded by the admin token:
 //
 //	POST /admin/users {email, displayName}  → 201 {user, token}
-//	POST /admin/users/{userId}/tokens       → 201 {token}
+//	POST /admin/users/{userId}/tokens {developer?} → 201 {token}
 func adminHandler(res *graph.Resolver, adminToken string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /admin/users", labelled("POST /admin/users", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -32,7 +32,16 @@ func adminHandler(res *graph.Resolver, adminToken string) http.Handler {
 		rest.WriteJSON(w, http.StatusCreated, map[string]any{"user": userJSON, "token": created.Token})
 	})))
 	mux.Handle("POST /admin/users/{userId}/tokens", labelled("POST /admin/users/{userId}/tokens", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, err := res.CreateToken(r.Context(), r.PathValue("userId"))
+		body, ok := rest.ReadObject(w, r)
+		if !ok {
+			return
+		}
+		developer, isBool := body["developer"].(bool)
+		if _, given := body["developer"]; given && !isBool {
+			rest.WriteError(w, http.StatusBadRequest, "developer: must be true or false")
+			return
+		}
+		token, err := res.CreateToken(r.Context(), r.PathValue("userId"), developer)
 		if err != nil {
 			rest.WriteGraphError(w, r, res.Log, err)
 			return

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/playground"
@@ -77,15 +78,40 @@ type Config struct {
 	// Delivery configures the delivery of integration events in
 	// development mode (attempts, backoff).
 	Delivery graph.DeliveryConfig
+	// TrustedDocuments is a JSON manifest, or a directory of manifests and
+	// .graphql files, of the only GraphQL documents callers other than
+	// developer tokens may run (engine.LoadTrustedDocuments); empty: any.
+	// The REST adapter's documents are registered with them.
+	TrustedDocuments string
+	// RateLimit is the points each caller may spend per RateWindow, shared
+	// by every instance on the database (graph/budget); 0: no budget.
+	// RateAllowance is what an instance may admit beyond what it last
+	// heard (budget.Config.Allowance; default RateLimit/100), RateExact
+	// makes it 0.
+	RateLimit     int64
+	RateWindow    time.Duration
+	RateAllowance int64
+	RateExact     bool
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
 }
 
+// The rate budget of the docsapi command unless configured
+// (DOCSAPI_RATE_LIMIT, DOCSAPI_RATE_WINDOW): points per caller and window,
+// far above what a person or a front end spends, and above what the test
+// suite and cmd/docsbench spend with one token; a stop to runaway scripts.
+const (
+	DefaultRateLimit  = 10_000_000
+	DefaultRateWindow = time.Minute
+)
+
 // Server is the HTTP surface: /graphql, /v1, /admin and the operational endpoints.
 type Server struct {
 	Resolver *graph.Resolver
-	handler  http.Handler
+	// API is the REST adapter.
+	API     *rest.API
+	handler http.Handler
 }
 
 // New builds the server over db.
@@ -121,15 +147,40 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		StrictAuthorization: cfg.StrictAuthorization}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
+	if cfg.TrustedDocuments != "" {
+		if res.TrustedDocuments, err = engine.LoadTrustedDocuments(cfg.TrustedDocuments); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.RateLimit > 0 {
+		if cfg.RateWindow <= 0 {
+			return nil, fmt.Errorf("the rate window must be positive, not %s", cfg.RateWindow)
+		}
+		res.Budget = budget.New(db, budget.Config{Limit: cfg.RateLimit, Window: cfg.RateWindow,
+			Allowance: cfg.RateAllowance, ExactAllowance: cfg.RateExact, Clock: cfg.Clock, Log: log})
+	}
 	eng := res.Engine(cfg.Debug)
 	api, err := rest.New(eng, cfg.PublicURL, log, db.Serialize)
 	if err != nil {
+		res.Budget.Close()
 		return nil, err
+	}
+	if res.TrustedDocuments != nil {
+		// REST keeps working (its documents are the server's own), and
+		// front ends may run its operations by id as well.
+		for _, doc := range api.Documents() {
+			if err := res.TrustedDocuments.Add("", doc); err != nil {
+				res.Budget.Close()
+				return nil, err
+			}
+		}
+		log.Info("trusted documents: only registered GraphQL documents run for tokens other than developer tokens",
+			"ids", res.TrustedDocuments.Len())
 	}
 	auth := authenticator{res: res, log: log}
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", auth.require(api.Handler(labelled)))
+	mux.Handle("/v1/", auth.require(client(res.Budget, cfg.Clock, api.Handler(labelled))))
 	// Served without a token (see rest.API.OpenAPIHandler); more specific
 	// than "/v1/", so it never reaches the authenticated /v1 mux.
 	mux.Handle(rest.OpenAPIPath, labelled("GET "+rest.OpenAPIPath, api.OpenAPIHandler()))
@@ -141,7 +192,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	socketOrigins := engine.NewOrigins(cfg.PublicURL, append(append([]string(nil), cfg.CORSOrigins...), cfg.WebsocketOrigins...))
 	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
-	gql := labelled("/graphql", auth.optional(eng.Handler(cfg.MaxUploadBytes, ws)))
+	gql := labelled("/graphql", auth.optional(client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -186,11 +237,15 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// readable by an allowed page too.
 	h = cors{origins: engine.NewOrigins(cfg.PublicURL, cfg.CORSOrigins)}.handler(h)
 	h = observe(log, h)
-	return &Server{Resolver: res, handler: h}, nil
+	return &Server{Resolver: res, API: api, handler: h}, nil
 }
 
-// Close ends the server's subscriptions and stops listening for their events.
-func (s *Server) Close() { s.Resolver.Live.Close() }
+// Close ends the server's subscriptions and stops listening for their
+// events, and adds what its rate budget has pending to the shared count.
+func (s *Server) Close() {
+	s.Resolver.Live.Close()
+	s.Resolver.Budget.Close()
+}
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

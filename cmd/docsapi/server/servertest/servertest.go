@@ -67,6 +67,15 @@ type Options struct {
 	SubscriptionRecheck time.Duration
 	// CORSOrigins is server.Config's.
 	CORSOrigins []string
+	// TrustedDocuments is server.Config's: a manifest or directory of the
+	// only documents ordinary tokens may run.
+	TrustedDocuments string
+	// RateLimit and RateWindow are server.Config's (0: no budget);
+	// RateExact counts every request in the database before it runs
+	// (servers sharing a database then share the count exactly).
+	RateLimit  int64
+	RateWindow time.Duration
+	RateExact  bool
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -142,6 +151,8 @@ func (e *Env) start() {
 		// Tests of the periodic re-check shorten it.
 		SubscriptionRecheck: o.SubscriptionRecheck,
 		CORSOrigins:         o.CORSOrigins,
+		TrustedDocuments:    o.TrustedDocuments,
+		RateLimit:           o.RateLimit, RateWindow: o.RateWindow, RateExact: o.RateExact,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +199,17 @@ func (e *Env) NewUser(name string) *User {
 		e.T.Fatal(err)
 	}
 	return &User{Env: e, ID: created.User.ID, Email: email, Token: created.Token}
+}
+
+// NewDeveloperToken issues u a developer token (what may run any document
+// under trusted documents) and returns it, as an administrator would.
+func (u *User) NewDeveloperToken() string {
+	u.Env.T.Helper()
+	token, err := u.Env.Server.Resolver.CreateToken(context.Background(), u.ID, true)
+	if err != nil {
+		u.Env.T.Fatal(err)
+	}
+	return token
 }
 
 // NewOrg creates an organization administered by u and returns its id.
