@@ -280,7 +280,7 @@ func TestFileBucketReadsTheOlderLayout(t *testing.T) {
 }
 
 func TestOpenRefusesBadURLs(t *testing.T) {
-	for _, u := range []string{"nosuch://bucket", "s3://bucket?unknown_parameter=1", "file:///x?bad=1", "::"} {
+	for _, u := range []string{"nosuch://bucket", "gs://bucket", "s3://bucket?unknown_parameter=1", "file:///x?bad=1", "::"} {
 		if b, err := Open(context.Background(), u); err == nil {
 			b.Close()
 			t.Errorf("Open(%q) succeeded", u)
