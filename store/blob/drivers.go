@@ -7,9 +7,9 @@ import (
 	"net/url"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/azureblob"
+	_ "gocloud.dev/blob/azureblob" // azblob://: Azure Blob Storage (some 4 MB of binary)
 	"gocloud.dev/blob/fileblob"
-	_ "gocloud.dev/blob/s3blob" // s3://: AWS S3 and S3-compatible stores (MinIO, Ceph, R2...)
+	_ "gocloud.dev/blob/s3blob" // s3://: AWS S3 and S3-compatible stores (MinIO, Ceph, R2, Cloud Storage's XML API...)
 )
 
 // fileMux opens file:// buckets: the directory is created if missing, and
