@@ -111,7 +111,9 @@ func (b *Bucket) now() time.Time {
 // Put streams r into an object of a name of its own under tmp/ while
 // hashing it, then copies that to the blob's key (a server-side copy in
 // object storage): a blob is visible whole or not at all, and no more than
-// a write buffer of it is in memory. The copy is made also when the same
+// the driver's write buffer of it is in memory (for S3, AWS's transfer
+// manager: up to 16 MiB, the size it sends in one request, then 8 MiB
+// parts). The copy is made also when the same
 // bytes are there already: it stores them anew, and the garbage collection
 // leaves a blob a Put just named.
 func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64, error) {
