@@ -71,13 +71,32 @@ const (
 )
 
 // Open opens the bucket at rawURL: file:///path (created if missing),
-// s3://bucket?region=...&endpoint=..., gs://bucket, azblob://container.
+// s3://bucket?region=...&endpoint=..., azblob://container. It checks the
+// bucket answers, so that a wrong name or credentials stop the server at
+// its start rather than fail its first upload.
 func Open(ctx context.Context, rawURL string) (*Bucket, error) {
 	b, err := urlMux.OpenBucket(ctx, rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
+	if ok, err := b.IsAccessible(ctx); err != nil || !ok {
+		_ = b.Close()
+		if err == nil {
+			err = errors.New("no such bucket")
+		}
+		return nil, fmt.Errorf("blob: the bucket %s cannot be reached: %w", redact(rawURL), err)
+	}
 	return &Bucket{bucket: b, removalWait: 30 * time.Second}, nil
+}
+
+// redact is rawURL without its query, where credentials may be.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(an invalid URL)"
+	}
+	u.RawQuery, u.User = "", nil
+	return u.String()
 }
 
 // FileURL is the URL of a bucket in the local directory dir.

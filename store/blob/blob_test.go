@@ -280,7 +280,8 @@ func TestFileBucketReadsTheOlderLayout(t *testing.T) {
 }
 
 func TestOpenRefusesBadURLs(t *testing.T) {
-	for _, u := range []string{"nosuch://bucket", "gs://bucket", "s3://bucket?unknown_parameter=1", "file:///x?bad=1", "::"} {
+	missing := strings.Replace(blobtest.S3(t), "s3://docsapi-test", "s3://no-such-bucket", 1)
+	for _, u := range []string{missing, "nosuch://bucket", "gs://bucket", "s3://bucket?unknown_parameter=1", "file:///x?bad=1", "::"} {
 		if b, err := Open(context.Background(), u); err == nil {
 			b.Close()
 			t.Errorf("Open(%q) succeeded", u)

@@ -112,7 +112,9 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		}
 		cfg.BlobURL = u
 	}
-	blobs, err := blob.Open(context.Background(), cfg.BlobURL)
+	openCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	blobs, err := blob.Open(openCtx, cfg.BlobURL)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
