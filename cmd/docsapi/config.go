@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/blob"
 	"github.com/docsapi/docsapi/store/pgserver"
 )
 
@@ -37,9 +39,12 @@ type config struct {
 	GenericExecution bool
 	LogFormat        string
 	MaxBodyBytes     int64
-	BlobDir          string
-	GitFileRoot      string
-	GitAllowPrivate  bool
+	// BlobURL is the bucket of uploaded files; BlobDir, of earlier
+	// versions, names a local directory (file://).
+	BlobURL         string
+	BlobDir         string
+	GitFileRoot     string
+	GitAllowPrivate bool
 	// What one git import may bring in (graph.GitLimits).
 	GitMaxFiles     int
 	GitMaxBytes     int64
@@ -106,7 +111,8 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.Int64Var(&c.GitMaxFileBytes, "git-max-file-bytes", gitFileBytes, "largest file a git import accepts ($DOCSAPI_GIT_MAX_FILE_BYTES)")
 	ssoTTL, _ := time.ParseDuration(envOr("DOCSAPI_SSO_TOKEN_TTL", graph.DefaultSSOTokenTTL.String()))
 	fs.DurationVar(&c.SSOTokenTTL, "sso-token-ttl", ssoTTL, "how long an API token issued by a SAML sign-in works ($DOCSAPI_SSO_TOKEN_TTL)")
-	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "where uploaded files are stored (default <data-dir>/blobs)")
+	str(&c.BlobURL, "blob-url", "DOCSAPI_BLOB_URL", "", "bucket uploaded files are stored in: file:///dir, s3://bucket?region=...&endpoint=..., gs://bucket, azblob://container (default file://<data-dir>/blobs); instances of one service share one")
+	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "local directory uploaded files are stored in, as file://dir in -blob-url (kept for earlier configurations)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
 	fs.BoolVar(&c.OutboundAllowLoopback, "outbound-allow-loopback", envOr("DOCSAPI_OUTBOUND_ALLOW_LOOPBACK", "") == "1", "let outbound requests (spec URLs, webhooks) reach loopback and private addresses ($DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1)")
@@ -172,6 +178,9 @@ func (c *config) check() error {
 	if c.RateLimit > 0 && c.RateWindow < time.Second {
 		return fmt.Errorf("the rate window must be at least a second, not %s", c.RateWindow)
 	}
+	if c.BlobURL != "" && c.BlobDir != "" {
+		return errors.New("DOCSAPI_BLOB_URL and DOCSAPI_BLOB_DIR both name where files are stored: set only one (DOCSAPI_BLOB_URL)")
+	}
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
 	}
@@ -205,9 +214,11 @@ func (c *config) server(log *slog.Logger) server.Config {
 	if public == "" {
 		public = "http://" + c.Addr
 	}
-	blobs := c.BlobDir
+	blobs := c.BlobURL
 	if blobs == "" {
-		blobs = filepath.Join(c.DataDir, "blobs")
+		// Where earlier versions kept files: existing installs keep theirs.
+		dir := cmp.Or(c.BlobDir, filepath.Join(c.DataDir, "blobs"))
+		blobs, _ = blob.FileURL(dir) // an error only for an unknown working directory
 	}
 	key, _ := c.secretKey() // checked at start-up (serve)
 	var provider translator.Provider
@@ -217,7 +228,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
-		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
+		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},

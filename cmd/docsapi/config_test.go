@@ -127,3 +127,32 @@ func TestPGRestartsConfig(t *testing.T) {
 		}
 	}
 }
+
+// Where files are stored: DOCSAPI_BLOB_URL, else the directory of
+// DOCSAPI_BLOB_DIR (earlier configurations), else <data dir>/blobs, where
+// earlier versions kept them; naming both is refused.
+func TestBlobConfig(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		url  string
+		ok   bool
+	}{
+		{[]string{"-data-dir", "/srv/docs"}, "file:///srv/docs/blobs", true},
+		{[]string{"-blob-dir", "/mnt/files"}, "file:///mnt/files", true},
+		{[]string{"-blob-url", "s3://files?region=eu-west-1"}, "s3://files?region=eu-west-1", true},
+		{[]string{"-blob-url", "s3://files", "-blob-dir", "/mnt/files"}, "", false},
+	} {
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok {
+			t.Errorf("%v: %v", c.args, err)
+		}
+		if got := cfg.server(slog.Default()).BlobURL; c.ok && got != c.url {
+			t.Errorf("%v: bucket %q, want %q", c.args, got, c.url)
+		}
+	}
+}

@@ -71,6 +71,7 @@ import (
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/blob"
 )
 
 type options struct {
@@ -202,11 +203,15 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	// counts), the baselines. Request logs are formatted as in production
 	// (text) but written nowhere.
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	blobURL, err := blob.FileURL(filepath.Join(gitRoot, "blobs"))
+	if err != nil {
+		return err
+	}
 	var listeners servers
 	defer listeners.close()
 	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
 		return server.New(db, server.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
-			BlobDir: filepath.Join(gitRoot, "blobs"), MaxBodyBytes: 8 << 20, RateLimit: o.rateLimit, RateWindow: o.rateWindow})
+			BlobURL: blobURL, MaxBodyBytes: 8 << 20, RateLimit: o.rateLimit, RateWindow: o.rateWindow})
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,10 @@
 // SHA-256: the same bytes are stored once, and a stored blob never changes.
 // Blobs nothing refers to any more are removed by the purge job's garbage
 // collection (graph/jobs), by List and Remove.
+//
+// The bytes live in a bucket of gocloud.dev/blob, opened by URL: a local
+// directory (file://), or object storage shared by every instance of the
+// server (s3:// for S3 and S3-compatible stores, gs://, azblob://).
 package blob
 
 import (
@@ -12,11 +16,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"net/url"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"time"
+
+	"gocloud.dev/blob"
+	"gocloud.dev/gcerrors"
 )
 
 // Store keeps blobs. Put stores the bytes of r (at most max) and returns
@@ -37,145 +43,276 @@ var ErrTooLarge = errors.New("blob: too large")
 // ErrNotFound is Open's answer for an unknown digest.
 var ErrNotFound = errors.New("blob: not found")
 
-// Dir stores blobs as files of a local directory, fanned out by the first
-// two hex digits of their digest. A blob's file's modification time is when
-// it was stored, by Clock (default time.Now; the server's clock, which
-// tests move).
-type Dir struct {
-	root  string
-	Clock func() time.Time
+// Bucket stores blobs in a gocloud.dev bucket. A blob's key is its digest
+// under a directory named by the first two hex digits of the digest (the
+// layout of the local directories of earlier versions, which a file://
+// bucket reads as they are). Uploads in progress are written under tmp/,
+// removals in progress mark themselves under removing/.
+//
+// When a blob was stored is the "stored" metadata its Put wrote, by Clock
+// (default time.Now; the server's clock, which tests move), or the
+// object's modification time for blobs written without it.
+type Bucket struct {
+	bucket *blob.Bucket
+	Clock  func() time.Time
+	// removalWait bounds how long a Put waits for a removal of its blob
+	// in progress: a removal takes a few requests, so a mark older than
+	// this is left by a remover that died.
+	removalWait time.Duration
+	// beforeDelete, when set (tests), runs in Remove between its check
+	// of the blob's age and its deletion.
+	beforeDelete func()
 }
 
-// NewDir returns the store in root, creating the directory if needed.
-func NewDir(root string) (*Dir, error) {
-	if err := os.MkdirAll(root, 0o750); err != nil {
+const (
+	tmpPrefix      = "tmp/"
+	removingPrefix = "removing/"
+	storedKey      = "stored"
+)
+
+// Open opens the bucket at rawURL: file:///path (created if missing),
+// s3://bucket?region=...&endpoint=..., azblob://container. It checks the
+// bucket answers, so that a wrong name or credentials stop the server at
+// its start rather than fail its first upload.
+func Open(ctx context.Context, rawURL string) (*Bucket, error) {
+	b, err := urlMux.OpenBucket(ctx, rawURL)
+	if err != nil {
 		return nil, fmt.Errorf("blob: %w", err)
 	}
-	return &Dir{root: root}, nil
+	if ok, err := b.IsAccessible(ctx); err != nil || !ok {
+		_ = b.Close()
+		if err == nil {
+			err = errors.New("no such bucket")
+		}
+		return nil, fmt.Errorf("blob: the bucket %s cannot be reached: %w", redact(rawURL), err)
+	}
+	return &Bucket{bucket: b, removalWait: 30 * time.Second}, nil
 }
+
+// redact is rawURL without its query, where credentials may be.
+func redact(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(an invalid URL)"
+	}
+	u.RawQuery, u.User = "", nil
+	return u.String()
+}
+
+// FileURL is the URL of a bucket in the local directory dir.
+func FileURL(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("blob: %w", err)
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String(), nil
+}
+
+// Close releases the bucket's connections.
+func (b *Bucket) Close() error { return b.bucket.Close() }
 
 var digestPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-func (d *Dir) path(digest string) string { return filepath.Join(d.root, digest[:2], digest) }
+// keyPattern matches the key of a stored blob; other keys (uploads and
+// removals in progress, the .attrs files of a file:// bucket, leftovers of
+// the older local store's renames) are not blobs.
+var keyPattern = regexp.MustCompile(`^([0-9a-f]{2})/([0-9a-f]{64})$`)
 
-// Put writes r to a temporary file while hashing it, then renames it into
-// place: a blob is visible whole or not at all.
-func (d *Dir) Put(_ context.Context, r io.Reader, max int64) (string, int64, error) {
-	tmp, err := os.CreateTemp(d.root, "upload-*")
-	if err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(tmp, h), io.LimitReader(r, max+1))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
-	}
-	if n > max {
-		return "", 0, ErrTooLarge
-	}
-	// Stored now, also when the same bytes were there already: a blob a
-	// Put just named is young, and the garbage collection leaves it.
-	now := d.now()
-	if err := os.Chtimes(tmp.Name(), now, now); err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
-	}
-	digest := hex.EncodeToString(h.Sum(nil))
-	if err := os.MkdirAll(filepath.Dir(d.path(digest)), 0o750); err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), d.path(digest)); err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
-	}
-	return digest, n, nil
-}
+func key(digest string) string { return digest[:2] + "/" + digest }
 
-// Open reads blob digest.
-func (d *Dir) Open(_ context.Context, digest string) (io.ReadCloser, error) {
-	if !digestPattern.MatchString(digest) {
-		return nil, ErrNotFound
-	}
-	f, err := os.Open(d.path(digest))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	return f, err
-}
-
-func (d *Dir) now() time.Time {
-	if d.Clock != nil {
-		return d.Clock()
+func (b *Bucket) now() time.Time {
+	if b.Clock != nil {
+		return b.Clock()
 	}
 	return time.Now()
 }
 
-// List walks the fan-out directories; files of other names (uploads in
-// progress, removals) are not blobs.
-func (d *Dir) List(ctx context.Context, fn func(digest string, stored time.Time) error) error {
-	fans, err := os.ReadDir(d.root)
+// Put streams r into an object of a name of its own under tmp/ while
+// hashing it, then copies that to the blob's key (a server-side copy in
+// object storage): a blob is visible whole or not at all, and no more than
+// the driver's write buffer of it is in memory (for S3, AWS's transfer
+// manager: up to 16 MiB, the size it sends in one request, then 8 MiB
+// parts). The copy is made also when the same
+// bytes are there already: it stores them anew, and the garbage collection
+// leaves a blob a Put just named.
+func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64, error) {
+	tmp := tmpPrefix + rand.Text()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := b.bucket.NewWriter(wctx, tmp, &blob.WriterOptions{ContentType: "application/octet-stream",
+		Metadata: map[string]string{storedKey: b.now().UTC().Format(time.RFC3339Nano)}})
 	if err != nil {
-		return fmt.Errorf("blob: %w", err)
+		return "", 0, fmt.Errorf("blob: %w", err)
 	}
-	for _, fan := range fans {
-		if !fan.IsDir() || len(fan.Name()) != 2 {
-			continue
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(r, max+1))
+	if err == nil && n > max {
+		err = ErrTooLarge
+	}
+	if err != nil {
+		cancel() // a writer closed after its context ends writes nothing
+		_ = w.Close()
+		if errors.Is(err, ErrTooLarge) {
+			return "", 0, err
 		}
-		files, err := os.ReadDir(filepath.Join(d.root, fan.Name()))
+		return "", 0, fmt.Errorf("blob: %w", err)
+	}
+	if err := w.Close(); err != nil {
+		return "", 0, fmt.Errorf("blob: %w", err)
+	}
+	defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), tmp) }()
+	digest := hex.EncodeToString(h.Sum(nil))
+	if err := b.place(ctx, tmp, digest); err != nil {
+		return "", 0, err
+	}
+	return digest, n, nil
+}
+
+// place copies the upload tmp to the blob's key, and makes sure a removal
+// running at the same time does not take it away. Without a rename or a
+// conditional delete in object storage, Put and Remove each write first
+// and look second: Remove marks itself under removing/ then looks at the
+// blob's age; place copies then looks for marks. Read-after-write
+// consistency (S3, GCS, Azure, a file system) makes at least one of them
+// see the other: a Remove that marked itself after the copy sees the blob
+// young and keeps it; a mark place sees may belong to a Remove that looked
+// before the copy and deletes after, so place waits for the marks to go and
+// copies again if the blob went with them.
+func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
+	for {
+		if err := b.bucket.Copy(ctx, key(digest), tmp, nil); err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		removals, err := b.awaitRemovals(ctx, digest)
+		if err != nil {
+			return err
+		}
+		if !removals {
+			return nil
+		}
+		exists, err := b.bucket.Exists(ctx, key(digest))
 		if err != nil {
 			return fmt.Errorf("blob: %w", err)
 		}
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if !digestPattern.MatchString(f.Name()) || !strings.HasPrefix(f.Name(), fan.Name()) {
-				continue
-			}
-			info, err := f.Info()
-			if errors.Is(err, os.ErrNotExist) {
-				continue // removed meanwhile
-			} else if err != nil {
-				return fmt.Errorf("blob: %w", err)
-			}
-			if err := fn(f.Name(), info.ModTime()); err != nil {
-				return err
-			}
+		if exists {
+			return nil
 		}
 	}
-	return nil
 }
 
-// Remove takes the blob's file out of its place first (a rename, atomic),
-// then looks at what it took: a Put of the same bytes may have renamed a
-// fresh file into place just before, and that one is put back. A Put just
-// after finds the place empty and fills it. So a blob a Put stored at or
-// after storedBefore is never removed, whatever the timing.
-func (d *Dir) Remove(_ context.Context, digest string, storedBefore time.Time) (bool, error) {
+// awaitRemovals waits until no removal of digest is marked, and reports
+// whether there was one. Marks older than removalWait were left by a
+// remover that died: they are deleted.
+func (b *Bucket) awaitRemovals(ctx context.Context, digest string) (bool, error) {
+	prefix := removingPrefix + digest + "/"
+	deadline := time.Now().Add(b.removalWait)
+	seen := false
+	for {
+		marks, _, err := b.bucket.ListPage(ctx, blob.FirstPageToken, 100, &blob.ListOptions{Prefix: prefix})
+		if err != nil {
+			return false, fmt.Errorf("blob: %w", err)
+		}
+		if len(marks) == 0 {
+			return seen, nil
+		}
+		seen = true
+		if time.Now().After(deadline) {
+			for _, m := range marks {
+				if err := b.bucket.Delete(ctx, m.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
+					return false, fmt.Errorf("blob: %w", err)
+				}
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Open reads blob digest, as a stream.
+func (b *Bucket) Open(ctx context.Context, digest string) (io.ReadCloser, error) {
+	if !digestPattern.MatchString(digest) {
+		return nil, ErrNotFound
+	}
+	r, err := b.bucket.NewReader(ctx, key(digest), nil)
+	if gcerrors.Code(err) == gcerrors.NotFound {
+		return nil, ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("blob: %w", err)
+	}
+	return r, nil
+}
+
+// storedAt is when a blob was stored: its "stored" metadata, else (blobs
+// of the older local store, whose modification time it set) its
+// modification time.
+func storedAt(a *blob.Attributes) time.Time {
+	if t, err := time.Parse(time.RFC3339Nano, a.Metadata[storedKey]); err == nil {
+		return t
+	}
+	return a.ModTime
+}
+
+// List lists the bucket's blobs, reading each one's attributes for when it
+// was stored (one metadata request per blob in object storage).
+func (b *Bucket) List(ctx context.Context, fn func(digest string, stored time.Time) error) error {
+	it := b.bucket.List(nil)
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		m := keyPattern.FindStringSubmatch(obj.Key)
+		if m == nil || m[2][:2] != m[1] {
+			continue
+		}
+		a, err := b.bucket.Attributes(ctx, obj.Key)
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			continue // removed meanwhile
+		} else if err != nil {
+			return fmt.Errorf("blob: %w", err)
+		}
+		if err := fn(m[2], storedAt(a)); err != nil {
+			return err
+		}
+	}
+}
+
+// Remove marks the removal (see place), then deletes the blob if it was
+// stored before storedBefore. A Put at the same time either stored it
+// before the mark, and Remove sees it young, or sees the mark and stores
+// it again once the removal is over. So a blob a Put stored at or after
+// storedBefore is there when the Put returns, whatever the timing.
+func (b *Bucket) Remove(ctx context.Context, digest string, storedBefore time.Time) (bool, error) {
 	if !digestPattern.MatchString(digest) {
 		return false, ErrNotFound
 	}
-	place := d.path(digest)
-	// A name of its own: two removals at once must not take each other's.
-	taken := filepath.Join(d.root, "removing-"+digest+"-"+rand.Text())
-	if err := os.Rename(place, taken); errors.Is(err, os.ErrNotExist) {
+	// A mark of its own: two removals at once must not end each other's.
+	mark := removingPrefix + digest + "/" + rand.Text()
+	if err := b.bucket.WriteAll(ctx, mark, nil, &blob.WriterOptions{ContentType: "application/octet-stream"}); err != nil {
+		return false, fmt.Errorf("blob: %w", err)
+	}
+	defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), mark) }()
+	a, err := b.bucket.Attributes(ctx, key(digest))
+	if gcerrors.Code(err) == gcerrors.NotFound {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("blob: %w", err)
 	}
-	info, err := os.Stat(taken)
-	if err == nil && !info.ModTime().Before(storedBefore) {
-		// Stored again meanwhile: back in place, unless a newer Put
-		// already filled it (with the same bytes).
-		if err := os.Link(taken, place); err != nil && !errors.Is(err, os.ErrExist) {
-			return false, fmt.Errorf("blob: %w", err)
-		}
-		_ = os.Remove(taken)
+	if !storedAt(a).Before(storedBefore) {
 		return false, nil
 	}
-	if err := os.Remove(taken); err != nil {
+	if b.beforeDelete != nil {
+		b.beforeDelete()
+	}
+	if err := b.bucket.Delete(ctx, key(digest)); gcerrors.Code(err) == gcerrors.NotFound {
+		return false, nil
+	} else if err != nil {
 		return false, fmt.Errorf("blob: %w", err)
 	}
 	return true, nil

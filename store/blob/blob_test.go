@@ -1,97 +1,290 @@
 package blob
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/docsapi/docsapi/store/blob/blobtest"
 )
 
-func TestDir(t *testing.T) {
-	d, err := NewDir(t.TempDir())
+// backends are the buckets every test runs on: a local directory and S3
+// (an in-process S3 server over HTTP).
+var backends = []struct {
+	name string
+	url  func(t *testing.T) string
+}{
+	{"file", func(t *testing.T) string {
+		u, err := FileURL(filepath.Join(t.TempDir(), "blobs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}},
+	{"s3", func(t *testing.T) string { return blobtest.S3(t) }},
+}
+
+func forEachBackend(t *testing.T, test func(t *testing.T, b *Bucket)) {
+	for _, backend := range backends {
+		t.Run(backend.name, func(t *testing.T) {
+			t.Parallel()
+			b, err := Open(context.Background(), backend.url(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			test(t, b)
+		})
+	}
+}
+
+func read(t *testing.T, b *Bucket, digest string) string {
+	t.Helper()
+	r, err := b.Open(context.Background(), digest)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(got)
+}
+
+func TestPutAndOpen(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		ctx := context.Background()
+		digest, size, err := b.Put(ctx, strings.NewReader("hello"), 10)
+		if err != nil || size != 5 || digest != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
+			t.Fatalf("Put: %s %d %v", digest, size, err)
+		}
+		again, _, err := b.Put(ctx, strings.NewReader("hello"), 10)
+		if err != nil || again != digest {
+			t.Fatalf("the same bytes again: %s %v", again, err)
+		}
+		if got := read(t, b, digest); got != "hello" {
+			t.Errorf("read %q", got)
+		}
+		// Bigger than a write buffer's part: streamed in several.
+		big := bytes.Repeat([]byte("0123456789abcdef"), 1<<19) // 8 MiB
+		bigDigest, size, err := b.Put(ctx, bytes.NewReader(big), int64(len(big)))
+		if err != nil || size != int64(len(big)) {
+			t.Fatalf("Put of 8 MiB: %d %v", size, err)
+		}
+		if got := read(t, b, bigDigest); got != string(big) {
+			t.Errorf("8 MiB read back as %d other bytes", len(got))
+		}
+		if _, _, err := b.Put(ctx, strings.NewReader("too long"), 3); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("too large: %v", err)
+		}
+		for _, bad := range []string{"../../etc/passwd", strings.Repeat("0", 64), "", "tmp/x"} {
+			if _, err := b.Open(ctx, bad); !errors.Is(err, ErrNotFound) {
+				t.Errorf("Open(%q): %v", bad, err)
+			}
+		}
+		// Neither the refused upload nor the others left anything but
+		// their blobs.
+		assertOnly(t, b, digest, bigDigest)
+	})
+}
+
+// assertOnly checks that the bucket holds the blobs named and nothing else
+// of ours: no upload or removal in progress.
+func assertOnly(t *testing.T, b *Bucket, digests ...string) {
+	t.Helper()
 	ctx := context.Background()
-	digest, size, err := d.Put(ctx, strings.NewReader("hello"), 10)
-	if err != nil || size != 5 || digest != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
-		t.Fatalf("Put: %s %d %v", digest, size, err)
-	}
-	again, _, err := d.Put(ctx, strings.NewReader("hello"), 10)
-	if err != nil || again != digest {
-		t.Fatalf("the same bytes again: %s %v", again, err)
-	}
-	r, err := d.Open(ctx, digest)
-	if err != nil {
+	var listed []string
+	if err := b.List(ctx, func(d string, _ time.Time) error { listed = append(listed, d); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := io.ReadAll(r)
-	r.Close()
-	if string(b) != "hello" {
-		t.Errorf("read %q", b)
+	if strings.Join(listed, ",") != strings.Join(digests, ",") && !sameSet(listed, digests) {
+		t.Errorf("listed %v, want %v", listed, digests)
 	}
-	if _, _, err := d.Put(ctx, strings.NewReader("too long"), 3); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("too large: %v", err)
-	}
-	for _, bad := range []string{"../../etc/passwd", strings.Repeat("0", 64)} {
-		if _, err := d.Open(ctx, bad); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Open(%q): %v", bad, err)
+	it := b.bucket.List(nil)
+	for {
+		obj, err := it.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if !keyPattern.MatchString(obj.Key) {
+			t.Errorf("left in the bucket: %s", obj.Key)
 		}
 	}
 }
 
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, s := range a {
+		seen[s] = true
+	}
+	for _, s := range b {
+		if !seen[s] {
+			return false
+		}
+	}
+	return true
+}
+
 // List reports every blob with when it was stored; Remove removes one
 // stored before the time given, never one stored again since.
-func TestDirListAndRemove(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	d, err := NewDir(t.TempDir())
+func TestListAndRemove(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		var mu sync.Mutex
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		ctx := context.Background()
+		old, _, _ := b.Put(ctx, strings.NewReader("old"), 10)
+		advance(2 * time.Hour)
+		fresh, _, _ := b.Put(ctx, strings.NewReader("fresh"), 10)
+		listed := map[string]time.Time{}
+		if err := b.List(ctx, func(digest string, stored time.Time) error { listed[digest] = stored; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) != 2 || !listed[old].Equal(b.now().Add(-2*time.Hour)) || !listed[fresh].Equal(b.now()) {
+			t.Fatalf("listed %v", listed)
+		}
+
+		cutoff := b.now().Add(-time.Hour)
+		if removed, err := b.Remove(ctx, fresh, cutoff); err != nil || removed {
+			t.Fatalf("a blob stored after the cutoff: removed %v, %v", removed, err)
+		}
+		if removed, err := b.Remove(ctx, old, cutoff); err != nil || !removed {
+			t.Fatalf("an old blob: removed %v, %v", removed, err)
+		}
+		if _, err := b.Open(ctx, old); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("removed blob opens: %v", err)
+		}
+		if removed, err := b.Remove(ctx, old, cutoff); err != nil || removed {
+			t.Fatalf("removing it again: %v, %v", removed, err)
+		}
+
+		// The same bytes stored again are young again: not removed.
+		advance(2 * time.Hour)
+		b.Put(ctx, strings.NewReader("fresh"), 10)
+		if removed, err := b.Remove(ctx, fresh, b.now().Add(-time.Hour)); err != nil || removed {
+			t.Fatalf("a blob stored again: removed %v, %v", removed, err)
+		}
+		read(t, b, fresh)
+		assertOnly(t, b, fresh)
+	})
+}
+
+// A Put of the same bytes between Remove's look at the blob's age and its
+// deletion: the Put waits for the removal to end and stores the bytes
+// again, so the blob is there when the Put returns.
+func TestPutDuringRemove(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		var mu sync.Mutex
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		ctx := context.Background()
+		digest, _, _ := b.Put(ctx, strings.NewReader("contended"), 100)
+		mu.Lock()
+		now = now.Add(2 * time.Hour)
+		mu.Unlock()
+
+		put := make(chan error, 1)
+		b.beforeDelete = func() {
+			go func() {
+				_, _, err := b.Put(ctx, strings.NewReader("contended"), 100)
+				put <- err
+			}()
+			// Until the Put's copy has landed: the deletion follows it.
+			for {
+				a, err := b.bucket.Attributes(ctx, key(digest))
+				if err == nil && storedAt(a).Equal(b.now()) {
+					return
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		removed, err := b.Remove(ctx, digest, b.now().Add(-time.Hour))
+		if err != nil || !removed {
+			t.Fatalf("Remove: %v %v", removed, err)
+		}
+		if err := <-put; err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, b, digest); got != "contended" {
+			t.Fatalf("read %q", got)
+		}
+		assertOnly(t, b, digest)
+	})
+}
+
+// A removal that died leaves its mark; a Put waits for it no longer than
+// removalWait, then clears it.
+func TestPutPastAStaleRemoval(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		b.removalWait = 50 * time.Millisecond
+		ctx := context.Background()
+		digest, _, _ := b.Put(ctx, strings.NewReader("x"), 10)
+		if err := b.bucket.WriteAll(ctx, removingPrefix+digest+"/dead", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := b.Put(ctx, strings.NewReader("x"), 10); err != nil {
+			t.Fatal(err)
+		}
+		read(t, b, digest)
+		assertOnly(t, b, digest)
+	})
+}
+
+// The local directory of earlier versions (blobs at ab/abcd..., their
+// modification time when they were stored) is read as it is.
+func TestFileBucketReadsTheOlderLayout(t *testing.T) {
+	dir := t.TempDir()
+	digest := "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+	stored := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	os.MkdirAll(filepath.Join(dir, digest[:2]), 0o750)
+	path := filepath.Join(dir, digest[:2], digest)
+	if err := os.WriteFile(path, []byte("hello"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(path, stored, stored)
+	os.WriteFile(filepath.Join(dir, "upload-123"), []byte("an upload in progress"), 0o640)
+	u, _ := FileURL(dir)
+	b, err := Open(context.Background(), u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Clock = func() time.Time { return now }
-	ctx := context.Background()
-	old, _, _ := d.Put(ctx, strings.NewReader("old"), 10)
-	now = now.Add(2 * time.Hour)
-	fresh, _, _ := d.Put(ctx, strings.NewReader("fresh"), 10)
-	listed := map[string]time.Time{}
-	if err := d.List(ctx, func(digest string, stored time.Time) error { listed[digest] = stored; return nil }); err != nil {
-		t.Fatal(err)
+	defer b.Close()
+	if got := read(t, b, digest); got != "hello" {
+		t.Fatalf("read %q", got)
 	}
-	if len(listed) != 2 || !listed[old].Equal(now.Add(-2*time.Hour)) || !listed[fresh].Equal(now) {
+	var listed []string
+	b.List(context.Background(), func(d string, at time.Time) error {
+		if !at.Equal(stored) {
+			t.Errorf("stored at %v, want %v", at, stored)
+		}
+		listed = append(listed, d)
+		return nil
+	})
+	if len(listed) != 1 || listed[0] != digest {
 		t.Fatalf("listed %v", listed)
 	}
+}
 
-	cutoff := now.Add(-time.Hour)
-	if removed, err := d.Remove(ctx, fresh, cutoff); err != nil || removed {
-		t.Fatalf("a blob stored after the cutoff: removed %v, %v", removed, err)
-	}
-	if removed, err := d.Remove(ctx, old, cutoff); err != nil || !removed {
-		t.Fatalf("an old blob: removed %v, %v", removed, err)
-	}
-	if _, err := d.Open(ctx, old); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("removed blob opens: %v", err)
-	}
-	if removed, err := d.Remove(ctx, old, cutoff); err != nil || removed {
-		t.Fatalf("removing it again: %v, %v", removed, err)
-	}
-
-	// The same bytes stored again are young again: not removed.
-	now = now.Add(2 * time.Hour)
-	d.Put(ctx, strings.NewReader("fresh"), 10)
-	if removed, err := d.Remove(ctx, fresh, now.Add(-time.Hour)); err != nil || removed {
-		t.Fatalf("a blob stored again: removed %v, %v", removed, err)
-	}
-	r, err := d.Open(ctx, fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Close()
-	// Nothing else is left in the directory but the blob.
-	var rest []string
-	d.List(ctx, func(digest string, _ time.Time) error { rest = append(rest, digest); return nil })
-	if len(rest) != 1 || rest[0] != fresh {
-		t.Fatalf("left: %v", rest)
+func TestOpenRefusesBadURLs(t *testing.T) {
+	missing := strings.Replace(blobtest.S3(t), "s3://docsapi-test", "s3://no-such-bucket", 1)
+	for _, u := range []string{missing, "nosuch://bucket", "gs://bucket", "s3://bucket?unknown_parameter=1", "file:///x?bad=1", "::"} {
+		if b, err := Open(context.Background(), u); err == nil {
+			b.Close()
+			t.Errorf("Open(%q) succeeded", u)
+		}
 	}
 }

@@ -121,6 +121,36 @@ func NewDatabase(t testing.TB) string {
 	return withDatabase(adminURL, name)
 }
 
+// NewEmptyDatabase returns the URL of a new database with no migration
+// applied (for tests of what servers do at their first start), dropped when
+// the test ends.
+func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	once.Do(setup)
+	if setupErr != nil {
+		t.Fatalf("pgtest: %v", setupErr)
+	}
+	ctx := context.Background()
+	name := "t_" + randomHex(8)
+	conn, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, adminURL)
+		if err != nil {
+			return
+		}
+		defer conn.Close(ctx)
+		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+	})
+	return withDatabase(adminURL, name)
+}
+
 // NewDB opens a new database (see NewDatabase), with the default statement
 // timeout, and closes it when the test ends.
 func NewDB(t testing.TB) *store.DB {

@@ -9,6 +9,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -42,9 +43,11 @@ type Config struct {
 	StrictAuthorization bool
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
-	// BlobDir is where uploaded files are stored (default: a docsapi-blobs
-	// directory of the system's temporary directory).
-	BlobDir string
+	// BlobURL is the bucket uploaded files are stored in (store/blob.Open):
+	// file:///dir, s3://bucket?region=..., gs://bucket, azblob://container
+	// (default: a docsapi-blobs directory of the system's temporary
+	// directory). Instances of one service share one bucket.
+	BlobURL string
 	// MaxUploadBytes bounds an uploaded file (default 25 MiB).
 	MaxUploadBytes int64
 	// GitFileRoot is the directory file:// git URLs may point into (empty:
@@ -131,10 +134,16 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	if n := len(cfg.SecretKey); n != 0 && n != 32 {
 		return nil, fmt.Errorf("the secret key must be 32 bytes, not %d", n)
 	}
-	if cfg.BlobDir == "" {
-		cfg.BlobDir = filepath.Join(os.TempDir(), "docsapi-blobs")
+	if cfg.BlobURL == "" {
+		u, err := blob.FileURL(filepath.Join(os.TempDir(), "docsapi-blobs"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.BlobURL = u
 	}
-	blobs, err := blob.NewDir(cfg.BlobDir)
+	openCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	blobs, err := blob.Open(openCtx, cfg.BlobURL)
+	cancel()
 	if err != nil {
 		return nil, err
 	}
@@ -245,6 +254,9 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 func (s *Server) Close() {
 	s.Resolver.Live.Close()
 	s.Resolver.Budget.Close()
+	if c, ok := s.Resolver.Blobs.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // ServeHTTP serves a request.

@@ -23,6 +23,8 @@ import (
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/blob"
+	"github.com/docsapi/docsapi/store/blob/blobtest"
 	"github.com/docsapi/docsapi/store/pgtest"
 )
 
@@ -81,6 +83,11 @@ type Options struct {
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
 	// they stop or kill. The test closes it; StatementTimeout is ignored.
 	DB *store.DB
+	// BlobURL is the bucket of uploaded files (default: a new directory;
+	// with DOCSAPI_TEST_BLOB=s3 in the environment, a bucket of an
+	// in-process S3 server, to run any test on object storage).
+	// AnotherProcess shares it, as instances of one service do.
+	BlobURL string
 }
 
 // logger is the log the options ask for.
@@ -102,6 +109,9 @@ func New(t testing.TB, opts ...Options) *Env {
 	if db == nil {
 		db = pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout)})
 	}
+	if o.BlobURL == "" {
+		o.BlobURL = newBucket(t)
+	}
 	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o}
 	env.start()
@@ -119,6 +129,19 @@ func New(t testing.TB, opts ...Options) *Env {
 		env.Jobs = runner
 	}
 	return env
+}
+
+// newBucket is a new bucket for a test's files: a directory, or S3 when
+// DOCSAPI_TEST_BLOB=s3.
+func newBucket(t testing.TB) string {
+	if os.Getenv("DOCSAPI_TEST_BLOB") == "s3" {
+		return blobtest.S3(t)
+	}
+	u, err := blob.FileURL(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }
 
 // AnotherProcess starts a second server on e's database, as another server
@@ -142,7 +165,7 @@ func (e *Env) start() {
 	srv, err := server.New(db, server.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
 		StrictAuthorization: true,
-		BlobDir:             t.TempDir(), MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
+		BlobURL:             o.BlobURL, MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
