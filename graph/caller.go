@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/docsapi/docsapi/store"
 )
@@ -23,6 +24,9 @@ type Caller struct {
 
 	// scope is the one organization a scoped caller reaches; "" for none.
 	scope string
+	// expiresAt is when the caller's token stops working (nil: never), for
+	// those who hold a caller beyond one request (subscriptions).
+	expiresAt *time.Time
 
 	mu    sync.RWMutex
 	roles map[string]*store.MemberRole
@@ -144,10 +148,14 @@ func (r *Resolver) Authenticate(ctx context.Context, token string) (*Caller, err
 	}
 	// SECURITY: a token confined to an organization makes a caller confined
 	// to it.
+	var caller *Caller
 	if c.OrganizationID != nil {
-		return NewScopedCaller(c.User, c.Memberships, *c.OrganizationID), nil
+		caller = NewScopedCaller(c.User, c.Memberships, *c.OrganizationID)
+	} else {
+		caller = NewCaller(c.User, c.Memberships)
 	}
-	return NewCaller(c.User, c.Memberships), nil
+	caller.expiresAt = c.ExpiresAt
+	return caller, nil
 }
 
 type callerKey struct{}
@@ -163,4 +171,9 @@ func CallerFrom(ctx context.Context) (*Caller, error) {
 		return c, nil
 	}
 	return nil, ErrUnauthenticated
+}
+
+// expired tells whether the caller's token has expired by now.
+func (c *Caller) expired(now time.Time) bool {
+	return c.expiresAt != nil && !now.Before(*c.expiresAt)
 }
