@@ -15,6 +15,7 @@ import (
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
@@ -60,7 +61,11 @@ type config struct {
 	// WebsocketOrigins: comma-separated host patterns of the browser
 	// origins allowed to open subscriptions' websockets.
 	WebsocketOrigins string
-	MaxConns         int32
+	// Limits on subscriptions and websocket writes.
+	SubscriptionsPerToken int
+	SubscriptionsMax      int
+	WebsocketWriteTimeout time.Duration
+	MaxConns              int32
 	// StatementTimeout is the pool's statement_timeout (0: none).
 	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
@@ -135,6 +140,21 @@ func bindConfig(fs *flag.FlagSet) *config {
 		// A typo must not turn the restarts off, as 0 would.
 		c.invalid = fmt.Errorf("DOCSAPI_PG_RESTARTS: %w", err)
 	}
+	perToken, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN", strconv.Itoa(graph.DefaultSubscriptionsPerToken)))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN: %w", err)
+	}
+	fs.IntVar(&c.SubscriptionsPerToken, "subscriptions-per-token", perToken, "most GraphQL subscriptions one API token holds at once in this process ($DOCSAPI_SUBSCRIPTIONS_PER_TOKEN)")
+	total, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_MAX", strconv.Itoa(graph.DefaultSubscriptionsMax)))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_MAX: %w", err)
+	}
+	fs.IntVar(&c.SubscriptionsMax, "subscriptions-max", total, "most GraphQL subscriptions this process holds at once ($DOCSAPI_SUBSCRIPTIONS_MAX)")
+	writeTimeout, err := time.ParseDuration(envOr("DOCSAPI_WEBSOCKET_WRITE_TIMEOUT", engine.DefaultWriteTimeout.String()))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_WEBSOCKET_WRITE_TIMEOUT: %w", err)
+	}
+	fs.DurationVar(&c.WebsocketWriteTimeout, "websocket-write-timeout", writeTimeout, "how long one websocket write may wait for a client that does not read before its connection is dropped ($DOCSAPI_WEBSOCKET_WRITE_TIMEOUT)")
 	fs.IntVar(&c.PGRestarts, "pg-restarts", restarts, "restarts of a dead embedded PostgreSQL tried in a row before docsapi exits with an error; 0: exit at once ($DOCSAPI_PG_RESTARTS)")
 	return c
 }
@@ -146,6 +166,12 @@ func (c *config) check() error {
 	}
 	if c.PGRestarts < 0 {
 		return fmt.Errorf("the number of restarts of the embedded PostgreSQL cannot be negative (%d)", c.PGRestarts)
+	}
+	if c.SubscriptionsPerToken < 1 || c.SubscriptionsMax < 1 {
+		return fmt.Errorf("the limits on subscriptions must be at least 1 (per token %d, in total %d)", c.SubscriptionsPerToken, c.SubscriptionsMax)
+	}
+	if c.WebsocketWriteTimeout <= 0 {
+		return fmt.Errorf("the websocket write timeout must be positive (%s)", c.WebsocketWriteTimeout)
 	}
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
@@ -198,6 +224,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key, WebsocketOrigins: origins,
 		MaxBodyBytes: c.MaxBodyBytes, BlobDir: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
+		SubscriptionsPerToken: c.SubscriptionsPerToken, SubscriptionsMax: c.SubscriptionsMax, WebsocketWriteTimeout: c.WebsocketWriteTimeout,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},
 		Outbound:  outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}

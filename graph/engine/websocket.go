@@ -321,8 +321,18 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 	if rc.Operation.Operation != ast.Subscription {
 		return next, ctx
 	}
+	first := true
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
+		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
+			// A subscription refused (not found, over a limit): the
+			// protocol's error message, rather than a result and complete.
+			for _, err := range resp.Errors {
+				transport.AddSubscriptionError(ctx, err)
+			}
+			return nil
+		}
+		first = false
 		if resp == nil {
 			select {
 			case <-s.session.Revoked():

@@ -68,6 +68,15 @@ type Config struct {
 	// caller and permission are re-checked with no event and no change heard
 	// (default graph.DefaultLiveRecheck).
 	SubscriptionRecheck time.Duration
+	// SubscriptionsPerToken and SubscriptionsMax bound the subscriptions
+	// one API token, and everyone together, hold at once in this process
+	// (0: graph.DefaultSubscriptionsPerToken, graph.DefaultSubscriptionsMax).
+	SubscriptionsPerToken, SubscriptionsMax int
+	// WebsocketWriteTimeout bounds one websocket write (0:
+	// engine.DefaultWriteTimeout); WebsocketSendBuffer is a websocket's
+	// kernel send buffer in bytes (0: engine.DefaultSendBuffer).
+	WebsocketWriteTimeout time.Duration
+	WebsocketSendBuffer   int
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -111,10 +120,12 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	}
 	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
+	live := graph.NewLiveHub(db, log)
+	live.MaxPerToken, live.MaxTotal = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
-		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution,
+		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
 		StrictAuthorization: cfg.StrictAuthorization}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
@@ -135,7 +146,8 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// need no token: they hold no data, and the user pastes the token into
 	// the playground's Headers editor.
 	ws := engine.Websocket(engine.Sockets{PublicURL: cfg.PublicURL, Origins: cfg.WebsocketOrigins,
-		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
+		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
+		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer})
 	gql := labelled("/graphql", auth.optional(eng.Handler(cfg.MaxUploadBytes, ws)))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
@@ -173,7 +185,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		}
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
-	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler()))
+	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler(live)))
 
 	h := perRequest(db, cfg.Debug, mux)
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)

@@ -65,6 +65,11 @@ type Options struct {
 	StatementTimeout time.Duration
 	// SubscriptionRecheck is server.Config's (default: the server's).
 	SubscriptionRecheck time.Duration
+	// The limits on subscriptions and websocket writes of server.Config
+	// (default: the server's).
+	SubscriptionsPerToken, SubscriptionsMax int
+	WebsocketWriteTimeout                   time.Duration
+	WebsocketSendBuffer                     int
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -138,7 +143,9 @@ func (e *Env) start() {
 		Translator: o.Translator,
 		Delivery:   graph.DeliveryConfig{Attempts: cmp.Or(o.DeliveryAttempts, 3), Backoff: 20 * time.Millisecond},
 		// Tests of the periodic re-check shorten it.
-		SubscriptionRecheck: o.SubscriptionRecheck,
+		SubscriptionRecheck:   o.SubscriptionRecheck,
+		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
+		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
 	})
 	if err != nil {
 		t.Fatal(err)
