@@ -256,12 +256,17 @@ func callerGrantee(ctx context.Context, orgID string) (grantee, error) {
 	if err != nil {
 		return grantee{}, err
 	}
+	return granteeOf(caller, orgID), nil
+}
+
+// granteeOf is caller as a grantee in orgID.
+func granteeOf(caller *Caller, orgID string) grantee {
 	role, member := caller.Membership(orgID)
 	g := grantee{userID: caller.User.ID, member: member}
 	if member && role != "" {
 		g.role = &role
 	}
-	return g, nil
+	return g
 }
 
 // isAdmin reports whether g administers the organization: an admin is admin
@@ -301,9 +306,21 @@ func (r *Resolver) spaceRoleOf(ctx context.Context, g grantee, s *store.Space) (
 	if err != nil {
 		return "", err
 	}
+	return spaceRoleIn(a, g, s), nil
+}
+
+// spaceRoleIn is g's role on space s given its organization's access a,
+// which only members who are not admins need (nil will do for others).
+func spaceRoleIn(a *orgAccess, g grantee, s *store.Space) store.MemberRole {
+	if !g.member {
+		return ""
+	}
+	if g.isAdmin() {
+		return store.RoleAdmin
+	}
 	// The space's own parent, level and visibility come from the row at
-	// hand, which may be newer than the request's access snapshot.
-	return a.spaceRole(g, &store.AccessNode{ID: s.ID, ParentID: s.ParentID, DefaultLevel: s.DefaultLevel, Visibility: s.Visibility}), nil
+	// hand, which may be newer than the access snapshot.
+	return a.spaceRole(g, &store.AccessNode{ID: s.ID, ParentID: s.ParentID, DefaultLevel: s.DefaultLevel, Visibility: s.Visibility})
 }
 
 // spaceRole is g's role on a space, "" below read. A space whose visibility

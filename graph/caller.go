@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -30,6 +31,9 @@ type Caller struct {
 	// made otherwise); developer, whether that is a developer token.
 	tokenID   string
 	developer bool
+	// expiresAt is when the caller's token stops working (nil: never), for
+	// those who hold a caller beyond one request (subscriptions).
+	expiresAt *time.Time
 
 	mu    sync.RWMutex
 	roles map[string]*store.MemberRole
@@ -158,6 +162,7 @@ func (r *Resolver) Authenticate(ctx context.Context, token string) (*Caller, err
 		caller = NewCaller(c.User, c.Memberships)
 	}
 	caller.tokenID, caller.developer = c.TokenID, c.Developer
+	caller.expiresAt = c.ExpiresAt
 	return caller, nil
 }
 
@@ -211,4 +216,9 @@ func (callerRequired) InterceptRootField(ctx context.Context, next graphql.RootR
 		}
 	}
 	return next(ctx)
+}
+
+// expired tells whether the caller's token has expired by now.
+func (c *Caller) expired(now time.Time) bool {
+	return c.expiresAt != nil && !now.Before(*c.expiresAt)
 }

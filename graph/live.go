@@ -1,10 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/docsapi/docsapi/store"
@@ -17,13 +20,30 @@ import (
 // drops); each notification carries an event id, which the hub reads once
 // and offers to the subscribers of what the event is about. Every process
 // on the database hears every notification, so each delivers every event
-// to its own subscribers. Subscribers check permission again themselves.
+// to its own subscribers.
+//
+// Who may receive an event is decided from memory, not with a query per
+// subscriber: the hub reads, once per event, what the decision needs (the
+// space's row and its organization's access snapshot, liveaccess.go, kept
+// until they change; an integration's row), and each subscriber decides
+// with its connection's caller, kept until callers may have changed. The
+// same connection LISTENs on store.CallersChannel and store.AccessChannel,
+// so a change committed before an event is known (the caller cache
+// emptied, the snapshot forgotten) before that event is checked; a change
+// to an organization's access also has its space subscriptions re-check
+// at once, so they end without waiting for an event.
 //
 // Delivery is live, not durable: events committed while the connection is
 // down are not replayed (a client that reconnects refetches what it shows).
 type LiveHub struct {
 	db  *store.DB
 	log *slog.Logger
+	// MaxPerToken and MaxTotal bound the subscriptions one API token, and
+	// all callers together, hold at once in this process (0: the defaults,
+	// DefaultSubscriptionsPerToken and DefaultSubscriptionsMax).
+	MaxPerToken, MaxTotal int
+
+	access *liveAccess
 
 	startOnce sync.Once
 	stop      context.CancelFunc
@@ -32,24 +52,48 @@ type LiveHub struct {
 	// starts only then, so that a change made after it is heard.
 	listening chan struct{}
 
-	mu     sync.Mutex
-	closed bool
-	subs   map[string]map[*liveSub]struct{}
+	mu       sync.Mutex
+	closed   bool
+	subs     map[string]map[*liveSub]struct{}
+	perToken map[string]int
+	total    int
+	refused  atomic.Int64
 }
 
+// Defaults of the limits on subscriptions (DOCSAPI_SUBSCRIPTIONS_PER_TOKEN,
+// DOCSAPI_SUBSCRIPTIONS_MAX).
+const (
+	DefaultSubscriptionsPerToken = 100
+	DefaultSubscriptionsMax      = 10_000
+)
+
 // liveNote is one event offered to a subscriber: a live event or an
-// integration event.
+// integration event, with what deciding its recipients needs, read once
+// for all of them.
 type liveNote struct {
 	live        *store.LiveEvent
 	integration *store.IntegrationEvent
+	// A space's event: the space's row and its organization's access.
+	space  *store.Space
+	access *orgAccess
+	// An integration's event: the integration's row.
+	integrationRow *store.Integration
 }
 
-// liveSub is one subscription's inbox. A subscriber too slow to keep up
-// with liveBuffer events is dropped (its inbox closed): the client sees the
-// subscription complete rather than silently missing events.
+// liveSub is one subscription's inbox, the bounded queue of its events not
+// yet sent: a subscriber too slow to keep up with liveBuffer events is
+// dropped (its inbox closed, overflowed set), and its connection closed
+// with engine.CloseTooSlow: the client learns it missed events, rather
+// than silently missing them.
 type liveSub struct {
 	key   string
-	inbox chan liveNote
+	token string
+	// org is, for a space's subscription, the space's organization: a
+	// change to its access has the subscription re-check.
+	org        string
+	recheck    chan struct{}
+	inbox      chan liveNote
+	overflowed bool
 }
 
 const liveBuffer = 64
@@ -58,16 +102,18 @@ const liveBuffer = 64
 // subscription.
 func NewLiveHub(db *store.DB, log *slog.Logger) *LiveHub {
 	return &LiveHub{db: db, log: log, done: make(chan struct{}), listening: make(chan struct{}),
-		subs: map[string]map[*liveSub]struct{}{}}
+		access: newLiveAccess(db), subs: map[string]map[*liveSub]struct{}{}, perToken: map[string]int{}}
 }
 
 func liveSpaceKey(id string) string       { return "space:" + id }
 func liveSiteKey(id string) string        { return "site:" + id }
 func liveIntegrationKey(id string) string { return "integration:" + id }
 
-// subscribe registers an inbox for the events about key, once the hub
-// listens. The caller must unsubscribe it.
-func (h *LiveHub) subscribe(ctx context.Context, key string) (*liveSub, error) {
+// subscribe registers an inbox for the events about key, for a
+// subscription of token (a digest) whose re-checks recheck asks for, once
+// the hub listens. The caller must unsubscribe it. Over the limits, it
+// returns a TOO_MANY_SUBSCRIPTIONS error.
+func (h *LiveHub) subscribe(ctx context.Context, key, token, org string, recheck chan struct{}) (*liveSub, error) {
 	h.startOnce.Do(h.start)
 	select {
 	case <-h.listening:
@@ -76,17 +122,42 @@ func (h *LiveHub) subscribe(ctx context.Context, key string) (*liveSub, error) {
 	case <-h.done:
 		return nil, errors.New("live updates are stopped")
 	}
-	s := &liveSub{key: key, inbox: make(chan liveNote, liveBuffer)}
+	s := &liveSub{key: key, token: token, org: org, recheck: recheck, inbox: make(chan liveNote, liveBuffer)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return nil, errors.New("live updates are stopped")
 	}
+	if h.total >= cmp.Or(h.MaxTotal, DefaultSubscriptionsMax) {
+		h.refused.Add(1)
+		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "TOO_MANY_SUBSCRIPTIONS",
+			Message: "the server holds the most subscriptions it may; try again later"}
+	}
+	if h.perToken[token] >= cmp.Or(h.MaxPerToken, DefaultSubscriptionsPerToken) {
+		h.refused.Add(1)
+		return nil, &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
+			Message: "this API token holds the most subscriptions it may; complete one first"}
+	}
 	if h.subs[key] == nil {
 		h.subs[key] = map[*liveSub]struct{}{}
 	}
 	h.subs[key][s] = struct{}{}
+	h.perToken[token]++
+	h.total++
 	return s, nil
+}
+
+// dropLocked forgets s, which it holds; h.mu is held.
+func (h *LiveHub) dropLocked(s *liveSub) {
+	delete(h.subs[s.key], s)
+	if len(h.subs[s.key]) == 0 {
+		delete(h.subs, s.key)
+	}
+	if h.perToken[s.token]--; h.perToken[s.token] <= 0 {
+		delete(h.perToken, s.token)
+	}
+	h.total--
+	close(s.inbox)
 }
 
 // unsubscribe forgets s (closing its inbox if the hub has not).
@@ -94,35 +165,29 @@ func (h *LiveHub) unsubscribe(s *liveSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.subs[s.key][s]; ok {
-		delete(h.subs[s.key], s)
-		if len(h.subs[s.key]) == 0 {
-			delete(h.subs, s.key)
-		}
-		close(s.inbox)
+		h.dropLocked(s)
 	}
 }
+
+// Refused is how many subscriptions the limits refused since the start.
+func (h *LiveHub) Refused() int64 { return h.refused.Load() }
 
 // Subscribers is the number of subscriptions this process serves (tests
 // wait for a subscription to be in place before making a change).
 func (h *LiveHub) Subscribers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	n := 0
-	for _, m := range h.subs {
-		n += len(m)
-	}
-	return n
+	return h.total
 }
 
 // Close stops listening and ends every subscription.
 func (h *LiveHub) Close() {
 	h.mu.Lock()
 	h.closed = true
-	for key, m := range h.subs {
+	for _, m := range h.subs {
 		for s := range m {
-			close(s.inbox)
+			h.dropLocked(s)
 		}
-		delete(h.subs, key)
 	}
 	h.mu.Unlock()
 	h.startOnce.Do(func() { close(h.done) }) // never started
@@ -146,11 +211,18 @@ func (h *LiveHub) listen(ctx context.Context) {
 	var once sync.Once
 	ready := func() { once.Do(func() { close(h.listening) }) }
 	pause := 100 * time.Millisecond
+	// The events' channels last: tests find the connection by its last
+	// statement.
+	channels := []string{store.CallersChannel, store.AccessChannel, store.LiveChannel, store.IntegrationEventsChannel}
 	for ctx.Err() == nil {
-		err := h.db.ListenOnce(ctx, []string{store.LiveChannel, store.IntegrationEventsChannel}, func() {
+		err := h.db.ListenOnce(ctx, channels, func() {
+			// Anything may have changed while nobody listened.
+			h.access.reset(true)
+			h.db.Callers.Invalidate()
 			ready()
 			pause = 100 * time.Millisecond
-		}, func(channel, id string) { h.deliver(ctx, channel, id) })
+		}, func(channel, payload string) { h.deliver(ctx, channel, payload) })
+		h.access.reset(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -164,9 +236,21 @@ func (h *LiveHub) listen(ctx context.Context) {
 	}
 }
 
-// deliver reads event id of channel and offers it to the subscribers of
-// what it is about.
-func (h *LiveHub) deliver(ctx context.Context, channel, id string) {
+// deliver handles a notification of channel: a change to callers or to an
+// organization's access (payload: its id), or an event (payload: its id),
+// which it reads and offers to the subscribers of what it is about.
+func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
+	switch channel {
+	case store.CallersChannel:
+		// SECURITY: heard here too, so that it is known before the events
+		// committed after it (the caller cache's own listener may be late).
+		h.db.Callers.Invalidate()
+		return
+	case store.AccessChannel:
+		h.access.forget(payload)
+		h.recheckOrg(payload)
+		return
+	}
 	if h.Subscribers() == 0 {
 		return // nobody here to read it for
 	}
@@ -174,26 +258,44 @@ func (h *LiveHub) deliver(ctx context.Context, channel, id string) {
 	var keys []string
 	switch channel {
 	case store.LiveChannel:
-		e, err := store.GetLiveEvent(ctx, h.db, id)
+		e, err := store.GetLiveEvent(ctx, h.db, payload)
 		if err != nil {
-			h.readFailed(ctx, channel, id, err)
+			h.readFailed(ctx, channel, payload, err)
 			return
 		}
 		note.live = e
-		if e.SpaceID != nil {
+		if e.SpaceID != nil && h.has(liveSpaceKey(*e.SpaceID)) {
+			// SECURITY: what the space's subscribers are checked against,
+			// as of now (a change committed before the event is known).
+			if note.space, err = h.access.space(ctx, *e.SpaceID); err != nil {
+				h.readFailed(ctx, channel, payload, err)
+				return
+			}
+			if note.access, err = h.access.org(ctx, note.space.OrganizationID); err != nil {
+				h.readFailed(ctx, channel, payload, err)
+				return
+			}
 			keys = append(keys, liveSpaceKey(*e.SpaceID))
 		}
 		if e.SiteID != nil {
 			keys = append(keys, liveSiteKey(*e.SiteID))
 		}
 	case store.IntegrationEventsChannel:
-		e, err := store.GetIntegrationEventByID(ctx, h.db, id)
+		e, err := store.GetIntegrationEventByID(ctx, h.db, payload)
 		if err != nil {
-			h.readFailed(ctx, channel, id, err)
+			h.readFailed(ctx, channel, payload, err)
+			return
+		}
+		key := liveIntegrationKey(e.IntegrationID)
+		if !h.has(key) {
 			return
 		}
 		note.integration = e
-		keys = append(keys, liveIntegrationKey(e.IntegrationID))
+		if note.integrationRow, err = store.GetIntegrationByID(ctx, h.db, e.IntegrationID); err != nil {
+			h.readFailed(ctx, channel, payload, err)
+			return
+		}
+		keys = append(keys, key)
 	default:
 		return
 	}
@@ -204,13 +306,35 @@ func (h *LiveHub) deliver(ctx context.Context, channel, id string) {
 			select {
 			case s.inbox <- note:
 			default:
-				h.log.Warn("live updates: a subscriber fell behind; ending its subscription", "key", key)
-				delete(h.subs[key], s)
-				close(s.inbox)
+				h.log.Warn("live updates: a subscriber fell behind; closing its connection", "key", key)
+				s.overflowed = true
+				h.dropLocked(s)
 			}
 		}
-		if len(h.subs[key]) == 0 {
-			delete(h.subs, key)
+	}
+}
+
+// has tells whether anyone subscribes to key.
+func (h *LiveHub) has(key string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.subs[key]) > 0
+}
+
+// recheckOrg has the space subscriptions of orgID re-check their
+// permission (a request already pending stands for this one).
+func (h *LiveHub) recheckOrg(orgID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range h.subs {
+		for s := range m {
+			if s.org != orgID || s.recheck == nil {
+				continue
+			}
+			select {
+			case s.recheck <- struct{}{}:
+			default:
+			}
 		}
 	}
 }

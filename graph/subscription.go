@@ -20,15 +20,19 @@ import (
 )
 
 // Subscriptions: live updates over a websocket (the transport is the
-// engine's, engine.Websocket; Sessions below is what it asks of us). Changes record live events in their own
-// transactions (store.RecordLiveEvent, recordLive below); LiveHub (live.go)
-// hears of them through PostgreSQL and offers each to the subscriptions of
-// what it is about. Permission is checked when subscribing and again for
-// every event, as the caller is now (their token re-resolved, fresh
-// loaders): a caller who lost access gets no more events, and the
-// subscription completes. LiveConnection.Watch re-checks between events too,
-// when callers may have changed and every RecheckEvery, so a subscription
-// ends promptly rather than at its next event.
+// engine's, engine.Websocket; Sessions below is what it asks of us). Changes
+// record live events in their own transactions (store.RecordLiveEvent,
+// recordLive below); LiveHub (live.go) hears of them through PostgreSQL and
+// offers each to the subscriptions of what it is about. Permission is
+// checked when subscribing (as a request is) and again for every event, as
+// the caller is now, but from memory: the connection keeps its caller until
+// callers may have changed (the caller cache's invalidations, which the hub
+// hears before the events committed after them), and the hub reads what
+// the decision needs once per event for every subscriber. A caller who lost
+// access gets no more events, and the subscription completes.
+// LiveConnection.Watch re-checks between events too, when callers may have
+// changed and every RecheckEvery, and the hub when an organization's access
+// changes, so a subscription ends promptly rather than at its next event.
 
 // MaxSubscriptionsPerConnection bounds the subscriptions one websocket
 // holds at once.
@@ -48,7 +52,7 @@ func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, tok
 		}
 		s := &session{r: r, developer: first.Developer(), budgetKey: first.BudgetKey()}
 		s.live = &LiveConnection{MaxSubscriptions: MaxSubscriptionsPerConnection,
-			Changed: r.DB.Callers.Changed, RecheckEvery: recheck,
+			Changed: r.DB.Callers.Changed, RecheckEvery: recheck, Token: string(store.TokenDigest(token)), Now: r.now,
 			Caller: func(ctx context.Context) (*Caller, error) {
 				// Once revoked, the connection's token is refused without a
 				// lookup: the connection is closing.
@@ -118,8 +122,23 @@ type LiveConnection struct {
 	// RecheckEvery spaces the re-checks Watch makes with no change heard
 	// (default DefaultLiveRecheck).
 	RecheckEvery time.Duration
+	// Token identifies the connection's token (a digest) for the limit on
+	// subscriptions per token.
+	Token string
+	// Now is the current time (default time.Now), against which a kept
+	// caller's token expiry is checked.
+	Now func() time.Time
+
+	// resolving serialises the connection's lookups of its caller: its
+	// subscriptions, woken by one event, share one.
+	resolving sync.Mutex
 
 	mu sync.Mutex
+	// held is the caller last resolved, valid until changed is closed.
+	held struct {
+		caller  *Caller
+		changed <-chan struct{}
+	}
 	// subs holds each subscription's re-check signal.
 	subs map[chan struct{}]struct{}
 	// revoked is closed once the connection's token is found no longer
@@ -219,6 +238,57 @@ func (c *LiveConnection) Revoke() {
 	}
 }
 
+// current is the connection's caller as of now: the one last resolved
+// while no change to callers has been heard since (and its token not
+// expired by now), else resolved again.
+func (c *LiveConnection) current(ctx context.Context) (*Caller, error) {
+	if caller, ok := c.kept(); ok {
+		return caller, nil
+	}
+	c.resolving.Lock()
+	defer c.resolving.Unlock()
+	if caller, ok := c.kept(); ok {
+		return caller, nil // another subscription of the connection resolved it
+	}
+	return c.resolve(ctx)
+}
+
+// kept returns the caller held, while it is still valid.
+func (c *LiveConnection) kept() (*Caller, bool) {
+	c.mu.Lock()
+	caller, changed := c.held.caller, c.held.changed
+	c.mu.Unlock()
+	if caller == nil || changed == nil {
+		return nil, false
+	}
+	select {
+	case <-changed:
+		return nil, false
+	default:
+	}
+	// SECURITY: a token that has expired since is looked up again (and
+	// found no longer valid).
+	now := time.Now()
+	if c.Now != nil {
+		now = c.Now()
+	}
+	return caller, !caller.expired(now)
+}
+
+// resolve resolves the caller afresh and keeps it.
+func (c *LiveConnection) resolve(ctx context.Context) (*Caller, error) {
+	// Taken before resolving: a change from now on makes it stale.
+	changed := c.changed()
+	caller, err := c.Caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.held.caller, c.held.changed = caller, changed
+	c.mu.Unlock()
+	return caller, nil
+}
+
 // changed is the channel Changed returns, or nil (never ready) without one.
 func (c *LiveConnection) changed() <-chan struct{} {
 	if c.Changed == nil {
@@ -263,8 +333,11 @@ func (c *LiveConnection) Watch(ctx context.Context, log *slog.Logger) {
 			continue
 		}
 		// SECURITY: the token as of now (ErrUnauthenticated once deleted or
-		// expired) and the memberships as they are now.
-		caller, err := c.Caller(ctx)
+		// expired) and the memberships as they are now; kept for the
+		// subscriptions' events.
+		c.resolving.Lock()
+		caller, err := c.resolve(ctx)
+		c.resolving.Unlock()
 		if errors.Is(err, ErrUnauthenticated) {
 			c.Revoke()
 			return
@@ -287,20 +360,21 @@ func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subsc
 type subscriptionResolver struct{ *Resolver }
 
 func (r *subscriptionResolver) SpaceEvents(ctx context.Context, spaceID string) (<-chan *store.LiveEvent, error) {
-	// SECURITY: those who can read the space (access.go), now, at each
-	// event and at each re-check.
-	allowed := func(ctx context.Context) error {
-		_, err := r.space(ctx, spaceID)
-		return err
-	}
-	if err := allowed(ctx); err != nil {
+	// SECURITY: those who can read the space (access.go): now, as a
+	// request; at each event, from what the hub read for it; at each
+	// re-check, from the shared snapshots.
+	s, err := r.space(ctx, spaceID)
+	if err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveSpaceKey(spaceID), allowed, func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
-		if n.live == nil || n.live.SpaceID == nil || *n.live.SpaceID != spaceID {
+	allowed := func(ctx context.Context, caller *Caller) error {
+		return r.Live.access.liveSpaceAllowed(ctx, caller, spaceID)
+	}
+	return subscribeLive(r.Resolver, ctx, liveSpaceKey(spaceID), s.OrganizationID, allowed, func(_ context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
+		if n.live == nil || n.live.SpaceID == nil || *n.live.SpaceID != spaceID || n.space == nil {
 			return nil, nil
 		}
-		if err := allowed(ctx); err != nil {
+		if err := spaceAllowed(caller, n.space, n.access); err != nil {
 			return nil, err
 		}
 		return n.live, nil
@@ -308,20 +382,21 @@ func (r *subscriptionResolver) SpaceEvents(ctx context.Context, spaceID string) 
 }
 
 func (r *subscriptionResolver) SiteEvents(ctx context.Context, organizationID, siteID string) (<-chan *store.LiveEvent, error) {
-	// SECURITY: readers of the site's organization (site.go), now, at each
-	// event and at each re-check.
-	allowed := func(ctx context.Context) error {
-		_, err := r.site(ctx, organizationID, siteID)
+	// SECURITY: readers of the site's organization (site.go): now and at
+	// each re-check, as a request; at each event, from the caller's
+	// memberships (the event is of the site, in the organization).
+	allowed := func(ctx context.Context, caller *Caller) error {
+		_, err := r.site(WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB)), organizationID, siteID)
 		return err
 	}
-	if err := allowed(ctx); err != nil {
+	if _, err := r.site(ctx, organizationID, siteID); err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveSiteKey(siteID), allowed, func(ctx context.Context, n liveNote) (*store.LiveEvent, error) {
+	return subscribeLive(r.Resolver, ctx, liveSiteKey(siteID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
 		if n.live == nil || n.live.SiteID == nil || *n.live.SiteID != siteID || n.live.OrganizationID != organizationID {
 			return nil, nil
 		}
-		if err := allowed(ctx); err != nil {
+		if _, err := contentRole(WithCaller(ctx, caller), organizationID, "site"); err != nil {
 			return nil, err
 		}
 		return n.live, nil
@@ -329,22 +404,24 @@ func (r *subscriptionResolver) SiteEvents(ctx context.Context, organizationID, s
 }
 
 func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name string) (<-chan *store.IntegrationEvent, error) {
-	// SECURITY: those who may see the integration (integration.go), now,
-	// at each event and at each re-check.
-	allowed := func(ctx context.Context) error {
-		_, err := r.integration(ctx, name)
+	// SECURITY: those who may see the integration (integration.go): now
+	// and at each re-check, as a request; at each event, from the
+	// integration's row the hub read for it.
+	allowed := func(ctx context.Context, caller *Caller) error {
+		_, err := r.integration(WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB)), name)
 		return err
 	}
 	in, err := r.integration(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveIntegrationKey(in.ID), allowed, func(ctx context.Context, n liveNote) (*store.IntegrationEvent, error) {
-		if n.integration == nil || n.integration.IntegrationID != in.ID {
+	return subscribeLive(r.Resolver, ctx, liveIntegrationKey(in.ID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.IntegrationEvent, error) {
+		if n.integration == nil || n.integration.IntegrationID != in.ID || n.integrationRow == nil {
 			return nil, nil
 		}
-		if err := allowed(ctx); err != nil {
-			return nil, err
+		ctx = WithCaller(ctx, caller)
+		if !canSee(ctx, n.integrationRow) {
+			return nil, NotFound("integration")
 		}
 		// SECURITY: as Integration.events, the events of installations on
 		// the organizations the caller administers (now); others are not
@@ -356,13 +433,15 @@ func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name strin
 	})
 }
 
-// subscribeLive subscribes to the events about key. Each event the hub
-// offers goes through check, in a context with the caller as they are now
-// and fresh loaders, which returns what to send (the zero value: not for
-// this subscriber) or an error that ends the subscription (access lost);
-// each re-check Watch asks for goes through allowed the same way. A token
-// no longer valid revokes the connection, which ends every subscription.
-func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, allowed func(ctx context.Context) error, check func(ctx context.Context, n liveNote) (T, error)) (<-chan T, error) {
+// subscribeLive subscribes to the events about key (a space's subscription
+// names the space's organization, org, whose access changes re-check it).
+// Each event the hub offers goes through check, with the connection's
+// caller as of now, which returns what to send (the zero value: not for
+// this subscriber) or an error that ends the subscription (access lost):
+// it decides from memory. Each re-check goes through allowed. A token no
+// longer valid revokes the connection, which ends every subscription; a
+// subscriber whose queue overflowed has its connection closed.
+func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org string, allowed func(ctx context.Context, caller *Caller) error, check func(ctx context.Context, caller *Caller, n liveNote) (T, error)) (<-chan T, error) {
 	conn, ok := ctx.Value(liveConnectionKey{}).(*LiveConnection)
 	if !ok {
 		return nil, BadRequest("subscriptions are served over a websocket at /graphql (the graphql-transport-ws protocol)")
@@ -377,11 +456,12 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, a
 	if err != nil {
 		return nil, err
 	}
-	sub, err := r.Live.subscribe(ctx, key)
+	sub, err := r.Live.subscribe(ctx, key, conn.Token, org, recheck)
 	if err != nil {
 		conn.release(recheck)
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		var gerr *Error
+		if errors.As(err, &gerr) || ctx.Err() != nil {
+			return nil, cmp.Or(ctx.Err(), err)
 		}
 		r.Log.ErrorContext(ctx, "subscribe", "err", err)
 		return nil, errors.New("internal error")
@@ -413,14 +493,16 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, a
 			case <-recheck:
 			case note, ok := <-sub.inbox:
 				if !ok {
+					if sub.overflowed {
+						engine.CloseSocket(ctx, engine.CloseTooSlow, "too slow: events were left unread")
+					}
 					return
 				}
 				n, event = note, true
 			}
-			// SECURITY: as the caller is now: the token re-resolved (through
-			// the caller cache), fresh loaders; nothing read for an earlier
-			// event is trusted.
-			caller, err := conn.Caller(ctx)
+			// SECURITY: as the caller is now: kept while no change to
+			// callers is heard, resolved again after one.
+			caller, err := conn.current(ctx)
 			if errors.Is(err, ErrUnauthenticated) {
 				conn.Revoke()
 				return
@@ -431,7 +513,7 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, a
 				// that cannot tell (the database unreachable) leaves it be:
 				// nothing is delivered before the next event's own check.
 				if err == nil {
-					err = allowed(WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB)))
+					err = allowed(ctx, caller)
 				}
 				if gerr := (*Error)(nil); errors.As(err, &gerr) {
 					return
@@ -444,8 +526,7 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key string, a
 				logEnd("resolving the caller", err)
 				return
 			}
-			evCtx := WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB))
-			v, err := check(evCtx, n)
+			v, err := check(ctx, caller, n)
 			if err != nil {
 				logEnd("checking an event", err)
 				return

@@ -16,6 +16,7 @@ import (
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/store"
@@ -66,7 +67,11 @@ type config struct {
 	// browser origins allowed to call the API (and subscribe), or only to
 	// open subscriptions' websockets.
 	CORSOrigins, WebsocketOrigins string
-	MaxConns                      int32
+	// Limits on subscriptions and websocket writes.
+	SubscriptionsPerToken int
+	SubscriptionsMax      int
+	WebsocketWriteTimeout time.Duration
+	MaxConns              int32
 	// StatementTimeout is the pool's statement_timeout (0: none).
 	StatementTimeout time.Duration
 	ShutdownTimeout  time.Duration
@@ -160,6 +165,21 @@ func bindConfig(fs *flag.FlagSet) *config {
 		c.invalid = fmt.Errorf("DOCSAPI_RATE_WINDOW: %w", err)
 	}
 	fs.DurationVar(&c.RateWindow, "rate-window", rateWindow, "length of the rate window ($DOCSAPI_RATE_WINDOW)")
+	perToken, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN", strconv.Itoa(graph.DefaultSubscriptionsPerToken)))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN: %w", err)
+	}
+	fs.IntVar(&c.SubscriptionsPerToken, "subscriptions-per-token", perToken, "most GraphQL subscriptions one API token holds at once in this process ($DOCSAPI_SUBSCRIPTIONS_PER_TOKEN)")
+	total, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_MAX", strconv.Itoa(graph.DefaultSubscriptionsMax)))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_MAX: %w", err)
+	}
+	fs.IntVar(&c.SubscriptionsMax, "subscriptions-max", total, "most GraphQL subscriptions this process holds at once ($DOCSAPI_SUBSCRIPTIONS_MAX)")
+	writeTimeout, err := time.ParseDuration(envOr("DOCSAPI_WEBSOCKET_WRITE_TIMEOUT", engine.DefaultWriteTimeout.String()))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_WEBSOCKET_WRITE_TIMEOUT: %w", err)
+	}
+	fs.DurationVar(&c.WebsocketWriteTimeout, "websocket-write-timeout", writeTimeout, "how long one websocket write may wait for a client that does not read before its connection is dropped ($DOCSAPI_WEBSOCKET_WRITE_TIMEOUT)")
 	fs.IntVar(&c.PGRestarts, "pg-restarts", restarts, "restarts of a dead embedded PostgreSQL tried in a row before docsapi exits with an error; 0: exit at once ($DOCSAPI_PG_RESTARTS)")
 	return c
 }
@@ -180,6 +200,12 @@ func (c *config) check() error {
 	}
 	if c.BlobURL != "" && c.BlobDir != "" {
 		return errors.New("DOCSAPI_BLOB_URL and DOCSAPI_BLOB_DIR both name where files are stored: set only one (DOCSAPI_BLOB_URL)")
+	}
+	if c.SubscriptionsPerToken < 1 || c.SubscriptionsMax < 1 {
+		return fmt.Errorf("the limits on subscriptions must be at least 1 (per token %d, in total %d)", c.SubscriptionsPerToken, c.SubscriptionsMax)
+	}
+	if c.WebsocketWriteTimeout <= 0 {
+		return fmt.Errorf("the websocket write timeout must be positive (%s)", c.WebsocketWriteTimeout)
 	}
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
@@ -230,6 +256,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,
 		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
+		SubscriptionsPerToken: c.SubscriptionsPerToken, SubscriptionsMax: c.SubscriptionsMax, WebsocketWriteTimeout: c.WebsocketWriteTimeout,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},
 		Outbound:  outbound.Config{AllowLoopback: c.OutboundAllowLoopback, Timeout: c.OutboundTimeout, MaxBytes: c.OutboundMaxBytes}}

@@ -91,6 +91,9 @@ type options struct {
 	scenario                                       string
 	pages, pageBytes, mergePages, merges           int
 	searchPages, searchRequests, importConcurrency int
+
+	// The fan-out scenario (fanout.go).
+	subscribers, fanoutReps, burst, bursts int
 }
 
 func main() {
@@ -116,9 +119,17 @@ func main() {
 	flag.IntVar(&o.searchPages, "search-pages", 50000, "content: pages in the organization searched (in spaces of -pages pages)")
 	flag.IntVar(&o.searchRequests, "search-requests", 300, "content: search queries measured, one at a time")
 	flag.IntVar(&o.importConcurrency, "import-concurrency", 2, "content: imports running at once while seeding the search")
+	flag.IntVar(&o.subscribers, "subscribers", 5000, "fanout: websocket subscribers of one space, one per connection")
+	flag.IntVar(&o.fanoutReps, "fanout-reps", 10, "fanout: single events measured, one after another")
+	flag.IntVar(&o.burst, "burst", 20, "fanout: events of a burst, recorded back to back")
+	flag.IntVar(&o.bursts, "bursts", 3, "fanout: bursts measured")
 	flag.Parse()
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content or all")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout or all")
+		os.Exit(2)
+	}
+	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: fan-out sizes must be positive")
 		os.Exit(2)
 	}
 	if o.pages < 1 || o.pageBytes < 200 || o.mergePages < 1 || o.merges < 1 || o.searchPages < 1 || o.searchRequests < 1 || o.importConcurrency < 1 {
@@ -143,7 +154,9 @@ func main() {
 // run does the whole benchmark; every resource it starts is released before
 // it returns, error or not.
 func run(ctx context.Context, o options, out io.Writer) (err error) {
-	tree, content := o.scenario != "content", o.scenario != "tree"
+	tree := o.scenario == "tree" || o.scenario == "all"
+	content := o.scenario == "content" || o.scenario == "all"
+	fanout := o.scenario == "fanout" || o.scenario == "all"
 	if tree {
 		fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
 		if o.outside > 0 {
@@ -225,6 +238,17 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	// The fan-out's server: its limits let one token hold every subscriber.
+	var fanoutSrv *server.Server
+	fanoutURL, err := listeners.start(func(url string) (http.Handler, error) {
+		s, err := server.New(db, server.Config{PublicURL: url, Log: logger,
+			SubscriptionsPerToken: o.subscribers, SubscriptionsMax: o.subscribers + 100})
+		fanoutSrv = s
+		return s, err
+	})
+	if err != nil {
+		return err
+	}
 	baseURL, err := listeners.start(func(url string) (http.Handler, error) {
 		return newBaseline(basePool, url), nil
 	})
@@ -242,7 +266,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	api := &apiClient{client: client, base: plainURL, token: created.Token}
-	var treeRows, contentRows []row
+	var treeRows, contentRows, fanoutRows []row
 	if tree {
 		if treeRows, err = treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out); err != nil {
 			return err
@@ -251,6 +275,13 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if content {
 		if contentRows, err = contentBench(ctx, db, api, o, gitRoot, out); err != nil {
 			return fmt.Errorf("content: %w", err)
+		}
+	}
+
+	if fanout {
+		fanAPI := &apiClient{client: client, base: fanoutURL, token: created.Token}
+		if fanoutRows, err = fanoutBench(ctx, o, db, fanoutSrv.Resolver.Live, fanAPI, fanoutURL, out); err != nil {
+			return fmt.Errorf("fanout: %w", err)
 		}
 	}
 
@@ -266,6 +297,10 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if content {
 		fmt.Fprintf(out, "\ncontent: one client on 127.0.0.1 sharing the CPUs with the server and PostgreSQL; figures are absolute (no baseline)\n\n")
 		printContentTable(out, contentRows)
+	}
+	if fanout {
+		fmt.Fprintf(out, "\nfan-out: %d websocket clients on 127.0.0.1 in this process, sharing the CPUs with the server and PostgreSQL; events recorded straight into live_events (one transaction each), timed from before the insert to the last arrival\n\n", o.subscribers)
+		printFanoutTable(out, fanoutRows)
 	}
 	return nil
 }

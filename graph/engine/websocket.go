@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -48,6 +49,11 @@ type Sockets struct {
 	Open func(ctx context.Context, token string) (Session, error)
 	// Log receives what goes wrong on the server's side.
 	Log *slog.Logger
+	// WriteTimeout bounds each write (default DefaultWriteTimeout);
+	// SendBuffer is the kernel send buffer of each connection, in bytes
+	// (default DefaultSendBuffer; negative: the system's).
+	WriteTimeout time.Duration
+	SendBuffer   int
 }
 
 // Session is a connection's state in the application.
@@ -159,10 +165,15 @@ type acceptInto struct {
 }
 
 func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	conn, err := a.WebsocketImplementation.Accept(w, r, o)
+	buffer := a.s.sockets.SendBuffer
+	if buffer == 0 {
+		buffer = DefaultSendBuffer
+	}
+	conn, err := a.WebsocketImplementation.Accept(sendBufferWriter{ResponseWriter: w, size: buffer}, r, o)
 	if err != nil {
 		return conn, err
 	}
+	conn = &deadlineConn{WebsocketConn: conn, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
 	a.s.conn = conn
 	return utf8Conn{conn}, nil
 }
@@ -234,7 +245,9 @@ func (s *socket) init(ctx context.Context, payload transport.InitPayload) (conte
 		case <-ctx.Done():
 		}
 	}()
-	return session.Begin(ctx), nil, nil
+	// Operations may close the connection with a code of their own
+	// (CloseSocket: a subscriber too slow).
+	return session.Begin(context.WithValue(ctx, socketKey{}, s)), nil, nil
 }
 
 // started and ended count the operations in flight; the connection of a
@@ -310,8 +323,18 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 	if rc.Operation.Operation != ast.Subscription {
 		return next, ctx
 	}
+	first := true
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
+		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
+			// A subscription refused (not found, over a limit): the
+			// protocol's error message, rather than a result and complete.
+			for _, err := range resp.Errors {
+				transport.AddSubscriptionError(ctx, err)
+			}
+			return nil
+		}
+		first = false
 		if resp == nil {
 			select {
 			case <-s.session.Revoked():

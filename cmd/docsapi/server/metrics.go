@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 
+	"github.com/docsapi/docsapi/graph"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,14 +22,21 @@ var (
 		Help:    "HTTP request latency by method and route pattern.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 	}, []string{"method", "route"})
-	registry = func() *prometheus.Registry {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(requestsTotal, requestDuration,
-			collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		return reg
-	}()
 )
 
-func metricsHandler() http.Handler {
-	return promhttp.HandlerFor(registry, promhttp.HandlerOpts{})
+// metricsHandler serves the metrics of this process: requests, the Go
+// runtime, and the subscriptions live holds and has refused.
+func metricsHandler(live *graph.LiveHub) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(requestsTotal, requestDuration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "docsapi_subscriptions",
+			Help: "GraphQL subscriptions this process serves now.",
+		}, func() float64 { return float64(live.Subscribers()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_subscriptions_refused_total",
+			Help: "GraphQL subscriptions refused by the limits per token and in total (DOCSAPI_SUBSCRIPTIONS_PER_TOKEN, DOCSAPI_SUBSCRIPTIONS_MAX).",
+		}, func() float64 { return float64(live.Refused()) }))
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

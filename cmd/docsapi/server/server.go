@@ -75,6 +75,15 @@ type Config struct {
 	// caller and permission are re-checked with no event and no change heard
 	// (default graph.DefaultLiveRecheck).
 	SubscriptionRecheck time.Duration
+	// SubscriptionsPerToken and SubscriptionsMax bound the subscriptions
+	// one API token, and everyone together, hold at once in this process
+	// (0: graph.DefaultSubscriptionsPerToken, graph.DefaultSubscriptionsMax).
+	SubscriptionsPerToken, SubscriptionsMax int
+	// WebsocketWriteTimeout bounds one websocket write (0:
+	// engine.DefaultWriteTimeout); WebsocketSendBuffer is a websocket's
+	// kernel send buffer in bytes (0: engine.DefaultSendBuffer).
+	WebsocketWriteTimeout time.Duration
+	WebsocketSendBuffer   int
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -149,10 +158,12 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	}
 	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
 	log := slog.New(requestIDHandler{cfg.Log.Handler()})
+	live := graph.NewLiveHub(db, log)
+	live.MaxPerToken, live.MaxTotal = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
-		Delivery: cfg.Delivery, Live: graph.NewLiveHub(db, log), GenericExecution: cfg.GenericExecution,
+		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
 		StrictAuthorization: cfg.StrictAuthorization}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
@@ -200,7 +211,8 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// An origin whose pages may call /graphql may also subscribe.
 	socketOrigins := engine.NewOrigins(cfg.PublicURL, append(append([]string(nil), cfg.CORSOrigins...), cfg.WebsocketOrigins...))
 	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
-		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log})
+		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
+		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer})
 	gql := labelled("/graphql", auth.optional(client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
@@ -238,7 +250,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		}
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
-	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler()))
+	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler(live)))
 
 	h := perRequest(db, cfg.Debug, mux)
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)

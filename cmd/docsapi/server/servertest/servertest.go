@@ -78,6 +78,11 @@ type Options struct {
 	RateLimit  int64
 	RateWindow time.Duration
 	RateExact  bool
+	// The limits on subscriptions and websocket writes of server.Config
+	// (default: the server's).
+	SubscriptionsPerToken, SubscriptionsMax int
+	WebsocketWriteTimeout                   time.Duration
+	WebsocketSendBuffer                     int
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -176,6 +181,8 @@ func (e *Env) start() {
 		CORSOrigins:         o.CORSOrigins,
 		TrustedDocuments:    o.TrustedDocuments,
 		RateLimit:           o.RateLimit, RateWindow: o.RateWindow, RateExact: o.RateExact,
+		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
+		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
 	})
 	if err != nil {
 		t.Fatal(err)

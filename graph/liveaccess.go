@@ -1,0 +1,165 @@
+package graph
+
+import (
+	"context"
+	"sync"
+
+	"github.com/docsapi/docsapi/store"
+)
+
+// liveAccess is what deciding who may receive a space's events needs, kept
+// in memory for every subscriber of this process: per organization its
+// access snapshot (orgAccess: collections, grants, teams), and the rows of
+// the spaces subscribed to. Each is read once and kept until it changes:
+// the hub hears store.AccessChannel (migration 0034) on the connection
+// that brings the events, and forgets the organization's entries, so a
+// change committed before an event is known before that event is checked.
+//
+// Entries are trusted only while that connection listens: with it down,
+// every lookup reads the database (and nothing is stored); once it is back
+// everything is forgotten, since notifications may have been missed.
+// Concurrent lookups of one entry share one read.
+type liveAccess struct {
+	db *store.DB
+
+	mu     sync.Mutex
+	live   bool
+	orgs   map[string]*accessEntry[*orgAccess]
+	spaces map[string]*accessEntry[*store.Space]
+}
+
+// accessEntry is one value read, or being read (ready not yet closed).
+type accessEntry[T any] struct {
+	ready chan struct{}
+	val   T
+	err   error
+	org   string // the organization it belongs to
+}
+
+func newLiveAccess(db *store.DB) *liveAccess {
+	a := &liveAccess{db: db}
+	a.reset(false)
+	return a
+}
+
+// reset forgets everything; live tells whether entries may be kept from
+// now on.
+func (a *liveAccess) reset(live bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.live = live
+	a.orgs = map[string]*accessEntry[*orgAccess]{}
+	a.spaces = map[string]*accessEntry[*store.Space]{}
+}
+
+// forget drops what is known of organization orgID, and every read under
+// way (which may have started before the change).
+func (a *liveAccess) forget(orgID string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	forgetIn(a.orgs, orgID)
+	forgetIn(a.spaces, orgID)
+}
+
+func forgetIn[T any](m map[string]*accessEntry[T], orgID string) {
+	for key, e := range m {
+		select {
+		case <-e.ready:
+			if e.org != orgID {
+				continue
+			}
+		default:
+		}
+		delete(m, key)
+	}
+}
+
+// org is the access snapshot of orgID.
+func (a *liveAccess) org(ctx context.Context, orgID string) (*orgAccess, error) {
+	return shared(a, a.orgs, ctx, orgID, func(ctx context.Context) (*orgAccess, string, error) {
+		x, err := store.LoadOrgAccess(ctx, a.db, orgID)
+		if err != nil {
+			return nil, "", err
+		}
+		return newOrgAccess(x), orgID, nil
+	})
+}
+
+// space is space id's row, deleted or not (store.ErrNotFound when there is
+// none).
+func (a *liveAccess) space(ctx context.Context, id string) (*store.Space, error) {
+	return shared(a, a.spaces, ctx, id, func(ctx context.Context) (*store.Space, string, error) {
+		s, err := store.GetSpace(ctx, a.db, id)
+		if err != nil {
+			return nil, "", err
+		}
+		return s, s.OrganizationID, nil
+	})
+}
+
+// shared returns m's entry for key, reading it with load (once, however
+// many ask at the same time) when it is not known. Failures are not kept.
+func shared[T any](a *liveAccess, m map[string]*accessEntry[T], ctx context.Context, key string, load func(context.Context) (T, string, error)) (T, error) {
+	a.mu.Lock()
+	if !a.live {
+		a.mu.Unlock()
+		v, _, err := load(ctx)
+		return v, err
+	}
+	if e := m[key]; e != nil {
+		a.mu.Unlock()
+		select {
+		case <-e.ready:
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		}
+		if e.err == nil {
+			return e.val, nil
+		}
+		v, _, err := load(ctx)
+		return v, err
+	}
+	e := &accessEntry[T]{ready: make(chan struct{})}
+	m[key] = e
+	a.mu.Unlock()
+	// Shared: one asker leaving does not fail the others.
+	e.val, e.org, e.err = load(context.WithoutCancel(ctx))
+	a.mu.Lock()
+	if e.err != nil && m[key] == e {
+		delete(m, key)
+	}
+	a.mu.Unlock()
+	close(e.ready)
+	return e.val, e.err
+}
+
+// spaceAllowed decides from snapshots whether caller may read space s of
+// the organization whose access is a: nil, or NotFound as the space's own
+// read answers.
+func spaceAllowed(caller *Caller, s *store.Space, a *orgAccess) error {
+	if s == nil || s.DeletedAt != nil {
+		return NotFound("space")
+	}
+	if spaceRoleIn(a, granteeOf(caller, s.OrganizationID), s) == "" {
+		return NotFound("space")
+	}
+	return nil
+}
+
+// liveSpaceAllowed decides whether caller may read space id as of the
+// snapshots (read once for all subscribers).
+func (a *liveAccess) liveSpaceAllowed(ctx context.Context, caller *Caller, id string) error {
+	s, err := a.space(ctx, id)
+	if err != nil {
+		return orNotFound(err, "space")
+	}
+	g := granteeOf(caller, s.OrganizationID)
+	var oa *orgAccess
+	if g.member && !g.isAdmin() {
+		if oa, err = a.org(ctx, s.OrganizationID); err != nil {
+			return err
+		}
+	}
+	return spaceAllowed(caller, s, oa)
+}
