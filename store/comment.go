@@ -64,8 +64,10 @@ type Reaction struct {
 	ReactedAt time.Time `bun:"reacted_at"`
 }
 
-// Insert adds a comment or a reply, in the organization of its space (of
-// its comment).
+// InsertRow adds row (a model). The rows whose organization is their
+// parent's (a comment's is its space's, a reply's its comment's, an
+// installation on a space or site its installation's) get it from the
+// parent when they do not carry it.
 func InsertRow(ctx context.Context, db bun.IDB, row any) error {
 	q := db.NewInsert().Model(row)
 	switch r := row.(type) {
@@ -73,6 +75,10 @@ func InsertRow(ctx context.Context, db bun.IDB, row any) error {
 		q = inParentOrganization(q, r.OrganizationID, "spaces", r.SpaceID)
 	case *CommentReply:
 		q = inParentOrganization(q, r.OrganizationID, "comments", r.CommentID)
+	case *IntegrationSpaceInstallation:
+		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
+	case *IntegrationSiteInstallation:
+		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
 	}
 	_, err := q.Exec(ctx)
 	return translate(err)
