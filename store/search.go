@@ -81,7 +81,8 @@ const maxSearchHits = 2000
 //
 // The GIN index finds the matching sections; they are joined to the pages
 // of the searched spaces' current revisions (through
-// revision_pages(body_sha256)), and a section is ranked only as a hit of
+// revision_pages(body_sha256), within the organization's own copies of
+// the bodies), and a section is ranked only as a hit of
 // one of those pages: other tenants' matches are never ranked. The
 // sections' text is read only for the hits kept.
 func Search(ctx context.Context, db bun.IDB, spaceIDs []string, query string) ([]*SearchHit, error) {

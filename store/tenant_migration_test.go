@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/uptrace/bun"
+
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
 )
@@ -184,4 +186,86 @@ func sortedCopy(s []string) []string {
 	out := slices.Clone(s)
 	slices.Sort(out)
 	return out
+}
+
+// A space given to another organization takes its whole content along:
+// every row carries the new organization, the bodies its pages show are
+// copied there, and it can be searched and edited there.
+func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
+	ctx := context.Background()
+	db := pgtest.NewDB(t)
+	for _, q := range []string{
+		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
+		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('oa', 'A', now(), now()), ('ob', 'B', now(), now())`,
+		`INSERT INTO spaces (id, organization_id, revision_id, created_at, updated_at) VALUES ('s', 'oa', 'r1', now(), now())`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	digest, err := store.SaveSpaceBody(ctx, db, "s", "# Moving words\nalong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := &store.RevisionPage{ID: "p", Type: store.PageDocument, Title: "P", Slug: "p", BodySHA256: digest}
+	r1 := &store.Revision{ID: "r1", SpaceID: "s", Parents: []string{}, Type: "edits"}
+	if err := store.CreateRevision(ctx, db, r1, store.Content{Pages: []*store.RevisionPage{page}}); err != nil {
+		t.Fatal(err)
+	}
+	cr := &store.ChangeRequest{ID: "cr", SpaceID: "s", Number: 1, Status: store.CROpen, RevisionInitial: "r1", Revision: "r1"}
+	if err := store.CreateChangeRequest(ctx, db, cr); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AddContributor(ctx, db, "cr", "u"); err != nil {
+		t.Fatal(err)
+	}
+	c := &store.Comment{ID: "c", SpaceID: "s", ChangeRequestID: &cr.ID, RevisionID: "r1", Body: "hi", Status: store.CommentOpen}
+	reply := &store.CommentReply{ID: "re", CommentID: "c", Body: "yes"}
+	for _, row := range []any{c, reply} {
+		if err := store.InsertRow(ctx, db, row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.React(ctx, db, "re", "u", []string{"tada"}, nil, c.PostedAt); err != nil {
+		t.Fatal(err)
+	}
+	if c.OrganizationID != "oa" || reply.OrganizationID != "oa" || cr.OrganizationID != "oa" {
+		t.Fatalf("written in %q, %q, %q", c.OrganizationID, reply.OrganizationID, cr.OrganizationID)
+	}
+
+	err = store.RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		return store.MoveToOrganization(ctx, tx, "ob", nil, []string{"s"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	err = db.NewRaw(`SELECT t FROM (
+		SELECT 'spaces' AS t, organization_id FROM spaces UNION ALL
+		SELECT 'revisions', organization_id FROM revisions UNION ALL
+		SELECT 'revision_pages', organization_id FROM revision_pages UNION ALL
+		SELECT 'change_requests', organization_id FROM change_requests UNION ALL
+		SELECT 'change_request_contributors', organization_id FROM change_request_contributors UNION ALL
+		SELECT 'comments', organization_id FROM comments UNION ALL
+		SELECT 'comment_replies', organization_id FROM comment_replies UNION ALL
+		SELECT 'comment_reactions', organization_id FROM comment_reactions) x WHERE organization_id <> 'ob'`).Scan(ctx, &left)
+	if err != nil || len(left) > 0 {
+		t.Errorf("rows left in the old organization: %v %v", left, err)
+	}
+	hits, err := store.Search(ctx, db, []string{"s"}, "moving")
+	if err != nil || len(hits) != 1 || store.StringOf(hits[0].Anchor) != "moving-words" {
+		t.Errorf("search after the move: %+v %v", hits, err)
+	}
+	// A new revision of the moved content, in the new organization.
+	content, err := store.LoadContent(ctx, db, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2 := &store.Revision{ID: "r2", SpaceID: "s", Parents: []string{"r1"}, Type: "edits"}
+	if err := store.CreateRevision(ctx, db, r2, content.Copy()); err != nil {
+		t.Fatal(err)
+	}
+	if r2.OrganizationID != "ob" {
+		t.Errorf("the new revision's organization: %q", r2.OrganizationID)
+	}
 }
