@@ -85,18 +85,25 @@ const maxSearchHits = 2000
 // the bodies), and a section is ranked only as a hit of
 // one of those pages: other tenants' matches are never ranked. The
 // sections' text is read only for the hits kept.
+//
+// Sections and pages are matched on the organization too (each
+// organization has its own copy of a body), but the searched spaces are
+// not: a revision already determines its organization, and an equality
+// between the spaces' and the sections' organizations let the planner join
+// every matching section to every searched space before the pages (on
+// 10,000 pages, a common word took 1.4 s instead of 0.15 s).
 func Search(ctx context.Context, db bun.IDB, spaceIDs []string, query string) ([]*SearchHit, error) {
 	var hits []*SearchHit
 	if len(spaceIDs) == 0 {
 		return hits, nil
 	}
 	err := db.NewRaw(`WITH q AS (SELECT websearch_to_tsquery('english', ?) AS q),
-		searched AS (SELECT id, organization_id, revision_id FROM spaces WHERE id IN (?) AND deleted_at IS NULL),
+		searched AS (SELECT id, revision_id FROM spaces WHERE id IN (?) AND deleted_at IS NULL),
 		hits AS (
 			SELECT s.id AS space_id, rp.page_id, bs.organization_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM body_sections bs
 			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			JOIN searched s ON s.revision_id = rp.revision_id AND s.organization_id = rp.organization_id, q
+			JOIN searched s ON s.revision_id = rp.revision_id, q
 			WHERE bs.tsv @@ q.q
 			UNION ALL
 			SELECT s.id, rp.page_id, NULL, NULL, NULL, 2 * ts_rank(to_tsvector('english', rp.title), q.q)
