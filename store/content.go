@@ -146,28 +146,38 @@ func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]s
 // the space whose pages will show it) and returns its digest (nil for an
 // empty body). Bodies are stored once per organization and text.
 func SaveBody(ctx context.Context, db bun.IDB, orgID, markdown string) (*string, error) {
-	return saveBody(ctx, db, bun.SafeQuery("?", orgID), markdown)
+	if markdown == "" {
+		return nil, nil
+	}
+	digest := bodyDigest(markdown)
+	// The body and its search sections are written together.
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewRaw(`INSERT INTO page_bodies (organization_id, sha256, markdown) VALUES (?, ?, ?)
+			ON CONFLICT (sha256, organization_id) DO NOTHING`, orgID, digest, markdown).Exec(ctx)
+		if err != nil {
+			return translate(err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			return saveSections(ctx, tx, orgID, digest, markdown)
+		}
+		return nil
+	})
+	return &digest, err
 }
 
 // SaveSpaceBody is SaveBody in the organization of space spaceID, read by
 // the insert itself (no round trip). Nothing is stored when there is no
 // such space: the edit that would show the body fails on the space anyway.
 func SaveSpaceBody(ctx context.Context, db bun.IDB, spaceID, markdown string) (*string, error) {
-	return saveBody(ctx, db, bun.SafeQuery("(SELECT organization_id FROM spaces WHERE id = ?)", spaceID), markdown)
-}
-
-func saveBody(ctx context.Context, db bun.IDB, org any, markdown string) (*string, error) {
 	if markdown == "" {
 		return nil, nil
 	}
-	sum := sha256.Sum256([]byte(markdown))
-	digest := hex.EncodeToString(sum[:])
-	// The body and its search sections are written together.
+	digest := bodyDigest(markdown)
 	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var orgID []string
 		err := tx.NewRaw(`INSERT INTO page_bodies (organization_id, sha256, markdown)
-			SELECT o, ?, ? FROM (SELECT ? AS o) org WHERE o IS NOT NULL
-			ON CONFLICT (sha256, organization_id) DO NOTHING RETURNING organization_id`, digest, markdown, org).Scan(ctx, &orgID)
+			SELECT organization_id, ?, ? FROM spaces WHERE id = ?
+			ON CONFLICT (sha256, organization_id) DO NOTHING RETURNING organization_id`, digest, markdown, spaceID).Scan(ctx, &orgID)
 		if err != nil {
 			return translate(err)
 		}
@@ -177,6 +187,11 @@ func saveBody(ctx context.Context, db bun.IDB, org any, markdown string) (*strin
 		return nil
 	})
 	return &digest, err
+}
+
+func bodyDigest(markdown string) string {
+	sum := sha256.Sum256([]byte(markdown))
+	return hex.EncodeToString(sum[:])
 }
 
 // Content is what a revision holds: its pages and files.
