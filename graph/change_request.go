@@ -326,7 +326,7 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *s
 			out = &model.MergeResult{Revision: cr.Revision, Result: "update"} // already up to date
 			return nil
 		}
-		merged, err := r.merge(ctx, tx, base, main, branch)
+		merged, err := r.merge(ctx, tx, s.OrganizationID, base, main, branch)
 		if err != nil {
 			return err
 		}
@@ -370,7 +370,8 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *s
 
 // merge three-way merges the content of revisions ours and theirs, from
 // base: the content of the result, or a 409 naming the pages in conflict.
-func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs string) (store.Content, error) {
+// New bodies are stored in orgID, the space's organization.
+func (r *Resolver) merge(ctx context.Context, tx bun.IDB, orgID, base, ours, theirs string) (store.Content, error) {
 	var sets [3][]*store.RevisionPage
 	var files [3][]*store.RevisionFile
 	var digests []string
@@ -395,7 +396,7 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, base, ours, theirs str
 		return store.Content{}, mergeError(err, sets)
 	}
 	for id, text := range res.Bodies {
-		digest, err := store.SaveBody(ctx, tx, text)
+		digest, err := store.SaveBody(ctx, tx, orgID, text)
 		if err != nil {
 			return store.Content{}, err
 		}

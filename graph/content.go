@@ -280,7 +280,7 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID 
 	}
 	parent, _ := input.Parent.ValueOK()
 	position, _ := input.Position.ValueOK()
-	if page.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
+	if page.BodySHA256, err = store.SaveSpaceBody(ctx, r.DB, spaceID, markdown); err != nil {
 		return nil, err
 	}
 	rev, t, err := r.editContent(ctx, spaceID, crID, base, func(t *store.PageTree, c *store.Content) error {
@@ -311,7 +311,7 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 			return nil, Invalid("markdown", "must be at most %d bytes", maxPageMarkdown)
 		}
 		var err error
-		if digest, err = store.SaveBody(ctx, r.DB, *markdown); err != nil {
+		if digest, err = store.SaveSpaceBody(ctx, r.DB, spaceID, *markdown); err != nil {
 			return nil, err
 		}
 	}

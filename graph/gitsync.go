@@ -268,7 +268,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if err != nil {
 			return err
 		}
-		content, err := r.importedContent(ctx, tx, layout, current, now)
+		content, err := r.importedContent(ctx, tx, s.OrganizationID, layout, current, now)
 		if err != nil {
 			return err
 		}
@@ -307,7 +307,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 // importedContent turns an imported layout into pages. A page whose git
 // path was already in the space keeps its id, so reimporting updates pages
 // rather than replacing them.
-func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout gitlayout.Content, current store.Content, now time.Time) (store.Content, error) {
+func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, orgID string, layout gitlayout.Content, current store.Content, now time.Time) (store.Content, error) {
 	byPath := map[string]*store.RevisionPage{}
 	groups := map[string]*store.RevisionPage{} // groups have no file: matched by title
 	for _, p := range current.Pages {
@@ -337,7 +337,7 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, layout gitla
 				if old := byPath[lp.Path]; old != nil {
 					p.ID, p.CreatedAt = old.ID, old.CreatedAt
 				}
-				digest, err := store.SaveBody(ctx, tx, lp.Markdown)
+				digest, err := store.SaveBody(ctx, tx, orgID, lp.Markdown)
 				if err != nil {
 					return err
 				}

@@ -159,7 +159,7 @@ func (r *mutationResolver) ApplySpaceTemplate(ctx context.Context, spaceID strin
 				dirDepth++
 			}
 			var err error
-			if p.BodySHA256, err = store.SaveBody(ctx, r.DB, fillTemplate(tp.Markdown, names, dirDepth)); err != nil {
+			if p.BodySHA256, err = store.SaveBody(ctx, r.DB, s.OrganizationID, fillTemplate(tp.Markdown, names, dirDepth)); err != nil {
 				return err
 			}
 			pages = append(pages, p)

@@ -297,7 +297,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 			run.words += translator.Words(*p.Description)
 		}
 		p.Title, p.Description = title, description
-		if p.BodySHA256, err = store.SaveBody(ctx, r.DB, markdown); err != nil {
+		if p.BodySHA256, err = store.SaveBody(ctx, r.DB, t.OrganizationID, markdown); err != nil {
 			return nil, err
 		}
 		run.pages = append(run.pages, p.ID)

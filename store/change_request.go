@@ -13,6 +13,7 @@ type ChangeRequest struct {
 	bun.BaseModel `bun:"table:change_requests,alias:cr"`
 
 	ID                     string          `bun:"id,pk"`
+	OrganizationID         string          `bun:"organization_id"`
 	SpaceID                string          `bun:"space_id"`
 	Number                 int             `bun:"number"`
 	Status                 string          `bun:"status"`
@@ -57,9 +58,9 @@ func NextChangeRequestNumber(ctx context.Context, tx bun.IDB, spaceID string) (i
 	return n, translate(err)
 }
 
-// CreateChangeRequest inserts cr.
+// CreateChangeRequest inserts cr, in its space's organization.
 func CreateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest) error {
-	_, err := db.NewInsert().Model(cr).Exec(ctx)
+	_, err := inParentOrganization(db.NewInsert().Model(cr), cr.OrganizationID, "spaces", cr.SpaceID).Exec(ctx)
 	return translate(err)
 }
 
@@ -87,7 +88,8 @@ func UpdateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest, col
 
 // AddContributor records that userID edited the change request.
 func AddContributor(ctx context.Context, db bun.IDB, crID, userID string) error {
-	_, err := db.NewRaw("INSERT INTO change_request_contributors (change_request_id, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", crID, userID).Exec(ctx)
+	_, err := db.NewRaw(`INSERT INTO change_request_contributors (organization_id, change_request_id, user_id)
+		SELECT organization_id, id, ? FROM change_requests WHERE id = ? ON CONFLICT DO NOTHING`, userID, crID).Exec(ctx)
 	return translate(err)
 }
 

@@ -97,7 +97,13 @@ func SetPlace(ctx context.Context, db bun.IDB, table string, id string, parentID
 	return translate(err)
 }
 
-// MoveToOrganization gives these collections and spaces to orgID.
+// MoveToOrganization gives these collections and spaces to orgID, with
+// the content of the spaces: their revisions, pages, files, change requests
+// and comments (and theirs) carry orgID from then on, and the page bodies
+// they show are copied to orgID (the old organization keeps its copies for
+// its other spaces). Rows of the old organization that merely name a space
+// (its translations, its integration's installation on the space, the
+// events and live events of its history) stay the old organization's.
 func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectionIDs, spaceIDs []string) error {
 	if len(collectionIDs) > 0 {
 		if _, err := db.NewUpdate().Table("collections").Set("organization_id = ?", orgID).
@@ -105,9 +111,39 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 			return translate(err)
 		}
 	}
-	if len(spaceIDs) > 0 {
-		if _, err := db.NewUpdate().Table("spaces").Set("organization_id = ?", orgID).
-			Where("id IN (?)", bun.List(spaceIDs)).Exec(ctx); err != nil {
+	if len(spaceIDs) == 0 {
+		return nil
+	}
+	spaces := bun.List(spaceIDs)
+	revisions := bun.SafeQuery("SELECT id FROM revisions WHERE space_id IN (?)", spaces)
+	crs := bun.SafeQuery("SELECT id FROM change_requests WHERE space_id IN (?)", spaces)
+	comments := bun.SafeQuery("SELECT id FROM comments WHERE space_id IN (?)", spaces)
+	bodies := bun.SafeQuery(`SELECT rp.body_sha256, rp.organization_id FROM revision_pages rp
+		WHERE rp.revision_id IN (?) AND rp.body_sha256 IS NOT NULL`, revisions)
+	for _, q := range []any{
+		// Bodies before the pages that will show them.
+		bun.SafeQuery(`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT ?, b.sha256, b.markdown FROM page_bodies b WHERE (b.sha256, b.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, bodies),
+		bun.SafeQuery(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT ?, s.body_sha256, s.position, s.anchor, s.heading, s.body FROM body_sections s
+			WHERE (s.body_sha256, s.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, bodies),
+		// Children before their parents: the sets are found by the parents' ids.
+		bun.SafeQuery("UPDATE revision_pages SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
+		bun.SafeQuery("UPDATE revision_files SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
+		bun.SafeQuery("UPDATE change_request_contributors SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
+		bun.SafeQuery("UPDATE change_request_reviews SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
+		bun.SafeQuery("UPDATE change_request_requested_reviewers SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
+		bun.SafeQuery(`UPDATE comment_reactions SET organization_id = ?
+			WHERE target_id IN (?) OR target_id IN (SELECT id FROM comment_replies WHERE comment_id IN (?))`, orgID, comments, comments),
+		bun.SafeQuery("UPDATE comment_replies SET organization_id = ? WHERE comment_id IN (?)", orgID, comments),
+		bun.SafeQuery("UPDATE comments SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE change_requests SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE revisions SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE spaces SET organization_id = ? WHERE id IN (?)", orgID, spaces),
+	} {
+		if _, err := db.NewRaw("?", q).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}

@@ -13,6 +13,7 @@ type Comment struct {
 	bun.BaseModel `bun:"table:comments,alias:c"`
 
 	ID              string          `bun:"id,pk"`
+	OrganizationID  string          `bun:"organization_id"`
 	SpaceID         string          `bun:"space_id"`
 	ChangeRequestID *string         `bun:"change_request_id"`
 	PageID          *string         `bun:"page_id"`
@@ -41,12 +42,13 @@ func (Comment) Object() string { return "comment" }
 type CommentReply struct {
 	bun.BaseModel `bun:"table:comment_replies,alias:r"`
 
-	ID        string     `bun:"id,pk"`
-	CommentID string     `bun:"comment_id"`
-	Body      string     `bun:"body"`
-	PostedBy  *string    `bun:"posted_by"`
-	PostedAt  time.Time  `bun:"posted_at"`
-	EditedAt  *time.Time `bun:"edited_at"`
+	ID             string     `bun:"id,pk"`
+	OrganizationID string     `bun:"organization_id"`
+	CommentID      string     `bun:"comment_id"`
+	Body           string     `bun:"body"`
+	PostedBy       *string    `bun:"posted_by"`
+	PostedAt       time.Time  `bun:"posted_at"`
+	EditedAt       *time.Time `bun:"edited_at"`
 }
 
 // Object is the REST type name of a reply.
@@ -62,9 +64,23 @@ type Reaction struct {
 	ReactedAt time.Time `bun:"reacted_at"`
 }
 
-// Insert adds a comment, reply or reaction (any model of this file).
+// InsertRow adds row (a model). The rows whose organization is their
+// parent's (a comment's is its space's, a reply's its comment's, an
+// installation on a space or site its installation's) get it from the
+// parent when they do not carry it.
 func InsertRow(ctx context.Context, db bun.IDB, row any) error {
-	_, err := db.NewInsert().Model(row).Exec(ctx)
+	q := db.NewInsert().Model(row)
+	switch r := row.(type) {
+	case *Comment:
+		q = inParentOrganization(q, r.OrganizationID, "spaces", r.SpaceID)
+	case *CommentReply:
+		q = inParentOrganization(q, r.OrganizationID, "comments", r.CommentID)
+	case *IntegrationSpaceInstallation:
+		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
+	case *IntegrationSiteInstallation:
+		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
+	}
+	_, err := q.Exec(ctx)
 	return translate(err)
 }
 
@@ -149,8 +165,11 @@ func Reactions(ctx context.Context, db bun.IDB, targetIDs []string) ([]*Reaction
 // React adds (or, with remove, takes back) userID's emojis on a target.
 func React(ctx context.Context, db bun.IDB, targetID, userID string, added, removed []string, now time.Time) error {
 	for _, e := range added {
-		if _, err := db.NewRaw("INSERT INTO comment_reactions (target_id, user_id, emoji, reacted_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-			targetID, userID, e, now).Exec(ctx); err != nil {
+		// The target is a comment or a reply: its organization is the reaction's.
+		if _, err := db.NewRaw(`INSERT INTO comment_reactions (organization_id, target_id, user_id, emoji, reacted_at)
+			SELECT organization_id, id, ?, ?, ? FROM (SELECT organization_id, id FROM comments WHERE id = ?
+				UNION ALL SELECT organization_id, id FROM comment_replies WHERE id = ?) target
+			ON CONFLICT DO NOTHING`, userID, e, now, targetID, targetID).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}

@@ -17,12 +17,13 @@ import (
 type Revision struct {
 	bun.BaseModel `bun:"table:revisions,alias:revision"`
 
-	ID        string    `bun:"id,pk"`
-	SpaceID   string    `bun:"space_id"`
-	Parents   []string  `bun:"parents,array"`
-	Type      string    `bun:"type"`
-	CreatedBy *string   `bun:"created_by"`
-	CreatedAt time.Time `bun:"created_at"`
+	ID             string    `bun:"id,pk"`
+	OrganizationID string    `bun:"organization_id"`
+	SpaceID        string    `bun:"space_id"`
+	Parents        []string  `bun:"parents,array"`
+	Type           string    `bun:"type"`
+	CreatedBy      *string   `bun:"created_by"`
+	CreatedAt      time.Time `bun:"created_at"`
 	// Git is the commit a git sync made or read, when there was one.
 	Git *GitCommit `bun:"git,type:jsonb"`
 }
@@ -141,25 +142,56 @@ func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]s
 	return out, translate(err)
 }
 
-// SaveBody stores a page body and returns its digest (nil for an empty body).
-func SaveBody(ctx context.Context, db bun.IDB, markdown string) (*string, error) {
+// SaveBody stores a page body of organization orgID (the organization of
+// the space whose pages will show it) and returns its digest (nil for an
+// empty body). Bodies are stored once per organization and text.
+func SaveBody(ctx context.Context, db bun.IDB, orgID, markdown string) (*string, error) {
 	if markdown == "" {
 		return nil, nil
 	}
-	sum := sha256.Sum256([]byte(markdown))
-	digest := hex.EncodeToString(sum[:])
+	digest := bodyDigest(markdown)
 	// The body and its search sections are written together.
 	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewRaw("INSERT INTO page_bodies (sha256, markdown) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING", digest, markdown).Exec(ctx)
+		res, err := tx.NewRaw(`INSERT INTO page_bodies (organization_id, sha256, markdown) VALUES (?, ?, ?)
+			ON CONFLICT (sha256, organization_id) DO NOTHING`, orgID, digest, markdown).Exec(ctx)
 		if err != nil {
 			return translate(err)
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			return saveSections(ctx, tx, digest, markdown)
+			return saveSections(ctx, tx, orgID, digest, markdown)
 		}
 		return nil
 	})
 	return &digest, err
+}
+
+// SaveSpaceBody is SaveBody in the organization of space spaceID, read by
+// the insert itself (no round trip). Nothing is stored when there is no
+// such space: the edit that would show the body fails on the space anyway.
+func SaveSpaceBody(ctx context.Context, db bun.IDB, spaceID, markdown string) (*string, error) {
+	if markdown == "" {
+		return nil, nil
+	}
+	digest := bodyDigest(markdown)
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var orgID []string
+		err := tx.NewRaw(`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT organization_id, ?, ? FROM spaces WHERE id = ?
+			ON CONFLICT (sha256, organization_id) DO NOTHING RETURNING organization_id`, digest, markdown, spaceID).Scan(ctx, &orgID)
+		if err != nil {
+			return translate(err)
+		}
+		if len(orgID) > 0 {
+			return saveSections(ctx, tx, orgID[0], digest, markdown)
+		}
+		return nil
+	})
+	return &digest, err
+}
+
+func bodyDigest(markdown string) string {
+	sum := sha256.Sum256([]byte(markdown))
+	return hex.EncodeToString(sum[:])
 }
 
 // Content is what a revision holds: its pages and files.
@@ -192,16 +224,17 @@ func LoadContent(ctx context.Context, db bun.IDB, revisionID string) (Content, e
 	return Content{Pages: pages, Files: files}, err
 }
 
-// CreateRevision inserts rev with its content.
+// CreateRevision inserts rev with its content, all in the space's
+// organization.
 func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) error {
-	if _, err := db.NewInsert().Model(rev).Exec(ctx); err != nil {
+	if _, err := inParentOrganization(db.NewInsert().Model(rev), rev.OrganizationID, "spaces", rev.SpaceID).Exec(ctx); err != nil {
 		return translate(err)
 	}
 	if len(c.Pages) > 0 {
 		for _, p := range c.Pages {
 			p.RevisionID = rev.ID
 		}
-		if _, err := db.NewInsert().Model(&c.Pages).Exec(ctx); err != nil {
+		if _, err := db.NewInsert().Model(&c.Pages).Value("organization_id", "?", rev.OrganizationID).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
@@ -209,7 +242,7 @@ func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) e
 		for _, f := range c.Files {
 			f.RevisionID = rev.ID
 		}
-		if _, err := db.NewInsert().Model(&c.Files).Exec(ctx); err != nil {
+		if _, err := db.NewInsert().Model(&c.Files).Value("organization_id", "?", rev.OrganizationID).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}

@@ -52,6 +52,7 @@ type IntegrationEventLog struct {
 
 	IntegrationEventID string        `bun:"integration_event_id,pk"`
 	Seq                int64         `bun:"seq,pk,autoincrement"`
+	OrganizationID     string        `bun:"organization_id"`
 	Attempt            *int          `bun:"attempt"`
 	Level              EventLogLevel `bun:"level"`
 	Message            string        `bun:"message"`
@@ -158,7 +159,7 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 			msg = queuedForDelivery
 			deliveries = append(deliveries, rows[i].ID)
 		}
-		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, Level: EventLogInfo, Message: msg, LoggedAt: e.At}
+		logs[i] = &IntegrationEventLog{IntegrationEventID: rows[i].ID, OrganizationID: t.OrganizationID, Level: EventLogInfo, Message: msg, LoggedAt: e.At}
 	}
 	if _, err := db.NewInsert().Model(&rows).Exec(ctx); err != nil {
 		return "", translate(err)

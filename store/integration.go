@@ -184,6 +184,8 @@ func ListInstallations(ctx context.Context, db bun.IDB, integrationID string, or
 // both tables share.
 type ContentInstallation struct {
 	InstallationID string `bun:"installation_id,pk"`
+	// OrganizationID is the installation's organization.
+	OrganizationID string `bun:"organization_id"`
 	// IntegrationName is read along (see withName), never written.
 	IntegrationName string             `bun:"integration_name,scanonly"`
 	Status          InstallationStatus `bun:"status"`

@@ -99,14 +99,15 @@ func (c OpenAPIErrorCode) MarshalGQL(w io.Writer) { marshalEnum(w, c) }
 type OpenAPISpecVersion struct {
 	bun.BaseModel `bun:"table:openapi_spec_versions,alias:oasv"`
 
-	ID          string            `bun:"id,pk"`
-	SpecID      string            `bun:"spec_id"`
-	Digest      string            `bun:"digest"`
-	Document    []byte            `bun:"document"`
-	ContentType string            `bun:"content_type"`
-	Entry       string            `bun:"entry"`
-	Files       map[string]string `bun:"files,type:jsonb"`
-	CreatedAt   time.Time         `bun:"created_at"`
+	ID             string            `bun:"id,pk"`
+	OrganizationID string            `bun:"organization_id"`
+	SpecID         string            `bun:"spec_id"`
+	Digest         string            `bun:"digest"`
+	Document       []byte            `bun:"document"`
+	ContentType    string            `bun:"content_type"`
+	Entry          string            `bun:"entry"`
+	Files          map[string]string `bun:"files,type:jsonb"`
+	CreatedAt      time.Time         `bun:"created_at"`
 
 	// Spec is the spec the version was read through (its addresses name
 	// the spec's organization and slug); not a column.
@@ -197,9 +198,9 @@ func UnfinishedOpenAPISpecs(ctx context.Context, db bun.IDB, pendingBefore, stuc
 	return ids, translate(err)
 }
 
-// CreateOpenAPISpecVersion inserts v.
+// CreateOpenAPISpecVersion inserts v, in its spec's organization.
 func CreateOpenAPISpecVersion(ctx context.Context, db bun.IDB, v *OpenAPISpecVersion) error {
-	_, err := db.NewInsert().Model(v).Exec(ctx)
+	_, err := inParentOrganization(db.NewInsert().Model(v), v.OrganizationID, "openapi_specs", v.SpecID).Exec(ctx)
 	return translate(err)
 }
 

@@ -31,6 +31,7 @@ type Review struct {
 	bun.BaseModel `bun:"table:change_request_reviews,alias:rv"`
 
 	ID              string       `bun:"id,pk"`
+	OrganizationID  string       `bun:"organization_id"`
 	ChangeRequestID string       `bun:"change_request_id"`
 	ReviewerID      string       `bun:"reviewer_id"`
 	RequestedBy     *string      `bun:"requested_by"`
@@ -56,6 +57,7 @@ type RequestedReviewer struct {
 
 	ChangeRequestID string    `bun:"change_request_id,pk"`
 	UserID          string    `bun:"user_id,pk"`
+	OrganizationID  string    `bun:"organization_id"`
 	RequestedBy     *string   `bun:"requested_by"`
 	RevisionID      string    `bun:"revision_id"`
 	CreatedAt       time.Time `bun:"created_at"`
@@ -102,7 +104,7 @@ func InsertReview(ctx context.Context, tx bun.IDB, rv *Review) error {
 	case err != ErrNotFound:
 		return err
 	}
-	_, err = tx.NewInsert().Model(rv).Returning("seq").Exec(ctx)
+	_, err = inParentOrganization(tx.NewInsert().Model(rv), rv.OrganizationID, "change_requests", rv.ChangeRequestID, "seq").Exec(ctx)
 	return translate(err)
 }
 
@@ -141,13 +143,13 @@ func CurrentReviews(ctx context.Context, db bun.IDB, crID string) ([]*Review, er
 func RequestReviewers(ctx context.Context, tx bun.IDB, cr *ChangeRequest, userIDs []string, by string, at time.Time) ([]*RequestedReviewer, error) {
 	rows := make([]*RequestedReviewer, len(userIDs))
 	for i, u := range userIDs {
-		rows[i] = &RequestedReviewer{ChangeRequestID: cr.ID, UserID: u, RequestedBy: &by, RevisionID: cr.Revision, CreatedAt: at}
+		rows[i] = &RequestedReviewer{ChangeRequestID: cr.ID, UserID: u, OrganizationID: cr.OrganizationID, RequestedBy: &by, RevisionID: cr.Revision, CreatedAt: at}
 	}
 	if len(rows) == 0 {
 		return rows, nil
 	}
 	_, err := tx.NewInsert().Model(&rows).
-		On("CONFLICT (change_request_id, user_id) DO UPDATE").
+		On("CONFLICT (change_request_id, user_id, organization_id) DO UPDATE").
 		Set("requested_by = EXCLUDED.requested_by, revision_id = EXCLUDED.revision_id, created_at = EXCLUDED.created_at").
 		Set("seq = nextval('change_request_review_seq')").
 		Returning("seq").Exec(ctx)

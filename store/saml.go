@@ -107,10 +107,11 @@ func DeleteSAMLProvider(ctx context.Context, db bun.IDB, orgID, id string) (bool
 type SAMLRequest struct {
 	bun.BaseModel `bun:"table:saml_requests,alias:sr"`
 
-	ID         string     `bun:"id,pk"`
-	ProviderID string     `bun:"provider_id"`
-	CreatedAt  time.Time  `bun:"created_at"`
-	ConsumedAt *time.Time `bun:"consumed_at"`
+	ID             string     `bun:"id,pk"`
+	OrganizationID string     `bun:"organization_id"`
+	ProviderID     string     `bun:"provider_id"`
+	CreatedAt      time.Time  `bun:"created_at"`
+	ConsumedAt     *time.Time `bun:"consumed_at"`
 	// LinkUserID is set on a link flow's request: the user who started it
 	// from their authenticated session, to whom the answer's identity may be
 	// linked (graph/sso_link.go). Nil on a sign-in's request.
@@ -128,7 +129,7 @@ func AddSAMLRequest(ctx context.Context, db bun.IDB, r *SAMLRequest, forgetBefor
 	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("coalesce(consumed_at, created_at) < ?", forgetBefore).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	_, err := db.NewInsert().Model(r).Exec(ctx)
+	_, err := inParentOrganization(db.NewInsert().Model(r), r.OrganizationID, "saml_providers", r.ProviderID).Exec(ctx)
 	return translate(err)
 }
 

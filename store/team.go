@@ -161,7 +161,7 @@ func ListTeamMembers(ctx context.Context, db bun.IDB, teamID string, p Page) ([]
 // PutTeamMember adds userID to the team with role, or sets their role.
 func PutTeamMember(ctx context.Context, db bun.IDB, t *Team, userID string, role TeamRole) error {
 	_, err := db.NewInsert().Model(&TeamMembership{TeamID: t.ID, OrganizationID: t.OrganizationID, UserID: userID, Role: role}).
-		On("CONFLICT (team_id, user_id) DO UPDATE").Set("role = EXCLUDED.role").Exec(ctx)
+		On("CONFLICT (team_id, user_id, organization_id) DO UPDATE").Set("role = EXCLUDED.role").Exec(ctx)
 	return translate(err)
 }
 
