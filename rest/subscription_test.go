@@ -433,8 +433,10 @@ func TestLiveEventsArePruned(t *testing.T) {
 		}
 		return n
 	}
-	if n := count(); n != 2 {
-		t.Fatalf("%d live events before pruning, want 2", n)
+	// The periodic prune (jobs are on) may already have run once the clock
+	// moved: the old event is then gone before the job is run here.
+	if n := count(); n != 1 && n != 2 {
+		t.Fatalf("%d live events before pruning, want 2 (or 1, pruned already)", n)
 	}
 	runJob(t, env, jobs.PruneLiveEvents{})
 	if n := count(); n != 1 {
