@@ -40,6 +40,11 @@
 //	go run ./cmd/docsbench -concurrency 16 -duration 10s -cpuprofile cpu.out
 //	go tool pprof -top cpu.out
 //
+// With -others N (100,000 by default) the tree scenario is measured twice:
+// on the database as the bench seeded it, then after N spaces of other
+// organizations are added by SQL and analyzed (others.go), the size at which
+// plans that scan every tenant's rows show.
+//
 // Flags: -groups, -sections, -site-spaces, -outside (sections outside any
 // group), -concurrency, -duration (per measurement), -warmup and
 // -warmup-requests (warm-up before each measurement: whichever limit comes
@@ -92,6 +97,10 @@ type options struct {
 	pages, pageBytes, mergePages, merges           int
 	searchPages, searchRequests, importConcurrency int
 
+	// Spaces of other organizations added before the tree is measured a
+	// second time (others.go); 0: the empty database only.
+	others int
+
 	// The fan-out scenario (fanout.go).
 	subscribers, fanoutReps, burst, bursts int
 }
@@ -110,6 +119,7 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
 	flag.Int64Var(&o.rateLimit, "rate-limit", server.DefaultRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none)")
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
+	flag.IntVar(&o.others, "others", 100_000, "tree: spaces of other organizations added (by SQL, then ANALYZE) before the tree is measured again at that size; 0: the empty database only")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
 	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
@@ -270,6 +280,25 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if tree {
 		if treeRows, err = treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out); err != nil {
 			return err
+		}
+		if o.others > 0 {
+			took, err := seedOthers(ctx, db, o.others)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "added %d spaces of %d other organizations (with their revisions) by SQL and analyzed, in %s\n",
+				o.others, (o.others+othersPerOrganization-1)/othersPerOrganization, took.Round(time.Millisecond))
+			large, err := treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out)
+			if err != nil {
+				return err
+			}
+			for i := range treeRows {
+				treeRows[i].what = "empty: " + treeRows[i].what
+			}
+			for i := range large {
+				large[i].what = fmt.Sprintf("+%dk: ", o.others/1000) + large[i].what
+			}
+			treeRows = append(treeRows, large...)
 		}
 	}
 	if content {
