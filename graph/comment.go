@@ -72,18 +72,20 @@ func (r *spaceResolver) CommentList(ctx context.Context, s *store.Space, page *s
 	return r.commentList(ctx, thread{space: s}, page, limit, order, status, targetPage, authors)
 }
 
+// The space of a change request shown is loaded already: reading the
+// change request was allowed on it (authorize.go).
 func (r *changeRequestResolver) Comment(ctx context.Context, cr *store.ChangeRequest, id string) (*model.CommentNode, error) {
-	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
+	s, err := r.loaders(ctx).Space.Load(ctx, cr.SpaceID)()
 	if err != nil {
-		return nil, err
+		return nil, orNotFound(err, "space")
 	}
 	return r.comment(ctx, thread{space: s, cr: cr}, id)
 }
 
 func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
-	s, err := store.GetSpace(ctx, r.DB, cr.SpaceID)
+	s, err := r.loaders(ctx).Space.Load(ctx, cr.SpaceID)()
 	if err != nil {
-		return nil, err
+		return nil, orNotFound(err, "space")
 	}
 	return r.commentList(ctx, thread{space: s, cr: cr}, page, limit, order, status, targetPage, authors)
 }
@@ -91,6 +93,14 @@ func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.Chang
 func (r *Resolver) comment(ctx context.Context, t thread, id string) (*model.CommentNode, error) {
 	c, err := store.GetComment(ctx, r.DB, t.space.ID, t.crID(), id)
 	return &model.CommentNode{Comment: c}, orNotFound(err, "comment")
+}
+
+// primeSpace caches a live space just read for the rest of the request
+// (Prime keeps a row already loaded, which is as new).
+func (r *Resolver) primeSpace(ctx context.Context, s *store.Space) {
+	if s.DeletedAt == nil {
+		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
+	}
 }
 
 func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
@@ -106,6 +116,9 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 	if err != nil {
 		return nil, err
 	}
+	// Every comment's read rule and permissions ask for its space: the one
+	// at hand, read once for the whole page.
+	r.primeSpace(ctx, t.space)
 	comments, next, info := pageOf(rows, p, func(c *store.Comment) store.Keyset { return store.Keyset{Time: c.PostedAt, ID: c.ID} })
 	items := make([]*model.CommentNode, len(comments))
 	for i, c := range comments {
@@ -485,10 +498,12 @@ func (r *commentResolver) Urls(_ context.Context, c *model.CommentNode) (*model.
 
 // commentPermissions is what the caller may do with a comment or reply by
 // author, on space spaceID.
+// The space comes from the request's loader: a page of comments of one
+// space reads it once, not once per comment.
 func (r *Resolver) commentPermissions(ctx context.Context, spaceID string, author *string) (*model.CommentPermissions, error) {
-	s, err := store.GetSpace(ctx, r.DB, spaceID)
+	s, err := r.loaders(ctx).Space.Load(ctx, spaceID)()
 	if err != nil {
-		return nil, err
+		return nil, orNotFound(err, "space")
 	}
 	g, err := callerGrantee(ctx, s.OrganizationID)
 	if err != nil {

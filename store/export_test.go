@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"io/fs"
+	"sync"
 	"testing/fstest"
 
 	"github.com/uptrace/bun/migrate"
@@ -34,4 +35,25 @@ func (db *DB) MigrateBefore(ctx context.Context, name string) error {
 	}
 	_, err = migrator.Migrate(ctx)
 	return err
+}
+
+// Statement is a statement a read sent: its SQL and, for the pgx reads,
+// its arguments ($1...); bun's statements carry theirs inline.
+type Statement struct {
+	SQL  string
+	Args []any
+}
+
+// RecordStatements returns ctx whose statements are counted and appended
+// to the returned list, for tests that look at what a read runs.
+func RecordStatements(ctx context.Context) (context.Context, *[]Statement) {
+	ctx, c := WithQueryCounter(ctx)
+	var out []Statement
+	var mu sync.Mutex
+	c.record = func(sql string, args []any) {
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, Statement{SQL: sql, Args: args})
+	}
+	return ctx, &out
 }

@@ -10,7 +10,21 @@ import (
 // QueryCounter counts the SQL queries run on behalf of one request. Middleware
 // puts one in the request context; tests assert on it so an N+1 fails a test,
 // and with DOCSAPI_DEBUG=1 responses report it.
-type QueryCounter struct{ n atomic.Int64 }
+type QueryCounter struct {
+	n atomic.Int64
+	// record, when set (store's tests: export_test.go), is also given each
+	// statement: its SQL and, for the pgx reads, its arguments (bun's
+	// statements carry theirs inline).
+	record func(sql string, args []any)
+}
+
+// count counts a statement.
+func (c *QueryCounter) count(sql string, args []any) {
+	c.n.Add(1)
+	if c.record != nil {
+		c.record(sql, args)
+	}
+}
 
 // Count is the number of queries so far.
 func (c *QueryCounter) Count() int64 { return c.n.Load() }
@@ -31,9 +45,9 @@ func QueryCounterFrom(ctx context.Context) *QueryCounter {
 
 type queryCountHook struct{}
 
-func (queryCountHook) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+func (queryCountHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
 	if c := QueryCounterFrom(ctx); c != nil {
-		c.n.Add(1)
+		c.count(e.Query, nil)
 	}
 	return ctx
 }

@@ -52,7 +52,7 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 		return rows, translate(err)
 	}
 	if c := QueryCounterFrom(ctx); c != nil {
-		c.n.Add(1)
+		c.count(query.pgSQL, args)
 	}
 	pgArgs := make([]any, 0, len(args)+1)
 	pgArgs = append(pgArgs, pgx.QueryExecModeCacheStatement)
@@ -339,7 +339,7 @@ func execRows(ctx context.Context, db bun.IDB, query string, args ...any) (int64
 		return n, nil
 	}
 	if c := QueryCounterFrom(ctx); c != nil {
-		c.n.Add(1)
+		c.count(pgQuery(query), args)
 	}
 	tag, err := d.Pool.Exec(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
@@ -367,7 +367,7 @@ func bunArgs(args []any) []any {
 func eachRow(ctx context.Context, db bun.IDB, query string, args []any, scan func(scan func(dest ...any) error) error) error {
 	if d, ok := db.(*DB); ok {
 		if c := QueryCounterFrom(ctx); c != nil {
-			c.n.Add(1)
+			c.count(pgQuery(query), args)
 		}
 		rows, err := d.Pool.Query(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {

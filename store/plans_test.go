@@ -1,0 +1,240 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+// bigTables are the tenant tables that grow with every organization's data:
+// a hot read that scans one of them whole costs every request more as the
+// instance grows.
+var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests", "revisions", "revision_pages"}
+
+// fillOtherOrganization gives the database what a busy instance holds
+// besides the organization under test: tens of thousands of another
+// organization's spaces (each with a revision and a page), site spaces,
+// change requests and comments, made by generate_series, then analyzed (as
+// autovacuum does within a minute). The organization under test ("mine")
+// has a site publishing a thousand spaces, and a space with 500 change requests and
+// 2,000 comments on its content and on one of its change requests: lists
+// longer than a page.
+func fillOtherOrganization(t *testing.T, db *store.DB) {
+	t.Helper()
+	others := 40_000
+	if os.Getenv("DOCSAPI_PLAN_TIMINGS") != "" {
+		others = 100_000
+	}
+	statements := []string{
+		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES
+			('mine', 'Mine', now(), now()), ('other', 'Other', now(), now())`,
+		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
+		// The other organization: spaces, one revision and one page each.
+		fmt.Sprintf(`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
+			SELECT 'os' || i, 'other', 'Space ' || i, 'or' || i, now() - i * interval '1 minute', now()
+			FROM generate_series(1, %d) i`, others),
+		fmt.Sprintf(`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
+			SELECT 'or' || i, 'other', 'os' || i, 'edits', now() FROM generate_series(1, %d) i`, others),
+		fmt.Sprintf(`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, created_at, updated_at)
+			SELECT 'other', 'or' || i, 'p' || i, 0, 'group', 'Page', 'page', now(), now() FROM generate_series(1, %d) i`, others),
+		// Twenty sites, each publishing 1,000 of its spaces.
+		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
+			SELECT 'osite' || i, 'other', 'Site', 'k' || i, now(), now() FROM generate_series(1, 20) i`,
+		`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
+			SELECT 'oss' || i, 'other', 'osite' || (i % 20 + 1), 'os' || i, 'p' || i, i, now() FROM generate_series(1, 20000) i`,
+		// Change requests on the first 10,000 spaces, two each.
+		`INSERT INTO change_requests (id, organization_id, space_id, number, status, created_at, updated_at, revision_initial, revision)
+			SELECT 'ocr' || i, 'other', 'os' || (i % 10000 + 1), i / 10000 + 1,
+				(ARRAY['open', 'draft', 'merged', 'archived'])[i % 4 + 1], now() - i * interval '1 second', now(),
+				'or' || (i % 10000 + 1), 'or' || (i % 10000 + 1)
+			FROM generate_series(0, 19999) i`,
+		// Comments: 20,000 on spaces' content, 20,000 on change requests.
+		`INSERT INTO comments (id, organization_id, space_id, revision_id, body, posted_at, status)
+			SELECT 'oc' || i, 'other', 'os' || (i % 5000 + 1), 'or' || (i % 5000 + 1), 'Hello',
+				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
+			FROM generate_series(1, 20000) i`,
+		`INSERT INTO comments (id, organization_id, space_id, change_request_id, revision_id, body, posted_at, status)
+			SELECT 'occ' || i, 'other', 'os' || (i % 10000 + 1), 'ocr' || (i % 20000), 'or' || (i % 10000 + 1), 'Hello',
+				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
+			FROM generate_series(1, 20000) i`,
+
+		// Mine: a site publishing 1,000 spaces; comments on the first.
+		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
+			SELECT 'ms' || i, 'mine', 'Space ' || i, 'mr' || i, now(), now() FROM generate_series(1, 1000) i`,
+		`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
+			SELECT 'mr' || i, 'mine', 'ms' || i, 'edits', now() FROM generate_series(1, 1000) i`,
+		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
+			VALUES ('msite', 'mine', 'Site', 'mk', now(), now())`,
+		`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
+			SELECT 'mss' || i, 'mine', 'msite', 'ms' || i, 'p' || i, i, now() FROM generate_series(1, 1000) i`,
+		`INSERT INTO change_requests (id, organization_id, space_id, number, status, created_at, updated_at, revision_initial, revision)
+			SELECT 'mcr' || i, 'mine', 'ms1', i, 'open', now() - i * interval '1 second', now(), 'mr1', 'mr1'
+			FROM generate_series(1, 500) i`,
+		`INSERT INTO comments (id, organization_id, space_id, change_request_id, revision_id, body, posted_by, posted_at, status)
+			SELECT 'mc' || i, 'mine', 'ms1', CASE WHEN i % 4 = 0 THEN 'mcr1' END, 'mr1', 'Hello', 'u',
+				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
+			FROM generate_series(1, 2000) i`,
+		`ANALYZE`,
+	}
+	ctx := context.Background()
+	for _, s := range statements {
+		if _, err := db.Pool.Exec(ctx, s); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+	}
+}
+
+// The hot reads (the site tree, a space, comment lists, the open comment
+// counts of change requests, change request lists, a revision's pages)
+// reach their rows through indexes driven by the keys they are given: at
+// size, no plan of theirs scans a whole tenant table, whether PostgreSQL
+// plans the statement for its arguments (custom plans: the first
+// executions of a prepared statement, and bun's statements with inline
+// arguments) or once for any (the generic plan a prepared statement
+// switches to). The statements are the ones the store functions send.
+func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a database")
+	}
+	db := pgtest.NewDB(t)
+	fillOtherOrganization(t, db)
+	busyCR := "mcr1"
+	// ordered reads page through a list: an index gives the rows in the
+	// page's order, so the plan has no Sort (which would read every row of
+	// the list to return twenty).
+	reads := []struct {
+		name    string
+		ordered bool
+		read    func(context.Context) error
+	}{
+		{"GET space", false, func(ctx context.Context) error { _, err := store.GetSpace(ctx, db, "ms1"); return err }},
+		{"groups and sections of a site", false, func(ctx context.Context) error {
+			if _, err := store.GroupsOfSites(ctx, db, []string{"msite"}); err != nil {
+				return err
+			}
+			_, err := store.SectionsOfSites(ctx, db, []string{"msite"})
+			return err
+		}},
+		{"site spaces of a site", false, func(ctx context.Context) error {
+			_, err := store.SiteSpacesOfSites(ctx, db, []string{"msite"}, true)
+			return err
+		}},
+		{"spaces of sites", false, func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, []string{"msite"}); return err }},
+		{"space summaries of sites", false, func(ctx context.Context) error {
+			_, err := store.SpaceSummariesOfSites(ctx, db, []string{"msite"})
+			return err
+		}},
+		{"comment list of a space", true, func(ctx context.Context) error {
+			_, err := store.ListComments(ctx, db, "ms1", nil, store.CommentFilter{}, store.Page{Limit: 20})
+			return err
+		}},
+		{"open comments of a space, newest first", true, func(ctx context.Context) error {
+			_, err := store.ListComments(ctx, db, "ms1", nil, store.CommentFilter{Status: store.CommentOpen, Desc: true}, store.Page{Limit: 20})
+			return err
+		}},
+		{"comment list of a change request", true, func(ctx context.Context) error {
+			_, err := store.ListComments(ctx, db, "ms1", &busyCR, store.CommentFilter{}, store.Page{Limit: 20})
+			return err
+		}},
+		{"open comment counts of change requests", false, func(ctx context.Context) error {
+			_, err := store.OpenChangeRequestComments(ctx, db, []string{"mcr1", "mcr2", "mcr3"})
+			return err
+		}},
+		{"change requests of a space", true, func(ctx context.Context) error {
+			_, err := store.ListChangeRequests(ctx, db, []string{"ms1"}, store.ChangeRequestFilter{}, store.Page{Limit: 20})
+			return err
+		}},
+		{"pages of a revision", false, func(ctx context.Context) error {
+			_, err := store.RevisionsPages(ctx, db, []string{"mr1"})
+			return err
+		}},
+	}
+	conn, err := db.Pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, r := range reads {
+		t.Run(r.name, func(t *testing.T) {
+			ctx, statements := store.RecordStatements(context.Background())
+			if err := r.read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if len(*statements) == 0 {
+				t.Fatal("no statement recorded")
+			}
+			for _, s := range *statements {
+				for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+					if mode == "force_generic_plan" && len(s.Args) == 0 {
+						continue // arguments inline: always planned for them
+					}
+					plan := explain(t, conn.Conn(), mode, s)
+					scans, sorts := planProblems(plan)
+					if len(scans) > 0 {
+						t.Errorf("%s plan scans %s whole:\n%s\n%s", mode, strings.Join(scans, ", "), s.SQL, plan)
+					}
+					if r.ordered && sorts > 0 {
+						t.Errorf("%s plan sorts the list rather than reading it in order:\n%s\n%s", mode, s.SQL, plan)
+					}
+				}
+			}
+		})
+	}
+}
+
+// explain returns the JSON plan of s under plan_cache_mode mode.
+func explain(t *testing.T, conn *pgx.Conn, mode string, s store.Statement) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, "SET plan_cache_mode = "+mode); err != nil {
+		t.Fatal(err)
+	}
+	var plan string
+	// Prepared (not the simple protocol): the arguments are parameters, as
+	// when the read runs.
+	args := append([]any{pgx.QueryExecModeDescribeExec}, s.Args...)
+	if err := conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+s.SQL, args...).Scan(&plan); err != nil {
+		t.Fatalf("explain: %v\n%s", err, s.SQL)
+	}
+	return plan
+}
+
+// planProblems names the big tables a JSON plan reads with a sequential
+// scan, and counts its Sort nodes.
+func planProblems(plan string) (scans []string, sorts int) {
+	var root []struct{ Plan planNode }
+	if err := json.Unmarshal([]byte(plan), &root); err != nil {
+		return []string{"(unreadable plan: " + err.Error() + ")"}, 0
+	}
+	var walk func(n planNode)
+	walk = func(n planNode) {
+		if n.NodeType == "Seq Scan" && slices.Contains(bigTables, n.Relation) {
+			scans = append(scans, n.Relation)
+		}
+		if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
+			sorts++
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	for _, r := range root {
+		walk(r.Plan)
+	}
+	return scans, sorts
+}
+
+type planNode struct {
+	NodeType string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Plans    []planNode `json:"Plans"`
+}

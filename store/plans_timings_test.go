@@ -1,0 +1,75 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+// TestHotReadTimings prints the best of 20 EXPLAIN ANALYZE execution times
+// of the hot reads at size (100,000 spaces of another organization) without
+// and with migration 0036's indexes, and of the site's spaces read as it
+// was and as it is: the figures of docs/performance.md. Opt-in:
+// DOCSAPI_PLAN_TIMINGS=1 go test ./store -run TestHotReadTimings -v
+func TestHotReadTimings(t *testing.T) {
+	if os.Getenv("DOCSAPI_PLAN_TIMINGS") == "" {
+		t.Skip()
+	}
+	db := pgtest.NewDB(t)
+	fillOtherOrganization(t, db)
+	ctx := context.Background()
+	q := map[string]string{
+		"spaces of sites (old)": `SELECT * FROM spaces AS space WHERE space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))`,
+		"spaces of sites (new)": `SELECT * FROM spaces AS space WHERE space.id = ANY(ARRAY(SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))) AND space.deleted_at IS NULL`,
+		"comment list":          `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id IS NULL ORDER BY c.posted_at, c.id LIMIT 21`,
+		"open counts":           `SELECT change_request_id, count(*) FROM comments WHERE change_request_id IN ('mcr1','mcr2','mcr3') AND status = 'open' GROUP BY change_request_id`,
+		"cr comment list":       `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id = 'mcr1' ORDER BY c.posted_at, c.id LIMIT 21`,
+		"cr list":               `SELECT * FROM change_requests cr WHERE cr.space_id IN ('ms1') ORDER BY cr.created_at DESC, cr.id DESC LIMIT 21`,
+	}
+	re := regexp.MustCompile(`Execution Time: ([0-9.]+) ms`)
+	run := func(label string) {
+		for name, sql := range q {
+			best := 1e9
+			var plan string
+			for range 20 {
+				rows, err := db.Pool.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS OFF) "+sql)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plan = ""
+				for rows.Next() {
+					var line string
+					_ = rows.Scan(&line)
+					plan += line + "\n"
+				}
+				rows.Close()
+				var ms float64
+				fmt.Sscan(re.FindStringSubmatch(plan)[1], &ms)
+				best = min(best, ms)
+			}
+			top := regexp.MustCompile(`(?m)^.*$`).FindString(plan)
+			fmt.Printf("%s | %s | %.3f ms | %s\n", label, name, best, top)
+		}
+	}
+	for _, s := range []string{"DROP INDEX comments_space_content_idx", "DROP INDEX comments_change_request_idx", "DROP INDEX change_requests_space_created_idx", "DROP STATISTICS comments_change_request_space", "ANALYZE"} {
+		if _, err := db.Pool.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("before")
+	for _, s := range []string{
+		"CREATE INDEX comments_space_content_idx ON comments (space_id, posted_at, id) WHERE change_request_id IS NULL",
+		"CREATE INDEX comments_change_request_idx ON comments (change_request_id, posted_at, id) INCLUDE (status) WHERE change_request_id IS NOT NULL",
+		"CREATE INDEX change_requests_space_created_idx ON change_requests (space_id, created_at, id)",
+		"CREATE STATISTICS comments_change_request_space (dependencies) ON change_request_id, space_id FROM comments",
+		"VACUUM ANALYZE"} {
+		if _, err := db.Pool.Exec(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("after")
+}
