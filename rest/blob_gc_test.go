@@ -6,12 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"testing"
 	"time"
 
@@ -25,34 +22,10 @@ import (
 // base, and returns the GraphQL response.
 func uploadOnBase(t *testing.T, u *servertest.User, space, base, name string, content []byte) *servertest.GraphQLResponse {
 	t.Helper()
-	ops, _ := json.Marshal(map[string]any{
-		"query":     `mutation($s: ID!, $b: ID, $file: Upload!) { uploadFile(spaceId: $s, file: $file, baseRevision: $b) { id } }`,
-		"variables": map[string]any{"s": space, "b": base, "file": nil},
-	})
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("operations", string(ops))
-	_ = mw.WriteField("map", `{"0": ["variables.file"]}`)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="0"; filename="`+name+`"`)
-	h.Set("Content-Type", "text/plain")
-	part, _ := mw.CreatePart(h)
-	_, _ = part.Write(content)
-	_ = mw.Close()
-	req, _ := http.NewRequest("POST", u.Env.URL+"/graphql", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+u.Token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var out servertest.GraphQLResponse
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("upload: %d %s", resp.StatusCode, raw)
-	}
-	return &out
+	req := servertest.UploadRequest(u.Env.URL, u.Token,
+		`mutation($s: ID!, $b: ID, $file: Upload!) { uploadFile(spaceId: $s, file: $file, baseRevision: $b) { id } }`,
+		map[string]any{"s": space, "b": base}, name, "text/plain", content)
+	return sendUpload(t, req)
 }
 
 func digestOf(b []byte) string {

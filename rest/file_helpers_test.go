@@ -1,12 +1,9 @@
 package rest_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"testing"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
@@ -18,27 +15,18 @@ const uploadFileDocument = `mutation($s: ID!, $cr: ID, $file: Upload!) { uploadF
 // a GraphQL multipart request, and returns the response.
 func upload(t *testing.T, u *servertest.User, space, cr, name, contentType string, content []byte) *servertest.GraphQLResponse {
 	t.Helper()
-	vars := map[string]any{"s": space, "file": nil}
+	vars := map[string]any{"s": space}
 	if cr != "" {
 		vars["cr"] = cr
 	}
-	ops, _ := json.Marshal(map[string]any{
-		"query":     uploadFileDocument,
-		"variables": vars,
-	})
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("operations", string(ops))
-	_ = mw.WriteField("map", `{"0": ["variables.file"]}`)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="0"; filename="`+name+`"`)
-	h.Set("Content-Type", contentType)
-	part, _ := mw.CreatePart(h)
-	_, _ = part.Write(content)
-	_ = mw.Close()
-	req, _ := http.NewRequest("POST", u.Env.URL+"/graphql", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+u.Token)
+	req := servertest.UploadRequest(u.Env.URL, u.Token, uploadFileDocument, vars, name, contentType, content)
+	return sendUpload(t, req)
+}
+
+// sendUpload sends an upload request and returns its GraphQL response,
+// with its HTTP status.
+func sendUpload(t *testing.T, req *http.Request) *servertest.GraphQLResponse {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

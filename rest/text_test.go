@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"mime/multipart"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"strings"
 	"testing"
@@ -118,23 +116,8 @@ func TestGraphQLRefusesTextTheDatabaseCannotStore(t *testing.T) {
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
 	// (A NUL in a part header is already refused by the multipart reader.)
 	for _, name := range []string{"a\xffb.txt"} {
-		ops, _ := json.Marshal(map[string]any{
-			"query":     `mutation($s: ID!, $file: Upload!) { uploadFile(spaceId: $s, file: $file) { id } }`,
-			"variables": map[string]any{"s": space, "file": nil},
-		})
-		var body bytes.Buffer
-		mw := multipart.NewWriter(&body)
-		_ = mw.WriteField("operations", string(ops))
-		_ = mw.WriteField("map", `{"0": ["variables.file"]}`)
-		h := textproto.MIMEHeader{}
-		h.Set("Content-Disposition", `form-data; name="0"; filename="`+name+`"`)
-		h.Set("Content-Type", "text/plain")
-		part, _ := mw.CreatePart(h)
-		_, _ = part.Write([]byte("x"))
-		_ = mw.Close()
-		req, _ := http.NewRequest("POST", env.URL+"/graphql", &body)
-		req.Header.Set("Content-Type", mw.FormDataContentType())
-		req.Header.Set("Authorization", "Bearer "+alice.Token)
+		req := servertest.UploadRequest(env.URL, alice.Token, `mutation($s: ID!, $file: Upload!) { uploadFile(spaceId: $s, file: $file) { id } }`,
+			map[string]any{"s": space}, name, "text/plain", []byte("x"))
 		status, out := sendGraphQL(t, req)
 		expectBadRequest(t, "multipart, file name "+name, status, out)
 	}

@@ -6,10 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
-	"net/textproto"
 	"os"
 	"os/exec"
 	"strings"
@@ -20,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob/blobtest"
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -123,23 +122,8 @@ func (in *instance) must(want int, method, path, token string, body any) map[str
 // upload uploads content as a file of the space's content.
 func (in *instance) upload(token, space, name string, content []byte) string {
 	in.t.Helper()
-	ops, _ := json.Marshal(map[string]any{
-		"query":     `mutation($s: ID!, $file: Upload!) { uploadFile(spaceId: $s, file: $file) { id } }`,
-		"variables": map[string]any{"s": space, "file": nil},
-	})
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("operations", string(ops))
-	_ = mw.WriteField("map", `{"0": ["variables.file"]}`)
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", `form-data; name="0"; filename="`+name+`"`)
-	h.Set("Content-Type", "application/octet-stream")
-	part, _ := mw.CreatePart(h)
-	_, _ = part.Write(content)
-	_ = mw.Close()
-	req, _ := http.NewRequest("POST", in.base+"/graphql", &body)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	req.Header.Set("Authorization", "Bearer "+token)
+	req := servertest.UploadRequest(in.base, token, `mutation($s: ID!, $file: Upload!) { uploadFile(spaceId: $s, file: $file) { id } }`,
+		map[string]any{"s": space}, name, "application/octet-stream", content)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		in.t.Fatal(err)

@@ -13,9 +13,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,38 +93,22 @@ func createTemplate(ctx context.Context) error {
 // the test ends.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
-	once.Do(setup)
-	if setupErr != nil {
-		t.Fatalf("pgtest: %v", setupErr)
-	}
-	ctx := context.Background()
-	name := "t_" + randomHex(8)
-	conn, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		t.Fatalf("pgtest: %v", err)
-	}
-	defer conn.Close(ctx)
-	clusterMu.Lock()
-	_, err = conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s", name, templateName))
-	clusterMu.Unlock()
-	if err != nil {
-		t.Fatalf("pgtest: create database: %v", err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, adminURL)
-		if err != nil {
-			return
-		}
-		defer conn.Close(ctx)
-		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-	})
-	return withDatabase(adminURL, name)
+	return newDatabase(t, "TEMPLATE "+templateName)
 }
 
 // NewEmptyDatabase returns the URL of a new database with no migration
 // applied (for tests of what servers do at their first start), dropped when
 // the test ends.
 func NewEmptyDatabase(t testing.TB) string {
+	t.Helper()
+	return newDatabase(t, "")
+}
+
+// newDatabase creates a database with the options of CREATE DATABASE
+// given, and drops it when the test ends. Copies of the template are
+// serialized (clusterMu): PostgreSQL refuses to copy a template another
+// session is copying.
+func newDatabase(t testing.TB, options string) string {
 	t.Helper()
 	once.Do(setup)
 	if setupErr != nil {
@@ -137,7 +121,10 @@ func NewEmptyDatabase(t testing.TB) string {
 		t.Fatalf("pgtest: %v", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+	clusterMu.Lock()
+	_, err = conn.Exec(ctx, strings.TrimSpace("CREATE DATABASE "+name+" "+options))
+	clusterMu.Unlock()
+	if err != nil {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
