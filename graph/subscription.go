@@ -534,6 +534,11 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 			if v == zero {
 				continue
 			}
+			// Paced: handed over once the executor waits for it and a
+			// delivery slot is free (engine/pacing.go).
+			if engine.TakeTurn(ctx) != nil {
+				return
+			}
 			select {
 			case out <- v:
 			case <-ctx.Done():

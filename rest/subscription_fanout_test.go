@@ -148,10 +148,11 @@ func TestSubscriptionEndsWhenAccessChanges(t *testing.T) {
 
 // A subscriber that stops reading is closed once what it may hold is
 // full (its queue of events, or a write past its deadline), while others
-// keep receiving.
+// keep receiving; with a single delivery slot, its stalled writes do not
+// hold the slot the others need (engine/pacing.go).
 func TestSubscriptionSlowReaderClosed(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096})
+	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096, DeliverySlots: 1})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")

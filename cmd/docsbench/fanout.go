@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -232,6 +235,12 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 		return nil, err
 	}
 
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
+	defer stopProfile()
+
 	// One event at a time.
 	var single []time.Duration
 	for range o.fanoutReps {
@@ -286,6 +295,12 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 		time.Sleep(500 * time.Millisecond)
 	}
 
+	if o.memProfile != "" {
+		if err := writeHeapProfile(o.memProfile); err != nil {
+			return nil, err
+		}
+	}
+
 	sorted := func(d []time.Duration) loadResult {
 		slices.Sort(d)
 		return loadResult{n: len(d), lat: d}
@@ -320,4 +335,16 @@ func printFanoutTable(w io.Writer, rows []row) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.what, r.docsapi, r.target, r.result)
 	}
 	tw.Flush()
+}
+
+// writeHeapProfile writes the heap profile (live objects as of the last
+// collection, allocations since the start) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }

@@ -86,7 +86,7 @@ type options struct {
 	warmupRequests                        int
 	seedConcurrency                       int
 	dbMaxConns                            int
-	cpuProfile                            string
+	cpuProfile, memProfile                string
 	// The measured server's rate budget (server.Config.RateLimit), on by
 	// default as in production.
 	rateLimit  int64
@@ -120,7 +120,8 @@ func main() {
 	flag.Int64Var(&o.rateLimit, "rate-limit", server.DefaultRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none)")
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
 	flag.IntVar(&o.others, "others", 100_000, "tree: spaces of other organizations added (by SQL, then ANALYZE) before the tree is measured again at that size; 0: the empty database only")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts)")
+	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
 	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
@@ -361,18 +362,32 @@ func treeBench(ctx context.Context, o options, db *store.DB, api *apiClient, cli
 	fmt.Fprintf(out, "GET /v1/spaces/{id}: %d bytes (docsapi), %d bytes (bare); %d spaces requested in turn\n",
 		b.spaceBytes, b.spaceBaseBytes, len(site.spaces))
 
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return nil, err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return nil, err
 	}
+	defer stopProfile()
 	return b.measure(ctx)
+}
+
+// startCPUProfile writes a CPU profile to path (none when it is empty)
+// until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // servers are the HTTP servers of a run, on loopback listeners.

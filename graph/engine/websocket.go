@@ -54,6 +54,9 @@ type Sockets struct {
 	// (default DefaultSendBuffer; negative: the system's).
 	WriteTimeout time.Duration
 	SendBuffer   int
+	// Pacer paces the subscriptions' executions (pacing.go); nil: one
+	// of its own per transport, with a slot per CPU.
+	Pacer *Pacer
 }
 
 // Session is a connection's state in the application.
@@ -105,6 +108,9 @@ type socketTransport struct {
 
 // Websocket is the websocket transport of /graphql, for Handler.
 func Websocket(sockets Sockets) graphql.Transport {
+	if sockets.Pacer == nil {
+		sockets.Pacer = NewPacer(0)
+	}
 	return socketTransport{
 		base: transport.Websocket{
 			// Origins are checked before the upgrade (Do), by the matcher
@@ -319,13 +325,20 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 		transport.AddSubscriptionError(ctx, gqlErr)
 		return func(context.Context) *graphql.Response { return nil }, ctx
 	}
-	next, ctx := e.GraphExecutor.DispatchOperation(ctx, rc)
 	if rc.Operation.Operation != ast.Subscription {
-		return next, ctx
+		return e.GraphExecutor.DispatchOperation(ctx, rc)
 	}
+	// The subscription's resolver, run by DispatchOperation, finds its
+	// turn in ctx (TakeTurn).
+	ctx, turn := newTurn(ctx, s.sockets.Pacer)
+	next, ctx := e.GraphExecutor.DispatchOperation(ctx, rc)
 	first := true
 	return func(ctx context.Context) *graphql.Response {
+		// next waits for the subscription's next event and makes its
+		// response; the transport writes it once this returns.
+		turn.waiting()
 		resp := next(ctx)
+		turn.done()
 		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
 			// A subscription refused (not found, over a limit): the
 			// protocol's error message, rather than a result and complete.

@@ -84,6 +84,9 @@ type Config struct {
 	// kernel send buffer in bytes (0: engine.DefaultSendBuffer).
 	WebsocketWriteTimeout time.Duration
 	WebsocketSendBuffer   int
+	// DeliverySlots is how many subscription events are made into
+	// responses at once (engine.Pacer; 0: one per CPU).
+	DeliverySlots int
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -212,7 +215,8 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	socketOrigins := engine.NewOrigins(cfg.PublicURL, append(append([]string(nil), cfg.CORSOrigins...), cfg.WebsocketOrigins...))
 	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
-		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer})
+		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer,
+		Pacer: engine.NewPacer(cfg.DeliverySlots)})
 	gql := labelled("/graphql", auth.optional(client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)

@@ -83,6 +83,7 @@ type Options struct {
 	SubscriptionsPerToken, SubscriptionsMax int
 	WebsocketWriteTimeout                   time.Duration
 	WebsocketSendBuffer                     int
+	DeliverySlots                           int
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -183,6 +184,7 @@ func (e *Env) start() {
 		RateLimit:           o.RateLimit, RateWindow: o.RateWindow, RateExact: o.RateExact,
 		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
 		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
+		DeliverySlots: o.DeliverySlots,
 	})
 	if err != nil {
 		t.Fatal(err)
