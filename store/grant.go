@@ -102,7 +102,7 @@ func ListGrants(ctx context.Context, db bun.IDB, t GrantTarget, teams bool, p Pa
 		key = "g.team_id"
 	}
 	q = q.Where(key + " IS NOT NULL")
-	err := p.byTime(q, "g.created_at", key, false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "g.created_at", key, false))
 	return rows, translate(err)
 }
 
