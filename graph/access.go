@@ -478,3 +478,136 @@ func pageVisible[T any](p store.Page, fetch func(store.Page) ([]T, error), visib
 		q.After = &k
 	}
 }
+
+// The totals of the lists whose rows are checked one by one (pageVisible)
+// apply the same read rule as their pages, or `count` would be an oracle
+// for the objects the caller may not see.
+//
+// The rule (levels inherited through collections, grants to users and
+// teams on every enclosing collection, in-collection visibility) lives in
+// Go, in orgAccess. It is not written a second time in SQL for the counts:
+// two copies of a security rule drift, and a drifted count leaks. Instead:
+//
+//   - a caller who sees everything (an organization admin) gets the store's
+//     count(*) of the list, one index scan of the rows counted;
+//   - anyone else is counted over the organization's spaces as access
+//     decisions see them (store.LoadOrgSpaces: id, parent, level and
+//     visibility, no content), read once per request by a loader that the
+//     organization's change requests and member counts share, and decided
+//     by spaceRole, the function that decides their pages. Its cost grows
+//     with the organization's spaces, not with the page count: one query
+//     of narrow rows (docs/performance.md has the figure at size).
+
+// spaceCount is the total of a list of spaces of orgID read by fetch, as
+// readers all see them (a member's spaces are those the member and the
+// caller can both read): the live spaces that in keeps and every reader
+// can read.
+func (r *Resolver) spaceCount(orgID string, fetch func(store.Page) ([]*store.Space, error), in func(*store.AccessNode) bool, readers ...grantee) func(context.Context) (int, error) {
+	seesAll := true
+	for _, g := range readers {
+		seesAll = seesAll && g.isAdmin()
+	}
+	if seesAll {
+		return countOf(fetch)
+	}
+	return func(ctx context.Context) (int, error) {
+		a, spaces, err := r.orgSpaces(ctx, orgID)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+	spaces:
+		for _, s := range spaces {
+			if !s.Live || !in(s) {
+				continue
+			}
+			for _, g := range readers {
+				if a.spaceRole(g, s) == "" {
+					continue spaces
+				}
+			}
+			n++
+		}
+		return n, nil
+	}
+}
+
+// anySpace keeps every space of an organization.
+func anySpace(*store.AccessNode) bool { return true }
+
+// countVisible is the total of a pageVisible list whose rows are few (an
+// organization's translations): the rows of the whole list that visible
+// keeps, read a batch of MaxPageSize rows at a time.
+func countVisible[T any](fetch func(store.Page) ([]T, error), visible func(T) (bool, error), key func(T) store.Keyset) func(context.Context) (int, error) {
+	return func(context.Context) (int, error) {
+		n := 0
+		q := store.Page{Limit: MaxPageSize}
+		for {
+			rows, err := fetch(q)
+			if err != nil {
+				return 0, err
+			}
+			page := rows[:min(len(rows), q.Limit)]
+			for _, row := range page {
+				ok, err := visible(row)
+				if err != nil {
+					return 0, err
+				}
+				if ok {
+					n++
+				}
+			}
+			if len(rows) <= q.Limit {
+				return n, nil
+			}
+			k := key(page[len(page)-1])
+			q.After = &k
+		}
+	}
+}
+
+// collectionCount is the total of the collections of orgID (the top-level
+// ones only with topLevel) that g can read: the store's count for an admin,
+// otherwise the organization's collections, which every request's access
+// already holds, decided by roleOn as collectionRoleOf decides each row.
+func (r *Resolver) collectionCount(orgID string, fetch func(store.Page) ([]*store.Collection, error), topLevel bool, g grantee) func(context.Context) (int, error) {
+	if g.isAdmin() {
+		return countOf(fetch)
+	}
+	return func(ctx context.Context) (int, error) {
+		if !g.member {
+			return 0, nil
+		}
+		a, err := r.access(ctx, orgID)
+		if err != nil {
+			return 0, err
+		}
+		n := 0
+		for _, c := range a.Collections {
+			if (!topLevel || c.ParentID == nil) && a.roleOn(g, c.ID, c.ParentID, c.DefaultLevel).AtLeast(store.RoleRead) {
+				n++
+			}
+		}
+		return n, nil
+	}
+}
+
+// readableSpaces is the set of the live spaces of orgID the caller can read,
+// decided by spaceRole over the organization's spaces (see spaceCount).
+func (r *Resolver) readableSpaces(ctx context.Context, orgID string) (map[string]bool, error) {
+	g, err := callerGrantee(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	a, spaces, err := r.orgSpaces(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	readable := map[string]bool{}
+	for _, s := range spaces {
+		if s.Live && a.spaceRole(g, s) != "" {
+			readable[s.ID] = true
+		}
+	}
+	return readable, nil
+}

@@ -70,12 +70,15 @@ func (r *Resolver) changeRequestList(ctx context.Context, spaces []string, page 
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListChangeRequests(ctx, r.DB, spaces, f, p)
+	fetch := func(p store.Page) ([]*store.ChangeRequest, error) {
+		return store.ListChangeRequests(ctx, r.DB, spaces, f, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(cr *store.ChangeRequest) store.Keyset { return store.Keyset{Time: cr.CreatedAt, ID: cr.ID} })
-	return &model.ChangeRequestList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 type changeRequestResolver struct{ *Resolver }

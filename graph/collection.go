@@ -57,9 +57,11 @@ func (r *organizationResolver) Collections(ctx context.Context, o *store.Organiz
 	}
 	key := func(c *store.Collection) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} }
 	// SECURITY: only the collections the caller has a role on.
-	rows, err := pageVisible(p, func(q store.Page) ([]*store.Collection, error) {
-		return store.ListCollections(ctx, r.DB, o.ID, nested != nil && !*nested, q)
-	}, func(c *store.Collection) (bool, error) {
+	topLevel := nested != nil && !*nested
+	fetch := func(q store.Page) ([]*store.Collection, error) {
+		return store.ListCollections(ctx, r.DB, o.ID, topLevel, q)
+	}
+	rows, err := pageVisible(p, fetch, func(c *store.Collection) (bool, error) {
 		role, err := r.collectionRoleOf(ctx, g, c)
 		return role != "", err
 	}, key)
@@ -67,7 +69,7 @@ func (r *organizationResolver) Collections(ctx context.Context, o *store.Organiz
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, key)
-	return &model.CollectionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.CollectionList{Items: items, Total: r.collectionCount(o.ID, fetch, topLevel, g), Next: next, PageInfo: info}, nil
 }
 
 type collectionResolver struct{ *Resolver }
@@ -106,8 +108,8 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	}
 	key := func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} }
 	// SECURITY: only the spaces the caller has a role on.
-	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) { return store.ListSpacesInCollection(ctx, r.DB, c.ID, q) },
-		r.spaceVisibleTo(ctx, g), key)
+	fetch := func(q store.Page) ([]*store.Space, error) { return store.ListSpacesInCollection(ctx, r.DB, c.ID, q) }
+	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), key)
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +117,8 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	return &model.SpaceList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	inCollection := func(s *store.AccessNode) bool { return s.ParentID != nil && *s.ParentID == c.ID }
+	return &model.SpaceList{Items: items, Total: r.spaceCount(c.OrganizationID, fetch, inCollection, g), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) CreateCollection(ctx context.Context, orgID string, input model.CreateCollectionInput) (*store.Collection, error) {

@@ -112,7 +112,10 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 	if status != nil && *status != model.CommentStatusFilterAll {
 		f.Status = string(*status)
 	}
-	rows, err := store.ListComments(ctx, r.DB, t.space.ID, t.crID(), f, p)
+	fetch := func(p store.Page) ([]*store.Comment, error) {
+		return store.ListComments(ctx, r.DB, t.space.ID, t.crID(), f, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +127,7 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 	for i, c := range comments {
 		items[i] = &model.CommentNode{Comment: c}
 	}
-	return &model.CommentList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.CommentList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func checkBody(in *model.CommentBodyInput) (string, error) {
@@ -535,7 +538,7 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 	for i, x := range got {
 		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
 	}
-	return &model.CommentReplyList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.CommentReplyList{Items: items, Total: countIs(len(replies)), Next: next, PageInfo: info}, nil
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {

@@ -186,12 +186,15 @@ func (r *organizationResolver) Conversations(ctx context.Context, o *store.Organ
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListConversations(ctx, r.DB, o.ID, source, p)
+	fetch := func(p store.Page) ([]*store.Conversation, error) {
+		return store.ListConversations(ctx, r.DB, o.ID, source, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(c *store.Conversation) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} })
-	return &model.ConversationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ConversationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organization, id string) (*model.ConversationDetail, error) {
@@ -222,7 +225,10 @@ func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListConversationIssues(ctx, r.DB, o.ID, cluster, conversation, p)
+	fetch := func(p store.Page) ([]*store.ConversationIssue, error) {
+		return store.ListConversationIssues(ctx, r.DB, o.ID, cluster, conversation, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +245,7 @@ func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.
 	for _, i := range items {
 		i.Conversation = convs[i.ConversationID]
 	}
-	return &model.ConversationIssueList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ConversationIssueList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.Organization, id string) (*store.ConversationIssue, error) {
@@ -263,7 +269,10 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 		by = *orderBy
 	}
 	desc := order == nil || *order == model.ListOrderDesc
-	rows, err := store.ListIssuesClusters(ctx, r.DB, o.ID, string(by), desc, status, p)
+	fetch := func(p store.Page) ([]*store.IssuesCluster, error) {
+		return store.ListIssuesClusters(ctx, r.DB, o.ID, string(by), desc, status, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +306,7 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 	for _, c := range items {
 		c.Details = details[c.ID]
 	}
-	return &model.ConversationsIssuesClusterList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ConversationsIssuesClusterList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) ConversationsCluster(ctx context.Context, o *store.Organization, id string) (*store.IssuesCluster, error) {

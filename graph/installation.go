@@ -388,14 +388,17 @@ func (r *integrationResolver) Installations(ctx context.Context, in *store.Integ
 		return nil, err
 	}
 	// SECURITY: installations on the organizations the caller administers.
-	rows, err := store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), store.StringOf(externalID), p)
+	fetch := func(p store.Page) ([]*store.IntegrationInstallation, error) {
+		return store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), store.StringOf(externalID), p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.ID}
 	})
-	return &model.IntegrationInstallationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.IntegrationInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *integrationResolver) Installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
@@ -417,14 +420,17 @@ func (r *Resolver) spaceInstallations(ctx context.Context, f store.ContentInstal
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSpaceInstallations(ctx, r.DB, f, p)
+	fetch := func(p store.Page) ([]*store.IntegrationSpaceInstallation, error) {
+		return store.ListSpaceInstallations(ctx, r.DB, f, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationSpaceInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.SpaceID}
 	})
-	return &model.IntegrationSpaceInstallationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.IntegrationSpaceInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *Resolver) siteInstallations(ctx context.Context, f store.ContentInstallationFilter, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
@@ -432,14 +438,17 @@ func (r *Resolver) siteInstallations(ctx context.Context, f store.ContentInstall
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSiteInstallations(ctx, r.DB, f, p)
+	fetch := func(p store.Page) ([]*store.IntegrationSiteInstallation, error) {
+		return store.ListSiteInstallations(ctx, r.DB, f, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationSiteInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.SiteID}
 	})
-	return &model.IntegrationSiteInstallationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.IntegrationSiteInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 type installationResolver struct{ *Resolver }
@@ -548,12 +557,15 @@ func (r *integrationResolver) Events(ctx context.Context, in *store.Integration,
 		return nil, err
 	}
 	// SECURITY: events of installations on the organizations the caller administers.
-	rows, err := store.ListIntegrationEvents(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), p)
+	fetch := func(p store.Page) ([]*store.IntegrationEvent, error) {
+		return store.ListIntegrationEvents(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(e *store.IntegrationEvent) store.Keyset { return store.Keyset{Pos: int(e.Seq), ID: e.ID} })
-	return &model.IntegrationEventList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.IntegrationEventList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *integrationResolver) Event(ctx context.Context, in *store.Integration, id string) (*model.IntegrationEventDetail, error) {

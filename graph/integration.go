@@ -107,12 +107,13 @@ func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *i
 	if target != nil {
 		f.Target = string(*target)
 	}
-	rows, err := store.ListIntegrations(ctx, r.DB, f, p)
+	fetch := func(p store.Page) ([]*store.Integration, error) { return store.ListIntegrations(ctx, r.DB, f, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.Integration) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.IntegrationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.IntegrationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 // publication is a checked PublishIntegrationInput, ready to store.

@@ -27,12 +27,13 @@ func (r *organizationResolver) Invites(ctx context.Context, o *store.Organizatio
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListInvites(ctx, r.DB, o.ID, p)
+	fetch := func(p store.Page) ([]*store.Invite, error) { return store.ListInvites(ctx, r.DB, o.ID, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.Invite) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.OrganizationInviteList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.OrganizationInviteList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *queryResolver) OrganizationInvite(ctx context.Context, orgID, id string) (*store.Invite, error) {

@@ -43,7 +43,8 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 		}
 		f.Search = *search
 	}
-	rows, err := store.ListMembers(ctx, r.DB, o.ID, f, p)
+	fetch := func(p store.Page) ([]*store.Member, error) { return store.ListMembers(ctx, r.DB, o.ID, f, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 		}
 		return store.Keyset{Time: t, ID: m.UserID}
 	})
-	return &model.MemberList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.MemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Member(ctx context.Context, o *store.Organization, userID string) (*store.Member, error) {
@@ -119,9 +120,10 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 	}
 	visibleToMember, visibleToCaller := r.spaceVisibleTo(ctx, g), r.spaceVisibleTo(ctx, caller)
 	// SECURITY: the member's spaces that the caller can read too.
-	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) {
+	fetch := func(q store.Page) ([]*store.Space, error) {
 		return store.ListSpaces(ctx, r.DB, m.OrganizationID, q, isDesc(order))
-	}, func(s *store.Space) (bool, error) {
+	}
+	rows, err := pageVisible(p, fetch, func(s *store.Space) (bool, error) {
 		ok, err := visibleToMember(s)
 		if ok && err == nil {
 			ok, err = visibleToCaller(s)
@@ -141,7 +143,7 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 		items[i] = &model.MemberContentPermission{Permission: role, Space: s}
 	}
-	return &model.MemberContentPermissionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.MemberContentPermissionList{Items: items, Total: r.spaceCount(m.OrganizationID, fetch, anySpace, g, caller), Next: next, PageInfo: info}, nil
 }
 
 func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, title *string) (*model.MemberTeamList, error) {
@@ -153,7 +155,8 @@ func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, p
 	if title != nil {
 		f.Title = *title
 	}
-	rows, err := store.ListTeams(ctx, r.DB, m.OrganizationID, f, p)
+	fetch := func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, m.OrganizationID, f, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +169,7 @@ func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, p
 	for i, t := range teams {
 		items[i] = &model.MemberTeam{Team: t, Member: &model.TeamMember{Role: roles[t.ID]}}
 	}
-	return &model.MemberTeamList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.MemberTeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) UpdateMember(ctx context.Context, orgID, userID string, input model.UpdateMemberInput) (*store.Member, error) {

@@ -55,12 +55,13 @@ func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListOpenAPISpecs(ctx, r.DB, o.ID, p)
+	fetch := func(p store.Page) ([]*store.OpenAPISpec, error) { return store.ListOpenAPISpecs(ctx, r.DB, o.ID, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(s *store.OpenAPISpec) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.OpenAPISpecList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.OpenAPISpecList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organization, slug string) (*store.OpenAPISpec, error) {
@@ -219,7 +220,10 @@ func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListOpenAPISpecVersions(ctx, r.DB, s.ID, p)
+	fetch := func(p store.Page) ([]*store.OpenAPISpecVersion, error) {
+		return store.ListOpenAPISpecVersions(ctx, r.DB, s.ID, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +231,7 @@ func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec
 		v.Spec = s
 	}
 	items, next, info := pageOf(rows, p, func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} })
-	return &model.OpenAPISpecVersionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.OpenAPISpecVersionList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error) {

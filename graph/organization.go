@@ -31,14 +31,17 @@ func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *
 	}
 	// SECURITY: only the caller's own organizations are listed, and of a
 	// scoped caller only the one its token reaches.
-	rows, err := store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, caller.Scope(), p)
+	fetch := func(p store.Page) ([]*store.Organization, error) {
+		return store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, caller.Scope(), p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(o *store.Organization) store.Keyset {
 		return store.Keyset{Time: o.CreatedAt, ID: o.ID}
 	})
-	return &model.OrganizationList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.OrganizationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *queryResolver) Organization(ctx context.Context, id string) (*store.Organization, error) {

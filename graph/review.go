@@ -35,12 +35,13 @@ func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.Change
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListReviews(ctx, r.DB, cr.ID, outdated, p)
+	fetch := func(p store.Page) ([]*store.Review, error) { return store.ListReviews(ctx, r.DB, cr.ID, outdated, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(rv *store.Review) store.Keyset { return store.Keyset{Pos: int(rv.Seq), ID: rv.ID} })
-	return &model.ChangeRequestReviewList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestReviewList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string) (*model.ChangeRequestRequestedReviewerList, error) {
@@ -48,14 +49,17 @@ func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *s
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListRequestedReviewers(ctx, r.DB, cr.ID, p)
+	fetch := func(p store.Page) ([]*store.RequestedReviewer, error) {
+		return store.ListRequestedReviewers(ctx, r.DB, cr.ID, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(q *store.RequestedReviewer) store.Keyset {
 		return store.Keyset{Pos: int(q.Seq), ID: q.UserID}
 	})
-	return &model.ChangeRequestRequestedReviewerList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestRequestedReviewerList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 // reviewableChangeRequest locks the change request of t for a review or a

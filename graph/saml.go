@@ -33,12 +33,13 @@ func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organ
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSAMLProviders(ctx, r.DB, o.ID, p)
+	fetch := func(p store.Page) ([]*store.SAMLProvider, error) { return store.ListSAMLProviders(ctx, r.DB, o.ID, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(s *store.SAMLProvider) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.SAMLProviderList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SAMLProviderList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) SamlProvider(ctx context.Context, o *store.Organization, id string) (*store.SAMLProvider, error) {

@@ -132,13 +132,16 @@ func (r *queryResolver) SiteAdaptiveTemplateConditions(ctx context.Context, orga
 func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, space *string, title *string, published *bool, types []store.SiteType) (*model.SiteList, error) {
 	// SECURITY: the organization's sites are listed to its readers.
 	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
-		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}}, err
+		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}, Total: countIs(0)}, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListSites(ctx, r.DB, o.ID, store.SiteFilter{SpaceID: space, Title: title, Published: published, Types: types}, p)
+	fetch := func(p store.Page) ([]*store.Site, error) {
+		return store.ListSites(ctx, r.DB, o.ID, store.SiteFilter{SpaceID: space, Title: title, Published: published, Types: types}, p)
+	}
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +149,7 @@ func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization,
 	if err := r.primeSites(ctx, items); err != nil {
 		return nil, err
 	}
-	return &model.SiteList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SiteList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 // primeSites loads, for all the sites of a list at once, what the query asks

@@ -84,11 +84,12 @@ func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *s
 	if err != nil {
 		return nil, err
 	}
-	items, next, info, err := pageOfOrdered(t.orderedGroups(), page, limit, func(g *store.SiteSectionGroup) string { return g.ID })
+	all := t.orderedGroups()
+	items, next, info, err := pageOfOrdered(all, page, limit, func(g *store.SiteSectionGroup) string { return g.ID })
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSectionGroupList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SiteSectionGroupList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string) (*model.SiteSectionList, error) {
@@ -96,11 +97,12 @@ func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string
 	if err != nil {
 		return nil, err
 	}
-	items, next, info, err := pageOfOrdered(t.orderedSections(), page, limit, func(s *store.SiteSection) string { return s.ID })
+	all := t.orderedSections()
+	items, next, info, err := pageOfOrdered(all, page, limit, func(s *store.SiteSection) string { return s.ID })
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSectionList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SiteSectionList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string, isDefault *bool) (*model.SiteSpaceList, error) {
@@ -129,7 +131,7 @@ func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *s
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSpaceList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SiteSpaceList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 // pageOfOrdered pages through a list ordered in memory (a site's structure,

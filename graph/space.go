@@ -55,8 +55,8 @@ func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization
 		return nil, err
 	}
 	// SECURITY: only the spaces the caller has a role on.
-	rows, err := pageVisible(p, func(q store.Page) ([]*store.Space, error) { return store.ListSpaces(ctx, r.DB, o.ID, q, false) },
-		r.spaceVisibleTo(ctx, g), spaceKey)
+	fetch := func(q store.Page) ([]*store.Space, error) { return store.ListSpaces(ctx, r.DB, o.ID, q, false) }
+	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), spaceKey)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	return &model.SpaceList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.SpaceList{Items: items, Total: r.spaceCount(o.ID, fetch, anySpace, g), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID string, input model.CreateSpaceInput) (*store.Space, error) {

@@ -45,12 +45,13 @@ func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization,
 			f.OwnedBy = owner
 		}
 	}
-	rows, err := store.ListTeams(ctx, r.DB, o.ID, f, p)
+	fetch := func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, o.ID, f, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, teamKey)
-	return &model.TeamList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.TeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, id string) (*store.Team, error) {
@@ -220,7 +221,8 @@ func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *str
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListTeamMembers(ctx, r.DB, t.ID, p)
+	fetch := func(p store.Page) ([]*store.TeamMemberRow, error) { return store.ListTeamMembers(ctx, r.DB, t.ID, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +232,7 @@ func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *str
 		items[i] = &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
 			Permissions: &model.TeamMemberPermissions{View: true}}
 	}
-	return &model.TeamMemberList{Items: items, Count: len(items), Next: next, PageInfo: info}, nil
+	return &model.TeamMemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
 }
 
 // managedTeam reads a team the caller manages (admins and the team's owners).

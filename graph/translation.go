@@ -46,11 +46,13 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 	if err != nil {
 		return nil, err
 	}
-	rows, err := store.ListTranslations(ctx, r.DB, o.ID, p)
+	fetch := func(p store.Page) ([]*store.Translation, error) { return store.ListTranslations(ctx, r.DB, o.ID, p) }
+	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
 	}
-	items, next, info := pageOf(rows, p, func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} })
+	key := func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} }
+	items, next, info := pageOf(rows, p, key)
 	// The source spaces in one batch; a deleted one is not found.
 	ids := make([]string, len(items))
 	for i, t := range items {
@@ -71,7 +73,16 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 			return nil, err
 		}
 	}
-	return &model.TranslationList{Items: visible, Count: len(visible), Next: next, PageInfo: info}, nil
+	// SECURITY: the total counts by the same rule: the translations whose
+	// source space is live and readable by the caller.
+	total := func(ctx context.Context) (int, error) {
+		readable, err := r.readableSpaces(ctx, o.ID)
+		if err != nil {
+			return 0, err
+		}
+		return countVisible(fetch, func(t *store.Translation) (bool, error) { return readable[t.SourceSpaceID], nil }, key)(ctx)
+	}
+	return &model.TranslationList{Items: visible, Total: total, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Translation(ctx context.Context, o *store.Organization, id string) (*store.Translation, error) {

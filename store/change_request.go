@@ -109,7 +109,7 @@ type ChangeRequestFilter struct {
 func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
 	var rows []*ChangeRequest
 	if len(spaceIDs) == 0 {
-		return rows, nil
+		return rows, p.none()
 	}
 	q := db.NewSelect().Model(&rows).Where("cr.space_id IN (?)", bun.List(spaceIDs))
 	if f.Status != "" {
@@ -127,6 +127,6 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f Ch
 	if f.RequestedReviewer != nil {
 		q = q.Where("EXISTS (SELECT 1 FROM change_request_requested_reviewers AS q WHERE q.change_request_id = cr.id AND q.user_id = ?)", *f.RequestedReviewer)
 	}
-	err := p.byTime(q, "cr.created_at", "cr.id", true).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "cr.created_at", "cr.id", true))
 	return rows, translate(err)
 }

@@ -46,7 +46,7 @@ func ListCollections(ctx context.Context, db bun.IDB, orgID string, topLevel boo
 	if topLevel {
 		q = q.Where("collection.parent_id IS NULL")
 	}
-	err := p.byTime(q, "collection.created_at", "collection.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "collection.created_at", "collection.id", false))
 	return rows, translate(err)
 }
 
@@ -55,7 +55,7 @@ func ListCollections(ctx context.Context, db bun.IDB, orgID string, topLevel boo
 func ListSpacesInCollection(ctx context.Context, db bun.IDB, collectionID string, p Page) ([]*Space, error) {
 	var rows []*Space
 	q := db.NewSelect().Model(&rows).Where("space.parent_id = ? AND space.deleted_at IS NULL", collectionID)
-	err := p.byPosition(q, "space").Scan(ctx)
+	err := p.scan(ctx, p.byPosition(q, "space"))
 	return rows, translate(err)
 }
 

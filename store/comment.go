@@ -122,7 +122,7 @@ func ListComments(ctx context.Context, db bun.IDB, spaceID string, crID *string,
 	if len(f.Authors) > 0 {
 		q = q.Where("c.posted_by IN (?)", bun.List(f.Authors))
 	}
-	err := p.byTime(q, "c.posted_at", "c.id", f.Desc).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "c.posted_at", "c.id", f.Desc))
 	return rows, translate(err)
 }
 

@@ -158,7 +158,7 @@ func ListConversations(ctx context.Context, db bun.IDB, orgID string, source *st
 	if source != nil {
 		q = q.Where("cv.source = ?", *source)
 	}
-	err := p.byTime(q, "cv.created_at", "cv.id", true).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "cv.created_at", "cv.id", true))
 	return rows, translate(err)
 }
 
@@ -173,7 +173,7 @@ func ListConversationIssues(ctx context.Context, db bun.IDB, orgID string, clust
 	if conversation != nil {
 		q = q.Where("ci.conversation_id = ?", *conversation)
 	}
-	err := p.byTime(q, "ci.created_at", "ci.id", true).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "ci.created_at", "ci.id", true))
 	return rows, translate(err)
 }
 
@@ -225,6 +225,12 @@ func ListIssuesClusters(ctx context.Context, db bun.IDB, orgID, orderBy string, 
 	if status != nil {
 		where += " AND status = ?"
 		args = append(args, string(*status))
+	}
+	if p.counting() {
+		// The status is computed (clusterColumns): counted over the same rows.
+		err := db.NewRaw(`SELECT count(*) FROM (SELECT `+clusterColumns+` FROM conversation_issue_clusters cl `+clusterTasks+`) x
+			WHERE `+where, args...).Scan(ctx, p.Total)
+		return nil, translate(err)
 	}
 	if p.After != nil {
 		var after any = p.After.Pos

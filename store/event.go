@@ -176,14 +176,11 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 func ListIntegrationEvents(ctx context.Context, db bun.IDB, integrationID string, orgIDs []string, p Page) ([]*IntegrationEvent, error) {
 	var rows []*IntegrationEvent
 	if len(orgIDs) == 0 {
-		return rows, nil
+		return rows, p.none()
 	}
 	q := db.NewSelect().Model(&rows).Relation("Event").
 		Where("ie.integration_id = ? AND ie.organization_id IN (?)", integrationID, bun.List(orgIDs))
-	if p.After != nil {
-		q = q.Where("ie.seq < ?", p.After.Pos)
-	}
-	return rows, translate(q.OrderExpr("ie.seq DESC").Limit(int64(p.Limit) + 1).Scan(ctx))
+	return rows, p.scan(ctx, bySeq(p, q, "ie.seq", true))
 }
 
 // GetIntegrationEvent reads event id of an integration.

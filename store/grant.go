@@ -102,7 +102,7 @@ func ListGrants(ctx context.Context, db bun.IDB, t GrantTarget, teams bool, p Pa
 		key = "g.team_id"
 	}
 	q = q.Where(key + " IS NOT NULL")
-	err := p.byTime(q, "g.created_at", key, false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "g.created_at", key, false))
 	return rows, translate(err)
 }
 
@@ -199,7 +199,15 @@ func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, e
 // oldest first, for the lists and counts that go over all of them.
 func LoadOrgSpaces(ctx context.Context, db bun.IDB, orgID string) ([]*AccessNode, error) {
 	var spaces []*AccessNode
-	err := db.NewRaw(`SELECT 'space' AS kind, id, parent_id, default_level, created_at, deleted_at IS NULL AS live, visibility
-		FROM spaces WHERE organization_id = ? ORDER BY created_at, id`, orgID).Scan(ctx, &spaces)
+	// Live and deleted spaces apart, each by its index (spaces_org_idx holds
+	// live spaces only; spaces_deleted_idx the few deleted ones, kept for
+	// their retention): one condition over both would read every
+	// organization's spaces.
+	err := db.NewRaw(`SELECT 'space' AS kind, id, parent_id, default_level, created_at, true AS live, visibility
+		FROM spaces WHERE organization_id = ? AND deleted_at IS NULL
+		UNION ALL
+		SELECT 'space', id, parent_id, default_level, created_at, false, visibility
+		FROM spaces WHERE organization_id = ? AND deleted_at IS NOT NULL
+		ORDER BY created_at, id`, orgID, orgID).Scan(ctx, &spaces)
 	return spaces, translate(err)
 }

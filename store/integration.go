@@ -114,7 +114,7 @@ func ListIntegrations(ctx context.Context, db bun.IDB, f IntegrationFilter, p Pa
 		q = q.Where(`EXISTS (SELECT 1 FROM jsonb_array_elements(i.blocks) b, jsonb_array_elements_text(COALESCE(b->'urlUnfurl', '[]')) u
 			WHERE substring(u from ?) = ?)`, blockHost, f.BlockDomain)
 	}
-	return rows, translate(p.byCreation(q, "i").Scan(ctx))
+	return rows, p.scan(ctx, p.byCreation(q, "i"))
 }
 
 // DeleteIntegration removes an integration with its installations and
@@ -171,13 +171,13 @@ func InstallationOn(ctx context.Context, db bun.IDB, integrationID, orgID string
 func ListInstallations(ctx context.Context, db bun.IDB, integrationID string, orgIDs []string, externalID string, p Page) ([]*IntegrationInstallation, error) {
 	var rows []*IntegrationInstallation
 	if len(orgIDs) == 0 {
-		return rows, nil
+		return rows, p.none()
 	}
 	q := withExtras(db.NewSelect().Model(&rows)).Where("ii.integration_id = ? AND ii.organization_id IN (?)", integrationID, bun.List(orgIDs))
 	if externalID != "" {
 		q = q.Where("? = ANY(ii.external_ids)", externalID)
 	}
-	return rows, translate(p.byCreation(q, "ii").Scan(ctx))
+	return rows, p.scan(ctx, p.byCreation(q, "ii"))
 }
 
 // ContentInstallation is an installation on one space or site: the columns
@@ -264,14 +264,14 @@ func (f ContentInstallationFilter) apply(q *bun.SelectQuery, alias string) *bun.
 func ListSpaceInstallations(ctx context.Context, db bun.IDB, f ContentInstallationFilter, p Page) ([]*IntegrationSpaceInstallation, error) {
 	var rows []*IntegrationSpaceInstallation
 	q := liveSpaces(f.apply(withName(db.NewSelect().Model(&rows), "isi"), "isi"))
-	return rows, translate(p.byTime(q, "isi.created_at", "isi.space_id", false).Scan(ctx))
+	return rows, p.scan(ctx, p.byTime(q, "isi.created_at", "isi.space_id", false))
 }
 
 // ListSiteInstallations pages through site installations, oldest first.
 func ListSiteInstallations(ctx context.Context, db bun.IDB, f ContentInstallationFilter, p Page) ([]*IntegrationSiteInstallation, error) {
 	var rows []*IntegrationSiteInstallation
 	q := f.apply(withName(db.NewSelect().Model(&rows), "iti"), "iti")
-	return rows, translate(p.byTime(q, "iti.created_at", "iti.site_id", false).Scan(ctx))
+	return rows, p.scan(ctx, p.byTime(q, "iti.created_at", "iti.site_id", false))
 }
 
 // DeleteSpaceInstallation removes the installation on a space; false when there was none.

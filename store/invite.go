@@ -38,7 +38,7 @@ func GetInvite(ctx context.Context, db bun.IDB, orgID, id string) (*Invite, erro
 func ListInvites(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Invite, error) {
 	var rows []*Invite
 	q := db.NewSelect().Model(&rows).Where("invite.organization_id = ?", orgID)
-	err := p.byTime(q, "invite.created_at", "invite.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "invite.created_at", "invite.id", false))
 	return rows, translate(err)
 }
 

@@ -63,7 +63,7 @@ func ListMembers(ctx context.Context, db bun.IDB, orgID string, f MemberFilter, 
 		col = "m.last_seen_at"
 		q = q.Where("m.last_seen_at IS NOT NULL")
 	}
-	err := p.byTime(q, col, "m.user_id", f.Desc).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, col, "m.user_id", f.Desc))
 	return rows, translate(err)
 }
 

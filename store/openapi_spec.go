@@ -153,7 +153,7 @@ func LockOpenAPISpec(ctx context.Context, tx bun.Tx, id string) (*OpenAPISpec, e
 func ListOpenAPISpecs(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*OpenAPISpec, error) {
 	var rows []*OpenAPISpec
 	q := db.NewSelect().Model(&rows).Where("oas.organization_id = ?", orgID)
-	err := p.byTime(q, "oas.created_at", "oas.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "oas.created_at", "oas.id", false))
 	return rows, translate(err)
 }
 
@@ -231,6 +231,6 @@ func ListOpenAPISpecVersions(ctx context.Context, db bun.IDB, specID string, p P
 	var rows []*OpenAPISpecVersion
 	q := db.NewSelect().Model(&rows).Column("id", "spec_id", "digest", "content_type", "entry", "created_at").
 		Where("oasv.spec_id = ?", specID)
-	err := p.byTime(q, "oasv.created_at", "oasv.id", true).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "oasv.created_at", "oasv.id", true))
 	return rows, translate(err)
 }

@@ -114,7 +114,7 @@ func ListOrganizationsOfUser(ctx context.Context, db bun.IDB, userID, scope stri
 	if scope != "" {
 		q = q.Where("organization.id = ?", scope)
 	}
-	err := p.byCreation(q, "organization").Scan(ctx)
+	err := p.scan(ctx, p.byCreation(q, "organization"))
 	return orgs, translate(err)
 }
 

@@ -82,6 +82,9 @@ func selectReviews(db bun.IDB, model any) *bun.SelectQuery {
 // bySeq orders reviews or requests by their seq column col (Keyset.Pos),
 // which follows the order they were made in even within one clock tick.
 func bySeq(p Page, q *bun.SelectQuery, col string, desc bool) *bun.SelectQuery {
+	if p.counting() {
+		return q
+	}
 	cmp, dir := ">", "ASC"
 	if desc {
 		cmp, dir = "<", "DESC"
@@ -124,7 +127,7 @@ func ListReviews(ctx context.Context, db bun.IDB, crID string, outdated *bool, p
 	if outdated != nil {
 		q = q.Where(reviewOutdated+" = ?", *outdated)
 	}
-	err := bySeq(p, q, "rv.seq", true).Scan(ctx)
+	err := p.scan(ctx, bySeq(p, q, "rv.seq", true))
 	return rows, translate(err)
 }
 
@@ -161,7 +164,7 @@ func RequestReviewers(ctx context.Context, tx bun.IDB, cr *ChangeRequest, userID
 func ListRequestedReviewers(ctx context.Context, db bun.IDB, crID string, p Page) ([]*RequestedReviewer, error) {
 	var rows []*RequestedReviewer
 	q := db.NewSelect().Model(&rows).Where("rr.change_request_id = ?", crID)
-	err := bySeq(p, q, "rr.seq", false).Scan(ctx)
+	err := p.scan(ctx, bySeq(p, q, "rr.seq", false))
 	return rows, translate(err)
 }
 

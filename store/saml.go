@@ -78,7 +78,7 @@ func SAMLProviderByID(ctx context.Context, db bun.IDB, id string) (*SAMLProvider
 func ListSAMLProviders(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*SAMLProvider, error) {
 	var rows []*SAMLProvider
 	q := db.NewSelect().Model(&rows).Where("sp.organization_id = ?", orgID)
-	err := p.byTime(q, "sp.created_at", "sp.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "sp.created_at", "sp.id", false))
 	return rows, translate(err)
 }
 

@@ -81,7 +81,7 @@ func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Pa
 	if len(f.Types) > 0 {
 		q = q.Where("site.type IN (?)", bun.List(f.Types))
 	}
-	err := p.byCreation(q, "site").Scan(ctx)
+	err := p.scan(ctx, p.byCreation(q, "site"))
 	return sites, translate(err)
 }
 

@@ -91,7 +91,7 @@ func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error
 func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page, desc bool) ([]*Space, error) {
 	var spaces []*Space
 	q := db.NewSelect().Model(&spaces).Where("organization_id = ? AND deleted_at IS NULL", orgID)
-	err := p.byTime(q, "space.created_at", "space.id", desc).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "space.created_at", "space.id", desc))
 	return spaces, translate(err)
 }
 

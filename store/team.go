@@ -90,7 +90,7 @@ func ListTeams(ctx context.Context, db bun.IDB, orgID string, f TeamFilter, p Pa
 	if f.MemberID != nil {
 		q = q.Where("EXISTS (SELECT 1 FROM team_members AS o WHERE o.team_id = team.id AND o.user_id = ?)", *f.MemberID)
 	}
-	err := p.byTime(q, "team.created_at", "team.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "team.created_at", "team.id", false))
 	return rows, translate(err)
 }
 
@@ -154,7 +154,7 @@ func ListTeamMembers(ctx context.Context, db bun.IDB, teamID string, p Page) ([]
 	q := db.NewSelect().Model(&rows).ColumnExpr("m.*, tm.role AS team_role").
 		Join("JOIN team_members AS tm ON tm.organization_id = m.organization_id AND tm.user_id = m.user_id").
 		Where("tm.team_id = ?", teamID)
-	err := p.byTime(q, "m.joined_at", "m.user_id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "m.joined_at", "m.user_id", false))
 	return rows, translate(err)
 }
 

@@ -74,7 +74,7 @@ func GetTranslation(ctx context.Context, db bun.IDB, orgID, id string) (*Transla
 func ListTranslations(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Translation, error) {
 	var rows []*Translation
 	q := db.NewSelect().Model(&rows).Where("tr.organization_id = ?", orgID)
-	err := p.byTime(q, "tr.created_at", "tr.id", false).Scan(ctx)
+	err := p.scan(ctx, p.byTime(q, "tr.created_at", "tr.id", false))
 	return rows, translate(err)
 }
 

@@ -1,6 +1,11 @@
 package model
 
-import "github.com/docsapi/docsapi/store"
+import (
+	"context"
+	"errors"
+
+	"github.com/docsapi/docsapi/store"
+)
 
 // List is a page of a keyset-paginated list, as every `...List` type of the
 // schema answers it: the items, and where the page sits. Its edges are the
@@ -11,9 +16,21 @@ import "github.com/docsapi/docsapi/store"
 // schema's types to it (gqlgen finds them by name).
 type List[T any] struct {
 	Items    []T       `json:"items"`
-	Count    int       `json:"count"`
 	Next     *ListNext `json:"next,omitempty"`
 	PageInfo *PageInfo `json:"pageInfo"`
+	// Total counts the items of the whole list, every page, as the caller
+	// sees them (graph/pagination.go makes it). It runs only when `count`
+	// is asked for: a count is a query a page need not pay for.
+	Total func(ctx context.Context) (int, error) `json:"-"`
+}
+
+// Count is the number of items of the whole list, not of this page.
+func (l *List[T]) Count(ctx context.Context) (int, error) {
+	if l.Total == nil {
+		// A list made without its total: a bug, not a 0 that would lie.
+		return 0, errors.New("model: this list has no total")
+	}
+	return l.Total(ctx)
 }
 
 // Edge is an item of a list with its cursor.
