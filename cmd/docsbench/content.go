@@ -429,7 +429,8 @@ func copyContentToOthers(ctx context.Context, db *store.DB, org string, n int) (
 	prefix := fmt.Sprintf("c%x-", time.Now().UnixNano()&0xffffffff)
 	statements := []string{
 		`INSERT INTO organizations (id, title, created_at, updated_at)
-		 SELECT $1 || g, 'Other content ' || g, now(), now() FROM generate_series(1, $3::int) g`,
+		 SELECT $1 || g, o.title || ' (copy ' || g || ')', now(), now()
+		 FROM organizations o, generate_series(1, $3::int) g WHERE o.id = $2`,
 		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
 		 SELECT $1 || g || '-' || s.id, $1 || g, s.title, $1 || g || '-' || s.revision_id, now(), now()
 		 FROM spaces s, generate_series(1, $3::int) g WHERE s.organization_id = $2 AND s.deleted_at IS NULL`,
