@@ -25,7 +25,7 @@ func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string
 	if err := checkQuery(query); err != nil {
 		return nil, err
 	}
-	hits, err := store.Search(ctx, r.DB, []string{s.ID}, query)
+	hits, err := store.Search(ctx, r.DB, s.OrganizationID, []string{s.ID}, query)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 			ids = append(ids, s.ID)
 		}
 	}
-	hits, err := store.Search(ctx, r.DB, ids, query)
+	hits, err := store.Search(ctx, r.DB, o.ID, ids, query)
 	if err != nil {
 		return nil, err
 	}

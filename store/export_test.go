@@ -57,3 +57,9 @@ func RecordStatements(ctx context.Context) (context.Context, *[]Statement) {
 	}
 	return ctx, &out
 }
+
+// The bounds of one search.
+const (
+	MaxSearchHits       = maxSearchHits
+	MaxSearchCandidates = maxSearchCandidates
+)

@@ -18,16 +18,17 @@ import (
 // bigTables are the tenant tables that grow with every organization's data:
 // a hot read that scans one of them whole costs every request more as the
 // instance grows.
-var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests", "revisions", "revision_pages"}
+var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests", "revisions", "revision_pages", "body_sections"}
 
 // fillOtherOrganization gives the database what a busy instance holds
 // besides the organization under test: tens of thousands of another
-// organization's spaces (each with a revision and a page), site spaces,
-// change requests and comments, made by generate_series, then analyzed (as
+// organization's spaces (each with a revision and a page, 10,000 pages
+// with a body whose text has the word searched), site spaces, change
+// requests and comments, made by generate_series, then analyzed (as
 // autovacuum does within a minute). The organization under test ("mine")
-// has a site publishing a thousand spaces, and a space with 500 change requests and
-// 2,000 comments on its content and on one of its change requests: lists
-// longer than a page.
+// has a site publishing a thousand spaces, and a space with 500 change
+// requests, 2,000 comments on its content and on one of its change
+// requests (lists longer than a page), and 100 pages with a body.
 func fillOtherOrganization(t *testing.T, db *store.DB) {
 	t.Helper()
 	others := 40_000
@@ -46,6 +47,14 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 			SELECT 'or' || i, 'other', 'os' || i, 'edits', now() FROM generate_series(1, %d) i`, others),
 		fmt.Sprintf(`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, created_at, updated_at)
 			SELECT 'other', 'or' || i, 'p' || i, 0, 'group', 'Page', 'page', now(), now() FROM generate_series(1, %d) i`, others),
+		// Page bodies of the first 10,000 pages, a section each, all with
+		// the word the search below looks for.
+		`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT 'other', 'ob' || i, 'Kettle ' || i FROM generate_series(1, 10000) i`,
+		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT 'other', 'ob' || i, 0, '', '', 'The kettle number ' || i FROM generate_series(1, 10000) i`,
+		`UPDATE revision_pages SET type = 'document', body_sha256 = 'ob' || substr(page_id, 2)
+			WHERE organization_id = 'other' AND substr(page_id, 2)::int <= 10000`,
 		// Twenty sites, each publishing 1,000 of its spaces.
 		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
 			SELECT 'osite' || i, 'other', 'Site', 'k' || i, now(), now() FROM generate_series(1, 20) i`,
@@ -83,6 +92,16 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 			SELECT 'mc' || i, 'mine', 'ms1', CASE WHEN i % 4 = 0 THEN 'mcr1' END, 'mr1', 'Hello', 'u',
 				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
 			FROM generate_series(1, 2000) i`,
+		// Mine: 100 pages of the first space with a body, some with the word.
+		`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT 'mine', 'mb' || i, 'x' FROM generate_series(1, 100) i`,
+		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT 'mine', 'mb' || i, 0, '', CASE WHEN i % 10 = 0 THEN 'Kettles' ELSE 'Tea' END,
+				CASE WHEN i % 2 = 0 THEN 'A kettle' ELSE 'A cup' END
+			FROM generate_series(1, 100) i`,
+		`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
+			SELECT 'mine', 'mr1', 'mp' || i, i, 'document', 'Page ' || i, 'p' || i, 'mb' || i, now(), now()
+			FROM generate_series(1, 100) i`,
 		`ANALYZE`,
 	}
 	ctx := context.Background()
@@ -94,8 +113,8 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 }
 
 // The hot reads (the site tree, a space, comment lists, the open comment
-// counts of change requests, change request lists, a revision's pages)
-// reach their rows through indexes driven by the keys they are given: at
+// counts of change requests, change request lists, a revision's pages,
+// search) reach their rows through indexes driven by the keys they are given: at
 // size, no plan of theirs scans a whole tenant table, whether PostgreSQL
 // plans the statement for its arguments (custom plans: the first
 // executions of a prepared statement, and bun's statements with inline
@@ -151,6 +170,13 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 		}},
 		{"change requests of a space", true, func(ctx context.Context) error {
 			_, err := store.ListChangeRequests(ctx, db, []string{"ms1"}, store.ChangeRequestFilter{}, store.Page{Limit: 20})
+			return err
+		}},
+		{"search of an organization's spaces", false, func(ctx context.Context) error {
+			hits, err := store.Search(ctx, db, "mine", []string{"ms1", "ms2", "ms3"}, "kettle")
+			if err == nil && len(hits) != 50 {
+				err = fmt.Errorf("%d hits, want 50", len(hits))
+			}
 			return err
 		}},
 		{"pages of a revision", false, func(ctx context.Context) error {

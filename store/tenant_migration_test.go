@@ -145,14 +145,17 @@ func TestOrganizationIDMigrationFillsExistingRows(t *testing.T) {
 	}
 
 	// Search finds the shared text once per space that shows it, through
-	// the space's organization's copy.
-	hits, err := store.Search(ctx, db, []string{"sa", "sb"}, "shared")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// the space's organization's copy. A search is of one organization's
+	// spaces, whose sections alone it reads.
 	var found []string
-	for _, h := range hits {
-		found = append(found, h.SpaceID+"/"+h.PageID+"/"+store.StringOf(h.Anchor))
+	for org, space := range map[string]string{"oa": "sa", "ob": "sb"} {
+		hits, err := store.Search(ctx, db, org, []string{space}, "shared")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			found = append(found, h.SpaceID+"/"+h.PageID+"/"+store.StringOf(h.Anchor))
+		}
 	}
 	// sa's current revision (ra) shows the shared body on p1.
 	if want := []string{"sa/p1/shared-words", "sb/p2/shared-words"}; !slices.Equal(sortedCopy(found), want) {
@@ -252,7 +255,7 @@ func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
 	if err != nil || len(left) > 0 {
 		t.Errorf("rows left in the old organization: %v %v", left, err)
 	}
-	hits, err := store.Search(ctx, db, []string{"s"}, "moving")
+	hits, err := store.Search(ctx, db, "ob", []string{"s"}, "moving")
 	if err != nil || len(hits) != 1 || store.StringOf(hits[0].Anchor) != "moving-words" {
 		t.Errorf("search after the move: %+v %v", hits, err)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,7 +38,9 @@ import (
 //  3. Search: the same repository is imported into more spaces of the
 //     organization until it holds -search-pages pages; then GET
 //     /v1/orgs/{id}/search answers -search-requests one-word and two-word
-//     queries, one at a time: latency p50/p99.
+//     queries, one at a time, after -search-others other organizations
+//     were given a copy of its content (by SQL, then VACUUM ANALYZE):
+//     latency p50/p95/p99, and the slowest queries.
 //
 // There is no baseline here: the figures are absolute.
 
@@ -335,9 +339,23 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 	slices.Sort(imports)
 	fmt.Fprintf(out, "content: %d more spaces of %d pages generated and imported in %s, %d at a time (%d pages in the organization)\n",
 		spaces-1, repo.pages, time.Since(seedStart).Round(time.Millisecond), o.importConcurrency, spaces*repo.pages)
-	// Fresh statistics, as autovacuum would gather within a minute of such a
-	// bulk load; without them PostgreSQL plans the search for empty tables.
-	if _, err := db.Pool.Exec(ctx, "ANALYZE"); err != nil {
+	// Other organizations' content, so that search is measured at a
+	// realistic size: their sections share the vocabulary, so a word's
+	// matches in the whole database are -search-others + 1 times the
+	// organization's own.
+	if o.searchOthers > 0 {
+		t0 := time.Now()
+		pages, err := copyContentToOthers(ctx, db, org, o.searchOthers)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(out, "content: %d other organizations given a copy of its content by SQL (%d pages in all) in %s\n",
+			o.searchOthers, pages, time.Since(t0).Round(time.Millisecond))
+	}
+	// Fresh statistics and visibility map, as autovacuum would gather
+	// within a minute of such a bulk load; without them PostgreSQL plans
+	// the search for empty tables.
+	if _, err := db.Pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
 		return nil, err
 	}
 
@@ -351,7 +369,11 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		queries[i] = q
 	}
 	hits := 0
-	search, err := load(ctx, 1, time.Hour, len(queries), httpRequester(api.client, "GET", func(i int) string {
+	// Each query's latency and answer size, to name the slowest (one
+	// client: no lock needed).
+	took := make([]time.Duration, len(queries))
+	sizes := make([]int, len(queries))
+	send := httpRequester(api.client, "GET", func(i int) string {
 		return api.base + "/v1/orgs/" + org + "/search?query=" + url.QueryEscape(queries[i])
 	}, nil, api.token, func(status int, body []byte) error {
 		if status != http.StatusOK {
@@ -367,9 +389,23 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 			hits++
 		}
 		return nil
-	}))
+	})
+	search, err := load(ctx, 1, time.Hour, len(queries), func(ctx context.Context, buf *bytes.Buffer, i int) error {
+		t0 := time.Now()
+		err := send(ctx, buf, i)
+		took[i], sizes[i] = time.Since(t0), buf.Len()
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	slowest := make([]int, len(queries))
+	for i := range slowest {
+		slowest[i] = i
+	}
+	slices.SortFunc(slowest, func(a, b int) int { return cmp.Compare(took[b], took[a]) })
+	for _, i := range slowest[:min(5, len(slowest))] {
+		fmt.Fprintf(out, "content: slow search %q: %s, %d KB\n", queries[i], took[i].Round(10*time.Microsecond), sizes[i]/1024)
 	}
 
 	return []row{
@@ -378,8 +414,48 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		{what: fmt.Sprintf("merge, change request editing %d pages (median of %d)", o.mergePages, len(merges)), docsapi: fmtMs(merges[len(merges)/2])},
 		{what: fmt.Sprintf("merge, change request editing %d pages (slowest)", o.mergePages), docsapi: fmtMs(merges[len(merges)-1])},
 		{what: fmt.Sprintf("organization search over %d pages, p50 (%d queries, %d with results)", spaces*repo.pages, search.n, hits), docsapi: fmtMs(search.percentile(50))},
+		{what: fmt.Sprintf("organization search over %d pages, p95", spaces*repo.pages), docsapi: fmtMs(search.percentile(95))},
 		{what: fmt.Sprintf("organization search over %d pages, p99", spaces*repo.pages), docsapi: fmtMs(search.percentile(99))},
 	}, nil
+}
+
+// copyContentToOthers gives n new organizations a copy of org's spaces'
+// current content (spaces, a revision each, the pages, their bodies and
+// search sections), by SQL, and returns how many pages they hold in all.
+// None of them is reachable by the bench's user.
+func copyContentToOthers(ctx context.Context, db *store.DB, org string, n int) (int64, error) {
+	// A prefix per run: DATABASE_URL may name a database a previous run
+	// filled already.
+	prefix := fmt.Sprintf("c%x-", time.Now().UnixNano()&0xffffffff)
+	statements := []string{
+		`INSERT INTO organizations (id, title, created_at, updated_at)
+		 SELECT $1 || g, o.title || ' (copy ' || g || ')', now(), now()
+		 FROM organizations o, generate_series(1, $3::int) g WHERE o.id = $2`,
+		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
+		 SELECT $1 || g || '-' || s.id, $1 || g, s.title, $1 || g || '-' || s.revision_id, now(), now()
+		 FROM spaces s, generate_series(1, $3::int) g WHERE s.organization_id = $2 AND s.deleted_at IS NULL`,
+		`INSERT INTO revisions (id, space_id, organization_id, type, created_at)
+		 SELECT $1 || g || '-' || s.revision_id, $1 || g || '-' || s.id, $1 || g, 'edits', now()
+		 FROM spaces s, generate_series(1, $3::int) g WHERE s.organization_id = $2 AND s.deleted_at IS NULL`,
+		`INSERT INTO page_bodies (organization_id, sha256, markdown)
+		 SELECT $1 || g, b.sha256, b.markdown FROM page_bodies b, generate_series(1, $3::int) g WHERE b.organization_id = $2`,
+		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+		 SELECT $1 || g, b.body_sha256, b.position, b.anchor, b.heading, b.body
+		 FROM body_sections b, generate_series(1, $3::int) g WHERE b.organization_id = $2`,
+		`INSERT INTO revision_pages (organization_id, revision_id, page_id, parent_id, position, type, title, slug, body_sha256, created_at, updated_at)
+		 SELECT $1 || g, $1 || g || '-' || rp.revision_id, rp.page_id, rp.parent_id, rp.position, rp.type, rp.title, rp.slug, rp.body_sha256, now(), now()
+		 FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id, generate_series(1, $3::int) g
+		 WHERE s.organization_id = $2 AND s.deleted_at IS NULL`,
+	}
+	var pages int64
+	for _, q := range statements {
+		tag, err := db.Pool.Exec(ctx, q, prefix, org, n)
+		if err != nil {
+			return 0, fmt.Errorf("other organizations' content: %w", err)
+		}
+		pages = tag.RowsAffected() // the last statement's: the pages
+	}
+	return pages, nil
 }
 
 // documentPages lists the ids of a space's document pages, depth first.

@@ -51,7 +51,7 @@
 // first), -seed-concurrency, -db-max-conns (pool size of the server and of
 // the baselines; 20 is the server's default), -cpuprofile; for the content
 // scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
-// -search-requests, -import-concurrency.
+// -search-requests, -search-others, -import-concurrency.
 package main
 
 import (
@@ -96,6 +96,7 @@ type options struct {
 	scenario                                       string
 	pages, pageBytes, mergePages, merges           int
 	searchPages, searchRequests, importConcurrency int
+	searchOthers                                   int
 
 	// Spaces of other organizations added before the tree is measured a
 	// second time (others.go); 0: the empty database only.
@@ -129,6 +130,7 @@ func main() {
 	flag.IntVar(&o.merges, "merges", 3, "content: change requests merged (median and slowest reported)")
 	flag.IntVar(&o.searchPages, "search-pages", 50000, "content: pages in the organization searched (in spaces of -pages pages)")
 	flag.IntVar(&o.searchRequests, "search-requests", 300, "content: search queries measured, one at a time")
+	flag.IntVar(&o.searchOthers, "search-others", 1, "content: other organizations given a copy of the searched content (by SQL) before search is measured; 0: none")
 	flag.IntVar(&o.importConcurrency, "import-concurrency", 2, "content: imports running at once while seeding the search")
 	flag.IntVar(&o.subscribers, "subscribers", 5000, "fanout: websocket subscribers of one space, one per connection")
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 10, "fanout: single events measured, one after another")
@@ -143,7 +145,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "docsbench: fan-out sizes must be positive")
 		os.Exit(2)
 	}
-	if o.pages < 1 || o.pageBytes < 200 || o.mergePages < 1 || o.merges < 1 || o.searchPages < 1 || o.searchRequests < 1 || o.importConcurrency < 1 {
+	if o.pages < 1 || o.pageBytes < 200 || o.mergePages < 1 || o.merges < 1 || o.searchPages < 1 || o.searchRequests < 1 || o.searchOthers < 0 || o.importConcurrency < 1 {
 		fmt.Fprintln(os.Stderr, "docsbench: content sizes must be positive (-page-bytes at least 200)")
 		os.Exit(2)
 	}
