@@ -282,12 +282,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return err
 		}
 		if o.others > 0 {
-			took, err := seedOthers(ctx, db, o.others)
+			added, err := seedOthers(ctx, db, o.others)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "added %d spaces of %d other organizations (with their revisions) by SQL and analyzed, in %s\n",
-				o.others, (o.others+othersPerOrganization-1)/othersPerOrganization, took.Round(time.Millisecond))
+			fmt.Fprintln(out, added)
 			large, err := treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out)
 			if err != nil {
 				return err

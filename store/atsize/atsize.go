@@ -23,13 +23,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
-
-// Execer runs a statement: a *pgxpool.Pool or a *pgx.Conn.
-type Execer interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-}
 
 // Plan is what Fill inserts. Spaces are numbered 1..Spaces; space g
 // belongs to organization 1 + g % Organizations. The rows that hang off
@@ -136,10 +131,11 @@ var defaultWords = strings.Fields(`account api branch cache change client commen
 	request revision role schema search section server session site space status sync table team
 	template token update upload user version webhook workflow`)
 
-// Fill inserts the plan's rows, then ANALYZEs the database (as autovacuum
-// would within a minute of such a load). It returns the first error, with
-// the statement that failed.
-func Fill(ctx context.Context, db Execer, p Plan) error {
+// Fill inserts the plan's rows in one transaction (without the pool's
+// statement timeout: a statement inserts a table's share of the plan), then
+// ANALYZEs the database (as autovacuum would within a minute of such a
+// load). It returns the first error, with the statement that failed.
+func Fill(ctx context.Context, pool *pgxpool.Pool, p Plan) error {
 	if p.Spaces < 1 || p.SiteSpaces > p.Spaces {
 		return fmt.Errorf("atsize: a plan needs spaces, and no more site spaces than spaces")
 	}
@@ -222,13 +218,13 @@ func Fill(ctx context.Context, db Execer, p Plan) error {
 				FROM generate_series(1, @n::int) k,
 				LATERAL (SELECT 1 + (k - 1) % @busy::int AS s) x,
 				LATERAL (SELECT
-					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647) / 2147483648.0) ^ 3)::int], ' ')
+					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647)::float8 / 2147483648.0::float8) ^ 3::float8)::int], ' ')
 						FROM words, generate_series(1, 3) i) AS h0,
-					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647) / 2147483648.0) ^ 3)::int], ' ')
+					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647)::float8 / 2147483648.0::float8) ^ 3::float8)::int], ' ')
 						FROM words, generate_series(4, 43) i) AS t0,
-					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647) / 2147483648.0) ^ 3)::int], ' ')
+					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647)::float8 / 2147483648.0::float8) ^ 3::float8)::int], ' ')
 						FROM words, generate_series(44, 45) i) AS h1,
-					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647) / 2147483648.0) ^ 3)::int], ' ')
+					(SELECT string_agg(w[1 + floor(n * ((hashint8(k::bigint * 1024 + i) & 2147483647)::float8 / 2147483648.0::float8) ^ 3::float8)::int], ' ')
 						FROM words, generate_series(46, 105) i) AS t1) t),
 			hashed AS (SELECT src.*, encode(sha256(convert_to(markdown, 'UTF8')), 'hex') AS sha FROM src),
 			bodies AS (INSERT INTO page_bodies (organization_id, sha256, markdown) SELECT org, sha, markdown FROM hashed),
@@ -244,6 +240,14 @@ func Fill(ctx context.Context, db Execer, p Plan) error {
 	if author == "" {
 		author = p.Prefix + "author"
 	}
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("atsize: %w", err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		return fmt.Errorf("atsize: %w", err)
+	}
 	for _, s := range statements {
 		if s.skip {
 			continue
@@ -252,11 +256,14 @@ func Fill(ctx context.Context, db Execer, p Plan) error {
 		for k, v := range s.args {
 			args[k] = v
 		}
-		if _, err := db.Exec(ctx, s.sql, args); err != nil {
+		if _, err := tx.Exec(ctx, s.sql, args); err != nil {
 			return fmt.Errorf("atsize: %w\n%s", err, s.sql)
 		}
 	}
-	if _, err := db.Exec(ctx, "ANALYZE"); err != nil {
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("atsize: %w", err)
+	}
+	if _, err := pool.Exec(ctx, "ANALYZE"); err != nil {
 		return fmt.Errorf("atsize: %w", err)
 	}
 	return nil
