@@ -103,6 +103,10 @@ type options struct {
 
 	// The fan-out scenario (fanout.go).
 	subscribers, fanoutReps, burst, bursts int
+
+	// The mixed scenario (mixed.go).
+	mixedDuration                                          time.Duration
+	mixedReadRate, mixedReaders, mixedWriters, mixedSpaces int
 }
 
 func main() {
@@ -133,9 +137,18 @@ func main() {
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 10, "fanout: single events measured, one after another")
 	flag.IntVar(&o.burst, "burst", 20, "fanout: events of a burst, recorded back to back")
 	flag.IntVar(&o.bursts, "bursts", 3, "fanout: bursts measured")
+	flag.DurationVar(&o.mixedDuration, "mixed-duration", 10*time.Minute, "mixed: length of the run (its writes double the measured organization's data in that time)")
+	flag.IntVar(&o.mixedReadRate, "mixed-read-rate", 40, "mixed: reads per second, all readers together")
+	flag.IntVar(&o.mixedReaders, "mixed-readers", 4, "mixed: concurrent readers")
+	flag.IntVar(&o.mixedWriters, "mixed-writers", 4, "mixed: concurrent writers")
+	flag.IntVar(&o.mixedSpaces, "mixed-spaces", 0, "mixed: spaces added by SQL to the measured organization (with change requests, comments, replies and pages in proportion); 0: -others/100, at least 100")
 	flag.Parse()
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout or all")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed or all (all: tree, content and fanout)")
+		os.Exit(2)
+	}
+	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 {
+		fmt.Fprintln(os.Stderr, "docsbench: -mixed-duration is at least 10s; mixed rates and clients are positive; -mixed-spaces and -others are not negative")
 		os.Exit(2)
 	}
 	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 {
@@ -167,6 +180,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	tree := o.scenario == "tree" || o.scenario == "all"
 	content := o.scenario == "content" || o.scenario == "all"
 	fanout := o.scenario == "fanout" || o.scenario == "all"
+	mixed := o.scenario == "mixed"
 	if tree {
 		fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
 		if o.outside > 0 {
@@ -310,6 +324,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		fanAPI := &apiClient{client: client, base: fanoutURL, token: created.Token}
 		if fanoutRows, err = fanoutBench(ctx, o, db, fanoutSrv.Resolver.Live, fanAPI, fanoutURL, out); err != nil {
 			return fmt.Errorf("fanout: %w", err)
+		}
+	}
+
+	if mixed {
+		if err := mixedBench(ctx, o, db, api, created.User.ID, out); err != nil {
+			return fmt.Errorf("mixed: %w", err)
 		}
 	}
 
