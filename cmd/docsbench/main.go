@@ -1,7 +1,11 @@
 // Command docsbench measures the docsapi server, in one process, on one
 // database, in one run. -scenario tree (the default) measures two read paths
 // against hand-written baselines (below); -scenario content measures git
-// import, merge and search (content.go); -scenario all does both.
+// import, merge and search (content.go); -scenario fanout the delivery of
+// events to websocket subscribers (fanout.go); -scenario all does those
+// three. -scenario mixed (mixed.go) is a bounded run (-mixed-duration, 10
+// minutes by default) of concurrent readers and writers whose writes double
+// the measured organization's data: is latency flat as the data grows?
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -42,8 +46,10 @@
 //
 // With -others N (100,000 by default) the tree scenario is measured twice:
 // on the database as the bench seeded it, then after N spaces of other
-// organizations are added by SQL and analyzed (others.go), the size at which
-// plans that scan every tenant's rows show.
+// organizations, with their site spaces, change requests, comments, replies
+// and searchable pages, are added by SQL and analyzed (others.go,
+// store/atsize), the size at which plans that scan every tenant's rows show.
+// The mixed scenario runs at that size from the start.
 //
 // Flags: -groups, -sections, -site-spaces, -outside (sections outside any
 // group), -concurrency, -duration (per measurement), -warmup and
@@ -51,7 +57,10 @@
 // first), -seed-concurrency, -db-max-conns (pool size of the server and of
 // the baselines; 20 is the server's default), -cpuprofile; for the content
 // scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
-// -search-requests, -import-concurrency.
+// -search-requests, -import-concurrency; for the fan-out scenario
+// -subscribers, -fanout-reps, -burst, -bursts; for the mixed scenario
+// -mixed-duration, -mixed-read-rate, -mixed-readers, -mixed-writers,
+// -mixed-spaces.
 package main
 
 import (
@@ -123,9 +132,9 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
 	flag.Int64Var(&o.rateLimit, "rate-limit", server.DefaultRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none)")
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
-	flag.IntVar(&o.others, "others", 100_000, "tree: spaces of other organizations added (by SQL, then ANALYZE) before the tree is measured again at that size; 0: the empty database only")
+	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file")
-	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three) or mixed (a bounded mixed run doubling the data)")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
 	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
