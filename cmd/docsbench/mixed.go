@@ -88,8 +88,8 @@ const readOps = opCreateSpace // ops below are reads
 const nestedSpaceQuery = `query Space($id: ID!) {
   space(id: $id) {
     id title changeRequestsOpen comments
-    changeRequestList(first: 10) { items { id number subject status comments createdBy { id } } }
-    commentList(first: 10) { items { id status replies postedBy { id } body { markdown } } }
+    changeRequestList(first: 20) { items { id number subject status comments createdBy { id } } }
+    commentList(first: 20) { items { id status replies postedBy { id } body { markdown } } }
   }
 }`
 
@@ -232,11 +232,11 @@ func (c *mixedClient) do(ctx context.Context, op int) error {
 	case opGetSpace:
 		return c.send(ctx, "GET", "/v1/spaces/"+space, nil, http.StatusOK, nil)
 	case opListSpaces:
-		return c.send(ctx, "GET", "/v1/orgs/"+org+"/spaces", nil, http.StatusOK, nil)
+		return c.send(ctx, "GET", "/v1/orgs/"+org+"/spaces?limit=20", nil, http.StatusOK, nil)
 	case opListChangeRequests:
-		return c.send(ctx, "GET", "/v1/spaces/"+busy+"/change-requests", nil, http.StatusOK, nil)
+		return c.send(ctx, "GET", "/v1/spaces/"+busy+"/change-requests?limit=20", nil, http.StatusOK, nil)
 	case opListComments:
-		return c.send(ctx, "GET", "/v1/spaces/"+busy+"/comments", nil, http.StatusOK, nil)
+		return c.send(ctx, "GET", "/v1/spaces/"+busy+"/comments?limit=20", nil, http.StatusOK, nil)
 	case opNestedSpace:
 		return c.graphql(ctx, nestedSpaceQuery, map[string]any{"id": busy})
 	case opSearch:
@@ -309,8 +309,10 @@ func (c *mixedClient) do(ctx context.Context, op int) error {
 	return nil
 }
 
-// mixedCounts are the measured organization's items.
-type mixedCounts struct{ spaces, crs, comments, replies int }
+// mixedCounts are the measured organization's items, and its revisions
+// and their pages (not items: each edit makes a revision that holds a copy
+// of every page of its space).
+type mixedCounts struct{ spaces, crs, comments, replies, revisions, revisionPages int }
 
 func (c mixedCounts) total() int { return c.spaces + c.crs + c.comments + c.replies }
 
@@ -320,7 +322,10 @@ func countMixed(ctx context.Context, db *store.DB, org string) (mixedCounts, err
 		(SELECT count(*) FROM spaces WHERE organization_id = $1 AND deleted_at IS NULL),
 		(SELECT count(*) FROM change_requests WHERE organization_id = $1),
 		(SELECT count(*) FROM comments WHERE organization_id = $1),
-		(SELECT count(*) FROM comment_replies WHERE organization_id = $1)`, org).Scan(&c.spaces, &c.crs, &c.comments, &c.replies)
+		(SELECT count(*) FROM comment_replies WHERE organization_id = $1),
+		(SELECT count(*) FROM revisions WHERE organization_id = $1),
+		(SELECT count(*) FROM revision_pages WHERE organization_id = $1)`, org).
+		Scan(&c.spaces, &c.crs, &c.comments, &c.replies, &c.revisions, &c.revisionPages)
 	return c, err
 }
 
@@ -367,8 +372,13 @@ func mixedBench(ctx context.Context, o options, db *store.DB, api *apiClient, us
 	if n == 0 {
 		n = max(100, o.others/100)
 	}
+	// A hundredth of the spaces are busy, each with some hundred change
+	// requests (25 open), a hundred comments on its content and a hundred
+	// pages: the lists read (20 items a page, as a front end shows them)
+	// are full from the start, so what changes over the run is the size of
+	// the tables, not the length of the answers.
 	plan := atsize.Plan{Prefix: fmt.Sprintf("m%x-", time.Now().UnixNano()&0xffffffff), Organization: site.org, Author: userID,
-		Spaces: n, ChangeRequests: n, Comments: 2 * n, Replies: n, Pages: 10 * n, Words: contentWords()}
+		Spaces: n, Busy: max(1, n/100), ChangeRequests: n, Comments: 2 * n, Replies: n, Pages: n, Words: contentWords()}
 	if err := atsize.Fill(ctx, db.Pool, plan); err != nil {
 		return err
 	}
@@ -437,8 +447,9 @@ func mixedBench(ctx context.Context, o options, db *store.DB, api *apiClient, us
 		}
 	}
 	startMem := memory(ctx, db)
-	fmt.Fprintf(out, "mixed: %s; %d readers at %d reads/s in all, the read operations in turn; %d writes (one every %s) by %d writers; %s\n",
-		o.mixedDuration, o.mixedReaders, o.mixedReadRate, len(schedule), writeEvery.Round(time.Microsecond), o.mixedWriters, time.Now().Format(time.TimeOnly))
+	fmt.Fprintf(out, "mixed: %s; %d readers at %d reads/s in all, the read operations in turn; %d writes (one every %s) by %d writers; starting at %s, load average %s\n",
+		o.mixedDuration, o.mixedReaders, o.mixedReadRate, len(schedule), writeEvery.Round(time.Microsecond), o.mixedWriters,
+		time.Now().Format(time.TimeOnly), loadAverage())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -524,6 +535,8 @@ func mixedBench(ctx context.Context, o options, db *store.DB, api *apiClient, us
 		before.spaces, before.crs, before.comments, before.replies, before.total(),
 		after.spaces, after.crs, after.comments, after.replies, after.total(), float64(after.total())/float64(before.total()),
 		written, len(schedule), lateWrites.Load())
+	fmt.Fprintf(out, "also grown (not items): revisions %d → %d, revision pages %d → %d\n",
+		before.revisions, after.revisions, before.revisionPages, after.revisionPages)
 	fmt.Fprintf(out, "memory at the start: %s\nmemory at the end:   %s\n", startMem, endMem)
 	totalErrs := int64(0)
 	for op := range opCount {
