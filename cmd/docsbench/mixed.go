@@ -31,9 +31,9 @@ import (
 //
 //   - readers, at a steady -mixed-read-rate, take the read operations in
 //     turn: the site tree (GraphQL), GET a space, list the organization's
-//     spaces, list a space's change requests, list a space's comments, a
-//     nested GraphQL query (a space with its change requests and comments)
-//     and an organization search;
+//     spaces, list a busy space's change requests, list its comments (20
+//     a page), a nested GraphQL query (a busy space with its first 20
+//     change requests and comments) and an organization search;
 //   - writers, at the steady rate that doubles the measured organization's
 //     data over the run, create spaces, change requests, comments (on
 //     content and on change requests) and replies, each kind as many as the
@@ -43,8 +43,9 @@ import (
 //
 // "The data" is the measured organization's spaces + change requests +
 // comments + replies: N at the start (a site published through the API,
-// then rows added by SQL like other organizations', store/atsize), 2N when
-// the writers kept up. Latency is reported per operation and per tenth of
+// then rows added by SQL as for other organizations, store/atsize, the
+// change requests, comments and pages on a hundredth of the spaces, the
+// busy ones), 2N when the writers kept up. Latency is reported per operation and per tenth of
 // the run (p50, p99) with the ratio of the last tenth's p50 to the first's:
 // the goal (issue 18) is within ±20 %. Errors are counted, not fatal: 0 is
 // expected. Memory: the bench process's Go heap and RSS (server and clients
@@ -125,7 +126,6 @@ type mixedClient struct {
 
 // mixedRun is a run in progress.
 type mixedRun struct {
-	o       options
 	api     *apiClient
 	state   *mixedState
 	words   []string
@@ -432,7 +432,7 @@ func mixedBench(ctx context.Context, o options, db *store.DB, api *apiClient, us
 	rand.New(rand.NewPCG(7, 8)).Shuffle(len(schedule), func(i, j int) { schedule[i], schedule[j] = schedule[j], schedule[i] })
 	writeEvery := o.mixedDuration / time.Duration(len(schedule))
 
-	m := &mixedRun{o: o, api: api, state: st, words: contentWords(), window: o.mixedDuration / mixedWindows}
+	m := &mixedRun{api: api, state: st, words: contentWords(), window: o.mixedDuration / mixedWindows}
 	newClient := func(seed uint64) *mixedClient {
 		return &mixedClient{m: m, rng: rand.New(rand.NewPCG(seed, 99))}
 	}
