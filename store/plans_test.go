@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/atsize"
 	"github.com/docsapi/docsapi/store/pgtest"
 )
 
@@ -22,59 +23,42 @@ var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests",
 
 // fillOtherOrganization gives the database what a busy instance holds
 // besides the organization under test: tens of thousands of another
-// organization's spaces (each with a revision and a page, 10,000 pages
-// with a body whose text has the word searched), site spaces, change
-// requests and comments, made by generate_series, then analyzed (as
-// autovacuum does within a minute). The organization under test ("mine")
-// has a site publishing a thousand spaces, and a space with 500 change
-// requests, 2,000 comments on its content and on one of its change
-// requests (lists longer than a page), and 100 pages with a body.
+// organization's spaces (each with a revision), a site publishing 20,000 of
+// them, change requests, comments with replies and searchable pages
+// (store/atsize, the fill docsbench measures at; 10,000 of its sections
+// have the word searched), analyzed (as autovacuum
+// does within a minute). The organization under test ("mine") has a site
+// publishing a thousand spaces, and a space with 500 change requests and
+// 2,000 comments on its content and on one of its change requests: lists
+// longer than a page.
 func fillOtherOrganization(t *testing.T, db *store.DB) {
 	t.Helper()
 	others := 40_000
 	if os.Getenv("DOCSAPI_PLAN_TIMINGS") != "" {
 		others = 100_000
 	}
+	ctx := context.Background()
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('other', 'Other', now(), now())`); err != nil {
+		t.Fatal(err)
+	}
+	err := atsize.Fill(ctx, db.Pool, atsize.Plan{Prefix: "o", Organization: "other", Spaces: others, Busy: 10_000,
+		SiteSpaces: 20_000, ChangeRequests: 20_000, Comments: 40_000, Replies: 10_000, Pages: 20_000})
+	if err != nil {
+		t.Fatal(err)
+	}
 	statements := []string{
-		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES
-			('mine', 'Mine', now(), now()), ('other', 'Other', now(), now())`,
-		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
-		// The other organization: spaces, one revision and one page each.
-		fmt.Sprintf(`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
-			SELECT 'os' || i, 'other', 'Space ' || i, 'or' || i, now() - i * interval '1 minute', now()
-			FROM generate_series(1, %d) i`, others),
-		fmt.Sprintf(`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
-			SELECT 'or' || i, 'other', 'os' || i, 'edits', now() FROM generate_series(1, %d) i`, others),
-		fmt.Sprintf(`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, created_at, updated_at)
-			SELECT 'other', 'or' || i, 'p' || i, 0, 'group', 'Page', 'page', now(), now() FROM generate_series(1, %d) i`, others),
-		// Page bodies of the first 10,000 pages, a section each, all with
-		// the word the search below looks for.
+		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('mine', 'Mine', now(), now())`,
+		// The other organization's pages with the word searched below
+		// (10,000 sections): an index that is not the organization's would
+		// read them all.
 		`INSERT INTO page_bodies (organization_id, sha256, markdown)
 			SELECT 'other', 'ob' || i, 'Kettle ' || i FROM generate_series(1, 10000) i`,
 		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
 			SELECT 'other', 'ob' || i, 0, '', '', 'The kettle number ' || i FROM generate_series(1, 10000) i`,
-		`UPDATE revision_pages SET type = 'document', body_sha256 = 'ob' || substr(page_id, 2)
-			WHERE organization_id = 'other' AND substr(page_id, 2)::int <= 10000`,
-		// Twenty sites, each publishing 1,000 of its spaces.
-		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
-			SELECT 'osite' || i, 'other', 'Site', 'k' || i, now(), now() FROM generate_series(1, 20) i`,
-		`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
-			SELECT 'oss' || i, 'other', 'osite' || (i % 20 + 1), 'os' || i, 'p' || i, i, now() FROM generate_series(1, 20000) i`,
-		// Change requests on the first 10,000 spaces, two each.
-		`INSERT INTO change_requests (id, organization_id, space_id, number, status, created_at, updated_at, revision_initial, revision)
-			SELECT 'ocr' || i, 'other', 'os' || (i % 10000 + 1), i / 10000 + 1,
-				(ARRAY['open', 'draft', 'merged', 'archived'])[i % 4 + 1], now() - i * interval '1 second', now(),
-				'or' || (i % 10000 + 1), 'or' || (i % 10000 + 1)
-			FROM generate_series(0, 19999) i`,
-		// Comments: 20,000 on spaces' content, 20,000 on change requests.
-		`INSERT INTO comments (id, organization_id, space_id, revision_id, body, posted_at, status)
-			SELECT 'oc' || i, 'other', 'os' || (i % 5000 + 1), 'or' || (i % 5000 + 1), 'Hello',
-				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
-			FROM generate_series(1, 20000) i`,
-		`INSERT INTO comments (id, organization_id, space_id, change_request_id, revision_id, body, posted_at, status)
-			SELECT 'occ' || i, 'other', 'os' || (i % 10000 + 1), 'ocr' || (i % 20000), 'or' || (i % 10000 + 1), 'Hello',
-				now() - i * interval '1 second', (ARRAY['open', 'resolved'])[i % 2 + 1]
-			FROM generate_series(1, 20000) i`,
+		`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
+			SELECT 'other', 'orev-' || i, 'kettle-' || i, 1000, 'document', 'Kettle', 'kettle', 'ob' || i, now(), now()
+			FROM generate_series(1, 10000) i`,
+		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
 
 		// Mine: a site publishing 1,000 spaces; comments on the first.
 		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
@@ -104,7 +88,6 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 			FROM generate_series(1, 100) i`,
 		`ANALYZE`,
 	}
-	ctx := context.Background()
 	for _, s := range statements {
 		if _, err := db.Pool.Exec(ctx, s); err != nil {
 			t.Fatalf("%v\n%s", err, s)

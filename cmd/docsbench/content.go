@@ -242,7 +242,7 @@ func commitFiles(dir string, files map[string][]byte) error {
 // contentBench runs the content scenario against the server at api.
 func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, gitRoot string, out io.Writer) ([]row, error) {
 	genStart := time.Now()
-	words := vocabulary(rand.New(rand.NewPCG(1, 1)), 5000)
+	words := contentWords()
 	generate := func(i int) (*contentRepo, error) {
 		return generateRepo(filepath.Join(gitRoot, fmt.Sprintf("content-%d", i)), o.pages, o.pageBytes, words, uint64(i))
 	}

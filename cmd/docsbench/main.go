@@ -1,7 +1,11 @@
 // Command docsbench measures the docsapi server, in one process, on one
 // database, in one run. -scenario tree (the default) measures two read paths
 // against hand-written baselines (below); -scenario content measures git
-// import, merge and search (content.go); -scenario all does both.
+// import, merge and search (content.go); -scenario fanout the delivery of
+// events to websocket subscribers (fanout.go); -scenario all does those
+// three. -scenario mixed (mixed.go) is a bounded run (-mixed-duration, 10
+// minutes by default) of concurrent readers and writers whose writes double
+// the measured organization's data: is latency flat as the data grows?
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -42,8 +46,10 @@
 //
 // With -others N (100,000 by default) the tree scenario is measured twice:
 // on the database as the bench seeded it, then after N spaces of other
-// organizations are added by SQL and analyzed (others.go), the size at which
-// plans that scan every tenant's rows show.
+// organizations, with their site spaces, change requests, comments, replies
+// and searchable pages, are added by SQL and analyzed (others.go,
+// store/atsize), the size at which plans that scan every tenant's rows show.
+// The mixed scenario runs at that size from the start.
 //
 // Flags: -groups, -sections, -site-spaces, -outside (sections outside any
 // group), -concurrency, -duration (per measurement), -warmup and
@@ -51,7 +57,10 @@
 // first), -seed-concurrency, -db-max-conns (pool size of the server and of
 // the baselines; 20 is the server's default), -cpuprofile; for the content
 // scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
-// -search-requests, -search-others, -import-concurrency.
+// -search-requests, -search-others, -import-concurrency; for the fan-out
+// scenario -subscribers, -fanout-reps, -burst, -bursts, -memprofile; for
+// the mixed scenario -mixed-duration, -mixed-read-rate, -mixed-readers,
+// -mixed-writers, -mixed-spaces.
 package main
 
 import (
@@ -104,6 +113,10 @@ type options struct {
 
 	// The fan-out scenario (fanout.go).
 	subscribers, fanoutReps, burst, bursts int
+
+	// The mixed scenario (mixed.go).
+	mixedDuration                                          time.Duration
+	mixedReadRate, mixedReaders, mixedWriters, mixedSpaces int
 }
 
 func main() {
@@ -120,10 +133,10 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
 	flag.Int64Var(&o.rateLimit, "rate-limit", server.DefaultRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none)")
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
-	flag.IntVar(&o.others, "others", 100_000, "tree: spaces of other organizations added (by SQL, then ANALYZE) before the tree is measured again at that size; 0: the empty database only")
+	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
-	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search) or all")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three) or mixed (a bounded mixed run doubling the data)")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
 	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
@@ -136,9 +149,18 @@ func main() {
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 10, "fanout: single events measured, one after another")
 	flag.IntVar(&o.burst, "burst", 20, "fanout: events of a burst, recorded back to back")
 	flag.IntVar(&o.bursts, "bursts", 3, "fanout: bursts measured")
+	flag.DurationVar(&o.mixedDuration, "mixed-duration", 10*time.Minute, "mixed: length of the run (its writes double the measured organization's data in that time)")
+	flag.IntVar(&o.mixedReadRate, "mixed-read-rate", 40, "mixed: reads per second, all readers together")
+	flag.IntVar(&o.mixedReaders, "mixed-readers", 4, "mixed: concurrent readers")
+	flag.IntVar(&o.mixedWriters, "mixed-writers", 4, "mixed: concurrent writers")
+	flag.IntVar(&o.mixedSpaces, "mixed-spaces", 0, "mixed: spaces added by SQL to the measured organization (with change requests, comments, replies and pages in proportion); 0: -others/100, at least 100")
 	flag.Parse()
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout or all")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed or all (all: tree, content and fanout)")
+		os.Exit(2)
+	}
+	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 {
+		fmt.Fprintln(os.Stderr, "docsbench: -mixed-duration is at least 10s; mixed rates and clients are positive; -mixed-spaces and -others are not negative")
 		os.Exit(2)
 	}
 	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 {
@@ -170,6 +192,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	tree := o.scenario == "tree" || o.scenario == "all"
 	content := o.scenario == "content" || o.scenario == "all"
 	fanout := o.scenario == "fanout" || o.scenario == "all"
+	mixed := o.scenario == "mixed"
 	if tree {
 		fmt.Fprintf(out, "docsbench: %d groups × %d sections × %d site spaces", o.groups, o.sections, o.siteSpaces)
 		if o.outside > 0 {
@@ -285,12 +308,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			return err
 		}
 		if o.others > 0 {
-			took, err := seedOthers(ctx, db, o.others)
+			added, err := seedOthers(ctx, db, o.others)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "added %d spaces of %d other organizations (with their revisions) by SQL and analyzed, in %s\n",
-				o.others, (o.others+othersPerOrganization-1)/othersPerOrganization, took.Round(time.Millisecond))
+			fmt.Fprintln(out, added)
 			large, err := treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out)
 			if err != nil {
 				return err
@@ -314,6 +336,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		fanAPI := &apiClient{client: client, base: fanoutURL, token: created.Token}
 		if fanoutRows, err = fanoutBench(ctx, o, db, fanoutSrv.Resolver.Live, fanAPI, fanoutURL, out); err != nil {
 			return fmt.Errorf("fanout: %w", err)
+		}
+	}
+
+	if mixed {
+		if err := mixedBench(ctx, o, db, api, created.User.ID, out); err != nil {
+			return fmt.Errorf("mixed: %w", err)
 		}
 	}
 

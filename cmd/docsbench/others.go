@@ -3,52 +3,63 @@ package main
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/atsize"
 )
 
-// Other organizations' data, so that the tree is measured at a realistic
-// size too: on an almost empty database every plan is fast, and a plan that
-// scans every tenant's rows (a hash join over all spaces, say) only shows
-// once the tables hold other organizations' rows and PostgreSQL has
-// analyzed them (autovacuum does within a minute on a live instance).
+// Other organizations' data, so that the measurements are made at a
+// realistic size too: on an almost empty database every plan is fast, and a
+// plan that scans every tenant's rows (a hash join over all spaces, say)
+// only shows once the tables hold other organizations' rows and PostgreSQL
+// has analyzed them (autovacuum does within a minute on a live instance).
 //
-// The rows are inserted by SQL, set-based (100,000 spaces in seconds
-// rather than the hour the API would take): organizations of
-// othersPerOrganization spaces each, every space with its revision. None of
-// them is reachable by the bench's user; they only make the tables big.
+// The rows are inserted by SQL, set-based (store/atsize: 100,000 spaces and
+// their data in a minute or two rather than the hours the API would take).
+// None of them is reachable by the bench's user; they make the tables big.
+//
+// For n spaces: organizations of othersPerOrganization spaces each; every
+// space with its revision; n/5 of them published by their organization's
+// site; on the busiest tenth of the spaces n/5 change requests, 2n/5
+// comments (half on content, half on change requests, open and resolved)
+// with n/5 replies, and n/2 pages whose bodies are indexed for search,
+// written in the content scenario's vocabulary (so searches of the
+// measured organization meet other organizations' matches in the index).
 const othersPerOrganization = 100
 
-// seedOthers inserts n spaces of other organizations (with their
-// revisions) and analyzes the database.
-func seedOthers(ctx context.Context, db *store.DB, n int) (time.Duration, error) {
+// othersPlan is the fill of n spaces of other organizations.
+func othersPlan(n int) atsize.Plan {
+	return atsize.Plan{
+		// A prefix per run: DATABASE_URL may name a database a previous
+		// run filled already.
+		Prefix:         fmt.Sprintf("o%x-", time.Now().UnixNano()&0xffffffff),
+		Organizations:  (n + othersPerOrganization - 1) / othersPerOrganization,
+		Spaces:         n,
+		SiteSpaces:     n / 5,
+		ChangeRequests: n / 5,
+		Comments:       2 * n / 5,
+		Replies:        n / 5,
+		Pages:          n / 2,
+		Words:          contentWords(),
+	}
+}
+
+// contentWords is the vocabulary of generated content, the same in every
+// scenario.
+func contentWords() []string { return vocabulary(rand.New(rand.NewPCG(1, 1)), 5000) }
+
+// seedOthers fills the database with n spaces of other organizations and
+// their data (othersPlan), analyzes it, and says what it added.
+func seedOthers(ctx context.Context, db *store.DB, n int) (string, error) {
 	start := time.Now()
-	orgs := (n + othersPerOrganization - 1) / othersPerOrganization
-	// A prefix per run: DATABASE_URL may name a database a previous run
-	// filled already.
-	prefix := fmt.Sprintf("o%x-", time.Now().UnixNano()&0xffffffff)
-	statements := []string{
-		`INSERT INTO organizations (id, title, created_at, updated_at)
-		 SELECT $1 || 'org-' || g, 'Other ' || g, now(), now() FROM generate_series(1, $2::int) g`,
-		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
-		 SELECT $1 || 'space-' || g, $1 || 'org-' || (1 + g % $2::int), 'Space ' || g, $1 || 'rev-' || g, now(), now()
-		 FROM generate_series(1, $3::int) g`,
-		`INSERT INTO revisions (id, space_id, organization_id, type, created_at)
-		 SELECT $1 || 'rev-' || g, $1 || 'space-' || g, $1 || 'org-' || (1 + g % $2::int), 'edits', now()
-		 FROM generate_series(1, $3::int) g`,
+	p := othersPlan(n)
+	if err := atsize.Fill(ctx, db.Pool, p); err != nil {
+		return "", fmt.Errorf("other organizations: %w", err)
 	}
-	for i, q := range statements {
-		args := []any{prefix, orgs, n}
-		if i == 0 {
-			args = []any{prefix, orgs}
-		}
-		if _, err := db.Pool.Exec(ctx, q, args...); err != nil {
-			return 0, fmt.Errorf("other organizations: %w", err)
-		}
-	}
-	if _, err := db.Pool.Exec(ctx, "ANALYZE"); err != nil {
-		return 0, err
-	}
-	return time.Since(start), nil
+	return fmt.Sprintf("added by SQL, then analyzed, in %s: %d other organizations with %d spaces (and their revisions), "+
+		"%d site spaces, %d change requests, %d comments, %d replies, %d searchable pages",
+		time.Since(start).Round(time.Millisecond), p.Organizations, p.Spaces, p.SiteSpaces,
+		p.ChangeRequests, p.Comments, p.Replies, p.Pages), nil
 }
