@@ -108,7 +108,7 @@ func TestFillIsConsistent(t *testing.T) {
 	}
 
 	// Search finds the pages of a space by their words.
-	hits, err := store.Search(ctx, db, []string{p.SpaceID(p.PageSpace(1))}, "alpha")
+	hits, err := store.Search(ctx, db, p.OrganizationID(p.PageSpace(1)), []string{p.SpaceID(p.PageSpace(1))}, "alpha")
 	if err != nil || len(hits) == 0 {
 		t.Errorf("search: %d hits, %v", len(hits), err)
 	}
