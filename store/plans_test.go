@@ -162,6 +162,17 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			}
 			return err
 		}},
+		// A write's read: where a new space goes, at the root of the
+		// organization of 40,000 spaces, and in a collection.
+		{"next position at an organization's root", false, func(ctx context.Context) error {
+			_, err := store.NextPosition(ctx, db, "other", nil)
+			return err
+		}},
+		{"next position in a collection", false, func(ctx context.Context) error {
+			parent := "mcol"
+			_, err := store.NextPosition(ctx, db, "mine", &parent)
+			return err
+		}},
 		{"pages of a revision", false, func(ctx context.Context) error {
 			_, err := store.RevisionsPages(ctx, db, []string{"mr1"})
 			return err
