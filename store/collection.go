@@ -167,7 +167,7 @@ func SpacesPublishedIn(ctx context.Context, db bun.IDB, spaceIDs []string) ([]st
 //
 // The spaces' max is read from the end of an index
 // (spaces_org_parent_position_idx, migration 0038), whose parent column is
-// COALESCE(parent_id, ”): the root compared by equality, which lets the
+// COALESCE(parent_id, the empty string): the root compared by equality, which lets the
 // index's order serve max (IS NULL or IS NOT DISTINCT FROM would not; it
 // scanned every organization's spaces). An organization's collections are
 // few.
