@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,9 +9,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,54 +36,165 @@ import (
 // repetitions; for a burst, until the last subscriber has the last
 // event), and the latency of a GET /v1/spaces/{id} probe sent one after
 // another beside them: idle (subscribers connected, no event) and during
-// the bursts. The clients run in the same process, sharing the CPUs with
-// the server and PostgreSQL.
+// the bursts. The subscribers run in a process of their own (this program
+// again, fanoutClientsEnv set), as clients would on other machines: on the
+// same 2 CPUs, but not in the server's scheduler, where thousands of
+// client goroutines woken by their sockets would queue the probe's
+// request behind them. The probe runs in the bench's process, beside the
+// server, as a client of the API would.
 
 // fanoutQuery selects little: the figures are of delivery, not encoding.
 const fanoutQuery = `subscription($s: ID!) { spaceEvents(spaceId: $s) { id type } }`
 
-// fanoutWatch tracks the arrivals of the events being measured.
+// fanoutWatch is the bench's side: the events being measured, each done
+// once the subscribers' process reports its last arrival.
 type fanoutWatch struct {
 	mu      sync.Mutex
 	waiting map[string]*fanoutEvent
 }
 
 type fanoutEvent struct {
-	left atomic.Int64
-	last atomic.Int64 // unix nanoseconds of the latest arrival
+	last atomic.Int64 // unix nanoseconds of the last subscriber's arrival
 	done chan struct{}
 }
 
-func (w *fanoutWatch) expect(id string, n int) *fanoutEvent {
+func (w *fanoutWatch) expect(id string) *fanoutEvent {
 	e := &fanoutEvent{done: make(chan struct{})}
-	e.left.Store(int64(n))
 	w.mu.Lock()
 	w.waiting[id] = e
 	w.mu.Unlock()
 	return e
 }
 
-func (w *fanoutWatch) arrived(id string) {
+// arrived records that every subscriber had event id at last (unix
+// nanoseconds: the two processes share the machine's clock).
+func (w *fanoutWatch) arrived(id string, last int64) {
 	w.mu.Lock()
 	e := w.waiting[id]
+	delete(w.waiting, id)
 	w.mu.Unlock()
-	if e == nil {
-		return
-	}
-	now := time.Now().UnixNano()
-	for {
-		last := e.last.Load()
-		if now <= last || e.last.CompareAndSwap(last, now) {
-			break
-		}
-	}
-	if e.left.Add(-1) == 0 {
+	if e != nil {
+		e.last.Store(last)
 		close(e.done)
 	}
 }
 
+// fanoutClientsEnv holds, in the subscribers' process, its
+// fanoutClientsConfig as JSON.
+const fanoutClientsEnv = "DOCSBENCH_FANOUT_CLIENTS"
+
+type fanoutClientsConfig struct {
+	URL, Token, Space string
+	Subscribers       int
+}
+
+// The subscribers' process reports on its standard output, a line each:
+// "subscribed" once every subscription is sent, "arrived <event id> <unix
+// nanoseconds>" once every subscriber has an event (with the time of the
+// last arrival), "unexpected <message>" for the first message that is
+// neither an event nor a ping or pong. It ends when its standard input
+// closes.
+
+// runFanoutClients is the subscribers' process.
+func runFanoutClients(config string) error {
+	var c fanoutClientsConfig
+	if err := json.Unmarshal([]byte(config), &c); err != nil {
+		return err
+	}
+	if err := raiseFileLimit(uint64(c.Subscribers + 100)); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { // the bench closes standard input when it is done
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	var mu sync.Mutex
+	report := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(os.Stdout, format+"\n", args...)
+	}
+	type arrivals struct {
+		left atomic.Int64
+		last atomic.Int64
+	}
+	var seen sync.Map // event id -> *arrivals
+	arrived := func(id string) {
+		now := time.Now().UnixNano()
+		v, _ := seen.LoadOrStore(id, new(arrivals))
+		a := v.(*arrivals)
+		for {
+			last := a.last.Load()
+			if now <= last || a.last.CompareAndSwap(last, now) {
+				break
+			}
+		}
+		if a.left.Add(1) == int64(c.Subscribers) {
+			report("arrived %s %d", id, a.last.Load())
+			seen.Delete(id)
+		}
+	}
+	var unexpected atomic.Bool
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	defer cancel()
+	err := parallel(ctx, 32, c.Subscribers, func(_ context.Context, i int) error {
+		conn, _, err := websocket.Dial(ctx, c.URL, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		if err != nil {
+			return err
+		}
+		send := func(m any) error {
+			data, _ := json.Marshal(m)
+			return conn.Write(ctx, websocket.MessageText, data)
+		}
+		if err := send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + c.Token}}); err != nil {
+			return err
+		}
+		if _, data, err := conn.Read(ctx); err != nil || !bytes.Contains(data, []byte("connection_ack")) {
+			return fmt.Errorf("subscriber %d: no ack: %s %v", i, data, err)
+		}
+		if err := send(map[string]any{"id": "s", "type": "subscribe", "payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": c.Space}}}); err != nil {
+			return err
+		}
+		conns.Go(func() {
+			defer conn.CloseNow()
+			var m struct {
+				Type    string
+				Payload struct {
+					Data struct{ SpaceEvents struct{ ID string } }
+				}
+			}
+			for {
+				_, data, err := conn.Read(ctx)
+				if err != nil {
+					return
+				}
+				if bytes.Contains(data, []byte(`"ping"`)) {
+					_ = send(map[string]any{"type": "pong"})
+					continue
+				}
+				if json.Unmarshal(data, &m) == nil && m.Type == "next" {
+					arrived(m.Payload.Data.SpaceEvents.ID)
+				} else if !bytes.Contains(data, []byte(`"pong"`)) && unexpected.CompareAndSwap(false, true) {
+					report("unexpected %s", bytes.ReplaceAll(data, []byte("\n"), nil))
+				}
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("subscribers: %w", err)
+	}
+	report("subscribed")
+	<-ctx.Done()
+	return nil
+}
+
 // raiseFileLimit lifts the soft limit on open files to the hard one: each
-// subscriber holds two descriptors in this process (client and server).
+// subscriber holds a descriptor in the server's process and one in the
+// subscribers'.
 func raiseFileLimit(need uint64) error {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
@@ -93,13 +207,13 @@ func raiseFileLimit(need uint64) error {
 		}
 	}
 	if l.Cur < need {
-		return fmt.Errorf("%d subscribers need about %d open files; the limit is %d (raise it with ulimit -n)", need/2, need, l.Cur)
+		return fmt.Errorf("the subscribers need about %d open files; the limit is %d (raise it with ulimit -n)", need, l.Cur)
 	}
 	return nil
 }
 
 func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveHub, api *apiClient, url string, out io.Writer) ([]row, error) {
-	if err := raiseFileLimit(uint64(2*o.subscribers + 200)); err != nil {
+	if err := raiseFileLimit(uint64(o.subscribers + 200)); err != nil {
 		return nil, err
 	}
 	org, err := api.create(ctx, "/v1/orgs", map[string]any{"title": "Fan-out"})
@@ -114,66 +228,56 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 	watch := &fanoutWatch{waiting: map[string]*fanoutEvent{}}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var conns sync.WaitGroup
-	defer conns.Wait()
-	defer cancel()
-	wsURL := "ws" + strings.TrimPrefix(url, "http") + "/graphql"
 	start := time.Now()
 	base := live.Subscribers()
+
+	// The subscribers' process.
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	config, _ := json.Marshal(fanoutClientsConfig{URL: "ws" + strings.TrimPrefix(url, "http") + "/graphql",
+		Token: api.token, Space: space, Subscribers: o.subscribers})
+	clients := exec.CommandContext(ctx, self)
+	clients.Env = append(os.Environ(), fanoutClientsEnv+"="+string(config))
+	clients.Stderr = os.Stderr
+	stdin, err := clients.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := clients.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := clients.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		stdin.Close() // the process ends with its input
+		_ = clients.Wait()
+	}()
 	// The first message other than an event, ping or pong, to explain a
 	// subscription that did not start.
-	var unexpected atomic.Pointer[[]byte]
-	// The connections outlive parallel's contexts: they use ctx.
-	err = parallel(ctx, 32, o.subscribers, func(_ context.Context, i int) error {
-		c, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
-		if err != nil {
-			return err
-		}
-		send := func(m any) error {
-			data, _ := json.Marshal(m)
-			return c.Write(ctx, websocket.MessageText, data)
-		}
-		if err := send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + api.token}}); err != nil {
-			return err
-		}
-		if _, data, err := c.Read(ctx); err != nil || !bytes.Contains(data, []byte("connection_ack")) {
-			return fmt.Errorf("subscriber %d: no ack: %s %v", i, data, err)
-		}
-		if err := send(map[string]any{"id": "s", "type": "subscribe", "payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": space}}}); err != nil {
-			return err
-		}
-		conns.Go(func() {
-			defer c.CloseNow()
-			var m struct {
-				Type    string
-				Payload struct {
-					Data struct{ SpaceEvents struct{ ID string } }
+	var unexpected atomic.Pointer[string]
+	go func() {
+		lines := bufio.NewScanner(stdout)
+		lines.Buffer(nil, 1<<20)
+		for lines.Scan() {
+			what, rest, _ := strings.Cut(lines.Text(), " ")
+			switch what {
+			case "arrived":
+				id, at, _ := strings.Cut(rest, " ")
+				if last, err := strconv.ParseInt(at, 10, 64); err == nil {
+					watch.arrived(id, last)
 				}
+			case "unexpected":
+				unexpected.CompareAndSwap(nil, &rest)
 			}
-			for {
-				_, data, err := c.Read(ctx)
-				if err != nil {
-					return
-				}
-				if bytes.Contains(data, []byte(`"ping"`)) {
-					_ = send(map[string]any{"type": "pong"})
-					continue
-				}
-				if json.Unmarshal(data, &m) == nil && m.Type == "next" {
-					watch.arrived(m.Payload.Data.SpaceEvents.ID)
-				} else if !bytes.Contains(data, []byte(`"pong"`)) {
-					unexpected.CompareAndSwap(nil, &data)
-				}
-			}
-		})
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("subscribers: %w", err)
-	}
+		}
+	}()
 	for live.Subscribers() < base+o.subscribers {
 		if time.Since(start) > time.Minute {
-			var msg []byte
+			msg := ""
 			if p := unexpected.Load(); p != nil {
 				msg = *p
 			}
@@ -185,7 +289,7 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 
 	record := func() (string, *fanoutEvent, time.Time, error) {
 		id := store.NewID()
-		e := watch.expect(id, o.subscribers)
+		e := watch.expect(id)
 		t0 := time.Now()
 		ev := &store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: org, SpaceID: &space, CreatedAt: t0}
 		err := recordLiveEventWithID(ctx, db, ev, id)
@@ -196,7 +300,7 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 		case <-e.done:
 			return nil
 		case <-time.After(time.Minute):
-			return fmt.Errorf("an event reached %d of %d subscribers in a minute", int64(o.subscribers)-e.left.Load(), o.subscribers)
+			return fmt.Errorf("an event did not reach all %d subscribers in a minute", o.subscribers)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -155,6 +155,14 @@ func main() {
 	flag.IntVar(&o.mixedWriters, "mixed-writers", 4, "mixed: concurrent writers")
 	flag.IntVar(&o.mixedSpaces, "mixed-spaces", 0, "mixed: spaces added by SQL to the measured organization (with change requests, comments, replies and pages in proportion); 0: -others/100, at least 100")
 	flag.Parse()
+	if config := os.Getenv(fanoutClientsEnv); config != "" {
+		// The fan-out scenario's subscribers (fanout.go).
+		if err := runFanoutClients(config); err != nil {
+			fmt.Fprintln(os.Stderr, "docsbench subscribers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "all" {
 		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed or all (all: tree, content and fanout)")
 		os.Exit(2)
