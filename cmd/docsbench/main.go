@@ -328,6 +328,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 			for i := range treeRows {
 				treeRows[i].what = "empty: " + treeRows[i].what
 			}
+			paging, err := pagingBench(ctx, db, api)
+			if err != nil {
+				return err
+			}
+			large = append(large, paging...)
 			for i := range large {
 				large[i].what = fmt.Sprintf("+%dk: ", o.others/1000) + large[i].what
 			}
