@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -162,40 +161,11 @@ func (m *mixedRun) record(op int, t0 time.Time, err error) {
 // send sends one request and checks its status (and, for GraphQL, that the
 // answer holds no error); out, when not nil, receives the JSON body.
 func (c *mixedClient) send(ctx context.Context, method, path string, body any, want int, out any) error {
-	var r io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		r = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.m.api.base+path, r)
-	if err != nil {
+	if err := c.m.api.send(ctx, &c.buf, method, path, body, want, out); err != nil {
 		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.m.api.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.m.api.client.Do(req)
-	if err != nil {
-		return err
-	}
-	c.buf.Reset()
-	_, err = c.buf.ReadFrom(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: status %d: %.300s", method, path, resp.StatusCode, c.buf.Bytes())
 	}
 	if path == "/graphql" && !bytes.HasPrefix(c.buf.Bytes(), []byte(`{"data":`)) {
 		return fmt.Errorf("GraphQL: %.300s", c.buf.Bytes())
-	}
-	if out != nil {
-		return json.Unmarshal(c.buf.Bytes(), out)
 	}
 	return nil
 }

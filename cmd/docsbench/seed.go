@@ -20,6 +20,13 @@ type apiClient struct {
 // do sends a JSON request and decodes a JSON response into out, failing
 // unless the status is want.
 func (a *apiClient) do(ctx context.Context, method, path string, body any, want int, out any) error {
+	var buf bytes.Buffer
+	return a.send(ctx, &buf, method, path, body, want, out)
+}
+
+// send is do reading the response into buf (reset first), which callers
+// sending many requests reuse.
+func (a *apiClient) send(ctx context.Context, buf *bytes.Buffer, method, path string, body any, want int, out any) error {
 	var r io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -41,15 +48,15 @@ func (a *apiClient) do(ctx context.Context, method, path string, body any, want 
 		return err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
+	buf.Reset()
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
 		return err
 	}
 	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: status %d, want %d: %s", method, path, resp.StatusCode, want, raw)
+		return fmt.Errorf("%s %s: status %d, want %d: %.300s", method, path, resp.StatusCode, want, buf.Bytes())
 	}
 	if out != nil {
-		return json.Unmarshal(raw, out)
+		return json.Unmarshal(buf.Bytes(), out)
 	}
 	return nil
 }
