@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Section is a part of a page body: the text under one heading.
@@ -118,31 +119,53 @@ const (
 // candidates' pages by index, stopping at the LIMIT), which is the plan
 // that stays bounded for common words too, rather than hash-joining every
 // page of the searched spaces when its statistics say a word is common.
+//
+// The searched spaces' current revisions are read first, and the statement
+// is given their ids as an array, which the candidates' pages are checked
+// against (a filter on revision_pages_body_org_idx, which holds the
+// revision). Joined to the searched spaces instead, the check's plan
+// followed the statistics: while an organization's revision_pages grew
+// (each edit copies its space's pages) and were not yet analyzed,
+// PostgreSQL expected a handful of candidates and searched spaces, and
+// chose a nested loop rescanning the materialized candidates for every
+// searched space, spilled to disk: 2 to 52 s per search until autovacuum
+// analyzed the table (docs/performance.md, the mixed run).
 func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, query string) ([]*SearchHit, error) {
 	var hits []*SearchHit
 	if len(spaceIDs) == 0 {
 		return hits, nil
 	}
-	err := db.NewRaw(`WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', ?) AS q),
-		searched AS MATERIALIZED (SELECT id, revision_id FROM spaces
-			WHERE id IN (?) AND organization_id = ? AND deleted_at IS NULL),
+	var searched []struct {
+		ID         string `bun:"id"`
+		RevisionID string `bun:"revision_id"`
+	}
+	err := db.NewRaw(`SELECT id, revision_id FROM spaces WHERE id IN (?) AND organization_id = ? AND deleted_at IS NULL`,
+		bun.List(spaceIDs), orgID).Scan(ctx, &searched)
+	if err != nil || len(searched) == 0 {
+		return hits, translate(err)
+	}
+	spaceOf := make(map[string]string, len(searched))
+	revisions := make([]string, len(searched))
+	for i, s := range searched {
+		spaceOf[s.RevisionID] = s.ID
+		revisions[i] = s.RevisionID
+	}
+	err = db.NewRaw(`WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', ?) AS q),
 		by_heading AS MATERIALIZED (
-			SELECT s.id AS space_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
 			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			JOIN searched s ON s.revision_id = rp.revision_id
-			WHERE bs.organization_id = ? AND to_tsvector('english', bs.heading) @@ q.q
+			WHERE bs.organization_id = ? AND to_tsvector('english', bs.heading) @@ q.q AND rp.revision_id = ANY(?::text[])
 			LIMIT ?),
 		by_text AS MATERIALIZED (
-			SELECT s.id AS space_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
 			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			JOIN searched s ON s.revision_id = rp.revision_id
-			WHERE bs.organization_id = ? AND bs.tsv @@ q.q
+			WHERE bs.organization_id = ? AND bs.tsv @@ q.q AND rp.revision_id = ANY(?::text[])
 			LIMIT ?),
 		titles AS MATERIALIZED (
-			SELECT s.id AS space_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
-			FROM q, searched s
+			SELECT rp.revision_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
+			FROM q, unnest(?::text[]) AS s(revision_id)
 			JOIN revision_pages rp ON rp.revision_id = s.revision_id
 			WHERE to_tsvector('english', rp.title) @@ q.q
 			LIMIT ?),
@@ -151,13 +174,17 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 			UNION
 			SELECT * FROM by_text
 			UNION ALL
-			SELECT space_id, page_id, NULL, NULL, rank FROM titles),
-		top AS (SELECT * FROM hits ORDER BY rank DESC, space_id, page_id, position NULLS FIRST LIMIT ?)
-		SELECT top.space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
+			SELECT revision_id, page_id, NULL, NULL, rank FROM titles),
+		top AS (SELECT * FROM hits ORDER BY rank DESC, revision_id, page_id, position NULLS FIRST LIMIT ?)
+		SELECT top.revision_id AS space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
 		FROM top LEFT JOIN body_sections bs ON bs.organization_id = ? AND bs.body_sha256 = top.body_sha256
 			AND bs.position = top.position
-		ORDER BY top.rank DESC, top.space_id, top.page_id, top.position NULLS FIRST`,
-		query, bun.List(spaceIDs), orgID, orgID, maxSearchCandidates, orgID, maxSearchCandidates,
-		maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
+		ORDER BY top.rank DESC, top.revision_id, top.page_id, top.position NULLS FIRST`,
+		query, orgID, pgdialect.Array(revisions), maxSearchCandidates, orgID, pgdialect.Array(revisions), maxSearchCandidates,
+		pgdialect.Array(revisions), maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
+	// The statement answers each hit's revision (in space_id): its space.
+	for _, h := range hits {
+		h.SpaceID = spaceOf[h.SpaceID]
+	}
 	return hits, translate(err)
 }
