@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -65,6 +66,10 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 	var out []*T
 	var chunk []T
 	targets := make([]any, len(m.fields))
+	// A text column's value is shared with the row before when it is the
+	// same (repeatedString): a site's thousand site spaces name the same
+	// organization and site.
+	repeated := make([]repeatedString, len(m.fields))
 	for rows.Next() {
 		// Rows are allocated in chunks that double up to 64 (a thousand rows
 		// are some twenty allocations, a single row one).
@@ -75,6 +80,11 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 		chunk = chunk[1:]
 		base := unsafe.Pointer(row)
 		for i, f := range m.fields {
+			if f.text {
+				repeated[i].dst = (*string)(unsafe.Add(base, f.offset))
+				targets[i] = &repeated[i]
+				continue
+			}
 			targets[i] = f.target(unsafe.Add(base, f.offset))
 		}
 		if err := rows.Scan(targets...); err != nil {
@@ -145,6 +155,33 @@ type readField struct {
 	typ    reflect.Type
 	offset uintptr
 	target func(unsafe.Pointer) any
+	// text: a string field (of a named string type too) of a text column
+	// (no SQL type in its tag: bun's own, varchar), scanned through
+	// repeatedString.
+	text bool
+}
+
+// repeatedString is a scan target of a text column into a string field that
+// reuses the value of the previous row when the bytes are the same: no
+// allocation for an organization, a site or an enum value read a thousand
+// times over. pgx hands it the column's bytes (BytesScanner). Strings are
+// immutable, so rows sharing one is safe. (Nullable strings stay pgx's: a
+// shared *string saved fewer allocations than it cost.)
+type repeatedString struct {
+	dst  *string
+	prev string
+	seen bool
+}
+
+func (r *repeatedString) ScanBytes(b []byte) error {
+	if b == nil {
+		return errors.New("NULL in a column read into a string")
+	}
+	if !r.seen || string(b) != r.prev { // no allocation for the comparison
+		r.prev, r.seen = string(b), true
+	}
+	*r.dst = r.prev
+	return nil
 }
 
 var (
@@ -259,7 +296,9 @@ func readModelOf[T any](db bun.IDB) *readModel {
 	for i, f := range table.Fields {
 		m.byName[f.Name] = i
 		m.columns = append(m.columns, string(table.SQLAlias)+"."+string(f.SQLName))
-		m.fields = append(m.fields, fieldAt(typ, f.Index))
+		field := fieldAt(typ, f.Index)
+		field.text = field.typ.Kind() == reflect.String && f.UserSQLType == f.DiscoveredSQLType
+		m.fields = append(m.fields, field)
 	}
 	m.from = " FROM " + string(table.SQLName) + " AS " + string(table.SQLAlias)
 	m.selectSQL = "SELECT " + strings.Join(m.columns, ", ") + m.from
