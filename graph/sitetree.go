@@ -51,15 +51,30 @@ func siteSpaceSets(rows []*store.SiteSpace) map[string]*siteSpaceSet {
 	return out
 }
 
-// newSiteSpaceSet indexes a site's site spaces by section in one pass (a
-// site may hold thousands), each section's in the order siteSpacesIn gives.
+// newSiteSpaceSet indexes a site's site spaces by section (a site may hold
+// thousands), each section's in the order siteSpacesIn gives. The sections'
+// lists share one array, cut to the sizes counted first: appending to a
+// list per section grew each several times over.
 func newSiteSpaceSet(all []*store.SiteSpace) *siteSpaceSet {
-	set := &siteSpaceSet{all: all, inSection: map[string][]*store.SiteSpace{}}
-	for _, s := range all {
-		key := rootKey
+	sectionKey := func(s *store.SiteSpace) string {
 		if s.SectionID != nil {
-			key = *s.SectionID
+			return *s.SectionID
 		}
+		return rootKey
+	}
+	counts := map[string]int{}
+	for _, s := range all {
+		counts[sectionKey(s)]++
+	}
+	set := &siteSpaceSet{all: all, inSection: make(map[string][]*store.SiteSpace, len(counts))}
+	lists := make([]*store.SiteSpace, len(all))
+	at := 0
+	for key, n := range counts {
+		set.inSection[key] = lists[at : at : at+n]
+		at += n
+	}
+	for _, s := range all {
+		key := sectionKey(s)
 		set.inSection[key] = append(set.inSection[key], s)
 	}
 	for _, list := range set.inSection {

@@ -166,7 +166,9 @@ func (d *DirectWriter) InterceptField(ctx context.Context, next graphql.Resolver
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(entry.lastSize.Load()))
-	if !d.write(ctx, &buf, plan, res) {
+	run := &directRun{d: d, ctx: ctx, w: &buf}
+	run.each = run.child
+	if !run.write(plan, res) {
 		return res, nil
 	}
 	entry.lastSize.Store(int64(buf.Len()))
@@ -331,8 +333,28 @@ func hasCondition(list ast.DirectiveList) bool {
 	return list.ForName("skip") != nil || list.ForName("include") != nil
 }
 
+// directRun is the writing of one subtree. Its state is kept here rather
+// than in closures: the callback handing a list's elements to the writer
+// (each) is bound once, where a closure per object or list field was two
+// allocations each, some 1,800 for a site's tree.
+type directRun struct {
+	d   *DirectWriter
+	ctx context.Context
+	w   *bytes.Buffer
+	// open are the object and list fields being written, innermost last,
+	// with the children each has written so far.
+	open []openField
+	each func(child any) bool // child
+}
+
+type openField struct {
+	f *directPlanField
+	n int
+}
+
 // write writes obj under plan; false when a value cannot be produced.
-func (d *DirectWriter) write(ctx context.Context, w *bytes.Buffer, plan *directPlan, obj any) bool {
+func (r *directRun) write(plan *directPlan, obj any) bool {
+	w := r.w
 	if len(plan.fields) == 0 {
 		w.WriteByte('{')
 	}
@@ -343,11 +365,11 @@ func (d *DirectWriter) write(ctx context.Context, w *bytes.Buffer, plan *directP
 		case f.typename:
 			writeJSONString(w, plan.t.name)
 		case f.field.write != nil:
-			if !f.field.write(ctx, w, obj) {
+			if !f.field.write(r.ctx, w, obj) {
 				return false
 			}
 		default:
-			if !d.writeChildren(ctx, w, f, obj) {
+			if !r.writeChildren(f, obj) {
 				return false
 			}
 		}
@@ -357,19 +379,12 @@ func (d *DirectWriter) write(ctx context.Context, w *bytes.Buffer, plan *directP
 }
 
 // writeChildren writes an object or list field.
-func (d *DirectWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *directPlanField, obj any) bool {
-	n, list := 0, f.field.list
-	result := f.field.children(ctx, obj, func(child any) bool {
-		if list {
-			if n == 0 {
-				w.WriteByte('[')
-			} else {
-				w.WriteByte(',')
-			}
-		}
-		n++
-		return d.writeChild(ctx, w, f, child)
-	})
+func (r *directRun) writeChildren(f *directPlanField, obj any) bool {
+	r.open = append(r.open, openField{f: f})
+	result := f.field.children(r.ctx, obj, r.each)
+	n := r.open[len(r.open)-1].n
+	r.open = r.open[:len(r.open)-1]
+	list, w := f.field.list, r.w
 	switch {
 	case result == directFailed:
 		return false
@@ -389,20 +404,30 @@ func (d *DirectWriter) writeChildren(ctx context.Context, w *bytes.Buffer, f *di
 	return true
 }
 
-// writeChild writes one child object.
-func (d *DirectWriter) writeChild(ctx context.Context, w *bytes.Buffer, f *directPlanField, child any) bool {
-	t := d.typeOf(child)
+// child writes one child object of the innermost open field.
+func (r *directRun) child(child any) bool {
+	open := &r.open[len(r.open)-1]
+	f := open.f
+	if f.field.list {
+		if open.n == 0 {
+			r.w.WriteByte('[')
+		} else {
+			r.w.WriteByte(',')
+		}
+	}
+	open.n++ // before writing: the child's own fields may grow r.open
+	t := r.d.typeOf(child)
 	if t != nil && t.rule != nil {
 		// SECURITY: the read rules, as the authorizer applies them to
 		// gqlgen's fields. An object the caller may not read leaves the
 		// subtree to gqlgen, whose authorizer withholds it.
-		if ok, err := t.rule(ctx, child); !ok || err != nil {
+		if ok, err := t.rule(r.ctx, child); !ok || err != nil {
 			return false
 		}
 	}
 	for _, c := range f.plans {
 		if c.t == t {
-			return c.plan != nil && d.write(ctx, w, c.plan, child)
+			return c.plan != nil && r.write(c.plan, child)
 		}
 	}
 	return false
