@@ -96,8 +96,10 @@ const (
 //
 // Candidates, each found through a GIN index leading with the
 // organization (other tenants' sections are never read, let alone
-// ranked) and kept only if a page of a searched space's current revision
-// shows it (revision_pages by body, from the index alone):
+// ranked) and holding only the sections some live space's current
+// revision shows (body_sections.shown, kept by triggers: migration 0039),
+// and kept only if a page of a searched space's current revision shows it
+// (revision_pages by body, from the index alone):
 //
 //   - sections whose heading matches, up to maxSearchCandidates: a word in
 //     a heading weighs 1 against 0.4 in the text, so for a one-word query
@@ -105,6 +107,13 @@ const (
 //   - sections whose text matches, up to maxSearchCandidates, in the
 //     order the index gives them (storage order, roughly oldest first);
 //   - page titles, up to maxSearchCandidates.
+//
+// The indexes leave out the sections no current content shows because an
+// organization's edits keep every body they replaced (older revisions and
+// change requests show them): indexed, they were found and dropped one by
+// one, and filling the candidates read more index entries and pages the
+// more the organization had edited (search p50 1.58x over a mixed run
+// doubling the data by edits; docs/performance.md).
 //
 // Ranking semantics: a query matching at most maxSearchCandidates sections
 // of the searched pages ranks them all, as before. Beyond that, the
@@ -155,13 +164,13 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
 			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND to_tsvector('english', bs.heading) @@ q.q AND rp.revision_id = ANY(?::text[])
+			WHERE bs.organization_id = ? AND bs.shown AND to_tsvector('english', bs.heading) @@ q.q AND rp.revision_id = ANY(?::text[])
 			LIMIT ?),
 		by_text AS MATERIALIZED (
 			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
 			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND bs.tsv @@ q.q AND rp.revision_id = ANY(?::text[])
+			WHERE bs.organization_id = ? AND bs.shown AND bs.tsv @@ q.q AND rp.revision_id = ANY(?::text[])
 			LIMIT ?),
 		titles AS MATERIALIZED (
 			SELECT rp.revision_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank

@@ -1,0 +1,154 @@
+-- Search reads only the sections that some space's current content shows
+-- (issue 18; store/search.go Search).
+--
+-- Every edit stores a new body (a change request's revision shows it, and
+-- after a merge, only older revisions show the body it replaced), and the
+-- organization's GIN indexes held every body ever written: a search found
+-- its words in superseded and unmerged text too, then dropped each such
+-- candidate only after looking up its pages, so filling its bounded
+-- candidates read more index entries and revision_pages the more an
+-- organization had edited (p50 1.58x over the mixed run that doubles the
+-- data with edits). The indexes now hold only the sections of bodies that a
+-- current revision of a live space shows: shown. Search still checks each
+-- candidate against the searched revisions (a shown body may be shown by a
+-- space the caller cannot read, or does not search); shown only keeps what
+-- no search can find out of its way.
+--
+-- page_bodies.shown_by counts the pages of live spaces' current revisions
+-- that show the body, in the body's organization; body_sections.shown is
+-- shown_by > 0, written when that changes. Triggers keep both right
+-- whatever code changes what a space shows (an edit, a merge, an import, a
+-- git sync, a translation, a duplicate, deleting or restoring a space,
+-- moving it to another organization, purging it), as the counts of
+-- migration 0025 are kept: revisions are immutable, so what a space shows
+-- changes only with its row (revision_id, deleted_at, organization_id), or
+-- when pages are written into the revision a space already names (a new
+-- space's row is written before its first revision). A space's change
+-- counts only the bodies that differ between its old and new revision: a
+-- merge writes the few pages it changed, not the space's every section.
+
+ALTER TABLE page_bodies ADD COLUMN shown_by integer NOT NULL DEFAULT 0;
+ALTER TABLE body_sections ADD COLUMN shown boolean NOT NULL DEFAULT false;
+
+UPDATE page_bodies b SET shown_by = c.n
+FROM (SELECT s.organization_id, rp.body_sha256, count(*) AS n
+      FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+      WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
+      GROUP BY s.organization_id, rp.body_sha256) c
+WHERE b.organization_id = c.organization_id AND b.sha256 = c.body_sha256;
+
+UPDATE body_sections s SET shown = true
+FROM page_bodies b
+WHERE b.organization_id = s.organization_id AND b.sha256 = s.body_sha256 AND b.shown_by > 0;
+
+-- Adds deltas[i] to the count of org's body bodies[i], and flags the
+-- sections of the bodies whose count starts or stops being positive (a
+-- section already right is not rewritten). The bodies are locked in one
+-- order first: two writes that share bodies (spaces showing the same
+-- text) wait for each other instead of deadlocking. FOR NO KEY UPDATE, as
+-- the store locks rows: the pages inserted meanwhile check their body's
+-- key (KEY SHARE) and need not wait.
+CREATE FUNCTION count_shown_bodies(org text, bodies text[], deltas integer[]) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF cardinality(bodies) = 0 THEN
+        RETURN;
+    END IF;
+    PERFORM 1 FROM page_bodies WHERE organization_id = org AND sha256 = ANY(bodies) ORDER BY sha256 FOR NO KEY UPDATE;
+    WITH counted AS (
+        UPDATE page_bodies b SET shown_by = b.shown_by + d.delta
+        FROM unnest(bodies, deltas) AS d(sha256, delta)
+        WHERE b.organization_id = org AND b.sha256 = d.sha256
+        RETURNING b.sha256, b.shown_by > 0 AS shown)
+    UPDATE body_sections s SET shown = c.shown
+    FROM counted c
+    WHERE s.organization_id = org AND s.body_sha256 = c.sha256 AND s.shown <> c.shown;
+END $$;
+
+-- org's space stops showing revision leaving and starts showing revision
+-- entering (either may be NULL): the bodies whose number of pages differs
+-- between the two are counted, the rest untouched.
+CREATE FUNCTION count_revision_change(org text, leaving text, entering text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    bodies text[];
+    deltas integer[];
+BEGIN
+    SELECT coalesce(array_agg(body_sha256 ORDER BY body_sha256), '{}'), coalesce(array_agg(delta ORDER BY body_sha256), '{}')
+    INTO bodies, deltas
+    FROM (SELECT body_sha256, sum(n)::integer AS delta
+          FROM (SELECT body_sha256, -1 AS n FROM revision_pages WHERE revision_id = leaving AND body_sha256 IS NOT NULL
+                UNION ALL
+                SELECT body_sha256, 1 FROM revision_pages WHERE revision_id = entering AND body_sha256 IS NOT NULL) p
+          GROUP BY body_sha256
+          HAVING sum(n) <> 0) d;
+    PERFORM count_shown_bodies(org, bodies, deltas);
+END $$;
+
+-- A space's row: what it showed (when live) leaves, what it shows (when
+-- live) enters. Deleting a row counts before the delete, while its pages
+-- are still there (the revisions cascade).
+CREATE FUNCTION count_space_shown_bodies() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    leaving text;
+    entering text;
+BEGIN
+    IF TG_OP IN ('UPDATE', 'DELETE') AND OLD.deleted_at IS NULL THEN
+        leaving := OLD.revision_id;
+    END IF;
+    IF TG_OP IN ('UPDATE', 'INSERT') AND NEW.deleted_at IS NULL THEN
+        entering := NEW.revision_id;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.organization_id <> NEW.organization_id THEN
+        PERFORM count_revision_change(OLD.organization_id, leaving, NULL);
+        PERFORM count_revision_change(NEW.organization_id, NULL, entering);
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM count_revision_change(OLD.organization_id, leaving, NULL);
+        RETURN OLD;
+    ELSE
+        PERFORM count_revision_change(NEW.organization_id, leaving, entering);
+    END IF;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER spaces_shown_bodies_insert AFTER INSERT ON spaces
+    FOR EACH ROW WHEN (NEW.deleted_at IS NULL) EXECUTE FUNCTION count_space_shown_bodies();
+CREATE TRIGGER spaces_shown_bodies_update AFTER UPDATE OF revision_id, deleted_at, organization_id ON spaces
+    FOR EACH ROW WHEN (OLD.revision_id IS DISTINCT FROM NEW.revision_id OR (OLD.deleted_at IS NULL) <> (NEW.deleted_at IS NULL)
+                       OR OLD.organization_id IS DISTINCT FROM NEW.organization_id)
+    EXECUTE FUNCTION count_space_shown_bodies();
+CREATE TRIGGER spaces_shown_bodies_delete BEFORE DELETE ON spaces
+    FOR EACH ROW WHEN (OLD.deleted_at IS NULL) EXECUTE FUNCTION count_space_shown_bodies();
+
+-- Pages written into a revision that a live space already names (a new
+-- space's first revision, a duplicate's copy) are counted as they come.
+-- Every other revision's pages (a change request's, a merge's before the
+-- space moves to it) are counted when a space comes to name it. One look
+-- per revision written by the statement (usually one), by primary keys.
+CREATE FUNCTION count_new_pages_shown_bodies() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    rev text;
+    org text;
+    bodies text[];
+    deltas integer[];
+BEGIN
+    FOR rev IN SELECT DISTINCT revision_id FROM new_pages LOOP
+        SELECT s.organization_id INTO org
+        FROM revisions r JOIN spaces s ON s.id = r.space_id
+        WHERE r.id = rev AND s.revision_id = rev AND s.deleted_at IS NULL;
+        IF FOUND THEN
+            SELECT coalesce(array_agg(body_sha256 ORDER BY body_sha256), '{}'), coalesce(array_agg(n ORDER BY body_sha256), '{}')
+            INTO bodies, deltas
+            FROM (SELECT body_sha256, count(*)::integer AS n FROM new_pages
+                  WHERE revision_id = rev AND body_sha256 IS NOT NULL GROUP BY body_sha256) p;
+            PERFORM count_shown_bodies(org, bodies, deltas);
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER revision_pages_shown_bodies AFTER INSERT ON revision_pages
+    REFERENCING NEW TABLE AS new_pages FOR EACH STATEMENT EXECUTE FUNCTION count_new_pages_shown_bodies();
+
+-- The search indexes of migration 0037, holding only shown sections.
+CREATE INDEX body_sections_shown_tsv_idx ON body_sections USING gin (organization_id, tsv) WHERE shown;
+CREATE INDEX body_sections_shown_heading_idx ON body_sections USING gin (organization_id, to_tsvector('english', heading)) WHERE shown;
+DROP INDEX body_sections_org_tsv_idx, body_sections_org_heading_idx;
