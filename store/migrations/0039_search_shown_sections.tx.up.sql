@@ -122,25 +122,37 @@ CREATE TRIGGER spaces_shown_bodies_delete BEFORE DELETE ON spaces
 -- space's first revision, a duplicate's copy) are counted as they come.
 -- Every other revision's pages (a change request's, a merge's before the
 -- space moves to it) are counted when a space comes to name it. One look
--- per revision written by the statement (usually one), by primary keys.
+-- by primary keys per revision the statement wrote (usually one), then one
+-- pass over the new pages if any of them is current.
 CREATE FUNCTION count_new_pages_shown_bodies() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     rev text;
     org text;
-    bodies text[];
-    deltas integer[];
+    current_revs text[] := '{}';
+    current_orgs text[] := '{}';
+    r record;
 BEGIN
     FOR rev IN SELECT DISTINCT revision_id FROM new_pages LOOP
         SELECT s.organization_id INTO org
-        FROM revisions r JOIN spaces s ON s.id = r.space_id
-        WHERE r.id = rev AND s.revision_id = rev AND s.deleted_at IS NULL;
+        FROM revisions rv JOIN spaces s ON s.id = rv.space_id
+        WHERE rv.id = rev AND s.revision_id = rev AND s.deleted_at IS NULL;
         IF FOUND THEN
-            SELECT coalesce(array_agg(body_sha256 ORDER BY body_sha256), '{}'), coalesce(array_agg(n ORDER BY body_sha256), '{}')
-            INTO bodies, deltas
-            FROM (SELECT body_sha256, count(*)::integer AS n FROM new_pages
-                  WHERE revision_id = rev AND body_sha256 IS NOT NULL GROUP BY body_sha256) p;
-            PERFORM count_shown_bodies(org, bodies, deltas);
+            current_revs := current_revs || rev;
+            current_orgs := current_orgs || org;
         END IF;
+    END LOOP;
+    IF cardinality(current_revs) = 0 THEN
+        RETURN NULL;
+    END IF;
+    FOR r IN
+        SELECT c.org, array_agg(c.body_sha256 ORDER BY c.body_sha256) AS bodies, array_agg(c.n ORDER BY c.body_sha256) AS deltas
+        FROM (SELECT cur.org, p.body_sha256, count(*)::integer AS n
+              FROM new_pages p JOIN unnest(current_revs, current_orgs) AS cur(rev, org) ON cur.rev = p.revision_id
+              WHERE p.body_sha256 IS NOT NULL
+              GROUP BY cur.org, p.body_sha256) c
+        GROUP BY c.org
+    LOOP
+        PERFORM count_shown_bodies(r.org, r.bodies, r.deltas);
     END LOOP;
     RETURN NULL;
 END $$;
