@@ -130,11 +130,12 @@ func checkShownBodies(t *testing.T, db *store.DB, step string) {
 			FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
 			WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
 			GROUP BY s.organization_id, rp.body_sha256)
-		SELECT (SELECT count(*) FROM page_bodies b
-				LEFT JOIN counts c ON c.organization_id = b.organization_id AND c.body_sha256 = b.sha256
-				WHERE b.shown_by <> coalesce(c.n, 0)),
-			(SELECT count(*) FROM body_sections s JOIN page_bodies b ON b.organization_id = s.organization_id AND b.sha256 = s.body_sha256
-				WHERE s.shown <> (b.shown_by > 0))`).Scan(&wrongBodies, &wrongSections)
+		SELECT (SELECT count(*) FROM counts c
+				FULL JOIN shown_bodies b ON b.organization_id = c.organization_id AND b.body_sha256 = c.body_sha256
+				WHERE b.pages IS DISTINCT FROM c.n),
+			(SELECT count(*) FROM body_sections s
+				WHERE s.shown <> EXISTS (SELECT 1 FROM counts c WHERE c.organization_id = s.organization_id AND c.body_sha256 = s.body_sha256))`).
+		Scan(&wrongBodies, &wrongSections)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,7 +273,7 @@ func checkShownBodiesWritesByKey(t *testing.T, conn *pgx.Conn) {
 	}
 	var scanned []string
 	err = tx.QueryRow(ctx, `SELECT coalesce(array_agg(relname::text), '{}') FROM pg_stat_xact_user_tables WHERE seq_scan > 0 AND relname = ANY($1)`,
-		append(bigTables, "page_bodies")).Scan(&scanned)
+		append(bigTables, "page_bodies", "shown_bodies")).Scan(&scanned)
 	if err != nil {
 		t.Fatal(err)
 	}

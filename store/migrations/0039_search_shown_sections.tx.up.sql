@@ -14,54 +14,66 @@
 -- space the caller cannot read, or does not search); shown only keeps what
 -- no search can find out of its way.
 --
--- page_bodies.shown_by counts the pages of live spaces' current revisions
--- that show the body, in the body's organization; body_sections.shown is
--- shown_by > 0, written when that changes. Triggers keep both right
--- whatever code changes what a space shows (an edit, a merge, an import, a
--- git sync, a translation, a duplicate, deleting or restoring a space,
--- moving it to another organization, purging it), as the counts of
--- migration 0025 are kept: revisions are immutable, so what a space shows
--- changes only with its row (revision_id, deleted_at, organization_id), or
--- when pages are written into the revision a space already names (a new
--- space's row is written before its first revision). A space's change
--- counts only the bodies that differ between its old and new revision: a
--- merge writes the few pages it changed, not the space's every section.
+-- shown_bodies counts, per organization and body, the pages of live
+-- spaces' current revisions that show the body (a row only while there is
+-- one); body_sections.shown says whether its body has a row, written when
+-- that changes. The counts are a narrow table of their own rather than a
+-- column of page_bodies: updating the wide body rows made every concurrent
+-- write of the same text (SaveBody's insert, which checks the key) wait
+-- for the updating transaction. Triggers keep both right whatever code
+-- changes what a space shows (an edit, a merge, an import, a git sync, a
+-- translation, a duplicate, deleting or restoring a space, moving it to
+-- another organization, purging it), as the counts of migration 0025 are
+-- kept: revisions are immutable, so what a space shows changes only with
+-- its row (revision_id, deleted_at, organization_id), or when pages are
+-- written into the revision a space already names (a new space's row is
+-- written before its first revision). A space's change counts only the
+-- bodies that differ between its old and new revision: a merge writes the
+-- few pages it changed, not the space's every section.
 
-ALTER TABLE page_bodies ADD COLUMN shown_by integer NOT NULL DEFAULT 0;
+CREATE TABLE shown_bodies (
+    organization_id text NOT NULL,
+    body_sha256     text NOT NULL,
+    pages           integer NOT NULL,
+    PRIMARY KEY (organization_id, body_sha256)
+);
 ALTER TABLE body_sections ADD COLUMN shown boolean NOT NULL DEFAULT false;
 
-UPDATE page_bodies b SET shown_by = c.n
-FROM (SELECT s.organization_id, rp.body_sha256, count(*) AS n
-      FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
-      WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
-      GROUP BY s.organization_id, rp.body_sha256) c
-WHERE b.organization_id = c.organization_id AND b.sha256 = c.body_sha256;
+INSERT INTO shown_bodies (organization_id, body_sha256, pages)
+SELECT s.organization_id, rp.body_sha256, count(*)
+FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
+GROUP BY s.organization_id, rp.body_sha256;
 
 UPDATE body_sections s SET shown = true
-FROM page_bodies b
-WHERE b.organization_id = s.organization_id AND b.sha256 = s.body_sha256 AND b.shown_by > 0;
+FROM shown_bodies b
+WHERE b.organization_id = s.organization_id AND b.body_sha256 = s.body_sha256;
 
--- Adds deltas[i] to the count of org's body bodies[i], and flags the
--- sections of the bodies whose count starts or stops being positive (a
--- section already right is not rewritten). The bodies are locked in one
--- order first: two writes that share bodies (spaces showing the same
--- text) wait for each other instead of deadlocking. FOR NO KEY UPDATE, as
--- the store locks rows: the pages inserted meanwhile check their body's
--- key (KEY SHARE) and need not wait.
+-- Adds deltas[i] to the count of org's body bodies[i] (bodies sorted, so
+-- that two writes sharing bodies lock them in one order and wait for each
+-- other rather than deadlock), and flags the sections of the bodies whose
+-- count starts or stops being positive; a section already right is not
+-- rewritten. Sections are found by their bodies (the primary key's first
+-- column), never by the organization: a join left to the planner read all
+-- of the organization's sections.
 CREATE FUNCTION count_shown_bodies(org text, bodies text[], deltas integer[]) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+    showing text[];
+    hiding text[];
 BEGIN
     IF cardinality(bodies) = 0 THEN
         RETURN;
     END IF;
-    PERFORM 1 FROM page_bodies WHERE organization_id = org AND sha256 = ANY(bodies) ORDER BY sha256 FOR NO KEY UPDATE;
     WITH counted AS (
-        UPDATE page_bodies b SET shown_by = b.shown_by + d.delta
-        FROM unnest(bodies, deltas) AS d(sha256, delta)
-        WHERE b.organization_id = org AND b.sha256 = d.sha256
-        RETURNING b.sha256, b.shown_by > 0 AS shown)
-    UPDATE body_sections s SET shown = c.shown
-    FROM counted c
-    WHERE s.organization_id = org AND s.body_sha256 = c.sha256 AND s.shown <> c.shown;
+        INSERT INTO shown_bodies AS b (organization_id, body_sha256, pages)
+        SELECT org, d.sha256, d.delta FROM unnest(bodies, deltas) AS d(sha256, delta) ORDER BY d.sha256
+        ON CONFLICT (organization_id, body_sha256) DO UPDATE SET pages = b.pages + EXCLUDED.pages
+        RETURNING b.body_sha256, b.pages > 0 AS shown)
+    SELECT coalesce(array_agg(body_sha256) FILTER (WHERE shown), '{}'), coalesce(array_agg(body_sha256) FILTER (WHERE NOT shown), '{}')
+    INTO showing, hiding FROM counted;
+    UPDATE body_sections SET shown = true WHERE body_sha256 = ANY(showing) AND organization_id = org AND NOT shown;
+    UPDATE body_sections SET shown = false WHERE body_sha256 = ANY(hiding) AND organization_id = org AND shown;
+    DELETE FROM shown_bodies WHERE organization_id = org AND body_sha256 = ANY(hiding);
 END $$;
 
 -- org's space stops showing revision leaving and starts showing revision
