@@ -118,13 +118,13 @@ func orgSearch(t *testing.T, u *servertest.User, org, query string) []string {
 	return spaces
 }
 
-// checkShownBodies fails unless the search's shown flags (migration 0039,
-// kept by triggers) are what a count from scratch gives: every body's
-// number of pages in live spaces' current revisions, and its sections
-// shown when there is one.
+// checkShownBodies fails unless what search reads of current content
+// (migration 0039, kept by triggers) is what a count from scratch gives:
+// every body's number of pages in live spaces' current revisions, its
+// sections shown when there is one, and those pages by space.
 func checkShownBodies(t *testing.T, db *store.DB, step string) {
 	t.Helper()
-	var wrongBodies, wrongSections int
+	var wrongBodies, wrongSections, wrongPages int
 	err := db.Pool.QueryRow(context.Background(), `WITH counts AS (
 			SELECT s.organization_id, rp.body_sha256, count(*) AS n
 			FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
@@ -134,13 +134,19 @@ func checkShownBodies(t *testing.T, db *store.DB, step string) {
 				FULL JOIN shown_bodies b ON b.organization_id = c.organization_id AND b.body_sha256 = c.body_sha256
 				WHERE b.pages IS DISTINCT FROM c.n),
 			(SELECT count(*) FROM body_sections s
-				WHERE s.shown <> EXISTS (SELECT 1 FROM counts c WHERE c.organization_id = s.organization_id AND c.body_sha256 = s.body_sha256))`).
-		Scan(&wrongBodies, &wrongSections)
+				WHERE s.shown <> EXISTS (SELECT 1 FROM counts c WHERE c.organization_id = s.organization_id AND c.body_sha256 = s.body_sha256)),
+			(SELECT count(*) FROM (
+				SELECT s.id, rp.page_id, s.organization_id, rp.body_sha256
+				FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+				WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL) cur
+				FULL JOIN current_pages cp ON cp.space_id = cur.id AND cp.page_id = cur.page_id
+				WHERE (cp.organization_id, cp.body_sha256) IS DISTINCT FROM (cur.organization_id, cur.body_sha256))`).
+		Scan(&wrongBodies, &wrongSections, &wrongPages)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wrongBodies+wrongSections > 0 {
-		t.Errorf("%s: %d bodies counted wrong, %d sections flagged wrong", step, wrongBodies, wrongSections)
+	if wrongBodies+wrongSections+wrongPages > 0 {
+		t.Errorf("%s: %d bodies counted wrong, %d sections flagged wrong, %d current pages wrong", step, wrongBodies, wrongSections, wrongPages)
 	}
 }
 

@@ -49,6 +49,46 @@ UPDATE body_sections s SET shown = true
 FROM shown_bodies b
 WHERE b.organization_id = s.organization_id AND b.body_sha256 = s.body_sha256;
 
+-- current_pages: the pages with a body of every live space's current
+-- revision, by space, so that a search checks a candidate section against
+-- the spaces showing it now. revision_pages has a row per revision showing
+-- a body: every change request's revision copies its space's pages, so the
+-- rows a check read per candidate grew with the edits (100 per body of a
+-- busy space in the mixed run), where current_pages has one per live space
+-- showing it. A space's change rewrites only the pages that differ between
+-- its old and new revision. A row per space and page, whatever its
+-- organization (moving a space updates its rows).
+CREATE TABLE current_pages (
+    space_id        text NOT NULL,
+    page_id         text NOT NULL,
+    organization_id text NOT NULL,
+    body_sha256     text NOT NULL,
+    PRIMARY KEY (space_id, page_id)
+);
+INSERT INTO current_pages (space_id, page_id, organization_id, body_sha256)
+SELECT s.id, rp.page_id, s.organization_id, rp.body_sha256
+FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL;
+CREATE INDEX current_pages_body_idx ON current_pages (body_sha256, organization_id) INCLUDE (space_id, page_id);
+
+-- Space space of org stops showing revision leaving and starts showing
+-- revision entering (either may be NULL): its pages that leave or change
+-- go, those that come or change are written.
+CREATE FUNCTION sync_current_pages(space text, org text, leaving text, entering text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM current_pages c
+    USING (SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = leaving AND body_sha256 IS NOT NULL
+           EXCEPT
+           SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = entering AND body_sha256 IS NOT NULL) gone
+    WHERE c.space_id = space AND c.page_id = gone.page_id;
+    INSERT INTO current_pages (space_id, page_id, organization_id, body_sha256)
+    SELECT space, came.page_id, org, came.body_sha256
+    FROM (SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = entering AND body_sha256 IS NOT NULL
+          EXCEPT
+          SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = leaving AND body_sha256 IS NOT NULL) came
+    ON CONFLICT (space_id, page_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, organization_id = EXCLUDED.organization_id;
+END $$;
+
 -- Adds deltas[i] to the count of org's body bodies[i] (bodies sorted, so
 -- that two writes sharing bodies lock them in one order and wait for each
 -- other rather than deadlock), and flags the sections of the bodies whose
@@ -112,11 +152,15 @@ BEGIN
     IF TG_OP = 'UPDATE' AND OLD.organization_id <> NEW.organization_id THEN
         PERFORM count_revision_change(OLD.organization_id, leaving, NULL);
         PERFORM count_revision_change(NEW.organization_id, NULL, entering);
+        PERFORM sync_current_pages(NEW.id, NEW.organization_id, leaving, entering);
+        UPDATE current_pages SET organization_id = NEW.organization_id WHERE space_id = NEW.id AND organization_id <> NEW.organization_id;
     ELSIF TG_OP = 'DELETE' THEN
         PERFORM count_revision_change(OLD.organization_id, leaving, NULL);
+        PERFORM sync_current_pages(OLD.id, OLD.organization_id, leaving, NULL);
         RETURN OLD;
     ELSE
         PERFORM count_revision_change(NEW.organization_id, leaving, entering);
+        PERFORM sync_current_pages(NEW.id, NEW.organization_id, leaving, entering);
     END IF;
     RETURN NULL;
 END $$;
@@ -131,7 +175,8 @@ CREATE TRIGGER spaces_shown_bodies_delete BEFORE DELETE ON spaces
     FOR EACH ROW WHEN (OLD.deleted_at IS NULL) EXECUTE FUNCTION count_space_shown_bodies();
 
 -- Pages written into a revision that a live space already names (a new
--- space's first revision, a duplicate's copy) are counted as they come.
+-- space's first revision, a duplicate's copy) are counted, and made current
+-- pages, as they come.
 -- Every other revision's pages (a change request's, a merge's before the
 -- space moves to it) are counted when a space comes to name it. One look
 -- by primary keys per revision the statement wrote (usually one), then one
@@ -139,23 +184,31 @@ CREATE TRIGGER spaces_shown_bodies_delete BEFORE DELETE ON spaces
 CREATE FUNCTION count_new_pages_shown_bodies() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     rev text;
+    space text;
     org text;
     current_revs text[] := '{}';
+    current_spaces text[] := '{}';
     current_orgs text[] := '{}';
     r record;
 BEGIN
     FOR rev IN SELECT DISTINCT revision_id FROM new_pages LOOP
-        SELECT s.organization_id INTO org
+        SELECT s.id, s.organization_id INTO space, org
         FROM revisions rv JOIN spaces s ON s.id = rv.space_id
         WHERE rv.id = rev AND s.revision_id = rev AND s.deleted_at IS NULL;
         IF FOUND THEN
             current_revs := current_revs || rev;
+            current_spaces := current_spaces || space;
             current_orgs := current_orgs || org;
         END IF;
     END LOOP;
     IF cardinality(current_revs) = 0 THEN
         RETURN NULL;
     END IF;
+    INSERT INTO current_pages (space_id, page_id, organization_id, body_sha256)
+    SELECT cur.space, p.page_id, cur.org, p.body_sha256
+    FROM new_pages p JOIN unnest(current_revs, current_spaces, current_orgs) AS cur(rev, space, org) ON cur.rev = p.revision_id
+    WHERE p.body_sha256 IS NOT NULL
+    ON CONFLICT (space_id, page_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, organization_id = EXCLUDED.organization_id;
     FOR r IN
         SELECT c.org, array_agg(c.body_sha256 ORDER BY c.body_sha256) AS bodies, array_agg(c.n ORDER BY c.body_sha256) AS deltas
         FROM (SELECT cur.org, p.body_sha256, count(*)::integer AS n
