@@ -1,5 +1,8 @@
--- Search reads only the sections that some space's current content shows
--- (issue 18; store/search.go Search).
+-- Search reads only what spaces show now, however much they have been
+-- edited (issue 18; store/search.go Search): the sections that some live
+-- space's current revision shows (body_sections.shown, counted in
+-- shown_bodies), checked against the searched spaces' current pages
+-- (current_pages), both kept by triggers.
 --
 -- Every edit stores a new body (a change request's revision shows it, and
 -- after a merge, only older revisions show the body it replaced), and the
