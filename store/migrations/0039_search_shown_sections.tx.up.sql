@@ -59,14 +59,14 @@ WHERE b.organization_id = s.organization_id AND b.body_sha256 = s.body_sha256;
 -- rows a check read per candidate grew with the edits (100 per body of a
 -- busy space in the mixed run), where current_pages has one per live space
 -- showing it. A space's change rewrites only the pages that differ between
--- its old and new revision. A row per space and page, whatever its
--- organization (moving a space updates its rows).
+-- its old and new revision. A row per space and page (organization_id last
+-- in the key, as in every tenant table: moving a space updates its rows).
 CREATE TABLE current_pages (
     space_id        text NOT NULL,
     page_id         text NOT NULL,
     organization_id text NOT NULL,
     body_sha256     text NOT NULL,
-    PRIMARY KEY (space_id, page_id)
+    PRIMARY KEY (space_id, page_id, organization_id)
 );
 INSERT INTO current_pages (space_id, page_id, organization_id, body_sha256)
 SELECT s.id, rp.page_id, s.organization_id, rp.body_sha256
@@ -89,7 +89,7 @@ BEGIN
     FROM (SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = entering AND body_sha256 IS NOT NULL
           EXCEPT
           SELECT page_id, body_sha256 FROM revision_pages WHERE revision_id = leaving AND body_sha256 IS NOT NULL) came
-    ON CONFLICT (space_id, page_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, organization_id = EXCLUDED.organization_id;
+    ON CONFLICT (space_id, page_id, organization_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256;
 END $$;
 
 -- Adds deltas[i] to the count of org's body bodies[i] (bodies sorted, so
@@ -211,7 +211,7 @@ BEGIN
     SELECT cur.space, p.page_id, cur.org, p.body_sha256
     FROM new_pages p JOIN unnest(current_revs, current_spaces, current_orgs) AS cur(rev, space, org) ON cur.rev = p.revision_id
     WHERE p.body_sha256 IS NOT NULL
-    ON CONFLICT (space_id, page_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256, organization_id = EXCLUDED.organization_id;
+    ON CONFLICT (space_id, page_id, organization_id) DO UPDATE SET body_sha256 = EXCLUDED.body_sha256;
     FOR r IN
         SELECT c.org, array_agg(c.body_sha256 ORDER BY c.body_sha256) AS bodies, array_agg(c.n ORDER BY c.body_sha256) AS deltas
         FROM (SELECT cur.org, p.body_sha256, count(*)::integer AS n
