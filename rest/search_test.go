@@ -1,10 +1,13 @@
 package rest_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/store"
@@ -99,4 +102,140 @@ func TestSearch(t *testing.T) {
 	}
 	other.Do("GET", "/v1/orgs/"+org+"/search?query=kettle", nil).Expect(http.StatusNotFound)
 	reader.Do("GET", "/v1/spaces/"+hidden+"/search?query=kettle", nil).Expect(http.StatusNotFound)
+}
+
+// orgSearch returns the spaces of org in which u's search for query finds
+// pages, sorted.
+func orgSearch(t *testing.T, u *servertest.User, org, query string) []string {
+	t.Helper()
+	var out struct{ Items []struct{ ID string } }
+	u.Do("GET", "/v1/orgs/"+org+"/search?query="+url.QueryEscape(query), nil).Expect(http.StatusOK).Decode(&out)
+	var spaces []string
+	for _, s := range out.Items {
+		spaces = append(spaces, s.ID)
+	}
+	slices.Sort(spaces)
+	return spaces
+}
+
+// checkShownBodies fails unless what search reads of current content
+// (migration 0039, kept by triggers) is what a count from scratch gives:
+// every body's number of pages in live spaces' current revisions, its
+// sections shown when there is one, and those pages by space.
+func checkShownBodies(t *testing.T, db *store.DB, step string) {
+	t.Helper()
+	var wrongBodies, wrongSections, wrongPages int
+	err := db.Pool.QueryRow(context.Background(), `WITH counts AS (
+			SELECT s.organization_id, rp.body_sha256, count(*) AS n
+			FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+			WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
+			GROUP BY s.organization_id, rp.body_sha256)
+		SELECT (SELECT count(*) FROM counts c
+				FULL JOIN shown_bodies b ON b.organization_id = c.organization_id AND b.body_sha256 = c.body_sha256
+				WHERE b.pages IS DISTINCT FROM c.n),
+			(SELECT count(*) FROM body_sections s
+				WHERE s.shown <> EXISTS (SELECT 1 FROM counts c WHERE c.organization_id = s.organization_id AND c.body_sha256 = s.body_sha256)),
+			(SELECT count(*) FROM (
+				SELECT s.id, rp.page_id, s.organization_id, rp.body_sha256
+				FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+				WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL) cur
+				FULL JOIN current_pages cp ON cp.space_id = cur.id AND cp.page_id = cur.page_id
+				WHERE (cp.organization_id, cp.body_sha256) IS DISTINCT FROM (cur.organization_id, cur.body_sha256))`).
+		Scan(&wrongBodies, &wrongSections, &wrongPages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrongBodies+wrongSections+wrongPages > 0 {
+		t.Errorf("%s: %d bodies counted wrong, %d sections flagged wrong, %d current pages wrong", step, wrongBodies, wrongSections, wrongPages)
+	}
+}
+
+// Search finds what the spaces show now, whatever changed it: not the words
+// of an open change request, the words of a merged one and no longer those
+// it replaced, a body as long as one live space shows it, a restored
+// space's words again, a transferred space's in its new organization only;
+// another organization's copy of the same text is its own.
+func TestSearchFollowsCurrentContent(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	elsewhere := alice.NewOrg("Elsewhere")
+	docs := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
+	guide, _, _ := createPage(t, alice, docs, "Guide", "Brew with a kettle.")
+	createPage(t, alice, docs, "Other", "Nothing hot here.")
+	bob := env.NewUser("Bob")
+	bobOrg := bob.NewOrg("Bob's")
+	theirs := bob.Do("POST", "/v1/orgs/"+bobOrg+"/spaces", `{"title":"Theirs"}`).Expect(http.StatusCreated).String("id")
+	createPage(t, bob, theirs, "Guide", "Brew with a samovar.")
+
+	var cr, dup string
+	steps := []struct {
+		name string
+		do   func()
+		// want: query -> spaces found, in org (alice's) and elsewhere.
+		want, wantElsewhere map[string][]string
+	}{
+		{"created", func() {}, map[string][]string{"kettle": {docs}, "samovar": nil}, nil},
+		{"edited in an open change request", func() {
+			cr = alice.Do("POST", "/v1/spaces/"+docs+"/change-requests", `{"subject":"Samovar"}`).Expect(http.StatusCreated).String("id")
+			gql(t, alice, `mutation($s: ID!, $cr: ID, $p: ID!, $in: UpdatePageInput!) { updatePage(spaceId: $s, changeRequestId: $cr, pageId: $p, input: $in) { id } }`,
+				map[string]any{"s": docs, "cr": cr, "p": guide, "in": map[string]any{"markdown": "Brew with a samovar."}}, nil)
+		}, map[string][]string{"kettle": {docs}, "samovar": nil}, nil},
+		{"merged", func() {
+			alice.Do("POST", "/v1/spaces/"+docs+"/change-requests/"+cr+"/merge", nil).Expect(http.StatusOK)
+		}, map[string][]string{"kettle": nil, "samovar": {docs}}, nil},
+		{"duplicated", func() {
+			dup = alice.Do("POST", "/v1/spaces/"+docs+"/duplicate", nil).Expect(http.StatusCreated).String("id")
+		}, map[string][]string{"samovar": {docs, "dup"}}, nil},
+		{"the original deleted, the duplicate showing the same body", func() {
+			alice.Do("DELETE", "/v1/spaces/"+docs, nil).Expect(http.StatusNoContent)
+		}, map[string][]string{"samovar": {"dup"}, "hot": {"dup"}}, nil},
+		{"both deleted", func() {
+			alice.Do("DELETE", "/v1/spaces/"+dup, nil).Expect(http.StatusNoContent)
+		}, map[string][]string{"samovar": nil, "hot": nil}, nil},
+		{"the original restored", func() {
+			alice.Do("POST", "/v1/spaces/"+docs+"/restore", nil).Expect(http.StatusOK)
+		}, map[string][]string{"samovar": {docs}, "hot": {docs}, "kettle": nil}, nil},
+		{"edited directly", func() {
+			gql(t, alice, updatePageQuery, map[string]any{"s": docs, "p": guide, "in": map[string]any{"markdown": "Brew with a kettle again."}}, nil)
+		}, map[string][]string{"samovar": nil, "kettle": {docs}}, nil},
+		{"transferred", func() {
+			alice.Do("POST", "/v1/spaces/"+docs+"/transfer", `{"organization":"`+elsewhere+`"}`).Expect(http.StatusOK)
+		}, map[string][]string{"kettle": nil, "hot": nil}, map[string][]string{"kettle": {docs}, "hot": {docs}}},
+		// Rows deleted for good: the deleted duplicate by the retention
+		// job's purge, the live space as a cascade would.
+		{"the deleted duplicate purged", func() {
+			if _, err := store.PurgeSpacesDeletedBefore(context.Background(), env.DB, env.Clock.Now().Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, map[string][]string{"kettle": {docs}}},
+		{"a live space removed for good", func() {
+			if _, err := env.DB.Pool.Exec(context.Background(), "DELETE FROM spaces WHERE id = $1", docs); err != nil {
+				t.Fatal(err)
+			}
+		}, nil, nil},
+	}
+	for _, s := range steps {
+		s.do()
+		for orgID, want := range map[string]map[string][]string{org: s.want, elsewhere: s.wantElsewhere} {
+			for query, spaces := range want {
+				spaces = slices.Clone(spaces)
+				for i, id := range spaces {
+					if id == "dup" {
+						spaces[i] = dup
+					}
+				}
+				slices.Sort(spaces)
+				if got := orgSearch(t, alice, orgID, query); !slices.Equal(got, spaces) {
+					t.Errorf("%s: %q found in %v, want %v", s.name, query, got, spaces)
+				}
+			}
+		}
+		// Bob's copy of the text is his organization's, whatever Alice does.
+		if got := orgSearch(t, bob, bobOrg, "samovar"); !slices.Equal(got, []string{theirs}) {
+			t.Errorf("%s: Bob's samovar found in %v", s.name, got)
+		}
+		checkShownBodies(t, env.DB, s.name)
+	}
 }

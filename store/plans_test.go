@@ -19,7 +19,7 @@ import (
 // bigTables are the tenant tables that grow with every organization's data:
 // a hot read that scans one of them whole costs every request more as the
 // instance grows.
-var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests", "revisions", "revision_pages", "body_sections"}
+var bigTables = []string{"spaces", "site_spaces", "comments", "change_requests", "revisions", "revision_pages", "body_sections", "current_pages", "shown_bodies"}
 
 // fillOtherOrganization gives the database what a busy instance holds
 // besides the organization under test: tens of thousands of another
@@ -235,6 +235,67 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 				}
 			}
 		})
+	}
+	t.Run("writes changing what a space shows", func(t *testing.T) { checkShownBodiesWritesByKey(t, conn.Conn()) })
+}
+
+// The triggers that keep search's shown flags (migration 0039) reach the
+// rows of what a space stops and starts showing by their keys: changing a
+// space of the filled database (a merge: a new revision with a tenth of its
+// pages changed, then the space naming it; deleting it; restoring it) scans
+// no tenant table whole, however many other pages, bodies and sections the
+// instance holds. The statements run in a transaction, whose own table
+// statistics (pg_stat_xact_user_tables) count the triggers' scans too, and
+// which is rolled back.
+func checkShownBodiesWritesByKey(t *testing.T, conn *pgx.Conn) {
+	ctx := context.Background()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // the rows are the test's alone
+	for _, s := range []string{
+		`INSERT INTO page_bodies (organization_id, sha256, markdown) SELECT 'mine', 'mb-new' || i, 'y' FROM generate_series(1, 10) i`,
+		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT 'mine', 'mb-new' || i, 0, '', 'Tea', 'A new kettle' FROM generate_series(1, 10) i`,
+		`INSERT INTO revisions (id, organization_id, space_id, type, created_at) VALUES ('mr1-merge', 'mine', 'ms1', 'merge', now())`,
+		`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
+			SELECT 'mine', 'mr1-merge', page_id, position, type, title, slug,
+				CASE WHEN position <= 10 THEN 'mb-new' || position ELSE body_sha256 END, now(), now()
+			FROM revision_pages WHERE revision_id = 'mr1'`,
+		`UPDATE spaces SET revision_id = 'mr1-merge' WHERE id = 'ms1'`,
+		`UPDATE spaces SET deleted_at = now() WHERE id = 'ms1'`,
+		`UPDATE spaces SET deleted_at = NULL WHERE id = 'ms1'`,
+	} {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			t.Fatalf("%v\n%s", err, s)
+		}
+	}
+	var scanned []string
+	err = tx.QueryRow(ctx, `SELECT coalesce(array_agg(relname::text), '{}') FROM pg_stat_xact_user_tables WHERE seq_scan > 0 AND relname = ANY($1)`,
+		append(bigTables, "page_bodies")).Scan(&scanned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scanned) > 0 {
+		t.Errorf("changing what a space shows scans %v whole", scanned)
+	}
+	// The fill (written by SQL: spaces, then their revisions' pages) shows
+	// every body it wrote, and the triggers flagged them all, but for the
+	// ten the merge replaced.
+	var hidden int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM body_sections WHERE NOT shown`).Scan(&hidden); err != nil {
+		t.Fatal(err)
+	}
+	if hidden != 10 {
+		t.Errorf("%d sections are not flagged shown, want the 10 the merge replaced", hidden)
+	}
+	var shown int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM body_sections WHERE organization_id = 'mine' AND shown`).Scan(&shown); err != nil {
+		t.Fatal(err)
+	}
+	if shown != 100 {
+		t.Errorf("%d of mine's sections are shown, want the 100 of its space's pages", shown)
 	}
 }
 

@@ -96,8 +96,11 @@ const (
 //
 // Candidates, each found through a GIN index leading with the
 // organization (other tenants' sections are never read, let alone
-// ranked) and kept only if a page of a searched space's current revision
-// shows it (revision_pages by body, from the index alone):
+// ranked) and holding only the sections some live space's current
+// revision shows (body_sections.shown, kept by triggers: migration 0039),
+// and kept only if a page of a searched space's current revision shows it
+// (current_pages by body, from the index alone; kept by the same
+// triggers):
 //
 //   - sections whose heading matches, up to maxSearchCandidates: a word in
 //     a heading weighs 1 against 0.4 in the text, so for a one-word query
@@ -105,6 +108,15 @@ const (
 //   - sections whose text matches, up to maxSearchCandidates, in the
 //     order the index gives them (storage order, roughly oldest first);
 //   - page titles, up to maxSearchCandidates.
+//
+// Both stay the size of the organization's current content however much
+// it is edited (search p50 grew 1.5x over a mixed run doubling the data by
+// edits; docs/performance.md): the indexes leave out the sections no
+// current content shows (an edit keeps the body it replaced, which older
+// revisions and change requests show, and indexed, such sections were
+// found and dropped one by one), and a candidate's check reads a row per
+// live space showing its body, where revision_pages has one per revision
+// (every change request's revision copies its space's pages).
 //
 // Ranking semantics: a query matching at most maxSearchCandidates sections
 // of the searched pages ranks them all, as before. Beyond that, the
@@ -120,10 +132,11 @@ const (
 // that stays bounded for common words too, rather than hash-joining every
 // page of the searched spaces when its statistics say a word is common.
 //
-// The searched spaces' current revisions are read first, and the statement
-// is given their ids as an array, which the candidates' pages are checked
-// against (a filter on revision_pages_body_org_idx, which holds the
-// revision). Joined to the searched spaces instead, the check's plan
+// The searched spaces (live, of the organization) and their current
+// revisions are read first, and the statement is given their ids as
+// arrays: the candidates' pages are checked against the spaces (a filter
+// on current_pages_body_idx, which holds the space), titles are looked up
+// in the revisions. Joined to the searched spaces instead, the check's plan
 // followed the statistics: while an organization's revision_pages grew
 // (each edit copies its space's pages) and were not yet analyzed,
 // PostgreSQL expected a handful of candidates and searched spaces, and
@@ -144,28 +157,27 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 	if err != nil || len(searched) == 0 {
 		return hits, translate(err)
 	}
-	spaceOf := make(map[string]string, len(searched))
+	spaces := make([]string, len(searched))
 	revisions := make([]string, len(searched))
 	for i, s := range searched {
-		spaceOf[s.RevisionID] = s.ID
-		revisions[i] = s.RevisionID
+		spaces[i], revisions[i] = s.ID, s.RevisionID
 	}
 	err = db.NewRaw(`WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', ?) AS q),
 		by_heading AS MATERIALIZED (
-			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
-			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND to_tsvector('english', bs.heading) @@ q.q AND rp.revision_id = ANY(?::text[])
+			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
+			WHERE bs.organization_id = ? AND bs.shown AND to_tsvector('english', bs.heading) @@ q.q AND cp.space_id = ANY(?::text[])
 			LIMIT ?),
 		by_text AS MATERIALIZED (
-			SELECT rp.revision_id, rp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
 			FROM q, body_sections bs
-			JOIN revision_pages rp ON rp.body_sha256 = bs.body_sha256 AND rp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND bs.tsv @@ q.q AND rp.revision_id = ANY(?::text[])
+			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
+			WHERE bs.organization_id = ? AND bs.shown AND bs.tsv @@ q.q AND cp.space_id = ANY(?::text[])
 			LIMIT ?),
 		titles AS MATERIALIZED (
-			SELECT rp.revision_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
-			FROM q, unnest(?::text[]) AS s(revision_id)
+			SELECT s.space_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
+			FROM q, unnest(?::text[], ?::text[]) AS s(revision_id, space_id)
 			JOIN revision_pages rp ON rp.revision_id = s.revision_id
 			WHERE to_tsvector('english', rp.title) @@ q.q
 			LIMIT ?),
@@ -174,17 +186,13 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 			UNION
 			SELECT * FROM by_text
 			UNION ALL
-			SELECT revision_id, page_id, NULL, NULL, rank FROM titles),
-		top AS (SELECT * FROM hits ORDER BY rank DESC, revision_id, page_id, position NULLS FIRST LIMIT ?)
-		SELECT top.revision_id AS space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
+			SELECT space_id, page_id, NULL, NULL, rank FROM titles),
+		top AS (SELECT * FROM hits ORDER BY rank DESC, space_id, page_id, position NULLS FIRST LIMIT ?)
+		SELECT top.space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
 		FROM top LEFT JOIN body_sections bs ON bs.organization_id = ? AND bs.body_sha256 = top.body_sha256
 			AND bs.position = top.position
-		ORDER BY top.rank DESC, top.revision_id, top.page_id, top.position NULLS FIRST`,
-		query, orgID, pgdialect.Array(revisions), maxSearchCandidates, orgID, pgdialect.Array(revisions), maxSearchCandidates,
-		pgdialect.Array(revisions), maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
-	// The statement answers each hit's revision (in space_id): its space.
-	for _, h := range hits {
-		h.SpaceID = spaceOf[h.SpaceID]
-	}
+		ORDER BY top.rank DESC, top.space_id, top.page_id, top.position NULLS FIRST`,
+		query, orgID, pgdialect.Array(spaces), maxSearchCandidates, orgID, pgdialect.Array(spaces), maxSearchCandidates,
+		pgdialect.Array(revisions), pgdialect.Array(spaces), maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
 	return hits, translate(err)
 }
