@@ -200,8 +200,8 @@ func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, e
 func LoadOrgSpaces(ctx context.Context, db bun.IDB, orgID string) ([]*AccessNode, error) {
 	var spaces []*AccessNode
 	// Live and deleted spaces apart, each by its index (spaces_org_idx holds
-	// live spaces only; spaces_deleted_idx the few deleted ones, kept for
-	// their retention): one condition over both would read every
+	// live spaces only; spaces_org_deleted_idx the few deleted ones, kept
+	// for their retention): one condition over both would read every
 	// organization's spaces.
 	err := db.NewRaw(`SELECT 'space' AS kind, id, parent_id, default_level, created_at, true AS live, visibility
 		FROM spaces WHERE organization_id = ? AND deleted_at IS NULL
