@@ -104,8 +104,7 @@ func CountSiteSpaces(ctx context.Context, db bun.IDB, siteIDs []string) (map[str
 	}
 	err := db.NewSelect().TableExpr("site_spaces AS ss").
 		ColumnExpr("ss.site_id, count(*) AS n").
-		Where("ss.site_id IN (?) AND "+publishesLiveSpace("ss", "IN (?)"), bun.List(siteIDs), bun.List(siteIDs)).
-		GroupExpr("ss.site_id").Scan(ctx, &rows)
+		Where("ss.site_id IN (?) AND "+publishesLiveSpace("ss"), bun.List(siteIDs)).GroupExpr("ss.site_id").Scan(ctx, &rows)
 	counts := make(map[string]int, len(siteIDs))
 	for _, r := range rows {
 		counts[r.SiteID] = r.N
