@@ -218,10 +218,12 @@ func (b *bench) measure(ctx context.Context) ([]row, error) {
 		if _, err := load(ctx, concurrency, o.warmup, o.warmupRequests, send); err != nil {
 			return loadResult{}, fmt.Errorf("%s (warm-up): %w", name, err)
 		}
+		before := readCPU()
 		res, err := load(ctx, concurrency, o.duration, 0, send)
 		if err != nil {
 			return loadResult{}, fmt.Errorf("%s: %w", name, err)
 		}
+		res.cpuSelf, res.cpuPostgres, res.cpuOK = cpuPerRequest(before, readCPU(), res.n)
 		return res, nil
 	}
 	pair := func(name string, concurrency int, docsapi, baseline requester) (d, base loadResult, err error) {
@@ -257,11 +259,15 @@ func (b *bench) measure(ctx context.Context) ([]row, error) {
 			fmtRatio(ratio(treeC.rps(), treeCBase.rps())), "", ""},
 		{fmt.Sprintf("site tree (GraphQL)  p99 latency, concurrency %d", c), fmtMs(treeC.percentile(99)), fmtMs(treeCBase.percentile(99)),
 			fmtRatio(ratio(ms(treeC.percentile(99)), ms(treeCBase.percentile(99)))), "", ""},
+		{fmt.Sprintf("site tree (GraphQL)  CPU per request, concurrency %d: process + PostgreSQL", c), fmtCPU(treeC), fmtCPU(treeCBase),
+			fmtRatio(ratio(float64(treeC.cpuSelf+treeC.cpuPostgres), float64(treeCBase.cpuSelf+treeCBase.cpuPostgres))), "", ""},
 		{"site tree (GraphQL)  SQL queries per request", b.treeQueries, b.treeBaseQueries, "", "", ""},
 		{fmt.Sprintf("GET /v1/spaces/{id}  throughput, concurrency %d", c), fmtRPS(spaceC.rps()), fmtRPS(spaceCBase.rps()),
 			fmtRatio(rps), ">= 0.6x", passMiss(rps >= 0.6)},
 		{fmt.Sprintf("GET /v1/spaces/{id}  p99 latency, concurrency %d", c), fmtMs(spaceC.percentile(99)), fmtMs(spaceCBase.percentile(99)),
 			fmtRatio(ratio(ms(spaceC.percentile(99)), ms(spaceCBase.percentile(99)))), "", ""},
+		{fmt.Sprintf("GET /v1/spaces/{id}  CPU per request, concurrency %d: process + PostgreSQL", c), fmtCPU(spaceC), fmtCPU(spaceCBase),
+			fmtRatio(ratio(float64(spaceC.cpuSelf+spaceC.cpuPostgres), float64(spaceCBase.cpuSelf+spaceCBase.cpuPostgres))), "", ""},
 		{"GET /v1/spaces/{id}  SQL queries per request", b.spaceQueries, b.spaceBaseQs, "", "", ""},
 		{"requests measured (tree c=1 / tree c=" + strconv.Itoa(c) + " / spaces c=" + strconv.Itoa(c) + ")",
 			fmt.Sprintf("%d / %d / %d", tree1.n, treeC.n, spaceC.n),
@@ -294,6 +300,15 @@ func ratio(a, b float64) float64 {
 func fmtMs(d time.Duration) string { return fmt.Sprintf("%.2f ms", ms(d)) }
 func fmtRPS(r float64) string      { return fmt.Sprintf("%.0f req/s", r) }
 func fmtRatio(r float64) string    { return fmt.Sprintf("%.2fx", r) }
+
+// fmtCPU is a pass's CPU per request, this process's + PostgreSQL's, in
+// microseconds; "n/a" where it could not be read.
+func fmtCPU(r loadResult) string {
+	if !r.cpuOK {
+		return "n/a"
+	}
+	return fmt.Sprintf("%d + %d µs", r.cpuSelf.Microseconds(), r.cpuPostgres.Microseconds())
+}
 
 func passMiss(ok bool) string {
 	if ok {

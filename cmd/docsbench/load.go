@@ -57,6 +57,10 @@ type loadResult struct {
 	n       int
 	elapsed time.Duration
 	lat     []time.Duration // sorted
+	// cpuSelf and cpuPostgres are the CPU time per request of this process
+	// and of PostgreSQL (cpu.go), when cpuOK.
+	cpuSelf, cpuPostgres time.Duration
+	cpuOK                bool
 }
 
 func (r loadResult) rps() float64 { return float64(r.n) / r.elapsed.Seconds() }
