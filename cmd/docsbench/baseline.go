@@ -161,13 +161,15 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 	}
 	// 5. The live spaces they publish, by the ids the site spaces gave (a
 	// join on site_id lets the planner scan every organization's spaces
-	// once the table is big).
+	// once the table is big), in the form docsapi reads them by
+	// (store.SpacesByIDs: id = ANY($1) checks every row of a small table
+	// against the whole array).
 	queries++
 	spaceIDs := make([]string, len(siteSpaces))
 	for i, ss := range siteSpaces {
 		spaceIDs[i] = ss.spaceID
 	}
-	spaceList, err := collect(ctx, b.pool, `SELECT id, title FROM spaces WHERE id = ANY($1) AND deleted_at IS NULL`,
+	spaceList, err := collect(ctx, b.pool, `SELECT id, title FROM spaces WHERE id IN (SELECT unnest($1::text[])) AND deleted_at IS NULL`,
 		spaceIDs, func(rows pgx.CollectableRow) (*treeSpace, error) {
 			s := &treeSpace{}
 			return s, rows.Scan(&s.ID, &s.Title)
