@@ -411,6 +411,11 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 			return err
 		}},
 		{"spaces by ids", func(ctx context.Context) error { _, err := store.SpacesByIDs(ctx, db, ids); return err }},
+		{"nodes by ids", func(ctx context.Context) error { _, err := store.NodesByIDs[store.Space](ctx, db, ids); return err }},
+		{"site spaces of sites", func(ctx context.Context) error {
+			_, err := store.SiteSpacesOfSites(ctx, db, []string{"msite"}, true)
+			return err
+		}},
 	} {
 		t.Run(r.name, func(t *testing.T) {
 			ctx, statements := store.RecordStatements(context.Background())

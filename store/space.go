@@ -88,14 +88,7 @@ func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error
 	return selectRows[Space](ctx, db, spacesByIDs, "", ids)
 }
 
-// spacesByIDs reaches spaces by their ids at any size of the table and of
-// the list. Written id = ANY($1), a prepared statement's generic plan
-// checks each row of a small table against the whole array, one element
-// after the other (a thousand ids against a thousand spaces took 5.7 ms);
-// as a semi-join on the unnested array, PostgreSQL hashes the ids on a
-// small table (0.3 ms) and probes the primary key once per id on a large
-// one (store/plans_test.go checks the plans at size).
-const spacesByIDs = "space.id IN (SELECT unnest(?::text[])) AND space.deleted_at IS NULL"
+var spacesByIDs = idIn("space.id") + " AND space.deleted_at IS NULL"
 
 // ListSpaces pages through the live spaces of an organization.
 // Oldest first, or newest first with desc.
