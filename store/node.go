@@ -79,5 +79,5 @@ func NodeTypes(ctx context.Context, db bun.IDB, ids []string) (map[string]string
 // NodesByIDs reads the rows of T with these ids, as they are (a deleted
 // space too: the read rules decide who sees it).
 func NodesByIDs[T any](ctx context.Context, db bun.IDB, ids []string) ([]*T, error) {
-	return selectRows[T](ctx, db, idIn("id"), "", ids)
+	return selectRows[T](ctx, db, idIn("id", ids), "", ids)
 }

@@ -101,7 +101,7 @@ func GetOrganization(ctx context.Context, db bun.IDB, id string) (*Organization,
 
 // OrganizationsByIDs returns the organizations with these ids, in no particular order.
 func OrganizationsByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Organization, error) {
-	return selectRows[Organization](ctx, db, idIn("id"), "", ids)
+	return selectRows[Organization](ctx, db, idIn("id", ids), "", ids)
 }
 
 // ListOrganizationsOfUser pages through the organizations userID is a

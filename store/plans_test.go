@@ -131,6 +131,10 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"spaces of sites", false, func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, []string{"msite"}); return err }},
+		{"spaces by ids (the space loader, 5 ids)", false, func(ctx context.Context) error {
+			_, err := store.SpacesByIDs(ctx, db, []string{"ms1", "ms2", "ms3", "ms4", "ms5"})
+			return err
+		}},
 		{"spaces by ids (the space loader, 500 ids)", false, func(ctx context.Context) error {
 			ids := make([]string, 500)
 			for i := range ids {

@@ -35,18 +35,31 @@ func selectRows[T any](ctx context.Context, db bun.IDB, where, orderBy string, a
 	return selectModel[T](ctx, db, readModelOf[T](db), where, orderBy, args...)
 }
 
-// idIn is the condition that the primary key column is one of the ids of
-// a []string argument: a semi-join on the unnested array. Written column =
-// ANY(?), a prepared statement's generic plan (which knows no array) scans
-// a small table comparing every row with every element in turn, a thousand
-// ids against a thousand spaces took 5.7 ms; as a semi-join PostgreSQL
-// hashes the list on a small table (0.3 ms) and probes the primary key once
-// per id on a large one, planning for a few ids whatever the length
-// (store/plans_test.go checks both sizes). Only for unique columns: on a
-// column shared by many rows (a site's site spaces) the semi-join's
-// estimate is of many rows, and at size PostgreSQL chose a scan of the
-// whole table for it.
-func idIn(column string) string { return column + " IN (SELECT unnest(?::text[]))" }
+// idIn is the condition that the primary key column is one of ids (the
+// []string argument that goes with it). A few ids are matched with column =
+// ANY(?), which PostgreSQL serves from the primary key. A long list is
+// matched as a semi-join on the unnested array: with = ANY, a prepared
+// statement's generic plan (which does not know the array) may scan a
+// small table comparing every row with every element in turn (a thousand
+// ids against a thousand spaces took 5.7 ms), where the semi-join hashes
+// the list on a small table (0.3 ms) and probes the primary key once per id
+// on a large one. The semi-join is no good for a few ids: on a table of a
+// thousand rows it hashed one id and scanned them all (125 µs, against 8
+// µs by the index). store/plans_test.go checks the plans at both sizes.
+// Only for unique columns: on a column shared by many rows (a site's site
+// spaces) the semi-join expects many rows, and at size PostgreSQL chose a
+// scan of the whole table for it.
+func idIn(column string, ids []string) string {
+	if len(ids) <= shortIDList {
+		return column + " = ANY(?)"
+	}
+	return column + " IN (SELECT unnest(?::text[]))"
+}
+
+// shortIDList is the longest list of ids idIn matches with = ANY: up to
+// there, comparing each row of a small table with each id costs no more
+// than hashing them.
+const shortIDList = 32
 
 // selectColumns is selectRows reading only columns (bun's SQL names of T's
 // fields) and leaving T's other fields zero: for reads whose callers use

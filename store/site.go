@@ -118,5 +118,5 @@ func escapeLike(s string) string {
 
 // SitesByIDs returns the sites with these ids.
 func SitesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Site, error) {
-	return selectRows[Site](ctx, db, idIn("id"), "", ids)
+	return selectRows[Site](ctx, db, idIn("id", ids), "", ids)
 }

@@ -85,10 +85,8 @@ func GetSpace(ctx context.Context, db bun.IDB, id string) (*Space, error) {
 // ids may repeat (a space published twice in a site): each space is read
 // once.
 func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error) {
-	return selectRows[Space](ctx, db, spacesByIDs, "", ids)
+	return selectRows[Space](ctx, db, idIn("space.id", ids)+" AND space.deleted_at IS NULL", "", ids)
 }
-
-var spacesByIDs = idIn("space.id") + " AND space.deleted_at IS NULL"
 
 // ListSpaces pages through the live spaces of an organization.
 // Oldest first, or newest first with desc.

@@ -59,7 +59,7 @@ func GetUser(ctx context.Context, db bun.IDB, id string) (*User, error) {
 
 // UsersByIDs returns the users with these ids, in no particular order.
 func UsersByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*User, error) {
-	return selectRows[User](ctx, db, idIn("id"), "", ids)
+	return selectRows[User](ctx, db, idIn("id", ids), "", ids)
 }
 
 // CountUsers is the number of users; the bootstrap acts only on an empty instance.
