@@ -62,6 +62,12 @@ type Bucket struct {
 	// beforeDelete, when set (tests), runs in Remove between its check
 	// of the blob's age and its deletion.
 	beforeDelete func()
+	// afterCopy, when set (tests), runs in Put between each copy to the
+	// blob's key and its look for removals in progress.
+	afterCopy func()
+	// awaitingRemoval, when set (tests), runs in Put each time it finds a
+	// removal of its blob in progress, before it waits for its end.
+	awaitingRemoval func()
 }
 
 const (
@@ -172,23 +178,25 @@ func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64
 // running at the same time does not take it away. Without a rename or a
 // conditional delete in object storage, Put and Remove each write first
 // and look second: Remove marks itself under removing/ then looks at the
-// blob's age; place copies then looks for marks. Read-after-write
-// consistency (S3, GCS, Azure, a file system) makes at least one of them
-// see the other: a Remove that marked itself after the copy sees the blob
-// young and keeps it; a mark place sees may belong to a Remove that looked
-// before the copy and deletes after, so place waits for the marks to go and
-// copies again if the blob went with them.
+// blob's age, and keeps its mark until its deletion is done; place copies,
+// waits until no removal is marked, then looks for the blob. With
+// read-after-write consistency (S3, GCS, Azure, a file system) a removal
+// that marked itself after the copy sees the blob young and keeps it, and
+// one that marked itself before is either still marked when place looks
+// for marks (place waits for it) or over by then: either way its deletion
+// precedes place's look for the blob, so place sees it and copies again.
+// The look for the blob is made whether or not place saw a mark: a whole
+// removal can begin before the copy and end before the look for marks.
 func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 	for {
 		if err := b.bucket.Copy(ctx, key(digest), tmp, nil); err != nil {
 			return fmt.Errorf("blob: %w", err)
 		}
-		removals, err := b.awaitRemovals(ctx, digest)
-		if err != nil {
-			return err
+		if b.afterCopy != nil {
+			b.afterCopy()
 		}
-		if !removals {
-			return nil
+		if err := b.awaitRemovals(ctx, digest); err != nil {
+			return err
 		}
 		exists, err := b.bucket.Exists(ctx, key(digest))
 		if err != nil {
@@ -200,33 +208,35 @@ func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 	}
 }
 
-// awaitRemovals waits until no removal of digest is marked, and reports
-// whether there was one. Marks older than removalWait were left by a
-// remover that died: they are deleted.
-func (b *Bucket) awaitRemovals(ctx context.Context, digest string) (bool, error) {
+// awaitRemovals waits until no removal of digest is marked. Marks older
+// than removalWait were left by a remover that died: they are deleted.
+func (b *Bucket) awaitRemovals(ctx context.Context, digest string) error {
 	prefix := removingPrefix + digest + "/"
 	deadline := time.Now().Add(b.removalWait)
-	seen := false
 	for {
 		marks, _, err := b.bucket.ListPage(ctx, blob.FirstPageToken, 100, &blob.ListOptions{Prefix: prefix})
-		if err != nil {
-			return false, fmt.Errorf("blob: %w", err)
-		}
-		if len(marks) == 0 {
-			return seen, nil
-		}
-		seen = true
-		if time.Now().After(deadline) {
+		switch {
+		case err == nil && len(marks) == 0:
+			return nil
+		case err == nil && time.Now().After(deadline):
 			for _, m := range marks {
 				if err := b.bucket.Delete(ctx, m.Key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-					return false, fmt.Errorf("blob: %w", err)
+					return fmt.Errorf("blob: %w", err)
 				}
 			}
 			continue
+		case err != nil && (gcerrors.Code(err) != gcerrors.NotFound || time.Now().After(deadline)):
+			return fmt.Errorf("blob: %w", err)
+		}
+		// A removal is marked, or (a file:// bucket, whose listing reads
+		// each file it found) a mark went while it was listed: a removal
+		// was in progress; look again once it may be over.
+		if b.awaitingRemoval != nil {
+			b.awaitingRemoval()
 		}
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -284,10 +294,13 @@ func (b *Bucket) List(ctx context.Context, fn func(digest string, stored time.Ti
 }
 
 // Remove marks the removal (see place), then deletes the blob if it was
-// stored before storedBefore. A Put at the same time either stored it
-// before the mark, and Remove sees it young, or sees the mark and stores
-// it again once the removal is over. So a blob a Put stored at or after
-// storedBefore is there when the Put returns, whatever the timing.
+// stored before storedBefore, and removes its mark only after the
+// deletion. A Put at the same time copies the blob either before Remove
+// looks at its age, and Remove sees it young, or after, when the mark is
+// there already: the Put then looks for the blob only once the mark is
+// gone (waiting for a mark it sees), so after the deletion, and stores it
+// again. So a blob a Put stored at or after storedBefore is there when the
+// Put returns, whatever the timing.
 func (b *Bucket) Remove(ctx context.Context, digest string, storedBefore time.Time) (bool, error) {
 	if !digestPattern.MatchString(digest) {
 		return false, ErrNotFound

@@ -183,47 +183,100 @@ func TestListAndRemove(t *testing.T) {
 	})
 }
 
-// A Put of the same bytes between Remove's look at the blob's age and its
-// deletion: the Put waits for the removal to end and stores the bytes
-// again, so the blob is there when the Put returns.
+// A Put of the same bytes as a blob the garbage collection removes: the
+// blob is there when the Put returns, whichever way the two interleave.
+// Each way is forced by the hooks, not left to the scheduler.
 func TestPutDuringRemove(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b *Bucket) {
-		var mu sync.Mutex
-		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-		ctx := context.Background()
-		digest, _, _ := b.Put(ctx, strings.NewReader("contended"), 100)
-		mu.Lock()
-		now = now.Add(2 * time.Hour)
-		mu.Unlock()
-
-		put := make(chan error, 1)
-		b.beforeDelete = func() {
-			go func() {
-				_, _, err := b.Put(ctx, strings.NewReader("contended"), 100)
-				put <- err
-			}()
-			// Until the Put's copy has landed: the deletion follows it.
-			for {
-				a, err := b.bucket.Attributes(ctx, key(digest))
-				if err == nil && storedAt(a).Equal(b.now()) {
-					return
-				}
-				time.Sleep(5 * time.Millisecond)
+	// inBackground runs put in a goroutine of its own, its error to come.
+	inBackground := func(put func() error) <-chan error {
+		done := make(chan error, 1)
+		go func() { done <- put() }()
+		return done
+	}
+	for _, tc := range []struct {
+		name string
+		// race runs remove and put, the way it names, and returns what
+		// remove returned.
+		race        func(t *testing.T, b *Bucket, remove func() bool, put func() error) bool
+		wantRemoved bool
+	}{
+		// Remove looks at the age, the Put copies, then the whole removal
+		// (deletion, end of its mark) runs before the Put looks for
+		// removals: the Put finds none, and the blob gone.
+		{"a removal over before the Put looks for one", func(t *testing.T, b *Bucket, remove func() bool, put func() error) bool {
+			copied, removed := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			b.afterCopy = func() { once.Do(func() { close(copied); <-removed }) }
+			var putDone <-chan error
+			b.beforeDelete = func() { putDone = inBackground(put); <-copied }
+			ok := remove()
+			close(removed)
+			if err := <-putDone; err != nil {
+				t.Fatal(err)
 			}
-		}
-		removed, err := b.Remove(ctx, digest, b.now().Add(-time.Hour))
-		if err != nil || !removed {
-			t.Fatalf("Remove: %v %v", removed, err)
-		}
-		if err := <-put; err != nil {
-			t.Fatal(err)
-		}
-		if got := read(t, b, digest); got != "contended" {
-			t.Fatalf("read %q", got)
-		}
-		assertOnly(t, b, digest)
-	})
+			return ok
+		}, true},
+		// Remove looks at the age, the Put copies and finds the removal
+		// marked, then Remove deletes: the Put waits for its end.
+		{"a removal in progress when the Put looks for one", func(t *testing.T, b *Bucket, remove func() bool, put func() error) bool {
+			found := make(chan struct{})
+			var once sync.Once
+			b.awaitingRemoval = func() { once.Do(func() { close(found) }) }
+			var putDone <-chan error
+			b.beforeDelete = func() { putDone = inBackground(put); <-found }
+			ok := remove()
+			if err := <-putDone; err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}, true},
+		// The Put copies before Remove looks at the age: Remove sees the
+		// blob stored now, and keeps it.
+		{"a removal after the copy", func(t *testing.T, b *Bucket, remove func() bool, put func() error) bool {
+			var once sync.Once
+			var ok bool
+			b.afterCopy = func() { once.Do(func() { ok = remove() }) }
+			if err := put(); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			forEachBackend(t, func(t *testing.T, b *Bucket) {
+				var mu sync.Mutex
+				now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+				b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+				ctx := context.Background()
+				digest, _, err := b.Put(ctx, strings.NewReader("contended"), 100)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				now = now.Add(2 * time.Hour)
+				mu.Unlock()
+
+				remove := func() bool {
+					removed, err := b.Remove(ctx, digest, b.now().Add(-time.Hour))
+					if err != nil {
+						t.Error(err)
+					}
+					return removed
+				}
+				put := func() error {
+					_, _, err := b.Put(ctx, strings.NewReader("contended"), 100)
+					return err
+				}
+				if removed := tc.race(t, b, remove, put); removed != tc.wantRemoved {
+					t.Errorf("Remove removed %v, want %v", removed, tc.wantRemoved)
+				}
+				if got := read(t, b, digest); got != "contended" {
+					t.Fatalf("read %q", got)
+				}
+				assertOnly(t, b, digest)
+			})
+		})
+	}
 }
 
 // A removal that died leaves its mark; a Put waits for it no longer than
