@@ -12,8 +12,8 @@ import (
 
 // TestHotReadTimings prints the best of 20 EXPLAIN ANALYZE execution times
 // of the hot reads at size (100,000 spaces of another organization) without
-// and with migration 0036's indexes, and of the site's spaces read as it
-// was and as it is, and of the hot lists' counts: the figures of docs/performance.md. Opt-in:
+// and with migration 0036's indexes, and of the site's spaces read in the three
+// forms it has had (a join, an array, a semi-join on the array), and of the hot lists' counts: the figures of docs/performance.md. Opt-in:
 // DOCSAPI_PLAN_TIMINGS=1 go test ./store -run TestHotReadTimings -v
 func TestHotReadTimings(t *testing.T) {
 	if os.Getenv("DOCSAPI_PLAN_TIMINGS") == "" {
@@ -23,12 +23,13 @@ func TestHotReadTimings(t *testing.T) {
 	fillOtherOrganization(t, db)
 	ctx := context.Background()
 	q := map[string]string{
-		"spaces of sites (old)": `SELECT * FROM spaces AS space WHERE space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))`,
-		"spaces of sites (new)": `SELECT * FROM spaces AS space WHERE space.id = ANY(ARRAY(SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))) AND space.deleted_at IS NULL`,
-		"comment list":          `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id IS NULL ORDER BY c.posted_at, c.id LIMIT 21`,
-		"open counts":           `SELECT change_request_id, count(*) FROM comments WHERE change_request_id IN ('mcr1','mcr2','mcr3') AND status = 'open' GROUP BY change_request_id`,
-		"cr comment list":       `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id = 'mcr1' ORDER BY c.posted_at, c.id LIMIT 21`,
-		"cr list":               `SELECT * FROM change_requests cr WHERE cr.space_id IN ('ms1') ORDER BY cr.created_at DESC, cr.id DESC LIMIT 21`,
+		"spaces of sites (join)":             `SELECT * FROM spaces AS space WHERE space.deleted_at IS NULL AND space.id IN (SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))`,
+		"spaces of sites (array)":            `SELECT * FROM spaces AS space WHERE space.id = ANY(ARRAY(SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}'))) AND space.deleted_at IS NULL`,
+		"spaces of sites (array, semi-join)": `SELECT * FROM spaces AS space WHERE space.id IN (SELECT unnest(ARRAY(SELECT ss.space_id FROM site_spaces AS ss WHERE ss.site_id = ANY('{msite}')))) AND space.deleted_at IS NULL`,
+		"comment list":                       `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id IS NULL ORDER BY c.posted_at, c.id LIMIT 21`,
+		"open counts":                        `SELECT change_request_id, count(*) FROM comments WHERE change_request_id IN ('mcr1','mcr2','mcr3') AND status = 'open' GROUP BY change_request_id`,
+		"cr comment list":                    `SELECT * FROM comments c WHERE c.space_id = 'ms1' AND c.change_request_id = 'mcr1' ORDER BY c.posted_at, c.id LIMIT 21`,
+		"cr list":                            `SELECT * FROM change_requests cr WHERE cr.space_id IN ('ms1') ORDER BY cr.created_at DESC, cr.id DESC LIMIT 21`,
 		// The totals of lists (`count`): an admin's count of the spaces of
 		// an organization of 100,000, the access rows a member's count reads
 		// instead, and the counts of a space's comments and change requests.
