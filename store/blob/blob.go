@@ -187,7 +187,11 @@ func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64
 // precedes place's look for the blob, so place sees it and copies again.
 // The look for the blob is made whether or not place saw a mark: a whole
 // removal can begin before the copy and end before the look for marks.
+// A look that fails is made again after another copy (the same bytes, so
+// harmless): a file:// bucket's attributes, which the look reads, are
+// half written while another Put of the same bytes copies them.
 func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
+	deadline := time.Now().Add(b.removalWait)
 	for {
 		if err := b.bucket.Copy(ctx, key(digest), tmp, nil); err != nil {
 			return fmt.Errorf("blob: %w", err)
@@ -199,11 +203,13 @@ func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 			return err
 		}
 		exists, err := b.bucket.Exists(ctx, key(digest))
-		if err != nil {
-			return fmt.Errorf("blob: %w", err)
-		}
-		if exists {
+		switch {
+		case err == nil && exists:
 			return nil
+		case err != nil && time.Now().After(deadline):
+			return fmt.Errorf("blob: %w", err)
+		case ctx.Err() != nil:
+			return ctx.Err()
 		}
 	}
 }

@@ -341,3 +341,30 @@ func TestOpenRefusesBadURLs(t *testing.T) {
 		}
 	}
 }
+
+// Many Puts of the same bytes at once (the same file uploaded by many
+// requests) all succeed, and the blob is there after them.
+func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		ctx := context.Background()
+		errs := make(chan error, 20)
+		for range cap(errs) {
+			go func() {
+				_, _, err := b.Put(ctx, strings.NewReader("popular"), 100)
+				errs <- err
+			}()
+		}
+		for range cap(errs) {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		digest, _, err := b.Put(ctx, strings.NewReader("popular"), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := read(t, b, digest); got != "popular" {
+			t.Fatalf("read %q", got)
+		}
+	})
+}
