@@ -59,16 +59,10 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 			SELECT 'other', 'orev-' || i, 'kettle-' || i, 1000, 'document', 'Kettle', 'kettle', 'ob' || i, now(), now()
 			FROM generate_series(1, 10000) i`,
 		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
-
-		// Mine: a site publishing 1,000 spaces; comments on the first.
-		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
-			SELECT 'ms' || i, 'mine', 'Space ' || i, 'mr' || i, now(), now() FROM generate_series(1, 1000) i`,
-		`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
-			SELECT 'mr' || i, 'mine', 'ms' || i, 'edits', now() FROM generate_series(1, 1000) i`,
-		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
-			VALUES ('msite', 'mine', 'Site', 'mk', now(), now())`,
-		`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
-			SELECT 'mss' || i, 'mine', 'msite', 'ms' || i, 'p' || i, i, now() FROM generate_series(1, 1000) i`,
+	}
+	// Mine: a site publishing 1,000 spaces; comments on the first.
+	statements = append(statements, siteOfAThousandSpaces...)
+	statements = append(statements, []string{
 		`INSERT INTO change_requests (id, organization_id, space_id, number, status, created_at, updated_at, revision_initial, revision)
 			SELECT 'mcr' || i, 'mine', 'ms1', i, 'open', now() - i * interval '1 second', now(), 'mr1', 'mr1'
 			FROM generate_series(1, 500) i`,
@@ -87,7 +81,7 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 			SELECT 'mine', 'mr1', 'mp' || i, i, 'document', 'Page ' || i, 'p' || i, 'mb' || i, now(), now()
 			FROM generate_series(1, 100) i`,
 		`ANALYZE`,
-	}
+	}...)
 	for _, s := range statements {
 		if _, err := db.Pool.Exec(ctx, s); err != nil {
 			t.Fatalf("%v\n%s", err, s)
@@ -370,6 +364,19 @@ type planNode struct {
 	Plans    []planNode `json:"Plans"`
 }
 
+// siteOfAThousandSpaces fills organization "mine" (inserted before) with
+// a site, "msite", publishing 1,000 spaces, "ms1" to "ms1000".
+var siteOfAThousandSpaces = []string{
+	`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
+		SELECT 'ms' || i, 'mine', 'Space ' || i, 'mr' || i, now(), now() FROM generate_series(1, 1000) i`,
+	`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
+		SELECT 'mr' || i, 'mine', 'ms' || i, 'edits', now() FROM generate_series(1, 1000) i`,
+	`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
+		VALUES ('msite', 'mine', 'Site', 'mk', now(), now())`,
+	`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
+		SELECT 'mss' || i, 'mine', 'msite', 'ms' || i, 'p' || i, i, now() FROM generate_series(1, 1000) i`,
+}
+
 // Reads by a list of ids stay linear on a small database too. There a
 // sequential scan is the right plan, but a filter id = ANY($n) over an
 // array PostgreSQL only has at run time (a parameter, an InitPlan's result)
@@ -380,18 +387,9 @@ type planNode struct {
 func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 	db := pgtest.NewDB(t)
 	ctx := context.Background()
-	for _, s := range []string{
+	for _, s := range append([]string{
 		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('mine', 'Mine', now(), now())`,
-		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at)
-			SELECT 'ms' || i, 'mine', 'Space ' || i, 'mr' || i, now(), now() FROM generate_series(1, 1000) i`,
-		`INSERT INTO revisions (id, organization_id, space_id, type, created_at)
-			SELECT 'mr' || i, 'mine', 'ms' || i, 'edits', now() FROM generate_series(1, 1000) i`,
-		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
-			VALUES ('msite', 'mine', 'Site', 'mk', now(), now())`,
-		`INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
-			SELECT 'mss' || i, 'mine', 'msite', 'ms' || i, 'p' || i, i, now() FROM generate_series(1, 1000) i`,
-		`ANALYZE`,
-	} {
+	}, append(siteOfAThousandSpaces, `ANALYZE`)...) {
 		if _, err := db.Pool.Exec(ctx, s); err != nil {
 			t.Fatalf("%v\n%s", err, s)
 		}
