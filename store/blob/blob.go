@@ -193,7 +193,7 @@ func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64
 func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 	deadline := time.Now().Add(b.removalWait)
 	for {
-		if err := b.bucket.Copy(ctx, key(digest), tmp, nil); err != nil {
+		if err := retryBusy(ctx, func() error { return b.bucket.Copy(ctx, key(digest), tmp, nil) }); err != nil {
 			return fmt.Errorf("blob: %w", err)
 		}
 		if b.afterCopy != nil {
@@ -253,7 +253,11 @@ func (b *Bucket) Open(ctx context.Context, digest string) (io.ReadCloser, error)
 	if !digestPattern.MatchString(digest) {
 		return nil, ErrNotFound
 	}
-	r, err := b.bucket.NewReader(ctx, key(digest), nil)
+	var r io.ReadCloser
+	err := retryBusy(ctx, func() (err error) {
+		r, err = b.bucket.NewReader(ctx, key(digest), nil)
+		return err
+	})
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, ErrNotFound
 	} else if err != nil {
@@ -261,6 +265,28 @@ func (b *Bucket) Open(ctx context.Context, digest string) (io.ReadCloser, error)
 	}
 	return r, nil
 }
+
+// retryBusy runs op until it succeeds, finds nothing (NotFound) or has
+// failed busyTries times, a little longer apart each time. A file://
+// bucket rewrites a blob's attributes in place (truncated, then written)
+// whenever the same bytes are stored again, and whoever reads them
+// meanwhile, to open or to copy over the blob, reads them empty (EOF): a
+// failure that is over within microseconds, which two uploads of one
+// file, or one and a download, must not turn into an error.
+func retryBusy(ctx context.Context, op func() error) error {
+	for try := 1; ; try++ {
+		err := op()
+		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || try == busyTries || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(time.Duration(try) * time.Millisecond)
+	}
+}
+
+// busyTries is how many times retryBusy runs its operation: ten tries
+// over 45 ms, which four uploads of one file in a loop beside a reader
+// never exhausted in tests (five did, now and then).
+const busyTries = 10
 
 // storedAt is when a blob was stored: its "stored" metadata, else (blobs
 // of the older local store, whose modification time it set) its

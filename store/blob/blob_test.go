@@ -368,3 +368,40 @@ func TestConcurrentPutsOfTheSameBytes(t *testing.T) {
 		}
 	})
 }
+
+// A blob is readable while other uploads of the same bytes store it again
+// (a popular file, opened while it is uploaded anew).
+func TestOpenDuringPutsOfTheSameBytes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		ctx := context.Background()
+		digest, _, err := b.Put(ctx, strings.NewReader("popular"), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 4)
+		for range cap(done) {
+			go func() {
+				var err error
+				for range 20 {
+					if _, _, err = b.Put(ctx, strings.NewReader("popular"), 100); err != nil {
+						break
+					}
+				}
+				done <- err
+			}()
+		}
+		for running := cap(done); running > 0; {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+				running--
+			default:
+				if got := read(t, b, digest); got != "popular" {
+					t.Fatalf("read %q", got)
+				}
+			}
+		}
+	})
+}
