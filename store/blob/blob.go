@@ -139,19 +139,58 @@ func (b *Bucket) now() time.Time {
 // the driver's write buffer of it is in memory (for S3, AWS's transfer
 // manager: up to 16 MiB, the size it sends in one request, then 8 MiB
 // parts). The copy is made also when the same
-// bytes are there already: it stores them anew, and the garbage collection
-// leaves a blob a Put just named.
+// bytes are there already (unless stored less than restampAfter ago, see
+// place): it stores them anew, and the garbage collection leaves a blob a
+// Put just named.
 func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64, error) {
-	tmp := tmpPrefix + rand.Text()
+	began := b.now()
+	tmp, digest, n, err := b.writeUpload(ctx, r, max)
+	if err != nil {
+		return "", 0, err
+	}
+	defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), tmp) }()
+	// A blob's "stored" time is when its upload began (a writer takes its
+	// metadata before the bytes). An upload slower than the purge's grace
+	// would be placed looking old already, and purged before whatever named
+	// it could record the name: a slow one is copied again through this
+	// process, stamped now, and that copy is placed.
+	if b.now().Sub(began) > restampAfter {
+		upload, err := b.bucket.NewReader(ctx, tmp, nil)
+		if err != nil {
+			return "", 0, fmt.Errorf("blob: %w", err)
+		}
+		fresh, _, _, err := b.writeUpload(ctx, upload, max)
+		_ = upload.Close()
+		if err != nil {
+			return "", 0, err
+		}
+		defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), fresh) }()
+		tmp = fresh
+	}
+	if err := b.place(ctx, tmp, digest); err != nil {
+		return "", 0, err
+	}
+	return digest, n, nil
+}
+
+// restampAfter is how long an upload may take before Put stamps it again:
+// far under the purge's grace (graph/jobs.BlobGrace, an hour).
+const restampAfter = time.Minute
+
+// writeUpload streams r (at most max bytes) into an object of a name of its
+// own under tmp/, stamped stored now, and returns its name, the digest and
+// the length of its bytes.
+func (b *Bucket) writeUpload(ctx context.Context, r io.Reader, max int64) (tmp, digest string, n int64, err error) {
+	tmp = tmpPrefix + rand.Text()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := b.bucket.NewWriter(wctx, tmp, &blob.WriterOptions{ContentType: "application/octet-stream",
 		Metadata: map[string]string{storedKey: b.now().UTC().Format(time.RFC3339Nano)}})
 	if err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
+		return "", "", 0, fmt.Errorf("blob: %w", err)
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(r, max+1))
+	n, err = io.Copy(io.MultiWriter(w, h), io.LimitReader(r, max+1))
 	if err == nil && n > max {
 		err = ErrTooLarge
 	}
@@ -159,19 +198,14 @@ func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64
 		cancel() // a writer closed after its context ends writes nothing
 		_ = w.Close()
 		if errors.Is(err, ErrTooLarge) {
-			return "", 0, err
+			return "", "", 0, err
 		}
-		return "", 0, fmt.Errorf("blob: %w", err)
+		return "", "", 0, fmt.Errorf("blob: %w", err)
 	}
 	if err := w.Close(); err != nil {
-		return "", 0, fmt.Errorf("blob: %w", err)
+		return "", "", 0, fmt.Errorf("blob: %w", err)
 	}
-	defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), tmp) }()
-	digest := hex.EncodeToString(h.Sum(nil))
-	if err := b.place(ctx, tmp, digest); err != nil {
-		return "", 0, err
-	}
-	return digest, n, nil
+	return tmp, hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
 // place copies the upload tmp to the blob's key, and makes sure a removal
@@ -190,12 +224,23 @@ func (b *Bucket) Put(ctx context.Context, r io.Reader, max int64) (string, int64
 // A look that fails is made again after another copy (the same bytes, so
 // harmless): a file:// bucket's attributes, which the look reads, are
 // half written while another Put of the same bytes copies them.
+//
+// A blob stored less than restampAfter ago is not copied again, the first
+// time round: no purge would take it (its stamp is younger than any
+// purge's cutoff, and stamps only grow), and each copy rewrites a file://
+// bucket's attributes in place, which readers of the blob meanwhile read
+// empty. It is still looked for once no removal is marked, as above: a
+// removal that judged an older copy may be deleting it.
 func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 	deadline := time.Now().Add(b.removalWait)
+	copied := b.storedRecently(ctx, digest)
 	for {
-		if err := retryBusy(ctx, func() error { return b.bucket.Copy(ctx, key(digest), tmp, nil) }); err != nil {
-			return fmt.Errorf("blob: %w", err)
+		if !copied {
+			if err := retryBusy(ctx, func() error { return b.bucket.Copy(ctx, key(digest), tmp, nil) }); err != nil {
+				return fmt.Errorf("blob: %w", err)
+			}
 		}
+		copied = false
 		if b.afterCopy != nil {
 			b.afterCopy()
 		}
@@ -212,6 +257,13 @@ func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// storedRecently reports whether the blob digest is there, stored less
+// than restampAfter ago (false when that cannot be read).
+func (b *Bucket) storedRecently(ctx context.Context, digest string) bool {
+	a, err := b.bucket.Attributes(ctx, key(digest))
+	return err == nil && b.now().Sub(storedAt(a)) < restampAfter
 }
 
 // awaitRemovals waits until no removal of digest is marked. Marks older

@@ -405,3 +405,36 @@ func TestOpenDuringPutsOfTheSameBytes(t *testing.T) {
 		}
 	})
 }
+
+// An upload slower than the purge's grace is stamped when it is placed,
+// not when it began: the purge of blobs stored an hour before keeps it.
+func TestSlowUploadIsStampedWhenPlaced(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		var mu sync.Mutex
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		ctx := context.Background()
+		// Two hours pass while the bytes arrive.
+		slow := io.MultiReader(strings.NewReader("slow "), readerFunc(func([]byte) (int, error) {
+			mu.Lock()
+			now = now.Add(2 * time.Hour)
+			mu.Unlock()
+			return 0, io.EOF
+		}), strings.NewReader("bytes"))
+		digest, _, err := b.Put(ctx, slow, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed, err := b.Remove(ctx, digest, b.now().Add(-time.Hour))
+		if err != nil || removed {
+			t.Fatalf("Remove of a blob placed just now: %v %v", removed, err)
+		}
+		if got := read(t, b, digest); got != "slow bytes" {
+			t.Fatalf("read %q", got)
+		}
+	})
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
