@@ -221,9 +221,8 @@ func (b *Bucket) writeUpload(ctx context.Context, r io.Reader, max int64) (tmp, 
 // precedes place's look for the blob, so place sees it and copies again.
 // The look for the blob is made whether or not place saw a mark: a whole
 // removal can begin before the copy and end before the look for marks.
-// A look that fails is made again after another copy (the same bytes, so
-// harmless): a file:// bucket's attributes, which the look reads, are
-// half written while another Put of the same bytes copies them.
+// The copy and the look are tried again when a file:// bucket's
+// attributes are being rewritten (retryBusy).
 //
 // A blob stored less than restampAfter ago is not copied again, the first
 // time round: no purge would take it (its stamp is younger than any
@@ -232,29 +231,30 @@ func (b *Bucket) writeUpload(ctx context.Context, r io.Reader, max int64) (tmp, 
 // empty. It is still looked for once no removal is marked, as above: a
 // removal that judged an older copy may be deleting it.
 func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
-	deadline := time.Now().Add(b.removalWait)
-	copied := b.storedRecently(ctx, digest)
+	skipCopy := b.storedRecently(ctx, digest)
 	for {
-		if !copied {
+		if !skipCopy {
 			if err := retryBusy(ctx, func() error { return b.bucket.Copy(ctx, key(digest), tmp, nil) }); err != nil {
 				return fmt.Errorf("blob: %w", err)
 			}
 		}
-		copied = false
+		skipCopy = false
 		if b.afterCopy != nil {
 			b.afterCopy()
 		}
 		if err := b.awaitRemovals(ctx, digest); err != nil {
 			return err
 		}
-		exists, err := b.bucket.Exists(ctx, key(digest))
-		switch {
-		case err == nil && exists:
-			return nil
-		case err != nil && time.Now().After(deadline):
+		var exists bool
+		err := retryBusy(ctx, func() (err error) {
+			exists, err = b.bucket.Exists(ctx, key(digest))
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("blob: %w", err)
-		case ctx.Err() != nil:
-			return ctx.Err()
+		}
+		if exists {
+			return nil
 		}
 	}
 }
