@@ -218,28 +218,15 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 	defer conn.Release()
 	for _, r := range reads {
 		t.Run(r.name, func(t *testing.T) {
-			ctx, statements := store.RecordStatements(context.Background())
-			if err := r.read(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if len(*statements) == 0 {
-				t.Fatal("no statement recorded")
-			}
-			for _, s := range *statements {
-				for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-					if mode == "force_generic_plan" && len(s.Args) == 0 {
-						continue // arguments inline: always planned for them
-					}
-					plan := explain(t, conn.Conn(), mode, s)
-					scans, sorts := planProblems(plan)
-					if len(scans) > 0 {
-						t.Errorf("%s plan scans %s whole:\n%s\n%s", mode, strings.Join(scans, ", "), s.SQL, plan)
-					}
-					if r.ordered && sorts > 0 {
-						t.Errorf("%s plan sorts the list rather than reading it in order:\n%s\n%s", mode, s.SQL, plan)
-					}
+			explainEach(t, conn.Conn(), r.read, func(mode string, s store.Statement, plan string) {
+				scans, sorts := planProblems(plan)
+				if len(scans) > 0 {
+					t.Errorf("%s plan scans %s whole:\n%s\n%s", mode, strings.Join(scans, ", "), s.SQL, plan)
 				}
-			}
+				if r.ordered && sorts > 0 {
+					t.Errorf("%s plan sorts the list rather than reading it in order:\n%s\n%s", mode, s.SQL, plan)
+				}
+			})
 		})
 	}
 	t.Run("writes changing what a space shows", func(t *testing.T) { checkShownBodiesWritesByKey(t, conn.Conn()) })
@@ -332,27 +319,61 @@ func explain(t *testing.T, conn *pgx.Conn, mode string, s store.Statement) strin
 	return plan
 }
 
-// planProblems names the big tables a JSON plan reads with a sequential
-// scan, and counts its Sort nodes.
-func planProblems(plan string) (scans []string, sorts int) {
+// explainEach runs read, then explains each statement it sent, planned for
+// its arguments (a custom plan) and for any (the generic plan a prepared
+// statement switches to), and passes each plan to check.
+func explainEach(t *testing.T, conn *pgx.Conn, read func(context.Context) error, check func(mode string, s store.Statement, plan string)) {
+	t.Helper()
+	ctx, statements := store.RecordStatements(context.Background())
+	if err := read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(*statements) == 0 {
+		t.Fatal("no statement recorded")
+	}
+	for _, s := range *statements {
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			if mode == "force_generic_plan" && len(s.Args) == 0 {
+				continue // arguments inline: always planned for them
+			}
+			check(mode, s, explain(t, conn, mode, s))
+		}
+	}
+}
+
+// walkPlan calls visit on every node of a JSON plan; false when the plan
+// cannot be read.
+func walkPlan(plan string, visit func(planNode)) bool {
 	var root []struct{ Plan planNode }
 	if err := json.Unmarshal([]byte(plan), &root); err != nil {
-		return []string{"(unreadable plan: " + err.Error() + ")"}, 0
+		return false
 	}
 	var walk func(n planNode)
 	walk = func(n planNode) {
-		if n.NodeType == "Seq Scan" && slices.Contains(bigTables, n.Relation) {
-			scans = append(scans, n.Relation)
-		}
-		if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
-			sorts++
-		}
+		visit(n)
 		for _, c := range n.Plans {
 			walk(c)
 		}
 	}
 	for _, r := range root {
 		walk(r.Plan)
+	}
+	return true
+}
+
+// planProblems names the big tables a JSON plan reads with a sequential
+// scan, and counts its Sort nodes.
+func planProblems(plan string) (scans []string, sorts int) {
+	ok := walkPlan(plan, func(n planNode) {
+		if n.NodeType == "Seq Scan" && slices.Contains(bigTables, n.Relation) {
+			scans = append(scans, n.Relation)
+		}
+		if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
+			sorts++
+		}
+	})
+	if !ok {
+		return []string{"(unreadable plan)"}, 0
 	}
 	return scans, sorts
 }
@@ -420,18 +441,11 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 		}},
 	} {
 		t.Run(r.name, func(t *testing.T) {
-			ctx, statements := store.RecordStatements(context.Background())
-			if err := r.read(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range *statements {
-				for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
-					plan := explain(t, conn.Conn(), mode, s)
-					if filters := runTimeArrayFilters(plan); len(filters) > 0 {
-						t.Errorf("%s plan compares rows with every element of %s:\n%s\n%s", mode, strings.Join(filters, ", "), s.SQL, plan)
-					}
+			explainEach(t, conn.Conn(), r.read, func(mode string, s store.Statement, plan string) {
+				if filters := runTimeArrayFilters(plan); len(filters) > 0 {
+					t.Errorf("%s plan compares rows with every element of %s:\n%s\n%s", mode, strings.Join(filters, ", "), s.SQL, plan)
 				}
-			}
+			})
 		})
 	}
 }
@@ -439,22 +453,13 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 // runTimeArrayFilters are the filters of plan's nodes that compare a row
 // with an array known only at run time, element by element.
 func runTimeArrayFilters(plan string) []string {
-	var root []struct{ Plan planNode }
-	if err := json.Unmarshal([]byte(plan), &root); err != nil {
-		return []string{"(unreadable plan: " + err.Error() + ")"}
-	}
 	var out []string
-	var walk func(n planNode)
-	walk = func(n planNode) {
+	if !walkPlan(plan, func(n planNode) {
 		if strings.Contains(n.Filter, "= ANY ($") {
 			out = append(out, n.Filter)
 		}
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	for _, r := range root {
-		walk(r.Plan)
+	}) {
+		return []string{"(unreadable plan)"}
 	}
 	return out
 }
