@@ -351,21 +351,51 @@ func storedAt(a *blob.Attributes) time.Time {
 }
 
 // List lists the bucket's blobs, reading each one's attributes for when it
-// was stored (one metadata request per blob in object storage).
+// was stored (one metadata request per blob in object storage). It lists
+// the 256 directories of blobs one by one (00/ to ff/), never the uploads
+// in progress nor the marks of removals beside them: a file:// bucket's
+// listing fails when a file it walks vanishes, and uploads come and go.
+// A blob removed or stamped again meanwhile is retried too (retryBusy):
+// the purge must not fail because the instance is busy.
 func (b *Bucket) List(ctx context.Context, fn func(digest string, stored time.Time) error) error {
-	it := b.bucket.List(nil)
+	for dir := range 256 {
+		if err := b.listDir(ctx, fmt.Sprintf("%02x/", dir), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listDir lists the blobs under prefix (one of List's directories).
+func (b *Bucket) listDir(ctx context.Context, prefix string, fn func(digest string, stored time.Time) error) error {
+	it := b.bucket.List(&blob.ListOptions{Prefix: prefix})
 	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
+		// A failed page is listed again (the iterator keeps its place): a
+		// blob removed while the page was read fails it with NotFound.
+		var obj *blob.ListObject
+		err := retryListing(ctx, func() error {
+			o, err := it.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				return nil // obj stays nil: the end
+			}
+			obj = o
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("blob: %w", err)
+		}
+		if obj == nil {
+			return nil
 		}
 		m := keyPattern.FindStringSubmatch(obj.Key)
 		if m == nil || m[2][:2] != m[1] {
 			continue
 		}
-		a, err := b.bucket.Attributes(ctx, obj.Key)
+		var a *blob.Attributes
+		err = retryBusy(ctx, func() (err error) {
+			a, err = b.bucket.Attributes(ctx, obj.Key)
+			return err
+		})
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			continue // removed meanwhile
 		} else if err != nil {
@@ -376,6 +406,22 @@ func (b *Bucket) List(ctx context.Context, fn func(digest string, stored time.Ti
 		}
 	}
 }
+
+// retryListing is retryBusy for a page of a listing, which NotFound fails
+// too (a file removed while the page was read) and is worth trying again.
+func retryListing(ctx context.Context, op func() error) error {
+	return retryBusy(ctx, func() error {
+		err := op()
+		if gcerrors.Code(err) == gcerrors.NotFound {
+			return errListedGone
+		}
+		return err
+	})
+}
+
+// errListedGone stands for a NotFound of a listing, which retryBusy would
+// not try again.
+var errListedGone = errors.New("a file vanished while it was listed")
 
 // Remove marks the removal (see place), then deletes the blob if it was
 // stored before storedBefore, and removes its mark only after the

@@ -378,31 +378,11 @@ func TestOpenDuringPutsOfTheSameBytes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		done := make(chan error, 4)
-		for range cap(done) {
-			go func() {
-				var err error
-				for range 20 {
-					if _, _, err = b.Put(ctx, strings.NewReader("popular"), 100); err != nil {
-						break
-					}
-				}
-				done <- err
-			}()
-		}
-		for running := cap(done); running > 0; {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-				running--
-			default:
-				if got := read(t, b, digest); got != "popular" {
-					t.Fatalf("read %q", got)
-				}
+		whilePutting(t, b, "popular", func() {
+			if got := read(t, b, digest); got != "popular" {
+				t.Fatalf("read %q", got)
 			}
-		}
+		})
 	})
 }
 
@@ -438,3 +418,66 @@ func TestSlowUploadIsStampedWhenPlaced(t *testing.T) {
 type readerFunc func([]byte) (int, error)
 
 func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// The purge's listing goes on while uploads of bytes stored long before
+// copy them again stamped (a file:// bucket rewrites their attributes in
+// place meanwhile): it lists every blob, without an error.
+func TestListDuringRestampingPuts(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *Bucket) {
+		var mu sync.Mutex
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		// Every look at the clock is two minutes later: each Put finds
+		// the blob older than restampAfter and copies it again.
+		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(2 * time.Minute); return now }
+		ctx := context.Background()
+		var digests []string
+		for _, s := range []string{"popular", "other", "third"} {
+			d, _, err := b.Put(ctx, strings.NewReader(s), 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			digests = append(digests, d)
+		}
+		whilePutting(t, b, "popular", func() {
+			listed := map[string]bool{}
+			if err := b.List(ctx, func(d string, _ time.Time) error { listed[d] = true; return nil }); err != nil {
+				t.Fatalf("List beside uploads: %v", err)
+			}
+			for _, d := range digests {
+				if !listed[d] {
+					t.Fatalf("List beside uploads left out %s: %v", d, listed)
+				}
+			}
+		})
+	})
+}
+
+// whilePutting runs check again and again while four uploads of content,
+// twenty times each, run beside it, until they are all done; an upload's
+// failure fails the test.
+func whilePutting(t *testing.T, b *Bucket, content string, check func()) {
+	t.Helper()
+	done := make(chan error, 4)
+	for range cap(done) {
+		go func() {
+			var err error
+			for range 20 {
+				if _, _, err = b.Put(context.Background(), strings.NewReader(content), 100); err != nil {
+					break
+				}
+			}
+			done <- err
+		}()
+	}
+	for running := cap(done); running > 0; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running--
+		default:
+			check()
+		}
+	}
+}
