@@ -30,11 +30,14 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 			r.siteStructureDirect(d)
 			r.spaceDirect(d)
 		},
-		ReadRule:  r.directReadRule,
-		Summaries: []engine.Summary{spaceSummary},
-		Inner:     []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
-		Trusted:   r.TrustedDocuments,
-		Budget:    r.Budget,
+		ReadRule: r.directReadRule,
+		// The loaders hold the viewer, the memoized reads and the loads
+		// themselves, asked for by every object of a site's tree.
+		RunContext: func(ctx context.Context) context.Context { return WithLoaders(ctx, r.loaders(ctx)) },
+		Summaries:  []engine.Summary{spaceSummary},
+		Inner:      []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
+		Trusted:    r.TrustedDocuments,
+		Budget:     r.Budget,
 	})
 }
 

@@ -46,6 +46,9 @@ type DirectWriter struct {
 	generic func() bool // true: every field runs through gqlgen
 	// readRule gives the read rule of a Go type (nil: none).
 	readRule func(reflect.Type) func(context.Context, any) (bool, error)
+	// runContext adds to a subtree's context what its resolvers look up
+	// for every object (nil: nothing; see Config.RunContext).
+	runContext func(context.Context) context.Context
 	// types are the object types the writer knows, by GraphQL name; goTypes
 	// tell the type of a Go value (the concrete type of a union's member):
 	// a handful, faster scanned than hashed.
@@ -116,8 +119,8 @@ var _ interface {
 	graphql.FieldInterceptor
 } = (*DirectWriter)(nil)
 
-func newDirectWriter(schema *ast.Schema, generic func() bool, readRule func(reflect.Type) func(context.Context, any) (bool, error)) *DirectWriter {
-	return &DirectWriter{schema: schema, generic: generic, readRule: readRule,
+func newDirectWriter(schema *ast.Schema, cfg Config) *DirectWriter {
+	return &DirectWriter{schema: schema, generic: cfg.GenericExecution, readRule: cfg.ReadRule, runContext: cfg.RunContext,
 		types: map[string]*directType{}, entries: map[[2]string]*directEntry{}}
 }
 
@@ -166,7 +169,7 @@ func (d *DirectWriter) InterceptField(ctx context.Context, next graphql.Resolver
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(entry.lastSize.Load()))
-	run := &directRun{d: d, ctx: ctx, w: &buf}
+	run := &directRun{d: d, ctx: d.subtreeContext(ctx), w: &buf}
 	run.each = run.child
 	if !run.write(plan, res) {
 		return res, nil
@@ -176,6 +179,19 @@ func (d *DirectWriter) InterceptField(ctx context.Context, next graphql.Resolver
 		count.Add(1)
 	}
 	return directJSON(buf.Bytes()), nil
+}
+
+// subtreeContext is the context a subtree is written with: the field's,
+// with the values looked up for every object of the subtree on top (the
+// operation's context, and Config.RunContext's), where each look would
+// otherwise walk the field's whole chain of contexts, some twenty values
+// deep, once per object of a thousand-object tree.
+func (d *DirectWriter) subtreeContext(ctx context.Context) context.Context {
+	ctx = graphql.WithOperationContext(ctx, graphql.GetOperationContext(ctx))
+	if d.runContext != nil {
+		ctx = d.runContext(ctx)
+	}
+	return ctx
 }
 
 // directCountKey is where the debug statistics count direct writes.

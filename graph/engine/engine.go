@@ -49,6 +49,11 @@ type Config struct {
 	// ReadRule is the read rule objects of a Go type pass before the direct
 	// writer writes them (nil: none), as Inner applies it to gqlgen's fields.
 	ReadRule func(goType reflect.Type) func(ctx context.Context, obj any) (bool, error)
+	// RunContext, when set, adds to the context of a subtree the direct
+	// writer writes the values its resolvers look up for every object
+	// (the request's loaders): found at the top of the context, not at
+	// the bottom of the field's chain.
+	RunContext func(context.Context) context.Context
 	// Summaries are the projections decided once per operation
 	// (SummariesSuffice).
 	Summaries []Summary
@@ -103,11 +108,11 @@ func New(cfg Config) *Engine {
 	if cfg.Budget != nil {
 		ex.Use(newBudgetCharge(cfg.Budget, cfg.Schema))
 	}
-	for _, s := range cfg.Summaries {
-		ex.Use(summaryExtension{s})
+	if len(cfg.Summaries) > 0 {
+		ex.Use(summariesExtension{cfg.Summaries})
 	}
 	schema := cfg.Schema.Schema()
-	d := newDirectWriter(schema, cfg.GenericExecution, cfg.ReadRule)
+	d := newDirectWriter(schema, cfg)
 	if cfg.Direct != nil {
 		cfg.Direct(d)
 	}

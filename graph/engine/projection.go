@@ -30,23 +30,31 @@ type Summary struct {
 	Fields map[string]bool
 }
 
-// summaryExtension makes the decision for each operation, before it runs,
-// and records it in the operation's context.
-type summaryExtension struct{ s Summary }
+// summariesExtension makes the decisions for each operation, before it
+// runs, and records them in the operation's context: whether each type's
+// summary suffices, by type name.
+type summariesExtension struct{ summaries []Summary }
 
 var _ interface {
 	graphql.HandlerExtension
 	graphql.OperationContextMutator
-} = summaryExtension{}
+} = summariesExtension{}
 
-func summaryKey(typeName string) string { return "Summary:" + typeName }
+// summariesKey is where an operation's context records the decisions. One
+// constant key, looked up once per object of a thousand-object tree, where
+// a key per type was a string built at every look.
+const summariesKey = "Summaries"
 
-func (e summaryExtension) ExtensionName() string                 { return summaryKey(e.s.Type) }
-func (summaryExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (summariesExtension) ExtensionName() string                   { return summariesKey }
+func (summariesExtension) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (e summaryExtension) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+func (e summariesExtension) MutateOperationContext(_ context.Context, rc *graphql.OperationContext) *gqlerror.Error {
 	if rc.Operation != nil {
-		rc.Stats.SetExtension(summaryKey(e.s.Type), e.s.Suffices(rc.Operation.SelectionSet))
+		suffice := make(map[string]bool, len(e.summaries))
+		for _, s := range e.summaries {
+			suffice[s.Type] = s.Suffices(rc.Operation.SelectionSet)
+		}
+		rc.Stats.SetExtension(summariesKey, suffice)
 	}
 	return nil
 }
@@ -65,8 +73,8 @@ func SummariesSuffice(ctx context.Context, typeName string) bool {
 	if !graphql.HasOperationContext(ctx) {
 		return false
 	}
-	ok, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(summaryKey(typeName)).(bool)
-	return ok
+	suffice, _ := graphql.GetOperationContext(ctx).Stats.GetExtension(summariesKey).(map[string]bool)
+	return suffice[typeName]
 }
 
 // fieldsWalk checks that every field of type typeName in a selection set,
