@@ -181,8 +181,8 @@ func (a *adapter) answer(ctx context.Context, route Route, op *operation, vars m
 		}
 	}
 	ans := answer{status: status, body: body}
-	if loc := locationOf(body); loc != "" && status == http.StatusCreated {
-		ans.location = loc
+	if status == http.StatusCreated {
+		ans.location = locationOf(body)
 	}
 	return ans
 }

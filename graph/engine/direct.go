@@ -508,13 +508,6 @@ func optLeaf[O, V any](get func(*O) *V, write func(*bytes.Buffer, V)) Field {
 	}}
 }
 
-// marshalled writes a value with the schema's marshaler for its type.
-// Strings, the most frequent leaves, are written without one
-// (writeJSONString).
-func marshalled[V any](marshal func(V) graphql.Marshaler) func(*bytes.Buffer, V) {
-	return func(w *bytes.Buffer, v V) { marshal(v).MarshalGQL(w) }
-}
-
 // writeEnum writes a value that marshals itself (the store's enums).
 func writeEnum[V graphql.Marshaler](w *bytes.Buffer, v V) { v.MarshalGQL(w) }
 
@@ -544,11 +537,20 @@ func Int[O any](get func(*O) int) Field {
 }
 
 func Time[O any](get func(*O) time.Time) Field {
-	return leaf(get, marshalled(model.MarshalDateTime))
+	return leaf(get, writeDateTime)
 }
 
 func OptTime[O any](get func(*O) *time.Time) Field {
-	return optLeaf(get, marshalled(model.MarshalDateTime))
+	return optLeaf(get, writeDateTime)
+}
+
+// writeDateTime writes t as model.MarshalDateTime does, appended in place
+// rather than formatted, quoted and copied: the layout's characters are
+// digits and "-:.TZ", which JSON does not escape.
+func writeDateTime(w *bytes.Buffer, t time.Time) {
+	b := append(w.AvailableBuffer(), '"')
+	b = t.UTC().AppendFormat(b, model.DateTimeLayout)
+	w.Write(append(b, '"'))
 }
 
 func Enum[O any, V graphql.Marshaler](get func(*O) V) Field {
