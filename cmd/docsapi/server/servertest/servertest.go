@@ -164,9 +164,15 @@ func (e *Env) start() {
 	t, db, clock, env, o := e.T, e.DB, e.Clock, e, e.opts
 	t.Helper()
 	// The public URL is known only once the listener exists; a handler
-	// indirection lets the server be built with it.
+	// indirection lets the server be built with it. Requests wait until it
+	// is set: a client in another process (the GraphQL-over-HTTP audit)
+	// connects after it is, but nothing the race detector can see says so.
 	var handler http.Handler
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	ready := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-ready
+		handler.ServeHTTP(w, r)
+	}))
 	t.Cleanup(ts.Close)
 	srv, err := server.New(db, server.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
@@ -187,9 +193,14 @@ func (e *Env) start() {
 		DeliverySlots: o.DeliverySlots,
 	})
 	if err != nil {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, "the test server did not start", http.StatusServiceUnavailable)
+		})
+		close(ready)
 		t.Fatal(err)
 	}
 	handler = srv
+	close(ready)
 	t.Cleanup(srv.Close) // before ts.Close: subscriptions end first
 	env.URL, env.Server = ts.URL, srv
 }
