@@ -37,19 +37,20 @@ type accessEntry[T any] struct {
 }
 
 func newLiveAccess(db *store.DB) *liveAccess {
-	a := &liveAccess{db: db}
-	a.reset(false)
-	return a
+	return &liveAccess{db: db,
+		orgs:   map[string]*accessEntry[*orgAccess]{},
+		spaces: map[string]*accessEntry[*store.Space]{}}
 }
 
 // reset forgets everything; live tells whether entries may be kept from
-// now on.
+// now on. The maps are emptied, not replaced: lookups name them (a.orgs,
+// a.spaces) before they take the lock, so the fields never change.
 func (a *liveAccess) reset(live bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.live = live
-	a.orgs = map[string]*accessEntry[*orgAccess]{}
-	a.spaces = map[string]*accessEntry[*store.Space]{}
+	clear(a.orgs)
+	clear(a.spaces)
 }
 
 // forget drops what is known of organization orgID, and every read under
