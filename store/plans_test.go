@@ -130,11 +130,7 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"spaces by ids (the space loader, 500 ids)", false, func(ctx context.Context) error {
-			ids := make([]string, 500)
-			for i := range ids {
-				ids[i] = fmt.Sprintf("ms%d", i+1)
-			}
-			_, err := store.SpacesByIDs(ctx, db, ids)
+			_, err := store.SpacesByIDs(ctx, db, mySpaceIDs(500))
 			return err
 		}},
 		{"space summaries of sites", false, func(ctx context.Context) error {
@@ -385,6 +381,15 @@ type planNode struct {
 	Plans    []planNode `json:"Plans"`
 }
 
+// mySpaceIDs are the ids of the first n spaces of siteOfAThousandSpaces.
+func mySpaceIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("ms%d", i+1)
+	}
+	return ids
+}
+
 // siteOfAThousandSpaces fills organization "mine" (inserted before) with
 // a site, "msite", publishing 1,000 spaces, "ms1" to "ms1000".
 var siteOfAThousandSpaces = []string{
@@ -415,10 +420,7 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 			t.Fatalf("%v\n%s", err, s)
 		}
 	}
-	ids := make([]string, 1000)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("ms%d", i+1)
-	}
+	ids := mySpaceIDs(1000)
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

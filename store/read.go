@@ -286,35 +286,39 @@ func (f *internedField) ScanBytes(b []byte) error {
 // interned is the shared copy of b's value, or a copy of its own once
 // maxInterned values are shared.
 func interned(b []byte) *string {
-	shared := internedValues.Load()
-	if shared != nil {
-		if v, ok := (*shared)[string(b)]; ok { // no allocation for the lookup
-			return v
-		}
-		if len(*shared) >= maxInterned {
-			s := string(b)
-			return &s
-		}
+	if v := internedIn(internedValues.Load(), b); v != nil {
+		return v
 	}
-	s := string(b)
 	internedAdd.Lock()
 	defer internedAdd.Unlock()
-	shared = internedValues.Load()
-	if shared != nil {
-		if v, ok := (*shared)[s]; ok {
-			return v
-		}
-		if len(*shared) >= maxInterned {
-			return &s
-		}
+	shared := internedValues.Load()
+	if v := internedIn(shared, b); v != nil {
+		return v
 	}
-	next := make(map[string]*string, 1)
+	s := string(b)
+	next := map[string]*string{}
 	if shared != nil {
 		next = maps.Clone(*shared)
 	}
 	next[s] = &s
 	internedValues.Store(&next)
 	return &s
+}
+
+// internedIn is b's value as shared holds it, or a copy of its own when
+// shared is full; nil when it may be added.
+func internedIn(shared *map[string]*string, b []byte) *string {
+	if shared == nil {
+		return nil
+	}
+	if v, ok := (*shared)[string(b)]; ok { // no allocation for the lookup
+		return v
+	}
+	if len(*shared) >= maxInterned {
+		s := string(b)
+		return &s
+	}
+	return nil
 }
 
 type readQueryKey struct{ where, orderBy string }

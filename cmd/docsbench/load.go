@@ -65,6 +65,9 @@ type loadResult struct {
 
 func (r loadResult) rps() float64 { return float64(r.n) / r.elapsed.Seconds() }
 
+// cpu is the CPU time per request, this process's and PostgreSQL's.
+func (r loadResult) cpu() time.Duration { return r.cpuSelf + r.cpuPostgres }
+
 // percentile is the nearest-rank percentile p (0 < p ≤ 100) of the latencies.
 func (r loadResult) percentile(p float64) time.Duration {
 	if len(r.lat) == 0 {

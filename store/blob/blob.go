@@ -245,11 +245,7 @@ func (b *Bucket) place(ctx context.Context, tmp, digest string) error {
 		if err := b.awaitRemovals(ctx, digest); err != nil {
 			return err
 		}
-		var exists bool
-		err := retryBusy(ctx, func() (err error) {
-			exists, err = b.bucket.Exists(ctx, key(digest))
-			return err
-		})
+		exists, err := retried(ctx, func() (bool, error) { return b.bucket.Exists(ctx, key(digest)) })
 		if err != nil {
 			return fmt.Errorf("blob: %w", err)
 		}
@@ -305,11 +301,7 @@ func (b *Bucket) Open(ctx context.Context, digest string) (io.ReadCloser, error)
 	if !digestPattern.MatchString(digest) {
 		return nil, ErrNotFound
 	}
-	var r io.ReadCloser
-	err := retryBusy(ctx, func() (err error) {
-		r, err = b.bucket.NewReader(ctx, key(digest), nil)
-		return err
-	})
+	r, err := retried(ctx, func() (*blob.Reader, error) { return b.bucket.NewReader(ctx, key(digest), nil) })
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return nil, ErrNotFound
 	} else if err != nil {
@@ -333,6 +325,16 @@ func retryBusy(ctx context.Context, op func() error) error {
 		}
 		time.Sleep(time.Duration(try) * time.Millisecond)
 	}
+}
+
+// retried is retryBusy for an operation that returns a value.
+func retried[T any](ctx context.Context, op func() (T, error)) (T, error) {
+	var v T
+	err := retryBusy(ctx, func() (err error) {
+		v, err = op()
+		return err
+	})
+	return v, err
 }
 
 // busyTries is how many times retryBusy runs its operation: ten tries
@@ -391,11 +393,7 @@ func (b *Bucket) listDir(ctx context.Context, prefix string, fn func(digest stri
 		if m == nil || m[2][:2] != m[1] {
 			continue
 		}
-		var a *blob.Attributes
-		err = retryBusy(ctx, func() (err error) {
-			a, err = b.bucket.Attributes(ctx, obj.Key)
-			return err
-		})
+		a, err := retried(ctx, func() (*blob.Attributes, error) { return b.bucket.Attributes(ctx, obj.Key) })
 		if gcerrors.Code(err) == gcerrors.NotFound {
 			continue // removed meanwhile
 		} else if err != nil {

@@ -142,10 +142,7 @@ func sameSet(a, b []string) bool {
 // stored before the time given, never one stored again since.
 func TestListAndRemove(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *Bucket) {
-		var mu sync.Mutex
-		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-		advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+		advance := setClock(b, 0)
 		ctx := context.Background()
 		old, _, _ := b.Put(ctx, strings.NewReader("old"), 10)
 		advance(2 * time.Hour)
@@ -244,17 +241,13 @@ func TestPutDuringRemove(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachBackend(t, func(t *testing.T, b *Bucket) {
-				var mu sync.Mutex
-				now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-				b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+				advance := setClock(b, 0)
 				ctx := context.Background()
 				digest, _, err := b.Put(ctx, strings.NewReader("contended"), 100)
 				if err != nil {
 					t.Fatal(err)
 				}
-				mu.Lock()
-				now = now.Add(2 * time.Hour)
-				mu.Unlock()
+				advance(2 * time.Hour)
 
 				remove := func() bool {
 					removed, err := b.Remove(ctx, digest, b.now().Add(-time.Hour))
@@ -390,15 +383,11 @@ func TestOpenDuringPutsOfTheSameBytes(t *testing.T) {
 // not when it began: the purge of blobs stored an hour before keeps it.
 func TestSlowUploadIsStampedWhenPlaced(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *Bucket) {
-		var mu sync.Mutex
-		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		advance := setClock(b, 0)
 		ctx := context.Background()
 		// Two hours pass while the bytes arrive.
 		slow := io.MultiReader(strings.NewReader("slow "), readerFunc(func([]byte) (int, error) {
-			mu.Lock()
-			now = now.Add(2 * time.Hour)
-			mu.Unlock()
+			advance(2 * time.Hour)
 			return 0, io.EOF
 		}), strings.NewReader("bytes"))
 		digest, _, err := b.Put(ctx, slow, 100)
@@ -424,11 +413,9 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 // place meanwhile): it lists every blob, without an error.
 func TestListDuringRestampingPuts(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *Bucket) {
-		var mu sync.Mutex
-		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		// Every look at the clock is two minutes later: each Put finds
 		// the blob older than restampAfter and copies it again.
-		b.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(2 * time.Minute); return now }
+		setClock(b, 2*time.Minute)
 		ctx := context.Background()
 		var digests []string
 		for _, s := range []string{"popular", "other", "third"} {
@@ -480,4 +467,18 @@ func whilePutting(t *testing.T, b *Bucket, content string, check func()) {
 			check()
 		}
 	}
+}
+
+// setClock gives b a clock of its own, which each look moves on by step,
+// and returns what moves it on by more.
+func setClock(b *Bucket, step time.Duration) (advance func(time.Duration)) {
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b.Clock = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(step)
+		return now
+	}
+	return func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 }
