@@ -308,16 +308,9 @@ func decodeJSON(raw []byte) (any, *requestError) {
 	if !utf8.Valid(raw) {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid UTF-8"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var body any
-	if err := dec.Decode(&body); err != nil {
+	if err := engine.DecodeJSON(raw, &body); err != nil {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: " + err.Error()}
-	}
-	// Anything but white space after the value is refused: dec.More would
-	// let a stray '}' or ']' pass, as the end of a value it is not in.
-	if len(bytes.TrimSpace(raw[dec.InputOffset():])) > 0 {
-		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the value"}
 	}
 	budget := maxBodyValues
 	if at, err := bodyShape(body, &budget); err != nil {
