@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -444,4 +446,296 @@ func (h *hostileClient) summary() string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// Every operation of the route table run over /graphql, one variable at a
+// time given what its type refuses (a string for an Int, an Int past 32
+// bits, a value no enum has, an object for an ID, a huge or null-filled
+// list...) or odd values it takes (very long, dotted, unicode ids): never
+// an HTTP 5xx, never an INTERNAL error, every error with its code, the
+// refused operations answered with errors, and the data unchanged after.
+func TestEveryOperationSurvivesHostileVariables(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	owner := env.NewUser("Owner")
+	fx := newRouteFixture(t, env, owner)
+	documents := map[string]string{}
+	for _, doc := range env.Server.API.Documents() {
+		if m := operationName.FindStringSubmatch(doc); m != nil {
+			documents[m[1]] = doc
+		}
+	}
+	before := fx.snapshot()
+
+	seen, requests, refused, baseline := map[string]bool{}, 0, 0, 0
+	for _, route := range rest.Routes {
+		for _, name := range []string{route.Operation, route.Extended} {
+			if name == "" || seen[name] {
+				continue
+			}
+			seen[name] = true
+			doc := documents[name]
+			if doc == "" {
+				t.Fatalf("no document for %s", name)
+			}
+			mutation := strings.HasPrefix(doc, "mutation")
+			valid := validVariables(t, fx, route, name)
+			run := func(what string, vars map[string]any, mustFail bool) *servertest.GraphQLResponse {
+				t.Helper()
+				requests++
+				res := owner.Do("POST", "/graphql", map[string]any{"query": doc, "operationName": name, "variables": vars})
+				var out servertest.GraphQLResponse
+				if err := json.Unmarshal(res.Body, &out); err != nil || res.Status >= 500 {
+					t.Errorf("%s, %s: %d %.300s", name, what, res.Status, res.Body)
+					return &out
+				}
+				for _, e := range out.Errors {
+					code, _ := e.Extensions["code"].(string)
+					if status, _ := e.Extensions["status"].(float64); code == "" || code == "INTERNAL" || status >= 500 {
+						t.Errorf("%s, %s: error %q %v", name, what, e.Message, e.Extensions)
+					}
+				}
+				if len(out.Errors) > 0 {
+					refused++
+				} else if mustFail {
+					t.Errorf("%s, %s: no error: %.300s", name, what, res.Body)
+				}
+				return &out
+			}
+			if !mutation {
+				// The valid variables run, so what follows is refused for
+				// the one variable changed.
+				baseline++
+				if out := run("valid variables", valid, false); len(out.Errors) > 0 &&
+					(baselineRefused[name] == "" || !strings.HasPrefix(out.Errors[0].Message, baselineRefused[name])) {
+					t.Errorf("%s: the valid variables %v are refused: %s", name, valid, out.Errors[0].Message)
+				}
+			}
+			for _, v := range operationVariables(t, name) {
+				for _, h := range hostileVariableValues(v, valid[v.name]) {
+					vars := maps.Clone(valid)
+					vars[v.name] = h.value
+					run(fmt.Sprintf("$%s: %s %s", v.name, v.typ, h.what), vars, h.refused)
+				}
+			}
+		}
+	}
+	t.Logf("%d operations (%d queries), %d requests, %d answered errors", len(seen), baseline, requests, refused)
+	if after := fx.snapshot(); after != before {
+		t.Fatal("refused operations changed the data")
+	}
+}
+
+// baselineRefused are the queries refused with their valid variables over
+// /graphql, by the start of the message: a client's document is held to
+// limits the server's own are not.
+var baselineRefused = map[string]string{
+	"listPageLinksInSpace":           "operation nests",
+	"listSpacePageBacklinks":         "operation nests",
+	"listSpaceFileBacklinks":         "operation nests",
+	"listPageLinksInChangeRequest":   "operation nests",
+	"listChangeRequestFileBacklinks": "operation nests",
+	"getPublishedContentSite":        "published site not found", // the fixture publishes none
+}
+
+var operationName = regexp.MustCompile(`^(?:query|mutation)\s+(\w+)`)
+
+// validVariables are the variables of route's operation name with the
+// fixture's ids and body.
+func validVariables(t *testing.T, fx *routeFixture, route rest.Route, name string) map[string]any {
+	t.Helper()
+	ids := threadIDs(route, fx.ids)
+	vars := map[string]any{}
+	for _, v := range operationVariables(t, name) {
+		switch {
+		case v.name == "input":
+			var body any
+			if err := json.Unmarshal([]byte(fx.bodies[route.Operation]), &body); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			vars["input"] = body
+		case ids[v.name] != "" && strings.Contains(route.Path, "{"+v.name):
+			vars[v.name] = ids[v.name]
+		case v.name == "query":
+			vars[v.name] = "hello"
+		}
+	}
+	return vars
+}
+
+// hostileVariable is a value for a variable: refused tells whether its
+// type refuses it.
+type hostileVariable struct {
+	what    string
+	value   any
+	refused bool
+}
+
+// hostileVariableValues are the values sent for variable v, whose valid
+// value is valid (nil when it has none).
+func hostileVariableValues(v hostileVar, valid any) []hostileVariable {
+	var out []hostileVariable
+	refused := func(what string, value any) { out = append(out, hostileVariable{what, value, true}) }
+	taken := func(what string, value any) { out = append(out, hostileVariable{what, value, false}) }
+	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
+	nonNull := strings.HasSuffix(v.typ, "!")
+	if nonNull {
+		refused("null", nil)
+	}
+	if strings.HasPrefix(v.typ, "[") {
+		refused("a list of 100,000 nulls", raw("["+strings.TrimSuffix(strings.Repeat("null,", 100_000), ",")+"]"))
+		refused("a list nested 10,000 deep", raw(deep(10_000, false, `"x"`)))
+		refused("an object", map[string]any{"x": 1})
+		huge := make([]string, 50_000)
+		for i := range huge {
+			huge[i] = "x"
+		}
+		taken("a list of 50,000 short strings", huge)
+		return out
+	}
+	switch base := strings.TrimSuffix(v.typ, "!"); base {
+	case "Int":
+		for _, n := range []string{"2147483648", "-2147483649", "1e30", "99999999999999999999", "1.5", "1e400", `"1"`, "true", "{}", "[1]"} {
+			refused(n, raw(n))
+		}
+		if v.name == "limit" {
+			refused("-1", -1)
+			refused("1001", 1001)
+		}
+	case "Float":
+		refused(`"x"`, "x")
+		refused("1e400", raw("1e400"))
+	case "Boolean":
+		refused(`"true"`, "true")
+		refused("1", 1)
+		refused("{}", map[string]any{})
+	case "String", "ID":
+		refused("true", true)
+		refused("{}", map[string]any{})
+		refused("[]", []any{})
+		refused("1.5", raw("1.5"))
+		refused("1e400", raw("1e400"))
+		if base == "String" {
+			refused("42", 42)
+		} else {
+			taken("42", 42) // an ID takes an Int
+		}
+		taken("10 KB", strings.Repeat("a", 10<<10))
+		taken("..", "..")
+		taken("unicode", "ñ文😀\u202e")
+		if v.name == "page" {
+			for _, c := range hostileCursors() {
+				taken("cursor "+c, c)
+			}
+		}
+	default:
+		if _, isObject := valid.(map[string]any); isObject || v.name == "input" {
+			refused(`"x"`, "x")
+			refused("5", 5)
+			refused("[]", []any{})
+			refused("an unknown member", map[string]any{"notAMember": 1})
+			refused("objects nested 10,000 deep", raw(deep(10_000, true, "1")))
+			refused("arrays nested 10,000 deep", raw(deep(10_000, false, "1")))
+		} else { // an enum
+			refused("NOT_A_VALUE", "NOT_A_VALUE")
+			refused("not-a-value", "not-a-value")
+			refused("5", 5)
+			refused(`""`, "")
+			refused("{}", map[string]any{})
+		}
+	}
+	return out
+}
+
+// Request bodies of /graphql that are not a GraphQL request, or not a
+// valid one: each is refused with GraphQL errors with their codes, never a
+// 5xx, and none runs its mutation.
+func TestGraphQLRefusesHostileRequests(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	owner := env.NewUser("Owner")
+	org := owner.NewOrg("Acme")
+	rename := `mutation($id: ID!) { updateOrganization(id: $id, input: {title: "Renamed"}) { title } }`
+	valid, _ := json.Marshal(map[string]any{"query": rename, "variables": map[string]any{"id": org}})
+	h := &hostileClient{env: env, token: owner.Token, statuses: map[int]int{}}
+	for _, tc := range []struct{ what, contentType, body string }{
+		{"trailing garbage", "", string(valid) + "x"},
+		{"a closing brace after the request", "", string(valid) + "}"},
+		{"a closing bracket after the request", "", string(valid) + "]"},
+		{"the request twice", "", string(valid) + string(valid)},
+		{"a truncated request", "", string(valid[:len(valid)-1])},
+		{"an empty body", "", ""},
+		{"null", "", "null"},
+		{"a number", "", "99999999999999999999"},
+		{"arrays nested 10,000 deep", "", deep(10_000, false, "1")},
+		{"variables nested 10,000 deep", "", `{"query":"query($v: JSONObject) { __typename }","variables":{"v":` + deep(10_000, true, "1") + `}}`},
+		{"the query as a number", "", `{"query":5}`},
+		{"the query as an object", "", `{"query":{"a":1}}`},
+		{"variables as a string", "", `{"query":` + jsonString(rename) + `,"variables":"x"}`},
+		{"variables as an array", "", `{"query":` + jsonString(rename) + `,"variables":[1]}`},
+		{"operationName as a number", "", `{"query":` + jsonString(rename) + `,"operationName":5}`},
+		{"an unknown operationName", "", `{"query":` + jsonString(rename) + `,"operationName":"nope"}`},
+		{"extensions as a string", "", `{"query":` + jsonString(rename) + `,"extensions":"x"}`},
+		{"a query that is not GraphQL", "", `{"query":"{{{{"}`},
+		{"a query of 10,000 nested selections", "", `{"query":` + jsonString(strings.Repeat("{a", 10_000)+strings.Repeat("}", 10_000)) + `}`},
+		{"an Int past 64 bits in the document", "", `{"query":"{ organizations(limit: 99999999999999999999) { count } }"}`},
+		{"a form", "application/x-www-form-urlencoded", "query=" + rename},
+		{"the request as text/plain, truncated", "text/plain", string(valid[:len(valid)-1])},
+		{"a multipart form with no operations", "multipart/form-data; boundary=x", "--x\r\nContent-Disposition: form-data; name=\"map\"\r\n\r\n{}\r\n--x--\r\n"},
+	} {
+		h.sendGraphQL(t, tc.what, tc.contentType, []byte(tc.body))
+	}
+	// GET's variables and extensions are JSON too.
+	for _, param := range []string{"variables", "extensions"} {
+		get := "/graphql?query=" + url.QueryEscape("{ __typename }") + "&" + param + "=" + url.QueryEscape(`{"a":1}}`)
+		if res := owner.Do("GET", get, nil); res.Status != http.StatusBadRequest {
+			t.Errorf("GET with %s followed by a '}': %d %s", param, res.Status, res.Body)
+		}
+	}
+	if title := owner.Do("GET", "/v1/orgs/"+org, nil).Expect(http.StatusOK).String("title"); title != "Acme" {
+		t.Errorf("a refused request renamed the organization: %q", title)
+	}
+	t.Logf("%d requests: %s", h.requests, h.summary())
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// sendGraphQL posts body to /graphql and fails t unless the answer is a
+// refusal: GraphQL errors, each with its code, and no data.
+func (h *hostileClient) sendGraphQL(t *testing.T, what, contentType string, body []byte) {
+	t.Helper()
+	if contentType == "" {
+		contentType = "application/json"
+	}
+	req, err := http.NewRequest(http.MethodPost, h.env.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+h.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	h.requests++
+	h.statuses[res.StatusCode]++
+	var out servertest.GraphQLResponse
+	// A document that does not parse or validate is answered 200 to a
+	// client accepting application/json (GraphQL over HTTP), without data.
+	err = json.Unmarshal(raw, &out)
+	refused := is4xx(res.StatusCode) || res.StatusCode == http.StatusOK && (len(out.Data) == 0 || string(out.Data) == "null")
+	if err != nil || !refused || len(out.Errors) == 0 {
+		t.Errorf("%s: %d %.300s", what, res.StatusCode, raw)
+		return
+	}
+	for _, e := range out.Errors {
+		if code, _ := e.Extensions["code"].(string); code == "" || code == "INTERNAL" {
+			t.Errorf("%s: error %q %v", what, e.Message, e.Extensions)
+		}
+	}
 }
