@@ -403,6 +403,11 @@ func (r *mutationResolver) PublishIntegration(ctx context.Context, name string, 
 	if len(name) > 100 || !integrationName.MatchString(name) {
 		return nil, Invalid("integrationName", "must match %s, at most 100 characters", integrationName)
 	}
+	// The reference's pattern admits them, but no URL can name "." or
+	// "..": clients and servers remove dot segments from a path.
+	if name == "." || name == ".." {
+		return nil, Invalid("integrationName", "must not be a dot segment (%q)", name)
+	}
 	pub, err := checkPublication(input)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -38,12 +39,19 @@ func pageArgs(page *string, limit *int) (store.Page, error) {
 	if page != nil && *page != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(*page)
 		var k store.Keyset
-		if err != nil || json.Unmarshal(raw, &k) != nil || k.ID == "" {
+		if err != nil || json.Unmarshal(raw, &k) != nil || !validKeyset(k) {
 			return p, Invalid("page", "is not a page identifier returned by this list")
 		}
 		p.After = &k
 	}
 	return p, nil
+}
+
+// validKeyset tells whether k could be a key this server wrote: a cursor
+// is the client's to send, and its key ends up in SQL, where a NUL or a
+// time before year 1 is an error of the database's, not a page.
+func validKeyset(k store.Keyset) bool {
+	return k.ID != "" && engine.TextProblem(k.ID) == "" && (k.Time.IsZero() || k.Time.UTC().Year() >= 1)
 }
 
 // pageOf cuts the rows a store list returned (one more than asked, when more

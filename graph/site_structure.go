@@ -151,11 +151,14 @@ func pageOfOrdered[T any](all []T, page *string, limit *int, id func(T) string) 
 	if p.After != nil {
 		if i, ok := index[p.After.ID]; ok {
 			start = i + 1
-		} else {
-			start = p.After.Pos + 1
+		} else if pos := p.After.Pos; pos >= 0 && pos < len(all) {
+			// The cursor's position is the client's: one out of the
+			// list (or at math.MaxInt, where +1 overflows) is no index.
+			start = pos + 1
+		} else if pos >= len(all) {
+			start = len(all)
 		}
 	}
-	start = min(start, len(all))
 	rows := all[start:min(len(all), start+p.Limit+1)]
 	items, next, info := pageOf(rows, p, func(x T) store.Keyset { return store.Keyset{Pos: index[id(x)], ID: id(x)} })
 	return items, next, info, nil

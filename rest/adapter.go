@@ -76,13 +76,14 @@ func (a *adapter) handler(route Route) http.Handler {
 	body := a.bodies[route.Operation]
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op := op
-		if v := r.URL.Query().Get("extended"); route.Extended != "" && v != "" {
-			ext, err := strconv.ParseBool(v)
+		if values, ok := r.URL.Query()["extended"]; ok && route.Extended != "" {
+			// Read as every other query parameter is (fromQuery).
+			ext, err := fromQuery(values, &ast.Type{NamedType: "Boolean"})
 			if err != nil {
-				WriteError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %q is not true or false", v))
+				WriteError(w, http.StatusBadRequest, fmt.Sprintf("query parameter extended: %v", err))
 				return
 			}
-			if ext {
+			if ext == true {
 				op = a.ops[route.Extended]
 			}
 		}
@@ -307,14 +308,9 @@ func decodeJSON(raw []byte) (any, *requestError) {
 	if !utf8.Valid(raw) {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid UTF-8"}
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
 	var body any
-	if err := dec.Decode(&body); err != nil {
+	if err := engine.DecodeJSON(raw, &body); err != nil {
 		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: " + err.Error()}
-	}
-	if dec.More() {
-		return nil, &requestError{http.StatusBadRequest, "request body is not valid JSON: unexpected data after the value"}
 	}
 	budget := maxBodyValues
 	if at, err := bodyShape(body, &budget); err != nil {

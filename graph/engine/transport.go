@@ -102,9 +102,7 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		*graphql.RawParams
 		DocumentID string `json:"documentId"`
 	}{RawParams: params}
-	decoder := json.NewDecoder(bytes.NewReader(body))
-	decoder.UseNumber()
-	if err := decoder.Decode(&request); err != nil {
+	if err := DecodeJSON(body, &request); err != nil {
 		WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST",
 			fmt.Sprintf(`the request body is not a JSON GraphQL request {"query": "...", "variables": {...}}: %v`, err))
 		return
@@ -146,9 +144,7 @@ func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Grap
 		if raw == "" {
 			continue
 		}
-		decoder := json.NewDecoder(strings.NewReader(raw))
-		decoder.UseNumber()
-		if err := decoder.Decode(into); err != nil {
+		if err := DecodeJSON([]byte(raw), into); err != nil {
 			WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST", name+" is not a JSON object: "+err.Error())
 			return
 		}
