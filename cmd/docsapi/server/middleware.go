@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"net/http"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,6 +122,38 @@ func limitBody(max, maxUpload int64, next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// canonicalPaths answers 404 to a path with dot segments or doubled
+// slashes, which http.ServeMux would redirect to its cleaned form with a
+// 307: a redirect that keeps the method and body, so a client deleting
+// comment ".." of a space (DELETE /v1/spaces/S/comments/..) and following
+// it would delete the space. No route names a path that is not clean. The
+// path is compared as the mux compares it: escaped, cleaned the same way.
+func canonicalPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.EscapedPath(); r.Method != http.MethodConnect && cleanPath(p) != p {
+			rest.WriteError(w, http.StatusNotFound, "no such path: it has dot segments or empty segments")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is http.ServeMux's canonical form of a path: rooted, with
+// path.Clean's rules, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }
 
 // perRequest gives each request its loaders and its query counter; in debug

@@ -256,7 +256,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	})))
 	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler(live)))
 
-	h := perRequest(db, cfg.Debug, mux)
+	h := canonicalPaths(perRequest(db, cfg.Debug, mux))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
 	// Outside every handler, so that errors (401, 413, 503...) are
 	// readable by an allowed page too.
