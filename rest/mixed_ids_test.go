@@ -9,6 +9,7 @@ import (
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/rest"
+	"github.com/docsapi/docsapi/store"
 )
 
 // TestMixedTenantIDs is TestCrossTenantAccess's attacker with objects of her
@@ -55,8 +56,19 @@ func TestMixedTenantIDs(t *testing.T) {
 		return status == http.StatusBadRequest || status == http.StatusForbidden || status == http.StatusNotFound ||
 			status == http.StatusConflict || status == http.StatusPreconditionFailed || status == http.StatusUnprocessableEntity
 	}
+	// Where the victim's ids go, ids of nothing are tried first: an
+	// answer that differs tells the attacker that the victim's id names
+	// something (an existence oracle).
+	nothing := map[string]string{}
+	for k := range v.ids {
+		nothing[k] = store.NewID()
+	}
+	nothing["pagePath"] = "no-such-page"
 	type attempt struct {
-		name, path, body string
+		name string
+		// fill is the path and body with the given ids where the
+		// victim's go.
+		fill func(ids map[string]string) (path, body string)
 	}
 	// Reads first, deletions last, so that an attempt does not lose the
 	// objects of Eve's that the next ones name.
@@ -78,10 +90,10 @@ func TestMixedTenantIDs(t *testing.T) {
 			continue
 		}
 		names := param.FindAllStringSubmatch(route.Path, -1)
-		build := func(mask int) string {
+		build := func(mask int, victimIDs map[string]string) string {
 			path := route.Path
 			for i, m := range names {
-				ids := threadIDs(route, v.ids)
+				ids := threadIDs(route, victimIDs)
 				if mask&(1<<i) != 0 {
 					ids = threadIDs(route, e.ids)
 				}
@@ -92,45 +104,65 @@ func TestMixedTenantIDs(t *testing.T) {
 		body := e.bodies[route.Operation]
 		var tries []attempt
 		// Paths of Eve's ids and the victim's, mixed: every mask but all
-		// the victim's (TestCrossTenantAccess) and all Eve's (her own).
-		// A parameter whose value is the same in both organizations (a
-		// page path, a slug) names Eve's own object either way.
+		// Eve's (her own). A parameter whose value is the same in both
+		// organizations (a page path, a slug) names Eve's own object
+		// either way.
 	masks:
-		for mask := 1; mask < 1<<len(names)-1; mask++ {
+		for mask := 0; mask < 1<<len(names)-1; mask++ {
 			for i, m := range names {
-				if mask&(1<<i) == 0 && threadIDs(route, v.ids)[m[1]] == threadIDs(route, e.ids)[m[1]] {
+				if mask > 0 && mask&(1<<i) == 0 && threadIDs(route, v.ids)[m[1]] == threadIDs(route, e.ids)[m[1]] {
 					continue masks
 				}
 			}
-			tries = append(tries, attempt{"path " + maskString(mask, len(names)), build(mask), body})
+			tries = append(tries, attempt{"path " + maskString(mask, len(names)), func(ids map[string]string) (string, string) {
+				return build(mask, ids), body
+			}})
 		}
 		// Eve's own path, with one of the victim's ids in the body where
 		// Eve's would be.
-		own := build(1<<len(names) - 1)
+		own := build(1<<len(names)-1, nil)
 		for key, eveID := range e.ids {
 			if victimID := v.ids[key]; body != "" && victimID != eveID && strings.Contains(body, eveID) {
-				tries = append(tries, attempt{"body " + key, own, strings.ReplaceAll(body, eveID, victimID)})
+				tries = append(tries, attempt{"body " + key, func(ids map[string]string) (string, string) {
+					return own, strings.ReplaceAll(body, eveID, ids[key])
+				}})
 			}
 		}
 		// Bodies naming the victim's organization or the victim (a
 		// transfer's target, a publisher, a user to invite).
 		if strings.Contains(body, v.org) || strings.Contains(body, victim.ID) {
-			tries = append(tries, attempt{"own path, victim in body", own, body})
+			tries = append(tries, attempt{"own path, victim in body", func(ids map[string]string) (string, string) {
+				return own, strings.NewReplacer(v.org, ids["organizationId"], victim.ID, ids["userId"]).Replace(body)
+			}})
 		}
 		slices.SortFunc(tries, func(a, b attempt) int { return strings.Compare(a.name, b.name) })
 		for _, try := range tries {
 			attempts++
-			var b any
-			if route.Method != "GET" && route.Method != "DELETE" && try.body != "" {
-				b = try.body
+			do := func(ids map[string]string) (*servertest.Response, string) {
+				path, body := try.fill(ids)
+				var b any
+				if route.Method != "GET" && route.Method != "DELETE" && body != "" {
+					b = body
+				}
+				res := eve.Do(route.Method, path, b)
+				if !refused(route.Method, res.Status) {
+					t.Errorf("%s (%s) by Eve, %s: %s %s: %d %s", route.Operation, route.Path, try.name, route.Method, path, res.Status, firstBytes(res.Body, 300))
+					return res, ""
+				}
+				if res.Status == http.StatusNoContent {
+					return res, ""
+				}
+				msg := res.ErrorMessage()
+				for k, id := range ids {
+					msg = strings.ReplaceAll(msg, id, "{"+k+"}")
+				}
+				return res, msg
 			}
-			res := eve.Do(route.Method, try.path, b)
-			if !refused(route.Method, res.Status) {
-				t.Errorf("%s (%s) by Eve, %s: %s %s: %d %s", route.Operation, route.Path, try.name, route.Method, try.path, res.Status, firstBytes(res.Body, 300))
-				continue
-			}
-			if res.Status != http.StatusNoContent {
-				res.ErrorMessage()
+			none, noneMsg := do(nothing)
+			res, msg := do(v.ids)
+			if res.Status != none.Status || msg != noneMsg {
+				t.Errorf("%s (%s) by Eve, %s: the victim's ids answer %d %q, ids of nothing %d %q: the answer tells that they exist",
+					route.Operation, route.Path, try.name, res.Status, msg, none.Status, noneMsg)
 			}
 		}
 		if route.Method != "GET" && len(tries) > 0 {
