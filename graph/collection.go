@@ -206,8 +206,12 @@ func (r *mutationResolver) DeleteCollection(ctx context.Context, id string) (boo
 	} else if err != nil {
 		return false, err
 	}
-	// SECURITY: deleting a collection is for its admins; strangers get 404.
-	if err := r.requireCollectionRole(ctx, c, store.RoleAdmin); err != nil {
+	// SECURITY: deleting a collection is for its admins. Strangers are
+	// answered as for a collection that does not exist (nothing deleted,
+	// 204): a 404 here would tell them the id names one.
+	if err := r.requireCollectionRole(ctx, c, store.RoleAdmin); isNotFound(err) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	deleted := false

@@ -476,7 +476,9 @@ func (r *mutationResolver) UnpublishIntegration(ctx context.Context, name string
 		return false, err
 	}
 	if !canSee(ctx, in) {
-		return false, NotFound("integration")
+		// SECURITY: answered as for a name that is no integration's (204),
+		// so that unpublishing does not tell which private names exist.
+		return false, nil
 	}
 	// SECURITY: the publishing organization's admins unpublish.
 	if err := requireOrgRole(ctx, in.OrganizationID, store.RoleAdmin, "integration"); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/store"
 )
 
 // Engine builds the engine that runs this resolver's operations, for
@@ -50,6 +51,7 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 // taking `limit` gets one (TestListsAreConnections).
 func complexityOf(c *generated.ComplexityRoot) {
 	c.Query.Nodes = nodesCost
+	defer searchCosts(c)
 	schema := Schema()
 	root := reflect.ValueOf(c).Elem()
 	for i := range root.NumField() {
@@ -89,6 +91,21 @@ func complexityOf(c *generated.ComplexityRoot) {
 				return []reflect.Value{reflect.ValueOf(1 + n*child)}
 			}))
 		}
+	}
+}
+
+// searchCosts adds to the cost of the searches, a list's, the rows each
+// ranks whatever page it answers (its page is cut from the ranked hits):
+// priced by their page alone, aliases and fragment spreads of one-item
+// searches ran 10,000 full-text searches of an organization for the cost
+// of 20,000 fields.
+func searchCosts(c *generated.ComplexityRoot) {
+	org, space := c.Organization.Search, c.Space.Search
+	c.Organization.Search = func(child int, query string, page *string, limit, first *int, after *string) int {
+		return store.SearchRanked + org(child, query, page, limit, first, after)
+	}
+	c.Space.Search = func(child int, query string, page *string, limit, first *int, after *string) int {
+		return store.SearchRanked + space(child, query, page, limit, first, after)
 	}
 }
 

@@ -160,8 +160,12 @@ func (r *mutationResolver) DeleteSpace(ctx context.Context, id string) (bool, er
 	} else if err != nil {
 		return false, err
 	}
-	// SECURITY: deleting a space is for its admins; strangers get 404.
-	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); err != nil {
+	// SECURITY: deleting a space is for its admins. Strangers are answered
+	// as for a space that does not exist (nothing deleted, 204): a 404 here
+	// would tell them the id names one.
+	if err := r.requireSpaceRole(ctx, s, store.RoleAdmin); isNotFound(err) {
+		return false, nil
+	} else if err != nil {
 		return false, err
 	}
 	if s.DeletedAt != nil {

@@ -1026,7 +1026,10 @@ func (w *walker) runGroups(groups []*walkGroup) []*walkPath {
 		for j, c := range g.children {
 			sels = append(sels, c.last().text(fmt.Sprintf("c%d", j), w.body(c)))
 		}
-		g.text = g.parent.chain("{ " + strings.Join(sels, " ") + " }")
+		// A line per child: a group over the complexity limit (searches
+		// cost the rows they rank, below nested lists) is then a request
+		// of several paths, queried again path by path (runBatch).
+		g.text = g.parent.chain("{ " + strings.Join(sels, "\n") + " }")
 		if countTokens(g.text) > walkTokens/2 {
 			fallback = append(fallback, g.children...)
 			continue
@@ -1099,7 +1102,10 @@ func (w *walker) runGroupBatch(groups []*walkGroup) map[*walkGroup]groupResult {
 		return nil
 	}
 	if data == nil && len(groups) > 1 {
-		out := w.runGroupBatch(groups[:len(groups)/2])
+		out := map[*walkGroup]groupResult{}
+		for g, r := range w.runGroupBatch(groups[:len(groups)/2]) {
+			out[g] = r
+		}
 		for g, r := range w.runGroupBatch(groups[len(groups)/2:]) {
 			out[g] = r
 		}
@@ -1204,7 +1210,10 @@ func (w *walker) runPaths(paths []*walkPath, texts map[*walkPath]string) map[*wa
 		return nil
 	}
 	if data == nil && len(paths) > 1 {
-		out := w.runPaths(paths[:len(paths)/2], texts)
+		out := map[*walkPath]pathResult{}
+		for p, r := range w.runPaths(paths[:len(paths)/2], texts) {
+			out[p] = r
+		}
 		for p, r := range w.runPaths(paths[len(paths)/2:], texts) {
 			out[p] = r
 		}
@@ -1357,8 +1366,11 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 		for _, e := range out.Errors {
 			// A request of several paths over the complexity limit (lists
 			// cost their page size, limit: 5, nested) is queried again in
-			// halves, as one whose data is null.
-			if code, _ := e.Extensions["code"].(string); code == "COMPLEXITY_LIMIT_EXCEEDED" && strings.Count(doc, "\n") > 2 {
+			// halves, as one whose data is null; a single path over it
+			// (a search, which costs the rows it ranks, below nested
+			// lists) is refused before anything runs: it is null, and
+			// cannot leak.
+			if code, _ := e.Extensions["code"].(string); code == "COMPLEXITY_LIMIT_EXCEEDED" {
 				return nil, out.Errors, true
 			}
 			// Errors of the document itself (validation, limits) are

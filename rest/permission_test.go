@@ -277,7 +277,8 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 }
 
 // For each route, the personas below its threshold are refused (404 for
-// those outside the organization, 403 or 404 for members), and the persona
+// those outside the organization, 403 or 404 for members; a deletion of
+// what they may not read answers as one of nothing, 204), and the persona
 // at the threshold succeeds. Every route gets a fresh organization.
 //
 // The server runs trusted documents and a rate budget: the REST surface
@@ -323,6 +324,12 @@ func TestPermissionMatrix(t *testing.T) {
 				case i == threshold:
 					if res.Status >= 300 {
 						t.Errorf("%s (needs %s) refused to %s: %d %s", route.Operation, need, p, res.Status, res.Body)
+					}
+				case route.Method == "DELETE" && res.Status == http.StatusNoContent:
+					// A deletion of what the persona may not read answers
+					// as one of nothing (204); it deleted nothing.
+					if f.users["admin"].Do("GET", path, nil).Status != http.StatusOK {
+						t.Errorf("%s (needs %s) to %s: 204, and the object is gone", route.Operation, need, p)
 					}
 				case i < 2: // outside the organization
 					if res.Status != http.StatusNotFound {

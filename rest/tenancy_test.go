@@ -17,8 +17,68 @@ func TestCrossTenantAccess(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t)
 	victim, eve := env.NewUser("Victim"), env.NewUser("Eve")
-	org := victim.NewOrg("Victim Inc")
 	eveOrg := eve.NewOrg("Eve Corp")
+	f := newTenantFixture(t, env, victim, "victim-tool", eve, eveOrg)
+	ids, bodies := f.ids, f.bodies
+	before := f.snapshot()
+
+	for _, route := range rest.Routes {
+		t.Run(route.Operation, func(t *testing.T) {
+			if ownData[route.Operation] {
+				return
+			}
+			path := strings.ReplaceAll(route.Path, "...}", "}") // wildcards take a value like any parameter
+			for name, id := range threadIDs(route, ids) {
+				path = strings.ReplaceAll(path, "{"+name+"}", id)
+			}
+			path += requiredQuery[route.Operation]
+			if strings.Contains(path, "{") {
+				t.Fatalf("no id for a parameter of %s", route.Path)
+			}
+			var body any
+			if route.Method != "GET" && route.Method != "DELETE" {
+				b, ok := bodies[route.Operation]
+				if !ok && strings.Contains(operationSource(t, route.Operation), "$input") {
+					t.Fatalf("no body for %s: add one to the table of this test", route.Operation)
+				}
+				body = b
+			}
+			res := eve.Do(route.Method, path, body)
+			switch {
+			case route.Method == "GET" && res.Status == http.StatusNotFound:
+			case route.Method != "GET" && (res.Status == http.StatusNotFound || res.Status == http.StatusForbidden):
+			case route.Method == "DELETE" && res.Status == http.StatusNoContent:
+				// What a deletion of nothing answers: the snapshot below
+				// tells that nothing was.
+				return
+			default:
+				t.Fatalf("%s %s by another tenant: %d %s", route.Method, path, res.Status, res.Body)
+			}
+			res.ErrorMessage()
+		})
+	}
+	if after := f.snapshot(); after != before {
+		t.Fatal("another tenant's requests changed the victim's data")
+	}
+}
+
+// tenantFixture is an organization of victim's filled with one object of
+// every kind the routes name, the ids of those objects by path parameter,
+// bodies valid for their owner by operation (naming eve and eveOrg where a
+// body names a user or another organization), and a snapshot of what victim
+// reads of them, to tell whether anything changed.
+type tenantFixture struct {
+	org      string
+	ids      map[string]string
+	bodies   map[string]string
+	snapshot func() string
+}
+
+// newTenantFixture fills a new organization of victim's; integration names
+// the private integration it publishes (names are global).
+func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User, integration string, eve *servertest.User, eveOrg string) *tenantFixture {
+	t.Helper()
+	org := victim.NewOrg(victim.Email + " Inc")
 	space := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Secret"}`).Expect(http.StatusCreated).String("id")
 	space2 := victim.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Other"}`).Expect(http.StatusCreated).String("id")
 	siteBody := victim.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Private docs", "spaces": []string{space}}).Expect(http.StatusCreated)
@@ -56,7 +116,7 @@ func TestCrossTenantAccess(t *testing.T) {
 	conversation, issue, cluster := ingestedConversation(t, env, victim, org)
 	// A private integration of the victim's, installed on its organization,
 	// space and site.
-	intBase := "/v1/integrations/victim-tool"
+	intBase := "/v1/integrations/" + integration
 	victim.Do("POST", intBase, publishBody(org, map[string]any{"visibility": "private", "secrets": map[string]string{"K": "v"}})).Expect(http.StatusOK)
 	inst := victim.Do("POST", intBase+"/installations", `{"organization":"`+org+`"}`).Expect(http.StatusCreated).String("id")
 	victim.Do("POST", intBase+"/installations/"+inst+"/spaces", `{"space":"`+space+`"}`).Expect(http.StatusCreated)
@@ -69,7 +129,7 @@ func TestCrossTenantAccess(t *testing.T) {
 		"pageId": page, "pagePath": pagePath, "revisionId": revision, "changeRequestId": cr, "fileId": file,
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
-		"reviewId": review, "integrationName": "victim-tool", "installationId": inst, "eventId": event,
+		"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
 		"conversationId": conversation, "issueId": issue, "clusterId": cluster,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
@@ -143,12 +203,6 @@ func TestCrossTenantAccess(t *testing.T) {
 		"updateIntegrationSiteInstallation":   `{"configuration":{"pwned":true}}`,
 		"setIntegrationDevelopmentMode":       `{"tunnelUrl":"https://eve.example/hook","all":true}`,
 	}
-	// Routes that act on the caller's own data, not on a resource named by id.
-	ownData := map[string]bool{
-		"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
-		"getOrganizationsForEmailDomain": true, "listIntegrations": true,
-	}
-
 	snapshot := func() string {
 		var b strings.Builder
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
@@ -169,42 +223,14 @@ func TestCrossTenantAccess(t *testing.T) {
 		}
 		return b.String()
 	}
-	before := snapshot()
+	return &tenantFixture{org: org, ids: ids, bodies: bodies, snapshot: snapshot}
+}
 
-	for _, route := range rest.Routes {
-		t.Run(route.Operation, func(t *testing.T) {
-			if ownData[route.Operation] {
-				return
-			}
-			path := strings.ReplaceAll(route.Path, "...}", "}") // wildcards take a value like any parameter
-			for name, id := range threadIDs(route, ids) {
-				path = strings.ReplaceAll(path, "{"+name+"}", id)
-			}
-			path += requiredQuery[route.Operation]
-			if strings.Contains(path, "{") {
-				t.Fatalf("no id for a parameter of %s", route.Path)
-			}
-			var body any
-			if route.Method != "GET" && route.Method != "DELETE" {
-				b, ok := bodies[route.Operation]
-				if !ok && strings.Contains(operationSource(t, route.Operation), "$input") {
-					t.Fatalf("no body for %s: add one to the table of this test", route.Operation)
-				}
-				body = b
-			}
-			res := eve.Do(route.Method, path, body)
-			switch {
-			case route.Method == "GET" && res.Status == http.StatusNotFound:
-			case route.Method != "GET" && (res.Status == http.StatusNotFound || res.Status == http.StatusForbidden):
-			default:
-				t.Fatalf("%s %s by another tenant: %d %s", route.Method, path, res.Status, res.Body)
-			}
-			res.ErrorMessage()
-		})
-	}
-	if after := snapshot(); after != before {
-		t.Fatal("another tenant's requests changed the victim's data")
-	}
+// ownData are the routes that act on the caller's own data, not on a
+// resource named by id.
+var ownData = map[string]bool{
+	"getAuthenticatedUser": true, "listOrganizationsForAuthenticatedUser": true, "createOrganization": true,
+	"getOrganizationsForEmailDomain": true, "listIntegrations": true,
 }
 
 func operationSource(t *testing.T, name string) string {

@@ -88,6 +88,10 @@ const (
 	// sections whose heading matches, sections whose text matches, page
 	// titles.
 	maxSearchCandidates = 500
+	// SearchRanked is the most rows one search ranks (each kind of
+	// candidate, up to maxSearchCandidates), whatever page of its results
+	// is asked for: the GraphQL cost of a search counts it.
+	SearchRanked = 3 * maxSearchCandidates
 )
 
 // Search finds the pages of the current content of these spaces (of
