@@ -164,3 +164,60 @@ func TestAutomaticPersistedQueries(t *testing.T) {
 		t.Fatalf("a hash that is not the query's: %d %s", res.Status, res.Body)
 	}
 }
+
+// aliasedDocument is a query of outer aliases of parent, each spreading a
+// fragment (on type on) of inner aliases of field: outer × inner fields
+// from a document of outer + inner, as an attacker multiplies work.
+func aliasedDocument(parent, on, field string, outer, inner int) string {
+	var b strings.Builder
+	b.WriteString("query {")
+	for i := range outer {
+		fmt.Fprintf(&b, " a%d: %s { ...F }", i, parent)
+	}
+	fmt.Fprintf(&b, " } fragment F on %s {", on)
+	for i := range inner {
+		fmt.Fprintf(&b, " s%d: %s", i, field)
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+type multipliedCase struct {
+	name, doc string
+	refused   bool
+}
+
+// checkMultipliedCosts runs each document as u: a refused one must be
+// COMPLEXITY_LIMIT_EXCEEDED before anything runs (no data), the others
+// answered with answer in their data.
+func checkMultipliedCosts(t *testing.T, u *servertest.User, answer string, cases []multipliedCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := u.GraphQL(tc.doc, nil)
+			switch {
+			case tc.refused && (len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" || len(out.Data) > 0):
+				t.Fatalf("want COMPLEXITY_LIMIT_EXCEEDED and no data: %+v %.200s", out.Errors, out.Data)
+			case !tc.refused && (len(out.Errors) > 0 || !strings.Contains(string(out.Data), answer)):
+				t.Fatalf("want an answer with %s: %+v %.200s", answer, out.Errors, out.Data)
+			}
+		})
+	}
+}
+
+// A list runs its queries whatever its page's size, so a list costs them
+// besides its items (graph.ListQueryCost): aliases of one-item lists
+// multiplied by fragment spreads (10,000 member lists with their counts,
+// two seconds of database time) are refused before any runs.
+func TestListsCostTheirQueries(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	ofOrg, members := `organization(id: "`+org+`")`, `members(limit: 1) { count }`
+	checkMultipliedCosts(t, alice, `"count":1`, []multipliedCase{
+		{"one list", aliasedDocument(ofOrg, "Organization", members, 1, 1), false},
+		{"a thousand lists", aliasedDocument(ofOrg, "Organization", members, 10, 100), false},
+		{"10,000 lists", aliasedDocument(ofOrg, "Organization", members, 100, 100), true},
+	})
+}

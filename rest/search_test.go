@@ -2,7 +2,6 @@ package rest_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -254,41 +253,13 @@ func TestSearchCostsWhatItRanks(t *testing.T) {
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
 	createPage(t, alice, space, "Install", "You need a kettle.")
-	// aliased is a document of outer aliases of parent, each spreading a
-	// fragment of inner aliases of a search.
-	aliased := func(parent, on, search string, outer, inner int) string {
-		var b strings.Builder
-		b.WriteString("query {")
-		for i := range outer {
-			fmt.Fprintf(&b, " a%d: %s { ...F }", i, parent)
-		}
-		fmt.Fprintf(&b, " } fragment F on %s {", on)
-		for i := range inner {
-			fmt.Fprintf(&b, " s%d: %s", i, search)
-		}
-		b.WriteString(" }")
-		return b.String()
-	}
 	const inOrg, inSpace = `search(query: "kettle", limit: 1) { count }`, `search(query: "kettle", first: 1) { count }`
 	ofOrg, ofSpace := `organization(id: "`+org+`")`, `space(id: "`+space+`")`
-	for _, tc := range []struct {
-		name, doc string
-		refused   bool
-	}{
-		{"one search of the organization", aliased(ofOrg, "Organization", inOrg, 1, 1), false},
-		{"one search of a space", aliased(ofSpace, "Space", inSpace, 1, 1), false},
-		{"a hundred searches", aliased(ofOrg, "Organization", inOrg, 10, 10), false},
-		{"10,000 searches of the organization", aliased(ofOrg, "Organization", inOrg, 100, 100), true},
-		{"10,000 searches of a space", aliased(ofSpace, "Space", inSpace, 100, 100), true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out := alice.GraphQL(tc.doc, nil)
-			switch {
-			case tc.refused && (len(out.Errors) != 1 || out.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" || len(out.Data) > 0):
-				t.Fatalf("want COMPLEXITY_LIMIT_EXCEEDED and no data: %+v %.200s", out.Errors, out.Data)
-			case !tc.refused && (len(out.Errors) > 0 || !strings.Contains(string(out.Data), `"count":1`)):
-				t.Fatalf("want the search's answer: %+v %.200s", out.Errors, out.Data)
-			}
-		})
-	}
+	checkMultipliedCosts(t, alice, `"count":1`, []multipliedCase{
+		{"one search of the organization", aliasedDocument(ofOrg, "Organization", inOrg, 1, 1), false},
+		{"one search of a space", aliasedDocument(ofSpace, "Space", inSpace, 1, 1), false},
+		{"a hundred searches", aliasedDocument(ofOrg, "Organization", inOrg, 10, 10), false},
+		{"10,000 searches of the organization", aliasedDocument(ofOrg, "Organization", inOrg, 100, 100), true},
+		{"10,000 searches of a space", aliasedDocument(ofSpace, "Space", inSpace, 100, 100), true},
+	})
 }
