@@ -73,3 +73,22 @@ func TestBootstrap(t *testing.T) {
 	}
 	env.Do("GET", "/v1/user", "another-secret-0123456789", nil).Expect(http.StatusUnauthorized)
 }
+
+// With a metrics token, /metrics answers only that token: not anonymous
+// clients, not users' API tokens, not the admin token.
+func TestMetricsToken(t *testing.T) {
+	t.Parallel()
+	const secret = "scrape-secret-0123456789"
+	env := servertest.New(t, servertest.Options{MetricsToken: secret})
+	alice := env.NewUser("Alice")
+	for name, token := range map[string]string{"no token": "", "a user's token": alice.Token,
+		"the admin token": env.AdminToken, "another secret": secret + "x"} {
+		res := env.Do("GET", "/metrics", token, nil).Expect(http.StatusUnauthorized)
+		if !strings.Contains(res.Header.Get("WWW-Authenticate"), `realm="docsapi-metrics"`) || !strings.Contains(res.ErrorMessage(), "DOCSAPI_METRICS_TOKEN") {
+			t.Errorf("%s: %v %s", name, res.Header, res.Body)
+		}
+	}
+	if body := string(env.Do("GET", "/metrics", secret, nil).Expect(http.StatusOK).Body); !strings.Contains(body, "docsapi_http_requests_total") {
+		t.Fatalf("/metrics: %.300s", body)
+	}
+}

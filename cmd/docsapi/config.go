@@ -34,6 +34,7 @@ type config struct {
 	BootstrapToken string
 	BootstrapEmail string
 	AdminToken     string
+	MetricsToken   string
 	Debug          bool
 	// GenericExecution runs every GraphQL field through gqlgen, without
 	// the direct writer of hot subtrees.
@@ -101,6 +102,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.BootstrapToken, "bootstrap-token", "DOCSAPI_BOOTSTRAP_TOKEN", "", "on an empty database, create an owner and an organization with this API token")
 	str(&c.BootstrapEmail, "bootstrap-email", "DOCSAPI_BOOTSTRAP_EMAIL", "owner@example.com", "email of the bootstrap owner")
 	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
+	str(&c.MetricsToken, "metrics-token", "DOCSAPI_METRICS_TOKEN", "", "the bearer token /metrics requires (empty: /metrics is open)")
 	str(&c.LogFormat, "log-format", "DOCSAPI_LOG_FORMAT", "text", "log format: text or json")
 	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
 	fs.BoolVar(&c.GenericExecution, "generic-execution", envOr("DOCSAPI_GENERIC_EXECUTION", "") == "1", "run every GraphQL field through gqlgen's executor, turning off the direct writing of hot subtrees such as a site's structure ($DOCSAPI_GENERIC_EXECUTION=1)")
@@ -251,7 +253,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return server.Config{PublicURL: public, AdminToken: c.AdminToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
+	return server.Config{PublicURL: public, AdminToken: c.AdminToken, MetricsToken: c.MetricsToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,

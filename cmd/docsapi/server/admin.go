@@ -48,18 +48,31 @@ func adminHandler(res *graph.Resolver, adminToken string) http.Handler {
 		}
 		rest.WriteJSON(w, http.StatusCreated, map[string]any{"token": token})
 	})))
+	return operatorToken(adminToken, "docsapi-admin", "the admin API needs Authorization: Bearer <DOCSAPI_ADMIN_TOKEN>",
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, pattern := mux.Handler(r); pattern == "" {
+				rest.WriteError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		}))
+}
+
+// operatorToken lets through to next only requests bearing token, an
+// operator's secret from the configuration (not a user's API token); others
+// get 401 with message. An empty token lets every request through.
+func operatorToken(token, realm, message string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		token, ok := bearer(r)
-		// SECURITY: constant-time comparison of the instance admin token.
-		if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(adminToken)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="docsapi-admin"`)
-			rest.WriteError(w, http.StatusUnauthorized, "the admin API needs Authorization: Bearer <DOCSAPI_ADMIN_TOKEN>")
+		got, ok := bearer(r)
+		// SECURITY: constant-time comparison of the operator's secret.
+		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="`+realm+`"`)
+			rest.WriteError(w, http.StatusUnauthorized, message)
 			return
 		}
-		if _, pattern := mux.Handler(r); pattern == "" {
-			rest.WriteError(w, http.StatusNotFound, "no such endpoint: "+r.URL.Path)
-			return
-		}
-		mux.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }

@@ -33,6 +33,9 @@ type Config struct {
 	PublicURL string
 	// AdminToken enables /admin when set.
 	AdminToken string
+	// MetricsToken, when set, is the bearer token /metrics requires (its
+	// series name routes and their traffic); empty, /metrics is open.
+	MetricsToken string
 	// Debug adds query counts and timings to responses.
 	Debug bool
 	// GenericExecution turns off the engine's direct writer of hot GraphQL
@@ -254,7 +257,8 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		}
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
-	mux.Handle("GET /metrics", labelled("GET /metrics", metricsHandler(live)))
+	mux.Handle("GET /metrics", labelled("GET /metrics", operatorToken(cfg.MetricsToken, "docsapi-metrics",
+		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live))))
 
 	h := canonicalPaths(perRequest(db, cfg.Debug, mux))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)

@@ -69,6 +69,8 @@ type Options struct {
 	SubscriptionRecheck time.Duration
 	// CORSOrigins is server.Config's.
 	CORSOrigins []string
+	// MetricsToken is server.Config's (default: /metrics is open).
+	MetricsToken string
 	// TrustedDocuments is server.Config's: a manifest or directory of the
 	// only documents ordinary tokens may run.
 	TrustedDocuments string
@@ -186,6 +188,7 @@ func (e *Env) start() {
 		// Tests of the periodic re-check shorten it.
 		SubscriptionRecheck: o.SubscriptionRecheck,
 		CORSOrigins:         o.CORSOrigins,
+		MetricsToken:        o.MetricsToken,
 		TrustedDocuments:    o.TrustedDocuments,
 		RateLimit:           o.RateLimit, RateWindow: o.RateWindow, RateExact: o.RateExact,
 		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
