@@ -161,9 +161,32 @@ func SpacesPublishedIn(ctx context.Context, db bun.IDB, spaceIDs []string) ([]st
 	return ids, translate(err)
 }
 
+// PlaceNew locks orgID's content tree for the rest of tx and returns the
+// position of new content at the end of parentID (nil: the root), or
+// ErrNotFound when parentID is no longer a collection of orgID. Checked
+// before the lock, the parent could be deleted or given to another
+// organization meanwhile (the new item then referred to a row that was gone,
+// or sat in another organization's tree), and two new items could take the
+// same position.
+func PlaceNew(ctx context.Context, tx bun.Tx, orgID string, parentID *string) (int, error) {
+	if err := LockOrganization(ctx, tx, orgID); err != nil {
+		return 0, err
+	}
+	if parentID != nil {
+		ok, err := tx.NewSelect().Model((*Collection)(nil)).Where("id = ? AND organization_id = ?", *parentID, orgID).Exists(ctx)
+		if err != nil {
+			return 0, translate(err)
+		}
+		if !ok {
+			return 0, ErrNotFound
+		}
+	}
+	return NextPosition(ctx, tx, orgID, parentID)
+}
+
 // NextPosition is the position after the last child of parentID (nil: the
-// organization's root) in orgID. Two concurrent writers may get the same
-// one: ties are ordered by id, and the next move renumbers the container.
+// organization's root) in orgID. Only under the organization's lock is it
+// nobody else's (PlaceNew).
 //
 // The spaces' max is read from the end of an index
 // (spaces_org_parent_position_idx, migration 0038), whose parent column is

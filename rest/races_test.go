@@ -1,0 +1,96 @@
+package rest_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+)
+
+// Races a busy team or an attacker triggers: requests released together
+// against one invariant, checked by reads once they have all answered.
+
+// atOnce sends the requests together (each waits on one start barrier) and
+// returns their responses, in order, once all have answered.
+func atOnce(reqs ...func() *servertest.Response) []*servertest.Response {
+	out := make([]*servertest.Response, len(reqs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		wg.Go(func() {
+			<-start
+			out[i] = req()
+		})
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// wantClean fails unless every response is one of the allowed statuses: a
+// lost race is a clean 4xx, never a 500.
+func wantClean(t *testing.T, responses []*servertest.Response, allowed ...int) {
+	t.Helper()
+	for _, res := range responses {
+		if res == nil {
+			t.Fatal("a request did not answer")
+		}
+		ok := false
+		for _, s := range allowed {
+			ok = ok || res.Status == s
+		}
+		if !ok {
+			t.Errorf("status %d, want one of %v: %s", res.Status, allowed, res.Body)
+		}
+	}
+}
+
+// Content created in a collection while the collection is deleted or given
+// to another organization ends up somewhere in the tree of its own
+// organization, or is refused cleanly.
+func TestConcurrentCreatesInAChangingCollection(t *testing.T) {
+	t.Parallel()
+	_, c := newContentEnv(t)
+	other := c.alice.NewOrg("Other")
+	const n = 8
+	for _, change := range []string{"delete", "transfer"} {
+		target := c.collection("Target "+change, "")
+		var reqs []func() *servertest.Response
+		for i := range n {
+			kind := []string{"spaces", "collections"}[i%2]
+			reqs = append(reqs, func() *servertest.Response {
+				return c.alice.Do("POST", "/v1/orgs/"+c.org+"/"+kind, map[string]any{"title": fmt.Sprint(change, i), "parent": target})
+			})
+		}
+		reqs = append(reqs, func() *servertest.Response {
+			if change == "delete" {
+				return c.alice.Do("DELETE", "/v1/collections/"+target, nil)
+			}
+			return c.alice.Do("POST", "/v1/collections/"+target+"/transfer", map[string]any{"organization": other})
+		})
+		responses := atOnce(reqs...)
+		wantClean(t, responses[:n], http.StatusCreated, http.StatusBadRequest)
+		wantClean(t, responses[n:], http.StatusOK, http.StatusResetContent)
+		for i, res := range responses[:n] {
+			if res.Status != http.StatusCreated {
+				continue
+			}
+			kind := []string{"spaces", "collections"}[i%2]
+			got := c.alice.Do("GET", "/v1/"+kind+"/"+res.String("id"), nil).Expect(http.StatusOK).JSON()
+			org, _ := got["organization"].(string)
+			parent, _ := got["parent"].(string)
+			if parent != "" {
+				// Its parent is a collection of the same organization.
+				parentOrg := c.alice.Do("GET", "/v1/collections/"+parent, nil).Expect(http.StatusOK).String("organization")
+				if parentOrg != org {
+					t.Errorf("%s %s of %s is in collection %s of %s", kind, got["id"], org, parent, parentOrg)
+				}
+			}
+			if change == "delete" && parent == target {
+				t.Errorf("%s %s is in the deleted collection", kind, got["id"])
+			}
+		}
+	}
+}
