@@ -1,6 +1,7 @@
 package rest_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -92,5 +93,38 @@ func TestConcurrentCreatesInAChangingCollection(t *testing.T) {
 				t.Errorf("%s %s is in the deleted collection", kind, got["id"])
 			}
 		}
+	}
+}
+
+// Replies and reactions to a comment being deleted are made before it goes
+// (and go with it) or refused with a 404; nothing of the comment is left.
+func TestConcurrentRepliesToADeletedComment(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	base := e.spaceBase + "/comments"
+	const n = 8
+	for round := range 3 {
+		id := e.alice.Do("POST", base, map[string]any{"body": map[string]any{"markdown": fmt.Sprint("Comment ", round)}}).Expect(http.StatusOK).String("id")
+		var reqs []func() *servertest.Response
+		for i := range n {
+			reqs = append(reqs,
+				func() *servertest.Response {
+					return e.alice.Do("POST", base+"/"+id+"/replies", map[string]any{"body": map[string]any{"markdown": fmt.Sprint("Reply ", i)}})
+				},
+				func() *servertest.Response {
+					return e.alice.Do("PUT", base+"/"+id, map[string]any{"addedReactions": []string{fmt.Sprint("e", i)}})
+				})
+		}
+		reqs = append(reqs, func() *servertest.Response { return e.alice.Do("DELETE", base+"/"+id, nil) })
+		responses := atOnce(reqs...)
+		wantClean(t, responses[:2*n], http.StatusOK, http.StatusNotFound)
+		wantClean(t, responses[2*n:], http.StatusNoContent)
+		e.alice.Do("GET", base+"/"+id, nil).Expect(http.StatusNotFound)
+	}
+	var left int
+	err := e.env.DB.QueryRowContext(context.Background(), `SELECT
+		(SELECT count(*) FROM comment_replies) + (SELECT count(*) FROM comment_reactions)`).Scan(&left)
+	if err != nil || left != 0 {
+		t.Errorf("%d replies and reactions of deleted comments are left (%v)", left, err)
 	}
 }
