@@ -370,6 +370,9 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 			return err
 		}
 		collections, spaces := src.subtree(item)
+		if err := store.LockForTransfer(ctx, tx, spaces); err != nil {
+			return err
+		}
 		published, err := store.SpacesPublishedIn(ctx, tx, spaces)
 		if err != nil {
 			return err

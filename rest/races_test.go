@@ -128,3 +128,41 @@ func TestConcurrentRepliesToADeletedComment(t *testing.T) {
 		t.Errorf("%d replies and reactions of deleted comments are left (%v)", left, err)
 	}
 }
+
+// A space given to another organization while a site of its own
+// organization starts publishing it ends up in one of the two states a
+// single request allows: published and still at home (the transfer refused
+// with a 412), or transferred and published by no site of its old
+// organization (the site refused it with a 400).
+func TestConcurrentTransferAndPublish(t *testing.T) {
+	t.Parallel()
+	_, c := newContentEnv(t)
+	other := c.alice.NewOrg("Other")
+	site := c.alice.Do("POST", "/v1/orgs/"+c.org+"/sites", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
+	siteSpaces := "/v1/orgs/" + c.org + "/sites/" + site + "/site-spaces"
+	const n = 8
+	spaces := make([]string, n)
+	var reqs []func() *servertest.Response
+	for i := range spaces {
+		spaces[i] = c.space(fmt.Sprint("S", i), "")
+		reqs = append(reqs,
+			func() *servertest.Response {
+				return c.alice.Do("POST", "/v1/spaces/"+spaces[i]+"/transfer", map[string]any{"organization": other})
+			},
+			func() *servertest.Response {
+				return c.alice.Do("POST", siteSpaces, map[string]any{"spaceId": spaces[i]})
+			})
+	}
+	responses := atOnce(reqs...)
+	wantClean(t, responses, http.StatusOK, http.StatusCreated, http.StatusBadRequest, http.StatusPreconditionFailed)
+
+	var published struct {
+		Items []struct{ Space struct{ ID string } }
+	}
+	c.alice.Do("GET", siteSpaces+"?limit=100", nil).Expect(http.StatusOK).Decode(&published)
+	for _, ss := range published.Items {
+		if org := c.alice.Do("GET", "/v1/spaces/"+ss.Space.ID, nil).Expect(http.StatusOK).String("organization"); org != c.org {
+			t.Errorf("a site of %s publishes space %s of %s", c.org, ss.Space.ID, org)
+		}
+	}
+}

@@ -150,6 +150,31 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 	return nil
 }
 
+// LockForTransfer locks the spaces a transfer gives away, for the rest of
+// tx, with the lock its update of their organization (a key column) takes
+// anyway, but before it checks or moves anything of theirs: a site space
+// being added (which share-locks its space, ShareLockSpace) or an edit in
+// flight (LockSpace) finishes first and is seen, and those that come after
+// wait and find the space in its new organization.
+func LockForTransfer(ctx context.Context, tx bun.Tx, spaceIDs []string) error {
+	if len(spaceIDs) == 0 {
+		return nil
+	}
+	var ids []string
+	err := tx.NewSelect().Table("spaces").Column("id").Where("id IN (?)", bun.List(spaceIDs)).OrderExpr("id").For("UPDATE").Scan(ctx, &ids)
+	return translate(err)
+}
+
+// ShareLockSpace reads space id and keeps it from being transferred or
+// purged until tx ends (FOR KEY SHARE, the lock a row referring to it takes
+// at its insert): what tx adds referring to it belongs to the organization
+// read here.
+func ShareLockSpace(ctx context.Context, tx bun.IDB, id string) (*Space, error) {
+	s := new(Space)
+	err := tx.NewSelect().Model(s).Where("id = ?", id).For("KEY SHARE").Scan(ctx)
+	return s, translate(err)
+}
+
 // SpacesPublishedIn returns which of spaceIDs a site publishes.
 func SpacesPublishedIn(ctx context.Context, db bun.IDB, spaceIDs []string) ([]string, error) {
 	var ids []string
