@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -164,5 +165,68 @@ func TestConcurrentTransferAndPublish(t *testing.T) {
 		if org := c.alice.Do("GET", "/v1/spaces/"+ss.Space.ID, nil).Expect(http.StatusOK).String("organization"); org != c.org {
 			t.Errorf("a site of %s publishes space %s of %s", c.org, ss.Space.ID, org)
 		}
+	}
+}
+
+// Content written to a space while it is transferred belongs, with the
+// space, to the organization the space ends up in: every acknowledged
+// comment and edit is read back there, and every row of the space's
+// content carries that organization.
+func TestConcurrentTransferAndWrites(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	other := e.alice.NewOrg("Other")
+	const n = 6
+	reqs := []func() *servertest.Response{func() *servertest.Response {
+		return e.alice.Do("POST", e.spaceBase+"/transfer", map[string]any{"organization": other})
+	}}
+	for i := range n {
+		reqs = append(reqs,
+			func() *servertest.Response {
+				return e.alice.Do("POST", e.spaceBase+"/comments", map[string]any{"body": map[string]any{"markdown": fmt.Sprint("Comment ", i)}})
+			},
+			func() *servertest.Response {
+				return e.alice.Do("POST", e.crBase, map[string]any{"subject": fmt.Sprint("CR ", i)})
+			},
+			func() *servertest.Response {
+				return e.alice.Do("POST", "/graphql", map[string]any{"query": `mutation($s: ID!, $p: ID!, $in: UpdatePageInput!) {
+					updatePage(spaceId: $s, pageId: $p, input: $in) { id } }`,
+					"variables": map[string]any{"s": e.space, "p": e.pageA, "in": map[string]any{"markdown": fmt.Sprint("edit ", i)}}})
+			})
+	}
+	responses := atOnce(reqs...)
+	wantClean(t, responses, http.StatusOK, http.StatusCreated)
+	comments, crs := 0, 0
+	for _, res := range responses[1:] {
+		switch {
+		case res.Status == http.StatusCreated:
+			crs++
+		case res.JSON()["object"] == "comment":
+			comments++
+		case res.JSON()["errors"] != nil:
+			t.Errorf("an edit failed: %s", res.Body)
+		}
+	}
+	if got := e.alice.Do("GET", e.spaceBase, nil).Expect(http.StatusOK).String("organization"); got != other {
+		t.Fatalf("the space is in %s", got)
+	}
+	if got := e.alice.Do("GET", e.spaceBase+"/comments?limit=100", nil).Expect(http.StatusOK).JSON()["count"]; got != float64(comments) {
+		t.Errorf("%v comments listed, %d posted", got, comments)
+	}
+	if got := e.alice.Do("GET", e.crBase+"?limit=100", nil).Expect(http.StatusOK).JSON()["count"]; got != float64(crs) {
+		t.Errorf("%v change requests listed, %d opened", got, crs)
+	}
+	if got := e.body("", e.pageA); !strings.HasPrefix(got, "edit ") {
+		t.Errorf("page A after the edits: %q", got)
+	}
+	var drift int
+	err := e.env.DB.QueryRowContext(context.Background(), `SELECT
+		(SELECT count(*) FROM comments WHERE organization_id <> ?) +
+		(SELECT count(*) FROM change_requests WHERE organization_id <> ?) +
+		(SELECT count(*) FROM revisions WHERE space_id = ? AND organization_id <> ?) +
+		(SELECT count(*) FROM revision_pages rp JOIN revisions r ON r.id = rp.revision_id WHERE r.space_id = ? AND rp.organization_id <> ?)`,
+		other, other, e.space, other, e.space, other).Scan(&drift)
+	if err != nil || drift != 0 {
+		t.Errorf("%d rows of the space's content are left in its old organization (%v)", drift, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Collection is a folder of spaces and collections in an organization.
@@ -120,15 +121,8 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 	comments := bun.SafeQuery("SELECT id FROM comments WHERE space_id IN (?)", spaces)
 	bodies := bun.SafeQuery(`SELECT rp.body_sha256, rp.organization_id FROM revision_pages rp
 		WHERE rp.revision_id IN (?) AND rp.body_sha256 IS NOT NULL`, revisions)
-	for _, q := range []any{
-		// Bodies before the pages that will show them.
-		bun.SafeQuery(`INSERT INTO page_bodies (organization_id, sha256, markdown)
-			SELECT ?, b.sha256, b.markdown FROM page_bodies b WHERE (b.sha256, b.organization_id) IN (?)
-			ON CONFLICT DO NOTHING`, orgID, bodies),
-		bun.SafeQuery(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
-			SELECT ?, s.body_sha256, s.position, s.anchor, s.heading, s.body FROM body_sections s
-			WHERE (s.body_sha256, s.organization_id) IN (?)
-			ON CONFLICT DO NOTHING`, orgID, bodies),
+	// Bodies before the pages that will show them.
+	for _, q := range append(copyBodies(orgID, bodies),
 		// Children before their parents: the sets are found by the parents' ids.
 		bun.SafeQuery("UPDATE revision_pages SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
 		bun.SafeQuery("UPDATE revision_files SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
@@ -142,8 +136,49 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 		bun.SafeQuery("UPDATE change_requests SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
 		bun.SafeQuery("UPDATE revisions SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
 		bun.SafeQuery("UPDATE spaces SET organization_id = ? WHERE id IN (?)", orgID, spaces),
-	} {
+	) {
 		if _, err := db.NewRaw("?", q).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// copyBodies are the statements that copy to orgID the page bodies, with
+// their search sections (which refer to them), of the (sha256,
+// organization_id) pairs the query from selects.
+func copyBodies(orgID string, from any) []any {
+	return []any{
+		bun.SafeQuery(`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT ?, b.sha256, b.markdown FROM page_bodies b WHERE (b.sha256, b.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, from),
+		bun.SafeQuery(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT ?, s.body_sha256, s.position, s.anchor, s.heading, s.body FROM body_sections s
+			WHERE (s.body_sha256, s.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, from),
+	}
+}
+
+// EnsureBodies gives orgID a copy of each body of digests it lacks, from
+// an organization that has it (bodies are stored by content: every copy
+// is the same text). An edit stores its new bodies before it locks its
+// space, in the organization the space had then; a transfer may have
+// given the space to another one since, where the edit's pages must find
+// them. Usually there is nothing to copy: one query that finds nothing.
+func EnsureBodies(ctx context.Context, tx bun.IDB, orgID string, digests []string) error {
+	if len(digests) == 0 {
+		return nil
+	}
+	var missing []string
+	err := tx.NewRaw(`SELECT d FROM unnest(?::text[]) d
+		WHERE NOT EXISTS (SELECT 1 FROM page_bodies b WHERE b.sha256 = d AND b.organization_id = ?)`, pgdialect.Array(digests), orgID).Scan(ctx, &missing)
+	if err != nil || len(missing) == 0 {
+		return translate(err)
+	}
+	from := bun.SafeQuery(`SELECT DISTINCT ON (sha256) sha256, organization_id FROM page_bodies
+		WHERE sha256 IN (?) AND organization_id <> ? ORDER BY sha256, organization_id`, bun.List(missing), orgID)
+	for _, q := range copyBodies(orgID, from) {
+		if _, err := tx.NewRaw("?", q).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
