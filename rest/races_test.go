@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+	"github.com/docsapi/docsapi/store"
 )
 
 // Races a busy team or an attacker triggers: requests released together
@@ -228,5 +229,41 @@ func TestConcurrentTransferAndWrites(t *testing.T) {
 		other, other, e.space, other, e.space, other).Scan(&drift)
 	if err != nil || drift != 0 {
 		t.Errorf("%d rows of the space's content are left in its old organization (%v)", drift, err)
+	}
+}
+
+// Members added to a team, and roles granted to it, while the team is
+// deleted are added before it goes (and go with it) or refused with a 404.
+func TestConcurrentWritesToADeletedTeam(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	const n = 6
+	users := make([]*servertest.User, n)
+	for i := range users {
+		users[i] = env.NewUser(fmt.Sprint("User ", i))
+		users[i].Join(org, store.RoleRead)
+	}
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
+	for round := range 3 {
+		team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", map[string]any{"title": fmt.Sprint("Team ", round)}).Expect(http.StatusCreated).String("id")
+		teamPath := "/v1/orgs/" + org + "/teams/" + team
+		var reqs []func() *servertest.Response
+		for i := range n {
+			reqs = append(reqs,
+				func() *servertest.Response { return alice.Do("PUT", teamPath+"/members/"+users[i].ID, `{}`) },
+				func() *servertest.Response {
+					return alice.Do("POST", "/v1/spaces/"+space+"/permissions", map[string]any{"role": "edit", "teams": []string{team}})
+				})
+		}
+		reqs = append(reqs, func() *servertest.Response { return alice.Do("DELETE", teamPath, nil) })
+		responses := atOnce(reqs...)
+		wantClean(t, responses[:2*n], http.StatusNoContent, http.StatusNotFound, http.StatusBadRequest)
+		wantClean(t, responses[2*n:], http.StatusResetContent)
+		alice.Do("GET", teamPath, nil).Expect(http.StatusNotFound)
+	}
+	if got := alice.Do("GET", "/v1/spaces/"+space+"/permissions/teams", nil).Expect(http.StatusOK).JSON()["count"]; got != 0.0 {
+		t.Errorf("%v teams still hold a role on the space", got)
 	}
 }
