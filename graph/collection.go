@@ -137,35 +137,59 @@ func (r *mutationResolver) CreateCollection(ctx context.Context, orgID string, i
 	now := r.now()
 	inherit := store.DefaultLevelInherit
 	c := &store.Collection{ID: store.NewID(), OrganizationID: orgID, Title: input.Title, DefaultLevel: &inherit,
-		CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now}
-	if c.ParentID, c.Position, err = r.newPlace(ctx, orgID, parent); err != nil {
+		CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now, ParentID: parent}
+	if err := r.checkNewParent(ctx, orgID, parent); err != nil {
 		return nil, err
 	}
-	return c, store.CreateCollection(ctx, r.DB, c)
+	return c, r.createInTree(ctx, orgID, parent, errNoParent, func(ctx context.Context, tx bun.Tx, position int) error {
+		c.Position = position
+		return store.CreateCollection(ctx, tx, c)
+	})
 }
 
-// newPlace is where new content goes: the end of parent (nil: the root),
-// which must be a collection of orgID.
-func (r *Resolver) newPlace(ctx context.Context, orgID string, parent *string) (*string, int, error) {
-	if parent != nil {
-		c, err := store.GetCollection(ctx, r.DB, *parent)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && c.OrganizationID != orgID) {
-			return nil, 0, Invalid("parent", "no such collection in this organization")
-		} else if err != nil {
-			return nil, 0, err
-		}
-		// SECURITY: content is created in collections one may create in;
-		// one the caller cannot see does not exist for them.
-		role, err := r.collectionRole(ctx, c)
-		if err != nil {
-			return nil, 0, Invalid("parent", "no such collection in this organization")
-		}
-		if !role.AtLeast(store.RoleCreate) {
-			return nil, 0, Forbidden("creating content in this collection needs the create role on it")
-		}
+// errNoParent answers content created in a collection that is not one of
+// the organization's.
+var errNoParent = Invalid("parent", "no such collection in this organization")
+
+// checkNewParent checks the caller may create content in parent (nil: the
+// root), which must be a collection of orgID.
+func (r *Resolver) checkNewParent(ctx context.Context, orgID string, parent *string) error {
+	if parent == nil {
+		return nil
 	}
-	pos, err := store.NextPosition(ctx, r.DB, orgID, parent)
-	return parent, pos, err
+	c, err := store.GetCollection(ctx, r.DB, *parent)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && c.OrganizationID != orgID) {
+		return errNoParent
+	} else if err != nil {
+		return err
+	}
+	// SECURITY: content is created in collections one may create in;
+	// one the caller cannot see does not exist for them.
+	role, err := r.collectionRole(ctx, c)
+	if err != nil {
+		return errNoParent
+	}
+	if !role.AtLeast(store.RoleCreate) {
+		return Forbidden("creating content in this collection needs the create role on it")
+	}
+	return nil
+}
+
+// createInTree runs create in a transaction holding orgID's content lock,
+// with the position new content takes at the end of parent (nil: the
+// root). When parent is no longer a collection of orgID (deleted or
+// transferred since it was checked) nothing is created and the answer is
+// gone.
+func (r *Resolver) createInTree(ctx context.Context, orgID string, parent *string, gone error, create func(ctx context.Context, tx bun.Tx, position int) error) error {
+	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		position, err := store.PlaceNew(ctx, tx, orgID, parent)
+		if errors.Is(err, store.ErrNotFound) {
+			return gone
+		} else if err != nil {
+			return err
+		}
+		return create(ctx, tx, position)
+	})
 }
 
 func (r *mutationResolver) UpdateCollection(ctx context.Context, id string, input model.UpdateCollectionInput) (*store.Collection, error) {
@@ -346,6 +370,9 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 			return err
 		}
 		collections, spaces := src.subtree(item)
+		if err := store.LockForTransfer(ctx, tx, spaces); err != nil {
+			return err
+		}
 		published, err := store.SpacesPublishedIn(ctx, tx, spaces)
 		if err != nil {
 			return err

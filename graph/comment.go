@@ -299,7 +299,7 @@ func (r *mutationResolver) PostCommentReply(ctx context.Context, spaceID string,
 	caller, _ := CallerFrom(ctx)
 	reply := &store.CommentReply{ID: store.NewID(), CommentID: c.ID, Body: body, PostedBy: &caller.User.ID, PostedAt: r.now()}
 	if err := store.InsertRow(ctx, r.DB, reply); err != nil {
-		return nil, err
+		return nil, orNotFound(err, "comment") // deleted meanwhile
 	}
 	return &model.ReplyNode{CommentReply: reply, Comment: c.Comment}, nil
 }

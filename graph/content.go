@@ -223,6 +223,9 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 		if err := edit(store.NewPageTree(content.Pages), &content); err != nil {
 			return err
 		}
+		if err := store.EnsureBodies(ctx, tx, s.OrganizationID, newBodies(current, content)); err != nil {
+			return err
+		}
 		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{from}, Type: "edits",
 			CreatedBy: &caller.User.ID, CreatedAt: r.now()}
 		if err := store.CreateRevision(ctx, tx, rev, content); err != nil {
@@ -248,6 +251,22 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 			SpaceID: &s.ID, RevisionID: &rev.ID})
 	})
 	return rev, tree, err
+}
+
+// newBodies are the digests of the bodies content shows that before does
+// not: those the edit stored.
+func newBodies(before, content store.Content) []string {
+	old := map[string]bool{}
+	for _, p := range before.Pages {
+		old[store.StringOf(p.BodySHA256)] = true
+	}
+	var out []string
+	for _, p := range content.Pages {
+		if p.BodySHA256 != nil && !old[*p.BodySHA256] {
+			out = append(out, *p.BodySHA256)
+		}
+	}
+	return out
 }
 
 // pageNode is page id of a freshly made revision, for a mutation's answer.

@@ -59,7 +59,11 @@ func (r *Resolver) addSiteSpace(ctx context.Context, tx bun.IDB, site *store.Sit
 // the site's organization that the caller can read (anything else is a bad
 // request, never a leak).
 func (r *Resolver) siteSpaceTarget(ctx context.Context, tx bun.IDB, orgID, spaceID, field string) (*store.Space, error) {
-	s, err := store.GetSpace(ctx, tx, spaceID)
+	// Share-locked: a transfer waits for the site space, and then refuses
+	// to give away a published space, or goes first, and the space is no
+	// longer the organization's (read without the lock, it was published
+	// by a site of one organization while it belonged to another).
+	s, err := store.ShareLockSpace(ctx, tx, spaceID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (s.DeletedAt != nil || s.OrganizationID != orgID)) {
 		return nil, Invalid(field, "no such space in this organization")
 	} else if err != nil {

@@ -89,11 +89,15 @@ func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID strin
 		return nil, p.err
 	}
 	parent, _ := input.Parent.ValueOK()
-	var err error
-	if s.ParentID, s.Position, err = r.newPlace(ctx, organizationID, parent); err != nil {
+	if err := r.checkNewParent(ctx, organizationID, parent); err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, s, store.Content{}); err != nil {
+	s.ParentID = parent
+	err := r.createInTree(ctx, organizationID, parent, errNoParent, func(ctx context.Context, tx bun.Tx, position int) error {
+		s.Position = position
+		return store.CreateSpace(ctx, tx, s, store.Content{})
+	})
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -218,14 +222,16 @@ func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*stor
 	// The copy goes at the end of the original's collection, with the
 	// original's settings and current pages (page bodies are shared: they
 	// are stored by content).
-	if dup.Position, err = store.NextPosition(ctx, r.DB, dup.OrganizationID, dup.ParentID); err != nil {
-		return nil, err
-	}
 	content, err := store.LoadContent(ctx, r.DB, src.RevisionID)
 	if err != nil {
 		return nil, err
 	}
-	if err := store.CreateSpace(ctx, r.DB, dup, content); err != nil {
+	moved := Conflict("the space's collection was deleted or transferred while it was duplicated: try again")
+	err = r.createInTree(ctx, dup.OrganizationID, dup.ParentID, moved, func(ctx context.Context, tx bun.Tx, position int) error {
+		dup.Position = position
+		return store.CreateSpace(ctx, tx, dup, content)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return dup, nil

@@ -152,7 +152,28 @@ func (r *mutationResolver) DeleteTeam(ctx context.Context, orgID, id string) (bo
 	if err := r.requireTeamAdmin(ctx, t); err != nil {
 		return false, err
 	}
-	return store.DeleteTeam(ctx, r.DB, orgID, id)
+	deleted := false
+	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		// Under the lock that adds members and grants to teams, which
+		// check the team there: none is added to a team that is going
+		// (its insert then failed the team's foreign key: a 500).
+		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
+			return err
+		}
+		deleted, err = store.DeleteTeam(ctx, tx, orgID, id)
+		return err
+	})
+	return deleted, err
+}
+
+// lockTeam takes orgID's memberships lock for the rest of tx and checks
+// team t is still there (DeleteTeam deletes under that lock).
+func lockTeam(ctx context.Context, tx bun.Tx, t *store.Team) error {
+	if err := store.LockOrganization(ctx, tx, t.OrganizationID); err != nil {
+		return err
+	}
+	_, err := store.GetTeam(ctx, tx, t.OrganizationID, t.ID)
+	return orNotFound(err, "team")
 }
 
 // requireTeamAdmin answers 403 unless the caller manages t.
@@ -257,7 +278,7 @@ func (r *mutationResolver) AddTeamMember(ctx context.Context, orgID, teamID, use
 		role = *v
 	}
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
+		if err := lockTeam(ctx, tx, t); err != nil {
 			return err
 		}
 		if _, err := store.GetMember(ctx, tx, orgID, userID); err != nil {
@@ -297,7 +318,7 @@ func (r *mutationResolver) UpdateTeamMembers(ctx context.Context, orgID, teamID 
 	}
 	defer r.loaders(ctx).OrgAccess.Clear(ctx, orgID)
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		if err := store.LockOrganization(ctx, tx, orgID); err != nil {
+		if err := lockTeam(ctx, tx, t); err != nil {
 			return err
 		}
 		addIDs, err := r.resolveMembers(ctx, tx, orgID, "add", add)

@@ -315,6 +315,12 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 	}
 	now := r.now()
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		// The organization's tree first, as every writer of the tree takes
+		// it: a new result space is placed under it, and a transfer holding
+		// it may be moving the old (deleted) result locked below.
+		if err := store.LockOrganization(ctx, tx, src.OrganizationID); err != nil {
+			return err
+		}
 		var result *store.Space
 		if t.ResultSpaceID != nil {
 			s, err := store.LockSpace(ctx, tx, *t.ResultSpaceID)
@@ -347,7 +353,14 @@ func (r *Resolver) createTranslatedSpace(ctx context.Context, tx bun.Tx, t *stor
 	s.Title = truncateRunes(fmt.Sprintf("%s (%s)", src.Title, t.Language), maxSpaceTitle)
 	s.CreatedAt, s.UpdatedAt, s.GitInfo = now, now, nil
 	var err error
-	if s.Position, err = store.NextPosition(ctx, tx, s.OrganizationID, s.ParentID); err != nil {
+	s.Position, err = store.PlaceNew(ctx, tx, s.OrganizationID, s.ParentID)
+	if errors.Is(err, store.ErrNotFound) {
+		// The source's collection went away during the run: the result
+		// goes to the root rather than nowhere.
+		s.ParentID = nil
+		s.Position, err = store.PlaceNew(ctx, tx, s.OrganizationID, nil)
+	}
+	if err != nil {
 		return err
 	}
 	if err := store.CreateSpace(ctx, tx, s, content); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -71,16 +70,6 @@ func TestSpaceCounts(t *testing.T) {
 		t.Errorf("GET space: %d SQL queries, want 1", n)
 	}
 
-	// parallel runs the requests at once and returns their responses.
-	parallel := func(reqs ...func() *servertest.Response) []*servertest.Response {
-		out := make([]*servertest.Response, len(reqs))
-		var wg sync.WaitGroup
-		for i, req := range reqs {
-			wg.Go(func() { out[i] = req() })
-		}
-		wg.Wait()
-		return out
-	}
 	post := func(path string, body any) func() *servertest.Response {
 		return func() *servertest.Response { return alice.Do("POST", path, body) }
 	}
@@ -92,7 +81,7 @@ func TestSpaceCounts(t *testing.T) {
 		reqs = append(reqs, post(base+"/change-requests", map[string]any{"subject": fmt.Sprint("CR ", i)}), post(base+"/comments", comment))
 	}
 	var crs, comments []string
-	for _, res := range parallel(reqs...) {
+	for _, res := range atOnce(reqs...) {
 		switch res.Status {
 		case http.StatusCreated:
 			crs = append(crs, res.String("id"))
@@ -134,7 +123,7 @@ func TestSpaceCounts(t *testing.T) {
 		put(base+"/comments/"+comments[5], `{"body":{"markdown":"Edited"}}`), // still open
 		post(base+"/change-requests", map[string]any{"subject": "Late"}), post(base+"/comments", comment),
 	}
-	for _, res := range parallel(reqs...) {
+	for _, res := range atOnce(reqs...) {
 		if res.Status >= 300 {
 			t.Fatalf("%d: %s", res.Status, res.Body)
 		}
@@ -150,7 +139,7 @@ func TestSpaceCounts(t *testing.T) {
 
 	// Back and forth: a draft reopened, a resolved comment reopened, a
 	// resolved one deleted (no change), an open one deleted.
-	for _, res := range parallel(patch(cr(0), `{"status":"open"}`), put(base+"/comments/"+comments[0], `{"resolved":false}`),
+	for _, res := range atOnce(patch(cr(0), `{"status":"open"}`), put(base+"/comments/"+comments[0], `{"resolved":false}`),
 		del(base+"/comments/"+comments[1]), del(base+"/comments/"+comments[6])) {
 		if res.Status >= 300 {
 			t.Fatalf("%d: %s", res.Status, res.Body)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 )
 
 // Collection is a folder of spaces and collections in an organization.
@@ -120,15 +121,8 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 	comments := bun.SafeQuery("SELECT id FROM comments WHERE space_id IN (?)", spaces)
 	bodies := bun.SafeQuery(`SELECT rp.body_sha256, rp.organization_id FROM revision_pages rp
 		WHERE rp.revision_id IN (?) AND rp.body_sha256 IS NOT NULL`, revisions)
-	for _, q := range []any{
-		// Bodies before the pages that will show them.
-		bun.SafeQuery(`INSERT INTO page_bodies (organization_id, sha256, markdown)
-			SELECT ?, b.sha256, b.markdown FROM page_bodies b WHERE (b.sha256, b.organization_id) IN (?)
-			ON CONFLICT DO NOTHING`, orgID, bodies),
-		bun.SafeQuery(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
-			SELECT ?, s.body_sha256, s.position, s.anchor, s.heading, s.body FROM body_sections s
-			WHERE (s.body_sha256, s.organization_id) IN (?)
-			ON CONFLICT DO NOTHING`, orgID, bodies),
+	// Bodies before the pages that will show them.
+	for _, q := range append(copyBodies(orgID, bodies),
 		// Children before their parents: the sets are found by the parents' ids.
 		bun.SafeQuery("UPDATE revision_pages SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
 		bun.SafeQuery("UPDATE revision_files SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
@@ -142,12 +136,78 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 		bun.SafeQuery("UPDATE change_requests SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
 		bun.SafeQuery("UPDATE revisions SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
 		bun.SafeQuery("UPDATE spaces SET organization_id = ? WHERE id IN (?)", orgID, spaces),
-	} {
+	) {
 		if _, err := db.NewRaw("?", q).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
 	return nil
+}
+
+// copyBodies are the statements that copy to orgID the page bodies, with
+// their search sections (which refer to them), of the (sha256,
+// organization_id) pairs the query from selects.
+func copyBodies(orgID string, from any) []any {
+	return []any{
+		bun.SafeQuery(`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT ?, b.sha256, b.markdown FROM page_bodies b WHERE (b.sha256, b.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, from),
+		bun.SafeQuery(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT ?, s.body_sha256, s.position, s.anchor, s.heading, s.body FROM body_sections s
+			WHERE (s.body_sha256, s.organization_id) IN (?)
+			ON CONFLICT DO NOTHING`, orgID, from),
+	}
+}
+
+// EnsureBodies gives orgID a copy of each body of digests it lacks, from
+// an organization that has it (bodies are stored by content: every copy
+// is the same text). An edit stores its new bodies before it locks its
+// space, in the organization the space had then; a transfer may have
+// given the space to another one since, where the edit's pages must find
+// them. Usually there is nothing to copy: one query that finds nothing.
+func EnsureBodies(ctx context.Context, tx bun.IDB, orgID string, digests []string) error {
+	if len(digests) == 0 {
+		return nil
+	}
+	var missing []string
+	err := tx.NewRaw(`SELECT d FROM unnest(?::text[]) d
+		WHERE NOT EXISTS (SELECT 1 FROM page_bodies b WHERE b.sha256 = d AND b.organization_id = ?)`, pgdialect.Array(digests), orgID).Scan(ctx, &missing)
+	if err != nil || len(missing) == 0 {
+		return translate(err)
+	}
+	from := bun.SafeQuery(`SELECT DISTINCT ON (sha256) sha256, organization_id FROM page_bodies
+		WHERE sha256 IN (?) AND organization_id <> ? ORDER BY sha256, organization_id`, bun.List(missing), orgID)
+	for _, q := range copyBodies(orgID, from) {
+		if _, err := tx.NewRaw("?", q).Exec(ctx); err != nil {
+			return translate(err)
+		}
+	}
+	return nil
+}
+
+// LockForTransfer locks the spaces a transfer gives away, for the rest of
+// tx, with the lock its update of their organization (a key column) takes
+// anyway, but before it checks or moves anything of theirs: a site space
+// being added (which share-locks its space, ShareLockSpace) or an edit in
+// flight (LockSpace) finishes first and is seen, and those that come after
+// wait and find the space in its new organization.
+func LockForTransfer(ctx context.Context, tx bun.Tx, spaceIDs []string) error {
+	if len(spaceIDs) == 0 {
+		return nil
+	}
+	var ids []string
+	err := tx.NewSelect().Table("spaces").Column("id").Where("id IN (?)", bun.List(spaceIDs)).OrderExpr("id").For("UPDATE").Scan(ctx, &ids)
+	return translate(err)
+}
+
+// ShareLockSpace reads space id and keeps it from being transferred or
+// purged until tx ends (FOR KEY SHARE, the lock a row referring to it takes
+// at its insert): what tx adds referring to it belongs to the organization
+// read here.
+func ShareLockSpace(ctx context.Context, tx bun.IDB, id string) (*Space, error) {
+	s := new(Space)
+	err := tx.NewSelect().Model(s).Where("id = ?", id).For("KEY SHARE").Scan(ctx)
+	return s, translate(err)
 }
 
 // SpacesPublishedIn returns which of spaceIDs a site publishes.
@@ -161,9 +221,32 @@ func SpacesPublishedIn(ctx context.Context, db bun.IDB, spaceIDs []string) ([]st
 	return ids, translate(err)
 }
 
+// PlaceNew locks orgID's content tree for the rest of tx and returns the
+// position of new content at the end of parentID (nil: the root), or
+// ErrNotFound when parentID is no longer a collection of orgID. Checked
+// before the lock, the parent could be deleted or given to another
+// organization meanwhile (the new item then referred to a row that was gone,
+// or sat in another organization's tree), and two new items could take the
+// same position.
+func PlaceNew(ctx context.Context, tx bun.Tx, orgID string, parentID *string) (int, error) {
+	if err := LockOrganization(ctx, tx, orgID); err != nil {
+		return 0, err
+	}
+	if parentID != nil {
+		ok, err := tx.NewSelect().Model((*Collection)(nil)).Where("id = ? AND organization_id = ?", *parentID, orgID).Exists(ctx)
+		if err != nil {
+			return 0, translate(err)
+		}
+		if !ok {
+			return 0, ErrNotFound
+		}
+	}
+	return NextPosition(ctx, tx, orgID, parentID)
+}
+
 // NextPosition is the position after the last child of parentID (nil: the
-// organization's root) in orgID. Two concurrent writers may get the same
-// one: ties are ordered by id, and the next move renumbers the container.
+// organization's root) in orgID. Only under the organization's lock is it
+// nobody else's (PlaceNew).
 //
 // The spaces' max is read from the end of an index
 // (spaces_org_parent_position_idx, migration 0038), whose parent column is

@@ -3,7 +3,11 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/uptrace/bun"
 )
@@ -81,6 +85,18 @@ func InsertRow(ctx context.Context, db bun.IDB, row any) error {
 		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
 	}
 	_, err := q.Exec(ctx)
+	return parentGone(err)
+}
+
+// parentGone is translate(err), with an insert's parent row gone (deleted
+// since it was read: the foreign key, or the organization read from the
+// parent, finds nothing) answered as ErrNotFound: the parent is not found
+// any more, which is no server error.
+func parentGone(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "23503" || (pgErr.Code == "23502" && pgErr.ColumnName == "organization_id")) {
+		return fmt.Errorf("%w: %s", ErrNotFound, pgErr.Message)
+	}
 	return translate(err)
 }
 
@@ -132,20 +148,52 @@ func UpdateRow(ctx context.Context, db bun.IDB, row any, columns ...string) erro
 	return translate(err)
 }
 
-// DeleteComment removes a comment with its replies; false when there was none.
+// DeleteComment removes a comment with its replies and their reactions;
+// false when there was none.
+//
+// Reactions refer to their target by id alone (a comment or a reply: no
+// foreign key), so they are deleted with it, in one transaction, after the
+// targets are locked: a reaction or reply being added holds a share lock on
+// its target (React, the replies' foreign key) until it commits, so once
+// the targets are locked none is in flight, and those that come after find
+// them gone. Deleted before the lock, a reaction added meanwhile was left
+// behind.
 func DeleteComment(ctx context.Context, db bun.IDB, id string) (bool, error) {
-	if _, err := deleteRows(ctx, db, (*Reaction)(nil), "target_id = ? OR target_id IN (SELECT id FROM comment_replies WHERE comment_id = ?)", id, id); err != nil {
-		return false, err
-	}
-	return deleteRows(ctx, db, (*Comment)(nil), "id = ?", id)
+	deleted := false
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var targets []string
+		err := tx.NewSelect().Table("comments").Column("id").Where("id = ?", id).For("UPDATE").Scan(ctx, &targets)
+		if err != nil || len(targets) == 0 {
+			return translate(err)
+		}
+		var replies []string
+		err = tx.NewSelect().Table("comment_replies").Column("id").Where("comment_id = ?", id).For("UPDATE").Scan(ctx, &replies)
+		if err != nil {
+			return translate(err)
+		}
+		if _, err := deleteRows(ctx, tx, (*Reaction)(nil), "target_id IN (?)", bun.List(append(targets, replies...))); err != nil {
+			return err
+		}
+		deleted, err = deleteRows(ctx, tx, (*Comment)(nil), "id = ?", id)
+		return err
+	})
+	return deleted, err
 }
 
-// DeleteReply removes a reply; false when there was none.
+// DeleteReply removes a reply with its reactions; false when there was
+// none. The reply is deleted first, which locks it: as in DeleteComment,
+// no reaction to it is left behind.
 func DeleteReply(ctx context.Context, db bun.IDB, commentID, id string) (bool, error) {
-	if _, err := deleteRows(ctx, db, (*Reaction)(nil), "target_id = ?", id); err != nil {
-		return false, err
-	}
-	return deleteRows(ctx, db, (*CommentReply)(nil), "id = ? AND comment_id = ?", id, commentID)
+	deleted := false
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if deleted, err = deleteRows(ctx, tx, (*CommentReply)(nil), "id = ? AND comment_id = ?", id, commentID); err != nil || !deleted {
+			return err
+		}
+		_, err = deleteRows(ctx, tx, (*Reaction)(nil), "target_id = ?", id)
+		return err
+	})
+	return deleted, err
 }
 
 // Replies returns the replies of these comments, oldest first.
@@ -165,11 +213,16 @@ func Reactions(ctx context.Context, db bun.IDB, targetIDs []string) ([]*Reaction
 // React adds (or, with remove, takes back) userID's emojis on a target.
 func React(ctx context.Context, db bun.IDB, targetID, userID string, added, removed []string, now time.Time) error {
 	for _, e := range added {
-		// The target is a comment or a reply: its organization is the reaction's.
-		if _, err := db.NewRaw(`INSERT INTO comment_reactions (organization_id, target_id, user_id, emoji, reacted_at)
-			SELECT organization_id, id, ?, ?, ? FROM (SELECT organization_id, id FROM comments WHERE id = ?
-				UNION ALL SELECT organization_id, id FROM comment_replies WHERE id = ?) target
-			ON CONFLICT DO NOTHING`, userID, e, now, targetID, targetID).Exec(ctx); err != nil {
+		// The target is a comment or a reply: its organization is the
+		// reaction's. It is share-locked until the reaction commits, so
+		// that a deletion of the target waits for it and then deletes it
+		// too (DeleteComment); a target deleted first is not found, and no
+		// reaction is added.
+		if _, err := db.NewRaw(`WITH comment AS (SELECT organization_id, id FROM comments WHERE id = ? FOR KEY SHARE),
+				reply AS (SELECT organization_id, id FROM comment_replies WHERE id = ? FOR KEY SHARE)
+			INSERT INTO comment_reactions (organization_id, target_id, user_id, emoji, reacted_at)
+			SELECT organization_id, id, ?, ?, ? FROM (SELECT * FROM comment UNION ALL SELECT * FROM reply) target
+			ON CONFLICT DO NOTHING`, targetID, targetID, userID, e, now).Exec(ctx); err != nil {
 			return translate(err)
 		}
 	}
