@@ -169,6 +169,12 @@ func TestWebsocketRefusesHostileMessages(t *testing.T) {
 				c.expectViewer(p, "1", alice)
 				c.expectViewer(p, "1", alice)
 			}},
+			{what: "an id used again once its subscription was completed", init: true, frames: []wsFrame{op("1", subscription), text(`{"type":%q,"id":"1"}`, p.complete)}, then: func(c *wsClient) {
+				if m := c.next(); m.Type != "complete" || m.ID != "1" {
+					t.Fatalf("the subscription completed: %+v", m)
+				}
+				c.expectViewer(p, "1", alice)
+			}},
 			{what: "2,000 subscriptions at once", init: true, then: func(c *wsClient) {
 				for i := range 2_000 {
 					c.write(op(fmt.Sprint(i), subscription))

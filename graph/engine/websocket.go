@@ -292,6 +292,11 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 	next, ctx := e.dispatch(ctx, rc)
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
+		if ctx.Err() != nil {
+			// Completed by the client (or the connection gone): nothing
+			// more is sent for it, the errors of its cancellation included.
+			resp = nil
+		}
 		if resp == nil {
 			e.s.ending(id)
 		}
@@ -331,6 +336,11 @@ func (e socketExecutor) dispatch(ctx context.Context, rc *graphql.OperationConte
 		turn.waiting()
 		resp := next(ctx)
 		turn.done()
+		if ctx.Err() != nil {
+			// The client completed the subscription (or went): what failed
+			// as it stopped is not news to it, and it is told nothing more.
+			return nil
+		}
 		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
 			// A subscription refused (not found, over a limit): the
 			// protocol's error message, rather than a result and complete.
