@@ -197,7 +197,13 @@ func PresentError(log *slog.Logger) graphql.ErrorPresenterFunc {
 			return out
 		}
 		if e == nil {
-			log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx))
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				// The client ended the operation (completed it, or went
+				// away): no failure of the server's, and no one to tell.
+				log.DebugContext(ctx, "operation cancelled by its client", "err", err, "path", graphql.GetPath(ctx))
+			} else {
+				log.ErrorContext(ctx, "internal error", "err", err, "path", graphql.GetPath(ctx))
+			}
 			out := graphql.DefaultErrorPresenter(ctx, errors.New("internal error"))
 			setCode(out, "INTERNAL", http.StatusInternalServerError)
 			return out

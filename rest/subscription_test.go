@@ -39,21 +39,32 @@ const wsWait = 10 * time.Second
 // connection_init with payload (nil: none).
 func dialWS(t *testing.T, env *servertest.Env, header http.Header, payload any) (*wsClient, *http.Response, error) {
 	t.Helper()
+	c, res, err := dialSocket(t, env, header, "graphql-transport-ws")
+	if err != nil {
+		return nil, res, err
+	}
+	init := map[string]any{"type": "connection_init"}
+	if payload != nil {
+		init["payload"] = payload
+	}
+	c.send(init)
+	return c, res, nil
+}
+
+// dialSocket opens a websocket to env's /graphql with header, speaking
+// protocol, and sends nothing.
+func dialSocket(t *testing.T, env *servertest.Env, header http.Header, protocol string) (*wsClient, *http.Response, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
 	defer cancel()
 	conn, res, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(env.URL, "http")+"/graphql",
-		&websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}, HTTPHeader: header})
+		&websocket.DialOptions{Subprotocols: []string{protocol}, HTTPHeader: header})
 	if err != nil {
 		return nil, res, err
 	}
 	c := &wsClient{t: t, conn: conn, msgs: make(chan wsMessage, 100), closed: make(chan error, 1)}
 	t.Cleanup(func() { _ = conn.CloseNow() })
 	go c.read()
-	init := map[string]any{"type": "connection_init"}
-	if payload != nil {
-		init["payload"] = payload
-	}
-	c.send(init)
 	return c, res, nil
 }
 
@@ -84,8 +95,11 @@ func (c *wsClient) read() {
 			close(c.msgs)
 			return
 		}
-		if m.Type == "ping" {
+		switch m.Type {
+		case "ping":
 			c.send(map[string]any{"type": "pong"})
+			continue
+		case "ka": // graphql-ws's keep-alive
 			continue
 		}
 		c.msgs <- m

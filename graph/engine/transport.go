@@ -199,6 +199,14 @@ func (t multipartTransport) Do(w http.ResponseWriter, r *http.Request, exec grap
 		WriteHTTPError(w, r, http.StatusRequestEntityTooLarge, codeTooLarge, "the request body is too large")
 		return
 	}
+	if err := checkMultipartForm(r); err != nil {
+		code := "BAD_REQUEST"
+		if err.status == http.StatusRequestEntityTooLarge {
+			code = codeTooLarge
+		}
+		WriteHTTPError(w, r, err.status, code, err.message)
+		return
+	}
 	rec := &answerRecorder{header: http.Header{}, status: http.StatusOK}
 	ex := &executionSeen{GraphExecutor: exec}
 	t.base.Do(rec, r, ex)

@@ -1,17 +1,14 @@
 package engine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -161,6 +158,11 @@ type socket struct {
 	mu     sync.Mutex
 	ops    int // operations dispatched and not yet ended
 	closed bool
+	// The ids in use (wsmessages.go): by id; the id of the message read
+	// last, until an operation is readied for it; by operation.
+	ids          map[string]*liveID
+	claimed      string
+	operationIDs map[*graphql.OperationContext]string
 }
 
 // acceptInto accepts websockets as its implementation does, and keeps the
@@ -181,47 +183,7 @@ func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.W
 	}
 	conn = &deadlineConn{WebsocketConn: conn, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
 	a.s.conn = conn
-	return utf8Conn{conn}, nil
-}
-
-// utf8Conn refuses a message that is not UTF-8 before gqlgen decodes it
-// (which would replace the bytes with U+FFFD, textCheck): the connection
-// is closed with 1007, RFC 6455's code for a text message that is not.
-type utf8Conn struct{ transport.WebsocketConn }
-
-// wsInvalidPayload is RFC 6455's close code for a message whose data is
-// not consistent with its type (a text message not in UTF-8).
-const wsInvalidPayload = 1007
-
-func (c utf8Conn) NextReader() (int, io.Reader, error) {
-	typ, r, err := c.WebsocketConn.NextReader()
-	if err != nil {
-		return typ, r, err
-	}
-	// A message is bounded by the connection's read limit.
-	msg, err := io.ReadAll(r)
-	if err != nil {
-		return typ, nil, err
-	}
-	if !utf8.Valid(msg) {
-		_ = c.WebsocketConn.WriteClose(wsInvalidPayload, "the message is not valid UTF-8")
-		return typ, nil, errors.New("websocket: a message is not valid UTF-8")
-	}
-	return typ, bytes.NewReader(msg), nil
-}
-
-// The connection's optional abilities, which gqlgen asks for by type.
-func (c utf8Conn) SetReadLimit(limit int64) {
-	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
-		l.SetReadLimit(limit)
-	}
-}
-
-func (c utf8Conn) SetReadDeadline(t time.Time) error {
-	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
-		return d.SetReadDeadline(t)
-	}
-	return nil
+	return &messageConn{WebsocketConn: conn, s: a.s}, nil
 }
 
 // init authenticates connection_init.
@@ -303,11 +265,46 @@ func unauthenticated() *gqlerror.Error {
 		Extensions: map[string]any{"code": "UNAUTHENTICATED", "status": http.StatusUnauthorized}}
 }
 
+// CreateOperationContext readies an operation in the goroutine that reads
+// the messages, right after the message that starts it: it is given the
+// message's id.
+func (e socketExecutor) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	if errs != nil {
+		e.s.readied(nil)
+	} else {
+		e.s.readied(rc)
+	}
+	return rc, errs
+}
+
 // DispatchOperation runs in the transport's goroutine of the operation; ctx
 // ends (the transport cancels it) once the operation's last message is
 // sent, and carries the operation's error list (transport.AddSubscriptionError),
 // which the transport sends as an "error" message instead of "complete".
+// The operation's id is free again once ctx ends.
 func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	id := e.s.operationID(rc)
+	if id == "" {
+		return e.dispatch(ctx, rc)
+	}
+	context.AfterFunc(ctx, func() { e.s.freeID(id) })
+	next, ctx := e.dispatch(ctx, rc)
+	return func(ctx context.Context) *graphql.Response {
+		resp := next(ctx)
+		if ctx.Err() != nil {
+			// Completed by the client (or the connection gone): nothing
+			// more is sent for it, the errors of its cancellation included.
+			resp = nil
+		}
+		if resp == nil {
+			e.s.ending(id)
+		}
+		return resp
+	}, ctx
+}
+
+func (e socketExecutor) dispatch(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	s := e.s
 	s.started()
 	context.AfterFunc(ctx, s.ended)
@@ -339,6 +336,11 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 		turn.waiting()
 		resp := next(ctx)
 		turn.done()
+		if ctx.Err() != nil {
+			// The client completed the subscription (or went): what failed
+			// as it stopped is not news to it, and it is told nothing more.
+			return nil
+		}
 		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
 			// A subscription refused (not found, over a limit): the
 			// protocol's error message, rather than a result and complete.
