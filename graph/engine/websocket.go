@@ -181,9 +181,9 @@ func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.W
 	if err != nil {
 		return conn, err
 	}
-	conn = &deadlineConn{WebsocketConn: conn, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
+	conn = &deadlineConn{wrappedConn: wrappedConn{conn}, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
 	a.s.conn = conn
-	return &messageConn{WebsocketConn: conn, s: a.s}, nil
+	return &messageConn{wrappedConn: wrappedConn{conn}, s: a.s}, nil
 }
 
 // init authenticates connection_init.

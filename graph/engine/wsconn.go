@@ -61,7 +61,7 @@ func CloseSocket(ctx context.Context, code int, reason string) {
 // the write (and the connection's reads, so the transport tears the
 // connection down).
 type deadlineConn struct {
-	transport.WebsocketConn
+	wrappedConn
 	timeout time.Duration
 	// timedOut is set once a write has overrun (tests and logs).
 	timedOut atomic.Bool
@@ -76,14 +76,18 @@ func (c *deadlineConn) WriteJSON(v any) error {
 	return c.WebsocketConn.WriteJSON(v)
 }
 
-// The connection's optional abilities, which gqlgen asks for by type.
-func (c *deadlineConn) SetReadLimit(limit int64) {
+// wrappedConn is a websocket connection one of ours wraps. It passes on the
+// connection's optional abilities, which gqlgen asks for by type: embedding
+// the interface alone would hide them.
+type wrappedConn struct{ transport.WebsocketConn }
+
+func (c wrappedConn) SetReadLimit(limit int64) {
 	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
 		l.SetReadLimit(limit)
 	}
 }
 
-func (c *deadlineConn) SetReadDeadline(t time.Time) error {
+func (c wrappedConn) SetReadDeadline(t time.Time) error {
 	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
 		return d.SetReadDeadline(t)
 	}

@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"time"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/coder/websocket"
 )
 
@@ -60,7 +58,7 @@ type clientMessage struct {
 // reads them (the top of this file); it is read by gqlgen's one reading
 // goroutine.
 type messageConn struct {
-	transport.WebsocketConn
+	wrappedConn
 	s *socket
 	// initialised is set once connection_init is read.
 	initialised bool
@@ -136,20 +134,6 @@ func (c *messageConn) check(msg []byte) (code int, reason string) {
 		return wsInvalidMessage, fmt.Sprintf("invalid message: a client does not send messages of type %.40q", m.Type)
 	}
 	return 0, ""
-}
-
-// The connection's optional abilities, which gqlgen asks for by type.
-func (c *messageConn) SetReadLimit(limit int64) {
-	if l, ok := c.WebsocketConn.(transport.WebsocketReadLimiter); ok {
-		l.SetReadLimit(limit)
-	}
-}
-
-func (c *messageConn) SetReadDeadline(t time.Time) error {
-	if d, ok := c.WebsocketConn.(transport.WebsocketReadDeadliner); ok {
-		return d.SetReadDeadline(t)
-	}
-	return nil
 }
 
 // An operation's id is in use from the message that starts it until gqlgen
