@@ -267,3 +267,42 @@ func TestConcurrentWritesToADeletedTeam(t *testing.T) {
 		t.Errorf("%v teams still hold a role on the space", got)
 	}
 }
+
+// Replies posted to a comment while its space is transferred carry the
+// space's new organization, as the comment does: none is left behind in the
+// old one (the transfer moved replies before their comments, and a reply
+// reads its organization from its comment).
+func TestConcurrentTransferAndReplies(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	other := e.alice.NewOrg("Other")
+	comment := e.alice.Do("POST", e.spaceBase+"/comments", map[string]any{"body": map[string]any{"markdown": "Thoughts?"}}).
+		Expect(http.StatusOK).String("id")
+	replies := e.spaceBase + "/comments/" + comment + "/replies"
+	const n = 12
+	reqs := []func() *servertest.Response{func() *servertest.Response {
+		return e.alice.Do("POST", e.spaceBase+"/transfer", map[string]any{"organization": other})
+	}}
+	for i := range n {
+		reqs = append(reqs, func() *servertest.Response {
+			return e.alice.Do("POST", replies, map[string]any{"body": map[string]any{"markdown": fmt.Sprint("Reply ", i)}})
+		})
+	}
+	responses := atOnce(reqs...)
+	wantClean(t, responses, http.StatusOK)
+	posted := 0
+	for _, res := range responses[1:] {
+		if res.Status == http.StatusOK {
+			posted++
+		}
+	}
+	if got := e.alice.Do("GET", replies+"?limit=100", nil).Expect(http.StatusOK).JSON()["count"]; got != float64(posted) {
+		t.Errorf("%v replies listed, %d posted", got, posted)
+	}
+	var left int
+	err := e.env.DB.QueryRowContext(context.Background(),
+		`SELECT count(*) FROM comment_replies WHERE comment_id = ? AND organization_id <> ?`, comment, other).Scan(&left)
+	if err != nil || left != 0 {
+		t.Errorf("%d replies are left in the space's old organization (%v)", left, err)
+	}
+}

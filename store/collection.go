@@ -121,21 +121,28 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, orgID string, collectio
 	comments := bun.SafeQuery("SELECT id FROM comments WHERE space_id IN (?)", spaces)
 	bodies := bun.SafeQuery(`SELECT rp.body_sha256, rp.organization_id FROM revision_pages rp
 		WHERE rp.revision_id IN (?) AND rp.body_sha256 IS NOT NULL`, revisions)
-	// Bodies before the pages that will show them.
+	// Bodies before the pages that will show them. Then parents before
+	// their children: a row inserted meanwhile takes its organization from
+	// its parent's, key-share locked (inParentOrganization), so once the
+	// parent is updated the insert waits for the transfer and reads the new
+	// organization; one that went first is committed before the statement
+	// updating the children reads them (a reply posted between an update
+	// of the replies and one of their comments stayed behind). The sets are
+	// found by the parents' ids, which do not change.
 	for _, q := range append(copyBodies(orgID, bodies),
-		// Children before their parents: the sets are found by the parents' ids.
+		bun.SafeQuery("UPDATE spaces SET organization_id = ? WHERE id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE revisions SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE change_requests SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
+		bun.SafeQuery("UPDATE comments SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
 		bun.SafeQuery("UPDATE revision_pages SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
 		bun.SafeQuery("UPDATE revision_files SET organization_id = ? WHERE revision_id IN (?)", orgID, revisions),
 		bun.SafeQuery("UPDATE change_request_contributors SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
 		bun.SafeQuery("UPDATE change_request_reviews SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
 		bun.SafeQuery("UPDATE change_request_requested_reviewers SET organization_id = ? WHERE change_request_id IN (?)", orgID, crs),
+		bun.SafeQuery("UPDATE comment_replies SET organization_id = ? WHERE comment_id IN (?)", orgID, comments),
+		// Reactions last: their targets are comments and replies.
 		bun.SafeQuery(`UPDATE comment_reactions SET organization_id = ?
 			WHERE target_id IN (?) OR target_id IN (SELECT id FROM comment_replies WHERE comment_id IN (?))`, orgID, comments, comments),
-		bun.SafeQuery("UPDATE comment_replies SET organization_id = ? WHERE comment_id IN (?)", orgID, comments),
-		bun.SafeQuery("UPDATE comments SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
-		bun.SafeQuery("UPDATE change_requests SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
-		bun.SafeQuery("UPDATE revisions SET organization_id = ? WHERE space_id IN (?)", orgID, spaces),
-		bun.SafeQuery("UPDATE spaces SET organization_id = ? WHERE id IN (?)", orgID, spaces),
 	) {
 		if _, err := db.NewRaw("?", q).Exec(ctx); err != nil {
 			return translate(err)
