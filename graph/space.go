@@ -200,7 +200,7 @@ func (r *mutationResolver) RestoreSpace(ctx context.Context, id string) (*store.
 	s.DeletedAt = nil
 	s.UpdatedAt = r.now()
 	if err := store.UpdateSpace(ctx, r.DB, s, "deleted_at"); err != nil {
-		return nil, err
+		return nil, orNotFound(err, "space")
 	}
 	return s, nil
 }

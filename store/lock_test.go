@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -53,5 +54,33 @@ func TestLockedSpaceLetsReferringRowsIn(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A space purged between a restore's read and its write (at the end of its
+// retention) is not restored: the write finds no row, and says so, where it
+// used to answer the restore as done.
+func TestUpdateOfAPurgedSpaceIsNotFound(t *testing.T) {
+	db := pgtest.NewDB(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('o', 'O', now(), now())`,
+		`INSERT INTO spaces (id, organization_id, title, revision_id, created_at, updated_at, deleted_at)
+			VALUES ('s', 'o', 'S', 'r', now(), now(), now() - interval '8 days')`,
+	} {
+		if _, err := db.Pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := store.GetSpace(ctx, db, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.PurgeSpacesDeletedBefore(ctx, db, time.Now().Add(-7*24*time.Hour)); err != nil || n != 1 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	s.DeletedAt = nil
+	if err := store.UpdateSpace(ctx, db, s, "deleted_at"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("restoring a purged space: %v, want ErrNotFound", err)
 	}
 }

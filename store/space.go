@@ -104,9 +104,19 @@ func CountLiveSpaces(ctx context.Context, db bun.IDB, orgIDs []string) (map[stri
 
 // UpdateSpace writes the given columns of s (never its counts: the database
 // keeps those).
+//
+// A space gone since it was read (the purge job removes spaces deleted past
+// their retention) is ErrNotFound: a restore that lost that race must not
+// be answered as done.
 func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) error {
-	_, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
-	return translate(err)
+	res, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	if err != nil {
+		return translate(err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // PurgeSpacesDeletedBefore removes for good the spaces deleted before t, with
