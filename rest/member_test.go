@@ -321,11 +321,7 @@ func TestCountsUnderConcurrency(t *testing.T) {
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	const n = 12
-	users := make([]*servertest.User, n)
-	for i := range users {
-		users[i] = env.NewUser(fmt.Sprintf("User %d", i))
-		users[i].Join(org, store.RoleRead)
-	}
+	users := newReaders(env, org, n)
 	team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Crowd"}`).Expect(http.StatusCreated).String("id")
 	teamPath := "/v1/orgs/" + org + "/teams/" + team
 	spaces := make([]string, n)

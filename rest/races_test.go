@@ -32,6 +32,16 @@ func atOnce(reqs ...func() *servertest.Response) []*servertest.Response {
 	return out
 }
 
+// newReaders makes n users ("User 0"...) readers of org.
+func newReaders(env *servertest.Env, org string, n int) []*servertest.User {
+	users := make([]*servertest.User, n)
+	for i := range users {
+		users[i] = env.NewUser(fmt.Sprint("User ", i))
+		users[i].Join(org, store.RoleRead)
+	}
+	return users
+}
+
 // wantClean fails unless every response is one of the allowed statuses: a
 // lost race is a clean 4xx, never a 500.
 func wantClean(t *testing.T, responses []*servertest.Response, allowed ...int) {
@@ -240,11 +250,7 @@ func TestConcurrentWritesToADeletedTeam(t *testing.T) {
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	const n = 6
-	users := make([]*servertest.User, n)
-	for i := range users {
-		users[i] = env.NewUser(fmt.Sprint("User ", i))
-		users[i].Join(org, store.RoleRead)
-	}
+	users := newReaders(env, org, n)
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
 	for round := range 3 {
 		team := alice.Do("PUT", "/v1/orgs/"+org+"/teams", map[string]any{"title": fmt.Sprint("Team ", round)}).Expect(http.StatusCreated).String("id")
