@@ -67,6 +67,10 @@ type Options struct {
 	Settings map[string]string
 	// Log receives the server's output. Nil discards it.
 	Log *os.File
+	// Password is the postgres role's password when the cluster is
+	// initialised (empty: a random one). The nodes of a Citus cluster share
+	// one, which they present to each other (store/pgtest's Citus cluster).
+	Password string
 	// Supervise, when set, restarts the server whenever its process exits
 	// without Stop asking it to (see Supervision). Nil leaves a dead
 	// server dead, as the tests want.
@@ -212,7 +216,10 @@ func start(ctx context.Context, opts Options, binDir, dataDir, pgdata, pwPath, s
 		if err := prepareDir(pgdata, owner); err != nil {
 			return nil, err
 		}
-		password, err := newPassword()
+		password, err := opts.Password, error(nil)
+		if password == "" {
+			password, err = newPassword()
+		}
 		if err != nil {
 			return nil, err
 		}

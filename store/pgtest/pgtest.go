@@ -31,7 +31,8 @@ const templateName = "docsapi_template"
 var (
 	once      sync.Once
 	server    *pgserver.Server
-	adminURL  string // a URL on the maintenance database "postgres"
+	citus     *CitusCluster // the shared server, when it is a Citus cluster (citus.go)
+	adminURL  string        // a URL on the maintenance database "postgres"
 	dataDir   string
 	setupErr  error
 	clusterMu sync.Mutex // CREATE DATABASE ... TEMPLATE takes the template exclusively
@@ -43,6 +44,9 @@ func Main(m *testing.M) {
 	if server != nil {
 		server.Stop()
 	}
+	if citus != nil {
+		citus.stop()
+	}
 	if dataDir != "" {
 		_ = os.RemoveAll(dataDir)
 	}
@@ -52,9 +56,19 @@ func Main(m *testing.M) {
 func setup() {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	if u := os.Getenv("DOCSAPI_TEST_DATABASE_URL"); u != "" {
+	switch u := os.Getenv("DOCSAPI_TEST_DATABASE_URL"); {
+	case u != "":
 		adminURL = u
-	} else {
+	case citusMode():
+		dataDir, setupErr = os.MkdirTemp("", "docsapi-test-citus-")
+		if setupErr != nil {
+			return
+		}
+		if citus, setupErr = startCitus(ctx, dataDir); setupErr != nil {
+			return
+		}
+		adminURL = citus.Coordinator().URL("postgres")
+	default:
 		dataDir, setupErr = os.MkdirTemp("", "docsapi-test-")
 		if setupErr != nil {
 			return
@@ -70,6 +84,16 @@ func setup() {
 
 // createTemplate builds a fresh template database with every migration applied.
 func createTemplate(ctx context.Context) error {
+	if citus != nil {
+		citus.dropDatabase(ctx, templateName)
+		if err := citus.createDatabase(ctx, templateName, ""); err != nil {
+			return err
+		}
+		if err := migrateTemplate(ctx); err != nil {
+			return err
+		}
+		return citus.sealTemplate(ctx, templateName)
+	}
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		return err
@@ -81,6 +105,10 @@ func createTemplate(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+templateName); err != nil {
 		return err
 	}
+	return migrateTemplate(ctx)
+}
+
+func migrateTemplate(ctx context.Context) error {
 	db, err := store.Open(ctx, withDatabase(adminURL, templateName), 4)
 	if err != nil {
 		return err
@@ -116,6 +144,9 @@ func newDatabase(t testing.TB, options string) string {
 	}
 	ctx := context.Background()
 	name := "t_" + randomHex(8)
+	if citus != nil {
+		return newCitusDatabase(t, name, options)
+	}
 	conn, err := pgx.Connect(ctx, adminURL)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
@@ -136,6 +167,26 @@ func newDatabase(t testing.TB, options string) string {
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
 	return withDatabase(adminURL, name)
+}
+
+// newCitusDatabase is newDatabase on the shared Citus cluster: the
+// database on every node, a copy of the template's there, or an empty one
+// ready to be distributed.
+func newCitusDatabase(t testing.TB, name, options string) string {
+	t.Helper()
+	ctx := context.Background()
+	template := ""
+	if options != "" {
+		template = templateName
+	}
+	clusterMu.Lock()
+	err := citus.createDatabase(ctx, name, template)
+	clusterMu.Unlock()
+	if err != nil {
+		t.Fatalf("pgtest: create database: %v", err)
+	}
+	t.Cleanup(func() { citus.dropDatabase(ctx, name) })
+	return citus.Coordinator().URL(name)
 }
 
 // NewDB opens a new database (see NewDatabase), with the default statement

@@ -98,8 +98,13 @@ type Options struct {
 	BlobURL string
 }
 
-// logger is the log the options ask for.
+// logger is the log the options ask for. DOCSAPI_TEST_LOGS=1 sends the
+// logs of servers that keep none to standard error, to see why a test
+// failed.
 func (o Options) logger() *slog.Logger {
+	if o.Logs == nil && os.Getenv("DOCSAPI_TEST_LOGS") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	if o.Logs == nil {
 		return slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
