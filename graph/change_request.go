@@ -205,19 +205,23 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 	}
 	var cr *store.ChangeRequest
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := store.LockSpace(ctx, tx, spaceID)
+		s, err := store.LockSpace(ctx, tx, space.OrganizationID, spaceID)
 		if err != nil {
 			return err
 		}
 		if s.DeletedAt != nil {
 			return NotFound("space")
 		}
+		if cluster != nil && s.OrganizationID != space.OrganizationID {
+			// Transferred since the cluster was checked: it stayed behind.
+			return Invalid("conversationsIssuesCluster", "no such issues cluster in this organization")
+		}
 		number, err := store.NextChangeRequestNumber(ctx, tx, s.ID)
 		if err != nil {
 			return err
 		}
 		now := r.now()
-		cr = &store.ChangeRequest{ID: store.NewID(), SpaceID: s.ID, Number: number, Status: store.CROpen, Subject: subject,
+		cr = &store.ChangeRequest{ID: store.NewID(), OrganizationID: s.OrganizationID, SpaceID: s.ID, Number: number, Status: store.CROpen, Subject: subject,
 			Description: description, CreatedBy: &caller.User.ID, CreatedAt: now, UpdatedAt: now,
 			RevisionInitial: s.RevisionID, Revision: s.RevisionID, ClusterID: cluster}
 		if err := store.CreateChangeRequest(ctx, tx, cr); err != nil {
@@ -241,7 +245,7 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 			// A status change updates the space's counts (a trigger locks
 			// its row): lock the space before the change request, as merges
 			// do, so that the two never wait on each other in opposite orders.
-			if _, err := store.LockSpace(ctx, tx, s.ID); err != nil {
+			if _, err := store.LockSpace(ctx, tx, s.OrganizationID, s.ID); err != nil {
 				return err
 			}
 		}
@@ -302,7 +306,7 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *s
 	caller, _ := CallerFrom(ctx)
 	var out *model.MergeResult
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := store.LockSpace(ctx, tx, spaceID)
+		s, err := store.LockSpace(ctx, tx, space.OrganizationID, spaceID)
 		if err != nil {
 			return err
 		}

@@ -251,7 +251,7 @@ func (r *mutationResolver) DeleteCollection(ctx context.Context, id string) (boo
 		if err := t.writeContainer(ctx, tx, c.ParentID, list); err != nil {
 			return err
 		}
-		deleted, err = store.DeleteCollection(ctx, tx, c.ID)
+		deleted, err = store.DeleteCollection(ctx, tx, c.OrganizationID, c.ID)
 		return err
 	})
 	return deleted, err
@@ -370,7 +370,7 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 			return err
 		}
 		collections, spaces := src.subtree(item)
-		if err := store.LockForTransfer(ctx, tx, spaces); err != nil {
+		if err := store.LockForTransfer(ctx, tx, source, spaces); err != nil {
 			return err
 		}
 		published, err := store.SpacesPublishedIn(ctx, tx, spaces)
@@ -385,10 +385,10 @@ func (r *Resolver) transfer(ctx context.Context, source, target, what string, pi
 			return err
 		}
 		// Grants name the old organization's members and teams: they stay behind.
-		if err := store.DeleteGrantsOn(ctx, tx, collections, spaces); err != nil {
+		if err := store.DeleteGrantsOn(ctx, tx, source, collections, spaces); err != nil {
 			return err
 		}
-		if err := store.MoveToOrganization(ctx, tx, target, collections, spaces); err != nil {
+		if err := store.MoveToOrganization(ctx, tx, source, target, collections, spaces); err != nil {
 			return err
 		}
 		item.setOrganization(target)
@@ -459,6 +459,13 @@ func (i contentItem) position() int {
 	return i.space.Position
 }
 
+func (i contentItem) organization() string {
+	if i.collection != nil {
+		return i.collection.OrganizationID
+	}
+	return i.space.OrganizationID
+}
+
 func (i contentItem) setOrganization(orgID string) {
 	if i.collection != nil {
 		i.collection.OrganizationID = orgID
@@ -478,7 +485,7 @@ func (i contentItem) place(ctx context.Context, tx bun.IDB, parent *string, posi
 	} else {
 		i.space.ParentID, i.space.Position = parent, position
 	}
-	return store.SetPlace(ctx, tx, table, i.id(), parent, position)
+	return store.SetPlace(ctx, tx, table, i.organization(), i.id(), parent, position)
 }
 
 func (t *contentTree) collection(id string) *store.Collection {

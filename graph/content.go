@@ -191,7 +191,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 	var rev *store.Revision
 	var tree *store.PageTree
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := store.LockSpace(ctx, tx, spaceID)
+		s, err := store.LockSpace(ctx, tx, s.OrganizationID, spaceID)
 		if err != nil {
 			return err
 		}

@@ -211,7 +211,8 @@ func fetchTree(ctx context.Context, remote gitRemote, ref string, limits GitLimi
 }
 
 func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID string, input model.ImportGitRepositoryInput) (bool, error) {
-	if _, err := r.editableSpace(ctx, spaceID); err != nil {
+	space, err := r.editableSpace(ctx, spaceID)
+	if err != nil {
 		return false, err
 	}
 	remote, err := r.gitRemote(input.URL)
@@ -254,7 +255,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 	caller, _ := CallerFrom(ctx)
 	now := r.now()
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := store.LockSpace(ctx, tx, spaceID)
+		s, err := store.LockSpace(ctx, tx, space.OrganizationID, spaceID)
 		if err != nil {
 			return err
 		}

@@ -237,7 +237,8 @@ func (h *LiveHub) listen(ctx context.Context) {
 }
 
 // deliver handles a notification of channel: a change to callers or to an
-// organization's access (payload: its id), or an event (payload: its id),
+// organization's access (payload: its id, or every organization's), or an
+// event (payload: its organization and id),
 // which it reads and offers to the subscribers of what it is about.
 func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 	switch channel {
@@ -247,7 +248,11 @@ func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 		h.db.Callers.Invalidate()
 		return
 	case store.AccessChannel:
-		h.access.forget(payload)
+		if store.EveryOrganization(payload) {
+			h.access.reset(true)
+		} else {
+			h.access.forget(payload)
+		}
 		h.recheckOrg(payload)
 		return
 	}
@@ -258,7 +263,8 @@ func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 	var keys []string
 	switch channel {
 	case store.LiveChannel:
-		e, err := store.GetLiveEvent(ctx, h.db, payload)
+		orgID, id, _ := store.ParseEventPayload(payload)
+		e, err := store.GetLiveEvent(ctx, h.db, orgID, id)
 		if err != nil {
 			h.readFailed(ctx, channel, payload, err)
 			return
@@ -281,7 +287,8 @@ func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 			keys = append(keys, liveSiteKey(*e.SiteID))
 		}
 	case store.IntegrationEventsChannel:
-		e, err := store.GetIntegrationEventByID(ctx, h.db, payload)
+		orgID, id, _ := store.ParseEventPayload(payload)
+		e, err := store.GetIntegrationEventByID(ctx, h.db, orgID, id)
 		if err != nil {
 			h.readFailed(ctx, channel, payload, err)
 			return
@@ -328,7 +335,7 @@ func (h *LiveHub) recheckOrg(orgID string) {
 	defer h.mu.Unlock()
 	for _, m := range h.subs {
 		for s := range m {
-			if s.org != orgID || s.recheck == nil {
+			if (s.org != orgID && !store.EveryOrganization(orgID)) || s.recheck == nil {
 				continue
 			}
 			select {

@@ -63,7 +63,7 @@ func (r *Resolver) siteSpaceTarget(ctx context.Context, tx bun.IDB, orgID, space
 	// to give away a published space, or goes first, and the space is no
 	// longer the organization's (read without the lock, it was published
 	// by a site of one organization while it belonged to another).
-	s, err := store.ShareLockSpace(ctx, tx, spaceID)
+	s, err := store.ShareLockSpace(ctx, tx, orgID, spaceID)
 	if errors.Is(err, store.ErrNotFound) || (err == nil && (s.DeletedAt != nil || s.OrganizationID != orgID)) {
 		return nil, Invalid(field, "no such space in this organization")
 	} else if err != nil {

@@ -296,7 +296,7 @@ func (r *mutationResolver) RemoveTeamMember(ctx context.Context, orgID, teamID, 
 		return false, err
 	}
 	defer r.loaders(ctx).OrgAccess.Clear(ctx, orgID)
-	return store.RemoveTeamMember(ctx, r.DB, t.ID, userID)
+	return store.RemoveTeamMember(ctx, r.DB, t, userID)
 }
 
 func (r *mutationResolver) UpdateTeamMembers(ctx context.Context, orgID, teamID string, input model.UpdateTeamMembersInput) (bool, error) {
@@ -344,7 +344,7 @@ func (r *mutationResolver) UpdateTeamMembers(ctx context.Context, orgID, teamID 
 			}
 		}
 		for _, id := range removeIDs {
-			if _, err := store.RemoveTeamMember(ctx, tx, t.ID, id); err != nil {
+			if _, err := store.RemoveTeamMember(ctx, tx, t, id); err != nil {
 				return err
 			}
 		}

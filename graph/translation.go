@@ -323,7 +323,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 		}
 		var result *store.Space
 		if t.ResultSpaceID != nil {
-			s, err := store.LockSpace(ctx, tx, *t.ResultSpaceID)
+			s, err := store.LockSpace(ctx, tx, src.OrganizationID, *t.ResultSpaceID)
 			if err == nil && s.DeletedAt == nil {
 				result = s
 			} else if err != nil && !errors.Is(err, store.ErrNotFound) {

@@ -20,8 +20,8 @@ import (
 //     organization_members, organizations) through this process empty the
 //     cache as soon as they are committed (callerWatchHook below): a request
 //     that follows a write's response sees the write.
-//   - Other processes learn of them through PostgreSQL: statement triggers
-//     on those tables NOTIFY callersChannel at commit (migration 0003), and
+//   - Other processes learn of them through PostgreSQL: the same hook
+//     NOTIFYs callersChannel with the write, at commit (notify.go), and
 //     every process LISTENs on it.
 //   - The cache is used only while the LISTEN connection is up. When it
 //     drops, lookups go to the database until it is back (and the cache is
@@ -167,6 +167,8 @@ type txWrites struct {
 
 	mu         sync.Mutex
 	deliveries []string
+	// notifications are raised just before the commit (notify.go).
+	notifications []notification
 }
 
 type txWritesKey struct{}
@@ -185,9 +187,17 @@ func (h callerWatchHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	}
 	if w, ok := ctx.Value(txWritesKey{}).(*txWrites); ok {
 		w.callers.Store(h.cache)
+		// The other processes' caches: at commit, with the write.
+		_ = notifyAtCommit(ctx, nil, callersChannel, "")
 		return
 	}
 	h.cache.Invalidate()
+	// A statement on its own is committed already: tell the others now.
+	if e.DB != nil {
+		if _, err := e.DB.ExecContext(ctx, "SELECT pg_notify(?, '')", callersChannel); err != nil {
+			slog.Default().Warn("caller cache: could not tell the other processes of a change; their caches expire within a minute", "err", err)
+		}
+	}
 }
 
 // writesCallerTable tells whether a query may have written one of

@@ -60,7 +60,10 @@ func NextChangeRequestNumber(ctx context.Context, tx bun.IDB, spaceID string) (i
 
 // CreateChangeRequest inserts cr, in its space's organization.
 func CreateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest) error {
-	_, err := inParentOrganization(db.NewInsert().Model(cr), cr.OrganizationID, "spaces", cr.SpaceID).Exec(ctx)
+	if err := inParentOrganization(ctx, db, &cr.OrganizationID, "spaces", cr.SpaceID); err != nil {
+		return err
+	}
+	_, err := db.NewInsert().Model(cr).Exec(ctx)
 	return translate(err)
 }
 

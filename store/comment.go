@@ -73,18 +73,21 @@ type Reaction struct {
 // installation on a space or site its installation's) get it from the
 // parent when they do not carry it.
 func InsertRow(ctx context.Context, db bun.IDB, row any) error {
-	q := db.NewInsert().Model(row)
+	var err error
 	switch r := row.(type) {
 	case *Comment:
-		q = inParentOrganization(q, r.OrganizationID, "spaces", r.SpaceID)
+		err = inParentOrganization(ctx, db, &r.OrganizationID, "spaces", r.SpaceID)
 	case *CommentReply:
-		q = inParentOrganization(q, r.OrganizationID, "comments", r.CommentID)
+		err = inParentOrganization(ctx, db, &r.OrganizationID, "comments", r.CommentID)
 	case *IntegrationSpaceInstallation:
-		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
+		err = inParentOrganization(ctx, db, &r.OrganizationID, "integration_installations", r.InstallationID)
 	case *IntegrationSiteInstallation:
-		q = inParentOrganization(q, r.OrganizationID, "integration_installations", r.InstallationID)
+		err = inParentOrganization(ctx, db, &r.OrganizationID, "integration_installations", r.InstallationID)
 	}
-	_, err := q.Exec(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = db.NewInsert().Model(row).Exec(ctx)
 	return parentGone(err)
 }
 

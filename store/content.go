@@ -227,7 +227,10 @@ func LoadContent(ctx context.Context, db bun.IDB, revisionID string) (Content, e
 // CreateRevision inserts rev with its content, all in the space's
 // organization.
 func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) error {
-	if _, err := inParentOrganization(db.NewInsert().Model(rev), rev.OrganizationID, "spaces", rev.SpaceID).Exec(ctx); err != nil {
+	if err := inParentOrganization(ctx, db, &rev.OrganizationID, "spaces", rev.SpaceID); err != nil {
+		return err
+	}
+	if _, err := db.NewInsert().Model(rev).Exec(ctx); err != nil {
 		return translate(err)
 	}
 	if len(c.Pages) > 0 {
@@ -283,7 +286,9 @@ func ServerSecret(ctx context.Context, db bun.IDB, name string) ([]byte, error) 
 	return value, translate(err)
 }
 
-// LockSpace reads space id for update, for the rest of tx.
+// LockSpace reads space id for update, for the rest of tx. orgID is the
+// organization the caller read it in ("" if none): the space returned is
+// where it is now, should a transfer have moved it meanwhile (lockRow).
 //
 // Rows are locked FOR NO KEY UPDATE throughout the store, the lock an UPDATE
 // of non-key columns takes: ids never change, and the stronger FOR UPDATE
@@ -291,10 +296,10 @@ func ServerSecret(ctx context.Context, db bun.IDB, name string) ([]byte, error) 
 // foreign key check takes KEY SHARE). Submitting a review with a comment
 // (change request, then space by the comment's key) and merging (space, then
 // change request) deadlocked on exactly that.
-func LockSpace(ctx context.Context, tx bun.Tx, id string) (*Space, error) {
+func LockSpace(ctx context.Context, tx bun.Tx, orgID, id string) (*Space, error) {
 	s := new(Space)
-	err := tx.NewSelect().Model(s).Where("id = ?", id).For("NO KEY UPDATE").Scan(ctx)
-	return s, translate(err)
+	err := lockRow(ctx, tx, "spaces", orgID, id, "NO KEY UPDATE", func(q *bun.SelectQuery) error { return q.Model(s).Scan(ctx) })
+	return s, err
 }
 
 // PageTree is a revision's pages with the indexes reads need.

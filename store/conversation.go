@@ -358,7 +358,7 @@ func SetIssueCluster(ctx context.Context, db bun.IDB, id, clusterID string) erro
 
 // SaveIssuesCluster inserts c, or writes its label, summary and updated_at.
 func SaveIssuesCluster(ctx context.Context, db bun.IDB, c *IssuesCluster) error {
-	_, err := db.NewInsert().Model(c).On("CONFLICT (id) DO UPDATE").
+	_, err := db.NewInsert().Model(c).On("CONFLICT (id, organization_id) DO UPDATE").
 		Set("label = EXCLUDED.label, summary = EXCLUDED.summary, updated_at = EXCLUDED.updated_at").Exec(ctx)
 	return translate(err)
 }

@@ -258,7 +258,13 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 		return translate(db.RunInTx(ctx, nil, fn))
 	}
 	writes := &txWrites{}
-	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, fn)
+	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		// Last, so that they go out with the commit of everything fn did.
+		return writes.sendNotifications(ctx, tx)
+	})
 	if cache := writes.callers.Load(); cache != nil && err == nil {
 		cache.Invalidate()
 	}

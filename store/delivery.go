@@ -89,7 +89,10 @@ func ClaimDelivery(ctx context.Context, db bun.IDB, id string, lease time.Durati
 // was turned off), leaving its status.
 func FinishDeliveryAttempt(ctx context.Context, db bun.IDB, line *IntegrationEventLog, status IntegrationEventState, retryIn time.Duration, deliver bool) error {
 	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := inParentOrganization(tx.NewInsert().Model(line), line.OrganizationID, "integration_events", line.IntegrationEventID, "seq").Exec(ctx); err != nil {
+		if err := inParentOrganization(ctx, tx, &line.OrganizationID, "integration_events", line.IntegrationEventID); err != nil {
+			return err
+		}
+		if _, err := tx.NewInsert().Model(line).Returning("seq").Exec(ctx); err != nil {
 			return err
 		}
 		q := tx.NewUpdate().Table("integration_events").Set("next_attempt_at = now() + ? * interval '1 millisecond'", retryIn.Milliseconds()).

@@ -167,6 +167,11 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 	if _, err := db.NewInsert().Model(&logs).Exec(ctx); err != nil {
 		return "", translate(err)
 	}
+	for _, row := range rows {
+		if err := notifyAtCommit(ctx, db, IntegrationEventsChannel, eventPayload(row.OrganizationID, row.ID)); err != nil {
+			return "", err
+		}
+	}
 	afterCommitDeliver(ctx, deliveries)
 	return ev.ID, nil
 }

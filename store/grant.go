@@ -58,7 +58,7 @@ func SetGrants(ctx context.Context, db bun.IDB, t GrantTarget, userIDs, teamIDs 
 			return translate(err)
 		}
 	}
-	return nil
+	return AccessChanged(ctx, db, t.OrganizationID)
 }
 
 // UpdateGrant changes the role of a grantee's grant on the target; false when
@@ -72,16 +72,24 @@ func UpdateGrant(ctx context.Context, db bun.IDB, t GrantTarget, userID, teamID 
 		return false, translate(err)
 	}
 	n, err := res.RowsAffected()
-	return n > 0, translate(err)
+	if err != nil || n == 0 {
+		return false, translate(err)
+	}
+	return true, AccessChanged(ctx, db, t.OrganizationID)
 }
 
 // RemoveGrant removes a grantee's grant on the target; false when there was none.
 func RemoveGrant(ctx context.Context, db bun.IDB, t GrantTarget, userID, teamID *string) (bool, error) {
 	where, arg := t.where()
+	grantee, id := " AND g.team_id = ?", teamID
 	if userID != nil {
-		return deleteRows(ctx, db, (*Grant)(nil), where+" AND g.user_id = ?", arg, *userID)
+		grantee, id = " AND g.user_id = ?", userID
 	}
-	return deleteRows(ctx, db, (*Grant)(nil), where+" AND g.team_id = ?", arg, *teamID)
+	removed, err := deleteRows(ctx, db, (*Grant)(nil), where+grantee+" AND g.organization_id = ?", arg, *id, t.OrganizationID)
+	if err != nil || !removed {
+		return removed, err
+	}
+	return true, AccessChanged(ctx, db, t.OrganizationID)
 }
 
 func granteeWhere(q *bun.UpdateQuery, userID, teamID *string) *bun.UpdateQuery {
@@ -106,20 +114,21 @@ func ListGrants(ctx context.Context, db bun.IDB, t GrantTarget, teams bool, p Pa
 	return rows, translate(err)
 }
 
-// DeleteGrantsOn removes every grant on these spaces and collections (they
-// are leaving the organization whose members and teams the grants name).
-func DeleteGrantsOn(ctx context.Context, db bun.IDB, collectionIDs, spaceIDs []string) error {
+// DeleteGrantsOn removes every grant on these spaces and collections of
+// orgID (they are leaving the organization whose members and teams the
+// grants name).
+func DeleteGrantsOn(ctx context.Context, db bun.IDB, orgID string, collectionIDs, spaceIDs []string) error {
 	if len(spaceIDs) > 0 {
-		if _, err := deleteRows(ctx, db, (*Grant)(nil), "space_id IN (?)", bun.List(spaceIDs)); err != nil {
+		if _, err := deleteRows(ctx, db, (*Grant)(nil), "organization_id = ? AND space_id IN (?)", orgID, bun.List(spaceIDs)); err != nil {
 			return err
 		}
 	}
 	if len(collectionIDs) > 0 {
-		if _, err := deleteRows(ctx, db, (*Grant)(nil), "collection_id IN (?)", bun.List(collectionIDs)); err != nil {
+		if _, err := deleteRows(ctx, db, (*Grant)(nil), "organization_id = ? AND collection_id IN (?)", orgID, bun.List(collectionIDs)); err != nil {
 			return err
 		}
 	}
-	return nil
+	return AccessChanged(ctx, db, orgID)
 }
 
 // OrgAccess is what deciding anyone's role on an organization's content

@@ -11,15 +11,17 @@ import (
 // Live events are what GraphQL subscriptions deliver (graph/subscription.go):
 // a space's content and change requests and comments changed, a site's
 // structure changed. Each is recorded in the transaction of the change it
-// tells of; the insert NOTIFYs LiveChannel with the event's id at commit
-// (migration 0021), and each server process reads the event and hands it to
-// its subscribers.
+// tells of, which NOTIFYs LiveChannel with the event's organization and id
+// at commit (notify.go), and each server process reads the event and hands
+// it to its subscribers.
 
 // The channels the notifications travel on; the payload is an id.
 const (
-	// LiveChannel carries the ids of live_events rows.
+	// LiveChannel carries live_events rows: "<organization id>/<id>"
+	// (ParseEventPayload).
 	LiveChannel = "docsapi_live"
-	// IntegrationEventsChannel carries the ids of integration_events rows.
+	// IntegrationEventsChannel carries integration_events rows, as
+	// LiveChannel does.
 	IntegrationEventsChannel = "docsapi_integration_events"
 )
 
@@ -67,21 +69,23 @@ type LiveEvent struct {
 // and only if, the change commits.
 func RecordLiveEvent(ctx context.Context, db bun.IDB, e *LiveEvent) error {
 	e.ID = NewID()
-	_, err := db.NewInsert().Model(e).Exec(ctx)
-	return translate(err)
+	if _, err := db.NewInsert().Model(e).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	return notifyAtCommit(ctx, db, LiveChannel, eventPayload(e.OrganizationID, e.ID))
 }
 
-// GetLiveEvent reads live event id.
-func GetLiveEvent(ctx context.Context, db bun.IDB, id string) (*LiveEvent, error) {
+// GetLiveEvent reads live event id of organization orgID.
+func GetLiveEvent(ctx context.Context, db bun.IDB, orgID, id string) (*LiveEvent, error) {
 	e := new(LiveEvent)
-	return e, translate(db.NewSelect().Model(e).Where("le.id = ?", id).Scan(ctx))
+	return e, translate(db.NewSelect().Model(e).Where("le.id = ? AND le.organization_id = ?", id, orgID).Scan(ctx))
 }
 
-// GetIntegrationEventByID reads integration event id with its event,
-// whatever its integration.
-func GetIntegrationEventByID(ctx context.Context, db bun.IDB, id string) (*IntegrationEvent, error) {
+// GetIntegrationEventByID reads integration event id of organization
+// orgID with its event, whatever its integration.
+func GetIntegrationEventByID(ctx context.Context, db bun.IDB, orgID, id string) (*IntegrationEvent, error) {
 	e := new(IntegrationEvent)
-	return e, translate(db.NewSelect().Model(e).Relation("Event").Where("ie.id = ?", id).Scan(ctx))
+	return e, translate(db.NewSelect().Model(e).Relation("Event").Where("ie.id = ? AND ie.organization_id = ?", id, orgID).Scan(ctx))
 }
 
 // ListenOnce takes a connection out of the pool for good (a connection that

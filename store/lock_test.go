@@ -35,7 +35,7 @@ func TestLockedSpaceLetsReferringRowsIn(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- store.RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := store.LockSpace(ctx, tx, "s"); err != nil {
+			if _, err := store.LockSpace(ctx, tx, "o", "s"); err != nil {
 				return err
 			}
 			close(locked)

@@ -86,7 +86,12 @@ func UpdateMember(ctx context.Context, db bun.IDB, m *Member, columns ...string)
 // RemoveMember ends userID's membership of orgID (and of its teams); false
 // when there was none.
 func RemoveMember(ctx context.Context, db bun.IDB, orgID, userID string) (bool, error) {
-	return deleteRows(ctx, db, (*Member)(nil), "organization_id = ? AND user_id = ?", orgID, userID)
+	removed, err := deleteRows(ctx, db, (*Member)(nil), "organization_id = ? AND user_id = ?", orgID, userID)
+	if err != nil || !removed {
+		return removed, err
+	}
+	// Their team memberships went with it.
+	return true, AccessChanged(ctx, db, orgID)
 }
 
 // LockOrganization serialises changes to orgID's memberships — and to the

@@ -70,6 +70,10 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 		log.Info("applied migrations", "group", group.ID, "migrations", group.Migrations.String())
 	}
 
+	if err := distribute(ctx, mdb, log); err != nil {
+		return err
+	}
+
 	riverMigrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
 	if err != nil {
 		return err

@@ -200,7 +200,10 @@ func UnfinishedOpenAPISpecs(ctx context.Context, db bun.IDB, pendingBefore, stuc
 
 // CreateOpenAPISpecVersion inserts v, in its spec's organization.
 func CreateOpenAPISpecVersion(ctx context.Context, db bun.IDB, v *OpenAPISpecVersion) error {
-	_, err := inParentOrganization(db.NewInsert().Model(v), v.OrganizationID, "openapi_specs", v.SpecID).Exec(ctx)
+	if err := inParentOrganization(ctx, db, &v.OrganizationID, "openapi_specs", v.SpecID); err != nil {
+		return err
+	}
+	_, err := db.NewInsert().Model(v).Exec(ctx)
 	return translate(err)
 }
 

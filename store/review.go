@@ -107,7 +107,10 @@ func InsertReview(ctx context.Context, tx bun.IDB, rv *Review) error {
 	case err != ErrNotFound:
 		return err
 	}
-	_, err = inParentOrganization(tx.NewInsert().Model(rv), rv.OrganizationID, "change_requests", rv.ChangeRequestID, "seq").Exec(ctx)
+	if err := inParentOrganization(ctx, tx, &rv.OrganizationID, "change_requests", rv.ChangeRequestID); err != nil {
+		return err
+	}
+	_, err = tx.NewInsert().Model(rv).Returning("seq").Exec(ctx)
 	return translate(err)
 }
 

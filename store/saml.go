@@ -129,7 +129,10 @@ func AddSAMLRequest(ctx context.Context, db bun.IDB, r *SAMLRequest, forgetBefor
 	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("coalesce(consumed_at, created_at) < ?", forgetBefore).Exec(ctx); err != nil {
 		return translate(err)
 	}
-	_, err := inParentOrganization(db.NewInsert().Model(r), r.OrganizationID, "saml_providers", r.ProviderID).Exec(ctx)
+	if err := inParentOrganization(ctx, db, &r.OrganizationID, "saml_providers", r.ProviderID); err != nil {
+		return err
+	}
+	_, err := db.NewInsert().Model(r).Exec(ctx)
 	return translate(err)
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,10 +87,42 @@ func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Pa
 	return sites, translate(err)
 }
 
-// UpdateSite writes the given columns of s.
+// UpdateSite writes the given columns of s. A custom hostname names one
+// site instance-wide: one already taken is ErrConflict
+// ("sites_hostname_key").
 func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) error {
-	_, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
-	return translate(err)
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if slices.Contains(columns, "hostname") && s.Hostname != nil {
+			if err := claimSiteHostname(ctx, tx, s); err != nil {
+				return err
+			}
+		}
+		_, err := tx.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+		return err
+	})
+}
+
+// siteHostnameLock serialises the claims of site hostnames ("hostname").
+const siteHostnameLock = 0x686f73746e616d65
+
+// claimSiteHostname checks, under a lock every claim takes until its
+// transaction ends, that no other site has s's hostname. Sites are
+// distributed by organization, and a unique key of a distributed table
+// must include it, so the database cannot hold this one across
+// organizations (migration 0043); every write goes through a coordinator,
+// where the lock is. Hostnames change rarely: the check asks every shard.
+func claimSiteHostname(ctx context.Context, tx bun.Tx, s *Site) error {
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", siteHostnameLock); err != nil {
+		return err
+	}
+	taken, err := tx.NewSelect().Table("sites").Where("hostname = ? AND NOT (id = ? AND organization_id = ?)", *s.Hostname, s.ID, s.OrganizationID).Exists(ctx)
+	if err != nil {
+		return err
+	}
+	if taken {
+		return fmt.Errorf("%w: sites_hostname_key", ErrConflict)
+	}
+	return nil
 }
 
 // DeleteSite removes a site and its structure, reporting whether it existed.

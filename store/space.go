@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -116,15 +117,30 @@ func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) e
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return ErrNotFound
 	}
+	if slices.ContainsFunc(columns, func(c string) bool {
+		return c == "parent_id" || c == "default_level" || c == "visibility" || c == "deleted_at"
+	}) {
+		return AccessChanged(ctx, db, s.OrganizationID)
+	}
 	return nil
 }
 
 // PurgeSpacesDeletedBefore removes for good the spaces deleted before t, with
 // everything that belongs to them (the foreign keys cascade).
 func PurgeSpacesDeletedBefore(ctx context.Context, db bun.IDB, t time.Time) (int64, error) {
-	res, err := db.NewDelete().Model((*Space)(nil)).Where("deleted_at < ?", t).Exec(ctx)
-	if err != nil {
-		return 0, translate(err)
-	}
-	return res.RowsAffected()
+	var orgs []string
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		err := tx.NewDelete().Model((*Space)(nil)).Where("deleted_at < ?", t).Returning("organization_id").Scan(ctx, &orgs)
+		if err != nil {
+			return err
+		}
+		// Their grants went with them.
+		for _, org := range slices.Compact(slices.Sorted(slices.Values(orgs))) {
+			if err := AccessChanged(ctx, tx, org); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return int64(len(orgs)), translate(err)
 }

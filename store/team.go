@@ -56,8 +56,10 @@ func CreateTeam(ctx context.Context, tx bun.IDB, t *Team, members []*TeamMembers
 	if len(members) == 0 {
 		return nil
 	}
-	_, err := tx.NewInsert().Model(&members).Exec(ctx)
-	return translate(err)
+	if _, err := tx.NewInsert().Model(&members).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	return AccessChanged(ctx, tx, t.OrganizationID)
 }
 
 // GetTeam returns team id of orgID.
@@ -102,7 +104,12 @@ func UpdateTeam(ctx context.Context, db bun.IDB, t *Team, columns ...string) err
 
 // DeleteTeam removes team id of orgID; false when there was none.
 func DeleteTeam(ctx context.Context, db bun.IDB, orgID, id string) (bool, error) {
-	return deleteRows(ctx, db, (*Team)(nil), "id = ? AND organization_id = ?", id, orgID)
+	deleted, err := deleteRows(ctx, db, (*Team)(nil), "id = ? AND organization_id = ?", id, orgID)
+	if err != nil || !deleted {
+		return deleted, err
+	}
+	// Its members and grants went with it.
+	return true, AccessChanged(ctx, db, orgID)
 }
 
 // TeamRolesOf returns userID's role in each of these teams (absent: not a member).
@@ -162,10 +169,18 @@ func ListTeamMembers(ctx context.Context, db bun.IDB, teamID string, p Page) ([]
 func PutTeamMember(ctx context.Context, db bun.IDB, t *Team, userID string, role TeamRole) error {
 	_, err := db.NewInsert().Model(&TeamMembership{TeamID: t.ID, OrganizationID: t.OrganizationID, UserID: userID, Role: role}).
 		On("CONFLICT (team_id, user_id, organization_id) DO UPDATE").Set("role = EXCLUDED.role").Exec(ctx)
-	return translate(err)
+	if err != nil {
+		return translate(err)
+	}
+	return AccessChanged(ctx, db, t.OrganizationID)
 }
 
-// RemoveTeamMember takes userID out of a team; false when they were not in it.
-func RemoveTeamMember(ctx context.Context, db bun.IDB, teamID, userID string) (bool, error) {
-	return deleteRows(ctx, db, (*TeamMembership)(nil), "team_id = ? AND user_id = ?", teamID, userID)
+// RemoveTeamMember takes userID out of team t; false when they were not in
+// it.
+func RemoveTeamMember(ctx context.Context, db bun.IDB, t *Team, userID string) (bool, error) {
+	removed, err := deleteRows(ctx, db, (*TeamMembership)(nil), "team_id = ? AND user_id = ? AND organization_id = ?", t.ID, userID, t.OrganizationID)
+	if err != nil || !removed {
+		return removed, err
+	}
+	return true, AccessChanged(ctx, db, t.OrganizationID)
 }

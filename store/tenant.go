@@ -1,29 +1,59 @@
 package store
 
 import (
-	"strings"
+	"context"
+	"errors"
 
 	"github.com/uptrace/bun"
 )
 
-// inParentOrganization fills the organization_id of a row being inserted
-// from its parent's (row parentID of parentTable) when the caller did not
-// give it: a child always belongs to its parent's organization. It costs
-// the insert one primary key lookup, the one its foreign key check makes
-// anyway, and no round trip: the value comes back into the model.
+// Every tenant row is found by its organization as well as its id: on a
+// Citus cluster the organization says which shard holds the row, and a
+// locking read must name it (Citus locks rows of one shard only).
+
+// lockRow reads row id of table, locked with lock (FOR lock) until the
+// transaction of db ends, through scan, which runs the query it is given
+// (selecting from table, filtered by the row's id and organization).
+// org is the organization the caller read the row in, or "" when it does
+// not know it: a lookup by id (which asks every shard) finds it then.
 //
-// The lookup share-locks the parent (FOR KEY SHARE, as the foreign key
-// check does): should a transfer to another organization be changing the
-// parent, it waits for it and reads the new organization. Read without the
-// lock, it was the old one, and the child stayed in the organization its
-// parent had left.
-func inParentOrganization(q *bun.InsertQuery, org string, parentTable, parentID string, returning ...string) *bun.InsertQuery {
-	if org != "" {
-		if len(returning) > 0 {
-			q = q.Returning(strings.Join(returning, ", "))
+// A transfer to another organization moves a row by copying it there and
+// deleting it where it was: a lock that waited for a transfer finds
+// nothing in the old organization, and the row is looked up by id again
+// and locked where it went (once: a row moved twice meanwhile is not
+// found). The caller goes on with the organization the row has now,
+// which scan read.
+func lockRow(ctx context.Context, db bun.IDB, table, org, id, lock string, scan func(*bun.SelectQuery) error) error {
+	for range 2 {
+		if org == "" {
+			err := db.NewSelect().Table(table).Column("organization_id").Where("id = ?", id).Limit(1).Scan(ctx, &org)
+			if err != nil {
+				return translate(err)
+			}
 		}
-		return q
+		q := db.NewSelect().Where("id = ? AND organization_id = ?", id, org).For(lock)
+		if err := translate(scan(q)); !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		org = ""
 	}
-	return q.Value("organization_id", "(SELECT organization_id FROM ? WHERE id = ? FOR KEY SHARE)", bun.Ident(parentTable), parentID).
-		Returning(strings.Join(append(returning, "organization_id"), ", "))
+	return ErrNotFound
+}
+
+// inParentOrganization fills *org, when the caller did not know it, with
+// the organization of its parent (row parentID of parentTable): a child
+// always belongs to its parent's organization, and it must be known before
+// the insert, which on a Citus cluster goes to that organization's shard
+// (no subquery inside an insert can find it there). The parent is
+// share-locked until the transaction ends (FOR KEY SHARE, as the foreign
+// key check would): a transfer moving it finishes first, and the child
+// goes where the parent went (lockRow). Callers that have read the parent
+// pass its organization, and the foreign key check does the rest.
+func inParentOrganization(ctx context.Context, db bun.IDB, org *string, parentTable, parentID string) error {
+	if *org != "" {
+		return nil
+	}
+	return lockRow(ctx, db, parentTable, "", parentID, "KEY SHARE", func(q *bun.SelectQuery) error {
+		return q.Table(parentTable).Column("organization_id").Scan(ctx, org)
+	})
 }

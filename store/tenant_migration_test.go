@@ -237,7 +237,7 @@ func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
 	}
 
 	err = store.RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		return store.MoveToOrganization(ctx, tx, "ob", nil, []string{"s"})
+		return store.MoveToOrganization(ctx, tx, "oa", "ob", nil, []string{"s"})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,111 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/store/pgtest"
+)
+
+// On a Citus coordinator, the migrations distribute the schema with no
+// setting of their own: every tenant table by organization_id in one
+// colocation group, the named shared tables as reference tables, the
+// coordinator's bookkeeping left local; again at every start, so a table a
+// later migration adds is placed too, and one that says nothing of where
+// it goes stops the start.
+func TestMigrateDistributesTheSchemaOnCitus(t *testing.T) {
+	cluster := pgtest.NewCitusCluster(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, cluster.NewDatabase(t), 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPlacements(t, db)
+
+	// Rows of many organizations land on both workers.
+	var workers int
+	err = db.NewRaw(`WITH orgs AS (SELECT 'org' || i AS id FROM generate_series(1, 20) i)
+		SELECT count(DISTINCT p.groupid) FROM orgs
+		JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('spaces', orgs.id)`).Scan(ctx, &workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if workers != 2 {
+		t.Errorf("20 organizations' spaces are on %d workers, want 2", workers)
+	}
+
+	// A later migration's tenant table is distributed at the next start,
+	// colocated with the rest; an unnamed table without an organization
+	// stops it, saying so.
+	if _, err := db.ExecContext(ctx, `CREATE TABLE later_things (id text, organization_id text NOT NULL, PRIMARY KEY (id, organization_id))`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	checkPlacements(t, db)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE nobodys (id text PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, nil); err == nil || !strings.Contains(err.Error(), "nobodys") {
+		t.Errorf("a table with no organization and no placement of its own was let through: %v", err)
+	}
+}
+
+// checkPlacements fails t unless every table is where store.PlacementOf
+// says.
+func checkPlacements(t *testing.T, db *store.DB) {
+	t.Helper()
+	var tables []struct {
+		Name       string  `bun:"name"`
+		HasOrg     bool    `bun:"has_org"`
+		Method     *string `bun:"method"`
+		Column     *string `bun:"dist_column"`
+		Colocation *int    `bun:"colocation"`
+		Replicated *bool   `bun:"replicated"`
+	}
+	err := db.NewRaw(`SELECT c.relname AS name,
+			EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'organization_id' AND NOT a.attisdropped) AS has_org,
+			p.partmethod::text AS method, column_to_column_name(p.logicalrelid, p.partkey) AS dist_column,
+			p.colocationid AS colocation, p.repmodel = 't' AS replicated
+		FROM pg_class c LEFT JOIN pg_dist_partition p ON p.logicalrelid = c.oid
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind = 'r' ORDER BY 1`).Scan(context.Background(), &tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := map[int]bool{}
+	counts := map[store.Placement]int{}
+	for _, tb := range tables {
+		want, err := store.PlacementOf(tb.Name, tb.HasOrg)
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		counts[want]++
+		got := "local"
+		switch {
+		case tb.Method != nil && *tb.Method == "h":
+			got = fmt.Sprintf("distributed by %s", *tb.Column)
+			groups[*tb.Colocation] = true
+		case tb.Replicated != nil && *tb.Replicated:
+			got = "reference"
+		}
+		expected := map[store.Placement]string{store.Distributed: "distributed by organization_id", store.Reference: "reference", store.Coordinator: "local"}[want]
+		if got != expected {
+			t.Errorf("%s is %s, want %s", tb.Name, got, expected)
+		}
+	}
+	if len(groups) != 1 {
+		t.Errorf("the distributed tables are in %d colocation groups, want 1", len(groups))
+	}
+	if counts[store.Distributed] < 40 || counts[store.Reference] != len(store.ReferenceTables) {
+		t.Errorf("placements %v: is the query right?", counts)
+	}
+}

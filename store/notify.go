@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"strings"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Every process LISTENs for what the others change: callers (the caller
+// cache), organizations' access (the subscriptions' access snapshots),
+// live events and integration events (subscriptions). The store raises
+// these notifications itself, in the transaction of the change, on the
+// connection it writes through, rather than by triggers: on a Citus
+// cluster a trigger runs on the worker that holds the row, where no
+// process listens, and a worker may not even prepare a transaction that
+// notified (PREPARE TRANSACTION refuses NOTIFY), while the coordinator,
+// which every process talks to, delivers them as one PostgreSQL does: at
+// commit, to every listener, never for a transaction rolled back.
+
+// notification is one NOTIFY.
+type notification struct{ channel, payload string }
+
+// notifyAtCommit raises a notification on channel with payload when the
+// transaction of ctx (RunInTx) commits, or at once outside one (a single
+// statement, already committed).
+func notifyAtCommit(ctx context.Context, db bun.IDB, channel, payload string) error {
+	if w, ok := ctx.Value(txWritesKey{}).(*txWrites); ok {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := notification{channel, payload}
+		for _, m := range w.notifications {
+			if m == n {
+				return nil // PostgreSQL folds them anyway
+			}
+		}
+		w.notifications = append(w.notifications, n)
+		return nil
+	}
+	_, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, payload)
+	return translate(err)
+}
+
+// sendNotifications raises, in tx, the notifications queued for its commit:
+// one statement whatever their number.
+func (w *txWrites) sendNotifications(ctx context.Context, tx bun.Tx) error {
+	w.mu.Lock()
+	pending := w.notifications
+	w.mu.Unlock()
+	if len(pending) == 0 {
+		return nil
+	}
+	channels := make([]string, len(pending))
+	payloads := make([]string, len(pending))
+	for i, n := range pending {
+		channels[i], payloads[i] = n.channel, n.payload
+	}
+	_, err := tx.ExecContext(ctx, "SELECT pg_notify(c, p) FROM unnest(?::text[], ?::text[]) AS n(c, p)",
+		pgdialect.Array(channels), pgdialect.Array(payloads))
+	return err
+}
+
+// AccessChanged tells every process that the access to orgID's content
+// changed (its collections, grants, teams' members, or its spaces'
+// placement, level, visibility or deletion), at the commit of ctx's
+// transaction. Every store function that writes those calls it.
+func AccessChanged(ctx context.Context, db bun.IDB, orgID string) error {
+	return notifyAtCommit(ctx, db, AccessChannel, orgID)
+}
+
+// everyOrganization is the AccessChannel payload of a change that may
+// touch any organization's access (a user deleted: their team
+// memberships go with them).
+const everyOrganization = "*"
+
+// EveryOrganization tells whether an AccessChannel payload names every
+// organization rather than one.
+func EveryOrganization(payload string) bool { return payload == everyOrganization }
+
+// eventPayload is the payload of a live or integration event's
+// notification: its organization and id, so that the listener reads it
+// from the organization's shard alone.
+func eventPayload(orgID, id string) string { return orgID + "/" + id }
+
+// ParseEventPayload splits an event notification's payload into its
+// organization and id.
+func ParseEventPayload(payload string) (orgID, id string, ok bool) {
+	return strings.Cut(payload, "/")
+}
