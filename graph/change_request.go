@@ -25,7 +25,7 @@ import (
 const maxChangeRequestSubject = 100
 
 func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id string) (*store.ChangeRequest, error) {
-	cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, id)
+	cr, err := store.GetChangeRequest(ctx, r.DB, s, id)
 	return cr, orNotFound(err, "change request")
 }
 
@@ -112,7 +112,7 @@ func (r *changeRequestResolver) Space(_ context.Context, cr *store.ChangeRequest
 
 // Comments is the number of open comments on the change request.
 func (r *changeRequestResolver) Comments(ctx context.Context, cr *store.ChangeRequest) (int, error) {
-	return r.loaders(ctx).ChangeRequestOpenComments.Load(ctx, cr.ID)()
+	return r.loaders(ctx).ChangeRequestOpenComments.Load(ctx, orgKey(cr.OrganizationID, cr.ID))()
 }
 
 func (r *changeRequestResolver) Outdated(ctx context.Context, cr *store.ChangeRequest) (bool, error) {
@@ -141,7 +141,7 @@ func (r *changeRequestResolver) Urls(_ context.Context, cr *store.ChangeRequest)
 // Content is the change request's revision; computed reads the same (see
 // spaceResolver.Content).
 func (r *changeRequestResolver) Content(ctx context.Context, cr *store.ChangeRequest, _ bool) (*store.Revision, error) {
-	return store.GetRevision(ctx, r.DB, cr.SpaceID, cr.Revision)
+	return store.GetRevision(ctx, r.DB, cr.OrganizationID, cr.SpaceID, cr.Revision)
 }
 
 // editableSpace reads a space the caller may edit.
@@ -154,14 +154,14 @@ func (r *Resolver) editableSpace(ctx context.Context, spaceID string) (*store.Sp
 	return s, r.requireSpaceRole(ctx, s, store.RoleEdit)
 }
 
-// lockedChangeRequest reads change request ref (id or number) of spaceID
+// lockedChangeRequest reads change request ref (id or number) of space s
 // for update.
-func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, spaceID, ref string) (*store.ChangeRequest, error) {
-	cr, err := store.GetChangeRequest(ctx, tx, spaceID, ref)
+func (r *Resolver) lockedChangeRequest(ctx context.Context, tx bun.Tx, s *store.Space, ref string) (*store.ChangeRequest, error) {
+	cr, err := store.GetChangeRequest(ctx, tx, s, ref)
 	if err != nil {
 		return nil, orNotFound(err, "change request")
 	}
-	return store.LockChangeRequest(ctx, tx, spaceID, cr.ID)
+	return store.LockChangeRequest(ctx, tx, s, cr.ID)
 }
 
 // checkDocument checks a JSON document given as a change request's description.
@@ -249,7 +249,7 @@ func (r *mutationResolver) UpdateChangeRequest(ctx context.Context, spaceID, ref
 				return err
 			}
 		}
-		if cr, err = r.lockedChangeRequest(ctx, tx, spaceID, ref); err != nil {
+		if cr, err = r.lockedChangeRequest(ctx, tx, s, ref); err != nil {
 			return err
 		}
 		p := &patch{}
@@ -313,7 +313,7 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *s
 		if s.EditMode == store.EditModeLocked && intoMain {
 			return Conflict("the space is locked: nothing can be merged into it")
 		}
-		cr, err := r.lockedChangeRequest(ctx, tx, s.ID, ref)
+		cr, err := r.lockedChangeRequest(ctx, tx, s, ref)
 		if err != nil {
 			return err
 		}
@@ -383,7 +383,7 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, orgID, base, ours, the
 	var files [3][]*store.RevisionFile
 	var digests []string
 	for i, id := range []string{base, ours, theirs} {
-		c, err := store.LoadContent(ctx, tx, id)
+		c, err := store.LoadContent(ctx, tx, orgID, id)
 		if err != nil {
 			return store.Content{}, err
 		}
@@ -394,7 +394,7 @@ func (r *Resolver) merge(ctx context.Context, tx bun.IDB, orgID, base, ours, the
 			}
 		}
 	}
-	bodies, err := store.PageBodies(ctx, tx, slices.Compact(slices.Sorted(slices.Values(digests))))
+	bodies, err := store.PageBodies(ctx, tx, orgID, slices.Compact(slices.Sorted(slices.Values(digests))))
 	if err != nil {
 		return store.Content{}, err
 	}

@@ -57,7 +57,7 @@ func (r *Resolver) threadOf(ctx context.Context, spaceID string, crRef *string, 
 	}
 	t := thread{space: s}
 	if crRef != nil {
-		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s.ID, *crRef); err != nil {
+		if t.cr, err = store.GetChangeRequest(ctx, r.DB, s, *crRef); err != nil {
 			return thread{}, "", orNotFound(err, "change request")
 		}
 	}
@@ -154,7 +154,7 @@ func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRe
 	c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: t.crID(), RevisionID: t.revision(),
 		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: store.CommentOpen}
 	if page, _ := input.Page.ValueOK(); page != nil {
-		rev, err := store.GetRevision(ctx, r.DB, t.space.ID, t.revision())
+		rev, err := store.GetRevision(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.revision())
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +260,7 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, cr
 			return nil, err
 		}
 	}
-	return c, store.React(ctx, r.DB, c.ID, caller.User.ID, added, removed, r.now())
+	return c, store.React(ctx, r.DB, c.OrganizationID, c.ID, caller.User.ID, added, removed, r.now())
 }
 
 func (r *mutationResolver) DeleteComment(ctx context.Context, spaceID string, crRef *string, id string) (bool, error) {
@@ -279,7 +279,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, spaceID string, cr
 	if (c.PostedBy == nil || *c.PostedBy != caller.User.ID) && !role.AtLeast(store.RoleAdmin) {
 		return false, Forbidden("only its author or an admin deletes a comment")
 	}
-	return store.DeleteComment(ctx, r.DB, c.ID)
+	return store.DeleteComment(ctx, r.DB, c.OrganizationID, c.ID)
 }
 
 func (r *mutationResolver) PostCommentReply(ctx context.Context, spaceID string, crRef *string, commentID string, input model.PostCommentReplyInput) (*model.ReplyNode, error) {
@@ -310,7 +310,7 @@ func (r *Resolver) replyOf(ctx context.Context, t thread, commentID, id string) 
 	if err != nil {
 		return nil, err
 	}
-	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, orgKey(c.OrganizationID, c.ID))()
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +351,7 @@ func (r *mutationResolver) UpdateCommentReply(ctx context.Context, spaceID strin
 	if len(added)+len(removed) > 0 && !role.AtLeast(store.RoleComment) {
 		return nil, Forbidden("reacting needs the comment role or higher")
 	}
-	return reply, store.React(ctx, r.DB, reply.ID, caller.User.ID, added, removed, r.now())
+	return reply, store.React(ctx, r.DB, reply.OrganizationID, reply.ID, caller.User.ID, added, removed, r.now())
 }
 
 func (r *mutationResolver) DeleteCommentReply(ctx context.Context, spaceID string, crRef *string, commentID, id string) (bool, error) {
@@ -370,7 +370,7 @@ func (r *mutationResolver) DeleteCommentReply(ctx context.Context, spaceID strin
 	if (reply.PostedBy == nil || *reply.PostedBy != caller.User.ID) && !role.AtLeast(store.RoleAdmin) {
 		return false, Forbidden("only its author or an admin deletes a reply")
 	}
-	return store.DeleteReply(ctx, r.DB, reply.CommentID, reply.ID)
+	return store.DeleteReply(ctx, r.DB, reply.OrganizationID, reply.CommentID, reply.ID)
 }
 
 // Fields.
@@ -397,12 +397,12 @@ func (r *commentResolver) ResolvedBy(ctx context.Context, c *model.CommentNode) 
 }
 
 func (r *commentResolver) Reactions(ctx context.Context, c *model.CommentNode) ([]*model.CommentReaction, error) {
-	return r.reactionsOf(ctx, c.ID)
+	return r.reactionsOf(ctx, c.OrganizationID, c.ID)
 }
 
 // reactionsOf groups a target's reactions by emoji, in the order first used.
-func (r *Resolver) reactionsOf(ctx context.Context, target string) ([]*model.CommentReaction, error) {
-	rows, err := r.loaders(ctx).Reactions.Load(ctx, target)()
+func (r *Resolver) reactionsOf(ctx context.Context, orgID, target string) ([]*model.CommentReaction, error) {
+	rows, err := r.loaders(ctx).Reactions.Load(ctx, orgKey(orgID, target))()
 	if err != nil {
 		return nil, err
 	}
@@ -424,12 +424,12 @@ func (r *Resolver) reactionsOf(ctx context.Context, target string) ([]*model.Com
 }
 
 func (r *commentResolver) Replies(ctx context.Context, c *model.CommentNode) (int, error) {
-	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, orgKey(c.OrganizationID, c.ID))()
 	return len(replies), err
 }
 
 func (r *commentResolver) Repliers(ctx context.Context, c *model.CommentNode) ([]*model.CommentReplier, error) {
-	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, orgKey(c.OrganizationID, c.ID))()
 	if err != nil {
 		return nil, err
 	}
@@ -526,7 +526,7 @@ func (r *commentResolver) Permissions(ctx context.Context, c *model.CommentNode)
 }
 
 func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, page *string, limit *int, _ *int, _ *string) (*model.CommentReplyList, error) {
-	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, orgKey(c.OrganizationID, c.ID))()
 	if err != nil {
 		return nil, err
 	}
@@ -542,7 +542,7 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {
-	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, c.ID)()
+	replies, err := r.loaders(ctx).CommentReplies.Load(ctx, orgKey(c.OrganizationID, c.ID))()
 	if err != nil {
 		return nil, err
 	}
@@ -563,7 +563,7 @@ func (r *commentReplyResolver) PostedBy(ctx context.Context, x *model.ReplyNode)
 }
 
 func (r *commentReplyResolver) Reactions(ctx context.Context, x *model.ReplyNode) ([]*model.CommentReaction, error) {
-	return r.reactionsOf(ctx, x.ID)
+	return r.reactionsOf(ctx, x.OrganizationID, x.ID)
 }
 
 func (r *commentReplyResolver) Body(_ context.Context, x *model.ReplyNode, format *model.DocumentFormat) (*model.CommentBody, error) {

@@ -35,11 +35,11 @@ var pageSlug = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 // so (Revision).
 
 func (r *spaceResolver) Content(ctx context.Context, s *store.Space, _ bool) (*store.Revision, error) {
-	return store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
+	return store.GetRevision(ctx, r.DB, s.OrganizationID, s.ID, s.RevisionID)
 }
 
 func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string, _ bool) (*store.Revision, error) {
-	rev, err := store.GetRevision(ctx, r.DB, s.ID, id)
+	rev, err := store.GetRevision(ctx, r.DB, s.OrganizationID, s.ID, id)
 	return rev, orNotFound(err, "revision")
 }
 
@@ -51,7 +51,7 @@ func (r *Resolver) Revision() generated.RevisionResolver { return &revisionResol
 
 // tree is the request's indexed page tree of rev.
 func (r *Resolver) tree(ctx context.Context, rev *store.Revision) (*store.PageTree, error) {
-	return r.loaders(ctx).PageTree.Load(ctx, rev.ID)()
+	return r.loaders(ctx).PageTree.Load(ctx, orgKey(rev.OrganizationID, rev.ID))()
 }
 
 // nodes wraps pages of a tree for GraphQL.
@@ -166,7 +166,7 @@ func (r *Resolver) body(ctx context.Context, p *store.RevisionPage) (string, err
 	if p.BodySHA256 == nil {
 		return "", nil
 	}
-	return r.loaders(ctx).PageBody.Load(ctx, *p.BodySHA256)()
+	return r.loaders(ctx).PageBody.Load(ctx, orgKey(p.OrganizationID, *p.BodySHA256))()
 }
 
 // Editing.
@@ -204,7 +204,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 		from := s.RevisionID
 		var cr *store.ChangeRequest
 		if crID != nil {
-			if cr, err = r.lockedChangeRequest(ctx, tx, s.ID, *crID); err != nil {
+			if cr, err = r.lockedChangeRequest(ctx, tx, s, *crID); err != nil {
 				return err
 			}
 			if cr.Status == store.CRMerged || cr.Status == store.CRArchived {
@@ -215,7 +215,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 		if base != nil && *base != from {
 			return StaleBase(*base, from)
 		}
-		current, err := store.LoadContent(ctx, tx, from)
+		current, err := store.LoadContent(ctx, tx, s.OrganizationID, from)
 		if err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 		if err := store.EnsureBodies(ctx, tx, s.OrganizationID, newBodies(current, content)); err != nil {
 			return err
 		}
-		rev = &store.Revision{ID: store.NewID(), SpaceID: s.ID, Parents: []string{from}, Type: "edits",
+		rev = &store.Revision{ID: store.NewID(), OrganizationID: s.OrganizationID, SpaceID: s.ID, Parents: []string{from}, Type: "edits",
 			CreatedBy: &caller.User.ID, CreatedAt: r.now()}
 		if err := store.CreateRevision(ctx, tx, rev, content); err != nil {
 			return err

@@ -93,7 +93,11 @@ func (r *Resolver) Download(ctx context.Context, revisionID, fileID string, quer
 	} else if err != nil {
 		return nil, err
 	}
-	files, err := store.RevisionFiles(ctx, r.DB, revisionID)
+	org, err := store.RevisionOrganization(ctx, r.DB, revisionID)
+	if err != nil {
+		return nil, orNotFound(err, "file")
+	}
+	files, err := store.RevisionFiles(ctx, r.DB, org, revisionID)
 	i := slices.IndexFunc(files, func(f *store.RevisionFile) bool { return f.ID == fileID })
 	if err != nil || i < 0 {
 		return nil, NotFound("file")
@@ -140,7 +144,7 @@ func (r *revisionFileResolver) Dimensions(_ context.Context, f *store.RevisionFi
 }
 
 func (r *revisionResolver) Files(ctx context.Context, rev *store.Revision) ([]*store.RevisionFile, error) {
-	files, err := store.RevisionFiles(ctx, r.DB, rev.ID)
+	files, err := store.RevisionFiles(ctx, r.DB, rev.OrganizationID, rev.ID)
 	if files == nil {
 		files = []*store.RevisionFile{}
 	}
@@ -148,7 +152,7 @@ func (r *revisionResolver) Files(ctx context.Context, rev *store.Revision) ([]*s
 }
 
 func (r *revisionResolver) File(ctx context.Context, rev *store.Revision, id string) (*store.RevisionFile, error) {
-	files, err := store.RevisionFiles(ctx, r.DB, rev.ID)
+	files, err := store.RevisionFiles(ctx, r.DB, rev.OrganizationID, rev.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +163,7 @@ func (r *revisionResolver) File(ctx context.Context, rev *store.Revision, id str
 }
 
 func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, page *string, limit *int, _ *int, _ *string) (*model.RevisionFileList, error) {
-	files, err := store.RevisionFiles(ctx, r.DB, rev.ID)
+	files, err := store.RevisionFiles(ctx, r.DB, rev.OrganizationID, rev.ID)
 	if err != nil {
 		return nil, err
 	}

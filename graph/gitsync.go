@@ -265,7 +265,7 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		if base, _ := input.BaseRevision.ValueOK(); base != nil && *base != s.RevisionID {
 			return StaleBase(*base, s.RevisionID)
 		}
-		current, err := store.LoadContent(ctx, tx, s.RevisionID)
+		current, err := store.LoadContent(ctx, tx, s.OrganizationID, s.RevisionID)
 		if err != nil {
 			return err
 		}
@@ -378,11 +378,11 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 	}
 	ctx, cancel := r.gitContext(ctx)
 	defer cancel()
-	rev, err := store.GetRevision(ctx, r.DB, space.ID, space.RevisionID)
+	rev, err := store.GetRevision(ctx, r.DB, space.OrganizationID, space.ID, space.RevisionID)
 	if err != nil {
 		return false, err
 	}
-	content, err := store.LoadContent(ctx, r.DB, rev.ID)
+	content, err := store.LoadContent(ctx, r.DB, rev.OrganizationID, rev.ID)
 	if err != nil {
 		return false, err
 	}
@@ -392,7 +392,7 @@ func (r *mutationResolver) ExportToGitRepository(ctx context.Context, spaceID st
 			digests = append(digests, *p.BodySHA256)
 		}
 	}
-	bodies, err := store.PageBodies(ctx, r.DB, digests)
+	bodies, err := store.PageBodies(ctx, r.DB, rev.OrganizationID, digests)
 	if err != nil {
 		return false, err
 	}

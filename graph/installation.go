@@ -542,11 +542,8 @@ func (r *siteInstallationResolver) Urls(_ context.Context, row *store.Integratio
 }
 
 func (r *siteInstallationResolver) Site(ctx context.Context, row *store.IntegrationSiteInstallation) (*store.Site, error) {
-	s, err := store.SitesByIDs(ctx, r.DB, []string{row.SiteID})
-	if err != nil || len(s) == 0 {
-		return nil, NotFound("site")
-	}
-	return r.site(ctx, s[0].OrganizationID, row.SiteID)
+	// The installation's organization is its site's.
+	return r.site(ctx, row.OrganizationID, row.SiteID)
 }
 
 // Events.

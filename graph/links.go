@@ -45,7 +45,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 	if err != nil {
 		return nil, err
 	}
-	files, err := store.RevisionFiles(ctx, r.DB, rev.ID)
+	files, err := store.RevisionFiles(ctx, r.DB, rev.OrganizationID, rev.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func (l *revisionLinks) backlinks(key string, page *string, limit *int) (*model.
 }
 
 func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {
-	rev, err := store.GetRevision(ctx, r.DB, s.ID, s.RevisionID)
+	rev, err := store.GetRevision(ctx, r.DB, s.OrganizationID, s.ID, s.RevisionID)
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode,
 }
 
 func (r *revisionFileResolver) Backlinks(ctx context.Context, f *store.RevisionFile, page *string, limit *int, _ *int, _ *string) (*model.ContentLocationList, error) {
-	rev, err := store.RevisionByID(ctx, r.DB, f.RevisionID)
+	rev, err := store.RevisionByID(ctx, r.DB, f.OrganizationID, f.RevisionID)
 	if err != nil {
 		return nil, err
 	}

@@ -44,11 +44,12 @@ type Loaders struct {
 
 	// Counts shown on members and teams, and the caller's role in teams.
 	LiveSpaceCount  loader[int] // by organization
-	MemberTeamCount loader[int] // by memberKey
+	MemberTeamCount loader[int] // by orgKey(organization, user)
 	TeamMemberCount loader[int] // by team
 	CallerTeamRole  loader[store.TeamRole]
-	// PageTree is a revision's indexed pages, by revision id; PageBody a
-	// page body's markdown, by digest.
+	// PageTree is a revision's indexed pages, by orgKey(organization,
+	// revision); PageBody a page body's markdown, by orgKey(organization,
+	// digest).
 	PageTree loader[*store.PageTree]
 	PageBody loader[string]
 	// CommentReplies and Reactions serve the replies (oldest first) of a
@@ -130,48 +131,37 @@ var (
 		return store.SpacesByIDs(ctx, db, ids)
 	}, func(s *store.Space) string { return s.ID }, "space")
 	loadSites = idLoader(func(ctx context.Context, db *store.DB, ids []string) ([]*store.Site, error) {
-		return store.SitesByIDs(ctx, db, ids)
+		var out []*store.Site
+		err := db.PerOrganization(ctx, "sites", ids, func(org string, ids []string) error {
+			rows, err := store.SitesByIDs(ctx, db, org, ids)
+			out = append(out, rows...)
+			return err
+		})
+		return out, err
 	}, func(s *store.Site) string { return s.ID }, "site")
-	loadSiteGroups = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSectionGroup, error) {
-		rows, err := store.GroupsOfSites(ctx, db, ids)
+	loadSiteGroups = ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string][]*store.SiteSectionGroup, error) {
+		rows, err := store.GroupsOfSites(ctx, db, org, ids)
 		return groupBy(rows, err, func(g *store.SiteSectionGroup) string { return g.SiteID })
-	})
-	loadSiteSections = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.SiteSection, error) {
-		rows, err := store.SectionsOfSites(ctx, db, ids)
+	}))
+	loadSiteSections = ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string][]*store.SiteSection, error) {
+		rows, err := store.SectionsOfSites(ctx, db, org, ids)
 		return groupBy(rows, err, func(s *store.SiteSection) string { return s.SiteID })
-	})
-	loadSiteSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*siteSpaceSet, error) {
-		rows, err := store.SiteSpacesOfSites(ctx, db, ids, true)
+	}))
+	loadSiteSpaces = ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*siteSpaceSet, error) {
+		rows, err := store.SiteSpacesOfSites(ctx, db, org, ids, true)
 		return siteSpaceSets(rows), err
-	})
-	loadSiteSpaceCount = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.CountSiteSpaces(ctx, db, ids)
-	})
-	loadSiteSpaceSpaces    = ancestorLoader(spacesBySite(store.SpacesOfSites))
-	loadSiteSpaceSummaries = ancestorLoader(spacesBySite(store.SpaceSummariesOfSites))
+	}))
+	loadSiteSpaceCount = ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
+		return store.CountSiteSpaces(ctx, db, org, ids)
+	}))
+	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
+	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
 	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
 		return store.CountLiveSpaces(ctx, db, ids)
 	})
-	loadMemberTeamCount = mapLoader(func(ctx context.Context, db *store.DB, keys []string) (map[string]int, error) {
-		// Keys are "org/user"; a request lists the members of one
-		// organization at a time, so group by it.
-		byOrg := map[string][]string{}
-		for _, k := range keys {
-			org, user, _ := strings.Cut(k, "/")
-			byOrg[org] = append(byOrg[org], user)
-		}
-		out := map[string]int{}
-		for org, users := range byOrg {
-			counts, err := store.CountTeamsOfMembers(ctx, db, org, users)
-			if err != nil {
-				return nil, err
-			}
-			for user, n := range counts {
-				out[org+"/"+user] = n
-			}
-		}
-		return out, nil
-	})
+	loadMemberTeamCount = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
+		return store.CountTeamsOfMembers(ctx, db, org, users)
+	}))
 	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
 		return store.CountTeamMembers(ctx, db, ids)
 	})
@@ -185,24 +175,27 @@ var (
 	// Several keys come together only through LoadMany (search), which
 	// sends them all at once: the full batch channel takes them unblocked.
 	loadPageTree = func(db *store.DB) *dataloader.Loader[string, *store.PageTree] {
-		return newMapLoaderWaiting(func(ctx context.Context, ids []string) (map[string]*store.PageTree, error) {
-			return db.PageTrees(ctx, ids)
+		trees := perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*store.PageTree, error) {
+			return db.PageTrees(ctx, org, ids)
+		})
+		return newMapLoaderWaiting(func(ctx context.Context, keys []string) (map[string]*store.PageTree, error) {
+			return trees(ctx, db, keys)
 		}, 0, maxBatch)
 	}
-	loadPageBody = mapLoader(func(ctx context.Context, db *store.DB, digests []string) (map[string]string, error) {
-		return store.PageBodies(ctx, db, digests)
-	})
-	loadCommentReplies = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.CommentReply, error) {
-		rows, err := store.Replies(ctx, db, ids)
+	loadPageBody = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, digests []string) (map[string]string, error) {
+		return store.PageBodies(ctx, db, org, digests)
+	}))
+	loadCommentReplies = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string][]*store.CommentReply, error) {
+		rows, err := store.Replies(ctx, db, org, ids)
 		return groupBy(rows, err, func(r *store.CommentReply) string { return r.CommentID })
-	})
-	loadReactions = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.Reaction, error) {
-		rows, err := store.Reactions(ctx, db, ids)
+	}))
+	loadReactions = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string][]*store.Reaction, error) {
+		rows, err := store.Reactions(ctx, db, org, ids)
 		return groupBy(rows, err, func(r *store.Reaction) string { return r.TargetID })
-	})
-	loadChangeRequestOpenComments = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.OpenChangeRequestComments(ctx, db, ids)
-	})
+	}))
+	loadChangeRequestOpenComments = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
+		return store.OpenChangeRequestComments(ctx, db, org, ids)
+	}))
 	loadOrgSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.AccessNode, error) {
 		out := make(map[string][]*store.AccessNode, len(ids))
 		for _, id := range ids {
@@ -412,9 +405,9 @@ func memoized[V any](l *Loaders, key memoKey, load func() (V, error)) (V, error)
 // the site spaces of some sites publish: one map for every site of the
 // batch, as a site space looks up its own space id, which is in the map
 // whichever site published it.
-func spacesBySite(read func(context.Context, bun.IDB, []string) ([]*store.Space, error)) func(context.Context, *store.DB, []string) (map[string]map[string]*store.Space, error) {
-	return func(ctx context.Context, db *store.DB, ids []string) (map[string]map[string]*store.Space, error) {
-		rows, err := read(ctx, db, ids)
+func spacesBySite(read func(context.Context, bun.IDB, string, []string) ([]*store.Space, error)) func(context.Context, *store.DB, string, []string) (map[string]map[string]*store.Space, error) {
+	return func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]map[string]*store.Space, error) {
+		rows, err := read(ctx, db, org, ids)
 		byID := make(map[string]*store.Space, len(rows))
 		for _, s := range rows {
 			byID[s.ID] = s
@@ -423,6 +416,54 @@ func spacesBySite(read func(context.Context, bun.IDB, []string) ([]*store.Space,
 		for _, id := range ids {
 			out[id] = byID
 		}
+		return out, err
+	}
+}
+
+// orgKey is the key of a loader of an organization's rows (perOrganization):
+// the organization, then the row's id (no id has a '/').
+func orgKey(orgID, id string) string { return orgID + "/" + id }
+
+// perOrganization makes a loader's batch over orgKey keys of fetch, which
+// reads rows of one organization by id: each query names its organization,
+// which sends it to one shard group on a Citus cluster. A request reads
+// one organization's rows: one query.
+func perOrganization[V any](fetch func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]V, error)) func(context.Context, *store.DB, []string) (map[string]V, error) {
+	return func(ctx context.Context, db *store.DB, keys []string) (map[string]V, error) {
+		byOrg := map[string][]string{}
+		for _, k := range keys {
+			org, id, _ := strings.Cut(k, "/")
+			byOrg[org] = append(byOrg[org], id)
+		}
+		out := make(map[string]V, len(keys))
+		for org, ids := range byOrg {
+			values, err := fetch(ctx, db, org, ids)
+			if err != nil {
+				return nil, err
+			}
+			for id, v := range values {
+				out[orgKey(org, id)] = v
+			}
+		}
+		return out, nil
+	}
+}
+
+// perSiteOrganization makes a loader's batch over sites of fetch, which
+// reads sites of one organization: the sites of a batch are grouped by
+// organization (store.DB.PerOrganization: site ids carry none), and each
+// group read by its organization, which sends it to one shard group on a
+// Citus cluster. A request reads one organization's sites: one group.
+func perSiteOrganization[V any](fetch func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]V, error)) func(context.Context, *store.DB, []string) (map[string]V, error) {
+	return func(ctx context.Context, db *store.DB, ids []string) (map[string]V, error) {
+		out := make(map[string]V, len(ids))
+		err := db.PerOrganization(ctx, "sites", ids, func(org string, ids []string) error {
+			values, err := fetch(ctx, db, org, ids)
+			for id, v := range values {
+				out[id] = v
+			}
+			return err
+		})
 		return out, err
 	}
 }

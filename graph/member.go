@@ -105,7 +105,7 @@ func (r *memberResolver) Spaces(ctx context.Context, m *store.Member) (int, erro
 }
 
 func (r *memberResolver) Teams(ctx context.Context, m *store.Member) (int, error) {
-	return r.loaders(ctx).MemberTeamCount.Load(ctx, memberKey(m.OrganizationID, m.UserID))()
+	return r.loaders(ctx).MemberTeamCount.Load(ctx, orgKey(m.OrganizationID, m.UserID))()
 }
 
 func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, order *model.ListOrder) (*model.MemberContentPermissionList, error) {
@@ -295,5 +295,3 @@ func sameRole(a, b *store.MemberRole) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
 
-// memberKey is the loader key of a member.
-func memberKey(orgID, userID string) string { return orgID + "/" + userID }

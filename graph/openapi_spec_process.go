@@ -84,7 +84,7 @@ func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
 	out := r.processOpenAPISource(pctx, s.SourceURL)
 	cancel()
 	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		cur, err := store.LockOpenAPISpec(ctx, tx, id)
+		cur, err := store.LockOpenAPISpec(ctx, tx, s.OrganizationID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // deleted meanwhile
 		} else if err != nil {

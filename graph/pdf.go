@@ -29,7 +29,7 @@ func pdfTarget(page string, only bool) string {
 func (r *changeRequestResolver) PDF(ctx context.Context, cr *store.ChangeRequest, page *string, only *bool) (*model.ChangeRequestPDF, error) {
 	p, o := "", only != nil && *only
 	if page != nil {
-		rev, err := store.GetRevision(ctx, r.DB, cr.SpaceID, cr.Revision)
+		rev, err := store.GetRevision(ctx, r.DB, cr.OrganizationID, cr.SpaceID, cr.Revision)
 		if err != nil {
 			return nil, err
 		}
@@ -63,7 +63,11 @@ func (r *Resolver) PDF(ctx context.Context, revisionID string, query url.Values)
 	} else if err != nil {
 		return nil, err
 	}
-	content, err := store.LoadContent(ctx, r.DB, revisionID)
+	org, err := store.RevisionOrganization(ctx, r.DB, revisionID)
+	if err != nil {
+		return nil, orNotFound(err, "revision")
+	}
+	content, err := store.LoadContent(ctx, r.DB, org, revisionID)
 	if err != nil {
 		return nil, errNoDocument
 	}
@@ -74,7 +78,7 @@ func (r *Resolver) PDF(ctx context.Context, revisionID string, query url.Values)
 			digests = append(digests, *p.BodySHA256)
 		}
 	}
-	bodies, err := store.PageBodies(ctx, r.DB, digests)
+	bodies, err := store.PageBodies(ctx, r.DB, org, digests)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *s
 // reviewableChangeRequest locks the change request of t for a review or a
 // request for one: merged and archived change requests take neither.
 func (r *Resolver) reviewableChangeRequest(ctx context.Context, tx bun.Tx, t thread) (*store.ChangeRequest, error) {
-	cr, err := store.LockChangeRequest(ctx, tx, t.space.ID, t.cr.ID)
+	cr, err := store.LockChangeRequest(ctx, tx, t.space, t.cr.ID)
 	if err != nil {
 		return nil, err
 	}

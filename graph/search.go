@@ -102,11 +102,12 @@ func (r *Resolver) pageResults(ctx context.Context, spaces map[string]*store.Spa
 	out := map[string][]*model.SearchPageResult{}
 	byPage := map[string]*model.SearchPageResult{}
 	// The page trees of every space at once (one query).
-	var revisions []string
+	var revisions, keys []string
 	for _, s := range spaces {
 		revisions = append(revisions, s.RevisionID)
+		keys = append(keys, orgKey(s.OrganizationID, s.RevisionID))
 	}
-	loaded, err := r.loaders(ctx).PageTree.loadAll(ctx, revisions)
+	loaded, err := r.loaders(ctx).PageTree.loadAll(ctx, keys)
 	if err != nil {
 		return nil, err
 	}

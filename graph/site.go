@@ -163,12 +163,14 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	// A list is one organization's.
+	org := sites[0].OrganizationID
 	l := r.loaders(ctx)
 	for _, s := range sites {
 		l.Site.Prime(ctx, s.ID, s)
 	}
 	if fields["siteSpaces"] {
-		counts, err := store.CountSiteSpaces(ctx, r.DB, ids)
+		counts, err := store.CountSiteSpaces(ctx, r.DB, org, ids)
 		if err != nil {
 			return err
 		}
@@ -177,15 +179,15 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 		}
 	}
 	if fields["structure"] || fields["sectionGroups"] || fields["sections"] || fields["siteSpaceList"] {
-		groups, err := store.GroupsOfSites(ctx, r.DB, ids)
+		groups, err := store.GroupsOfSites(ctx, r.DB, org, ids)
 		if err != nil {
 			return err
 		}
-		sections, err := store.SectionsOfSites(ctx, r.DB, ids)
+		sections, err := store.SectionsOfSites(ctx, r.DB, org, ids)
 		if err != nil {
 			return err
 		}
-		siteSpaces, err := store.SiteSpacesOfSites(ctx, r.DB, ids, true)
+		siteSpaces, err := store.SiteSpacesOfSites(ctx, r.DB, org, ids, true)
 		if err != nil {
 			return err
 		}

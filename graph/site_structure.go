@@ -302,7 +302,7 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 		} else if err != nil {
 			return err
 		}
-		t, err := loadSiteTree(ctx, tx, siteID)
+		t, err := loadSiteTree(ctx, tx, s)
 		if err != nil {
 			return err
 		}

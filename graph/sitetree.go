@@ -287,17 +287,17 @@ func (t *siteTree) within(container *string, g *store.SiteSectionGroup) bool {
 
 // loadSiteTree reads a site's whole structure, site spaces of deleted
 // spaces included (they keep their place while the space can be restored).
-func loadSiteTree(ctx context.Context, db bun.IDB, siteID string) (*siteTree, error) {
-	ids := []string{siteID}
+func loadSiteTree(ctx context.Context, db bun.IDB, s *store.Site) (*siteTree, error) {
+	ids := []string{s.ID}
 	t := &siteTree{}
 	var err error
-	if t.groups, err = store.GroupsOfSites(ctx, db, ids); err != nil {
+	if t.groups, err = store.GroupsOfSites(ctx, db, s.OrganizationID, ids); err != nil {
 		return nil, err
 	}
-	if t.sections, err = store.SectionsOfSites(ctx, db, ids); err != nil {
+	if t.sections, err = store.SectionsOfSites(ctx, db, s.OrganizationID, ids); err != nil {
 		return nil, err
 	}
-	if t.siteSpaces, err = store.SiteSpacesOfSites(ctx, db, ids, false); err != nil {
+	if t.siteSpaces, err = store.SiteSpacesOfSites(ctx, db, s.OrganizationID, ids, false); err != nil {
 		return nil, err
 	}
 	return t, nil

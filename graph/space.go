@@ -222,7 +222,7 @@ func (r *mutationResolver) DuplicateSpace(ctx context.Context, id string) (*stor
 	// The copy goes at the end of the original's collection, with the
 	// original's settings and current pages (page bodies are shared: they
 	// are stored by content).
-	content, err := store.LoadContent(ctx, r.DB, src.RevisionID)
+	content, err := store.LoadContent(ctx, r.DB, src.OrganizationID, src.RevisionID)
 	if err != nil {
 		return nil, err
 	}

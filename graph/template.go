@@ -196,13 +196,13 @@ func (r *mutationResolver) ApplySpaceTemplate(ctx context.Context, spaceID strin
 func (r *Resolver) templateFileNames(ctx context.Context, s *store.Space, crID *string, files map[string]string) (map[string]string, error) {
 	revision := s.RevisionID
 	if crID != nil {
-		cr, err := store.GetChangeRequest(ctx, r.DB, s.ID, *crID)
+		cr, err := store.GetChangeRequest(ctx, r.DB, s, *crID)
 		if err != nil {
 			return nil, orNotFound(err, "change request")
 		}
 		revision = cr.Revision
 	}
-	content, err := store.LoadContent(ctx, r.DB, revision)
+	content, err := store.LoadContent(ctx, r.DB, s.OrganizationID, revision)
 	if err != nil {
 		return nil, err
 	}

@@ -274,7 +274,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 	if err != nil || src.DeletedAt != nil {
 		return nil, errors.New("the source space no longer exists")
 	}
-	content, err := store.LoadContent(ctx, r.DB, src.RevisionID)
+	content, err := store.LoadContent(ctx, r.DB, src.OrganizationID, src.RevisionID)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +287,7 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 	}
 	bodies := map[string]string{}
 	if len(digests) > 0 {
-		if bodies, err = store.PageBodies(ctx, r.DB, digests); err != nil {
+		if bodies, err = store.PageBodies(ctx, r.DB, src.OrganizationID, digests); err != nil {
 			return nil, err
 		}
 	}

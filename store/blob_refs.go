@@ -17,10 +17,15 @@ func UnreferencedBlobs(ctx context.Context, db bun.IDB, digests []string) ([]str
 	if len(digests) == 0 {
 		return out, nil
 	}
-	err := db.NewRaw(`SELECT d FROM unnest(?::text[]) AS d
-		WHERE NOT EXISTS (SELECT 1 FROM revision_files WHERE blob_sha256 = d)
-		  AND NOT EXISTS (SELECT 1 FROM integrations
-		        WHERE icon->>'sha256' = d OR preview_images @> jsonb_build_array(jsonb_build_object('sha256', d)))`,
-		pgdialect.Array(digests)).Scan(ctx, &out)
+	// The files are every organization's (revision_files is distributed
+	// by organization): each source of references is asked once for all
+	// the digests, not correlated with each (Citus correlates no subquery
+	// with a list).
+	list := pgdialect.Array(digests)
+	err := db.NewRaw(`SELECT unnest(?::text[])
+		EXCEPT SELECT blob_sha256 FROM revision_files WHERE blob_sha256 = ANY(?::text[])
+		EXCEPT SELECT icon->>'sha256' FROM integrations WHERE icon->>'sha256' = ANY(?::text[])
+		EXCEPT SELECT image->>'sha256' FROM integrations, jsonb_array_elements(CASE jsonb_typeof(preview_images) WHEN 'array' THEN preview_images ELSE '[]' END) AS image
+			WHERE image->>'sha256' = ANY(?::text[])`, list, list, list, list).Scan(ctx, &out)
 	return out, translate(err)
 }

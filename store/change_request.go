@@ -67,19 +67,20 @@ func CreateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest) err
 	return translate(err)
 }
 
-// GetChangeRequest returns the change request of spaceID with this id, or
+// GetChangeRequest returns the change request of space s with this id, or
 // with this number when ref is one.
-func GetChangeRequest(ctx context.Context, db bun.IDB, spaceID, ref string) (*ChangeRequest, error) {
+func GetChangeRequest(ctx context.Context, db bun.IDB, s *Space, ref string) (*ChangeRequest, error) {
 	cr := new(ChangeRequest)
-	err := db.NewSelect().Model(cr).Where("cr.space_id = ? AND (cr.id = ? OR cr.number::text = ?)", spaceID, ref, ref).
+	err := db.NewSelect().Model(cr).Where("cr.organization_id = ? AND cr.space_id = ? AND (cr.id = ? OR cr.number::text = ?)", s.OrganizationID, s.ID, ref, ref).
 		OrderExpr("cr.id = ? DESC", ref).Limit(1).Scan(ctx)
 	return cr, translate(err)
 }
 
-// LockChangeRequest reads change request id of spaceID for update.
-func LockChangeRequest(ctx context.Context, tx bun.Tx, spaceID, id string) (*ChangeRequest, error) {
+// LockChangeRequest reads change request id of space s for update.
+func LockChangeRequest(ctx context.Context, tx bun.Tx, s *Space, id string) (*ChangeRequest, error) {
 	cr := new(ChangeRequest)
-	err := tx.NewSelect().Model(cr).Where("cr.space_id = ? AND cr.id = ?", spaceID, id).For("NO KEY UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(cr).Where("cr.organization_id = ? AND cr.space_id = ? AND cr.id = ?", s.OrganizationID, s.ID, id).
+		For("NO KEY UPDATE").Scan(ctx)
 	return cr, translate(err)
 }
 
@@ -122,13 +123,13 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f Ch
 		q = q.Where("cr.created_by = ?", *f.Creator)
 	}
 	if f.Contributor != nil {
-		q = q.Where("EXISTS (SELECT 1 FROM change_request_contributors AS c WHERE c.change_request_id = cr.id AND c.user_id = ?)", *f.Contributor)
+		q = q.Where("EXISTS (SELECT 1 FROM change_request_contributors AS c WHERE c.change_request_id = cr.id AND c.organization_id = cr.organization_id AND c.user_id = ?)", *f.Contributor)
 	}
 	if f.Cluster != nil {
 		q = q.Where("cr.conversations_issues_cluster_id = ?", *f.Cluster)
 	}
 	if f.RequestedReviewer != nil {
-		q = q.Where("EXISTS (SELECT 1 FROM change_request_requested_reviewers AS q WHERE q.change_request_id = cr.id AND q.user_id = ?)", *f.RequestedReviewer)
+		q = q.Where("EXISTS (SELECT 1 FROM change_request_requested_reviewers AS q WHERE q.change_request_id = cr.id AND q.organization_id = cr.organization_id AND q.user_id = ?)", *f.RequestedReviewer)
 	}
 	err := p.scan(ctx, p.byTime(q, "cr.created_at", "cr.id", true))
 	return rows, translate(err)

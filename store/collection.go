@@ -36,9 +36,20 @@ func CreateCollection(ctx context.Context, db bun.IDB, c *Collection) error {
 	return AccessChanged(ctx, db, c.OrganizationID)
 }
 
-// GetCollection returns collection id.
+// GetCollection returns collection id, from its organization's shard (the
+// directory knows which).
 func GetCollection(ctx context.Context, db bun.IDB, id string) (*Collection, error) {
-	return selectRow[Collection](ctx, db, "id = ?", id)
+	rows, err := readByIDs(ctx, db, "collections", []string{id}, func(c *Collection) string { return c.ID },
+		func(ctx context.Context, db bun.IDB, org string, ids []string) ([]*Collection, error) {
+			return selectRows[Collection](ctx, db, "organization_id = ? AND id = ?", "", org, id)
+		})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
+	return rows[0], nil
 }
 
 // ListCollections pages through the collections of orgID, oldest first;

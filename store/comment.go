@@ -62,10 +62,11 @@ func (CommentReply) Object() string { return "comment-reply" }
 type Reaction struct {
 	bun.BaseModel `bun:"table:comment_reactions,alias:x"`
 
-	TargetID  string    `bun:"target_id,pk"`
-	UserID    string    `bun:"user_id,pk"`
-	Emoji     string    `bun:"emoji,pk"`
-	ReactedAt time.Time `bun:"reacted_at"`
+	TargetID       string    `bun:"target_id,pk"`
+	OrganizationID string    `bun:"organization_id"`
+	UserID         string    `bun:"user_id,pk"`
+	Emoji          string    `bun:"emoji,pk"`
+	ReactedAt      time.Time `bun:"reacted_at"`
 }
 
 // InsertRow adds row (a model). The rows whose organization is their
@@ -161,23 +162,23 @@ func UpdateRow(ctx context.Context, db bun.IDB, row any, columns ...string) erro
 // the targets are locked none is in flight, and those that come after find
 // them gone. Deleted before the lock, a reaction added meanwhile was left
 // behind.
-func DeleteComment(ctx context.Context, db bun.IDB, id string) (bool, error) {
+func DeleteComment(ctx context.Context, db bun.IDB, orgID, id string) (bool, error) {
 	deleted := false
 	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var targets []string
-		err := tx.NewSelect().Table("comments").Column("id").Where("id = ?", id).For("UPDATE").Scan(ctx, &targets)
+		err := tx.NewSelect().Table("comments").Column("id").Where("organization_id = ? AND id = ?", orgID, id).For("UPDATE").Scan(ctx, &targets)
 		if err != nil || len(targets) == 0 {
 			return translate(err)
 		}
 		var replies []string
-		err = tx.NewSelect().Table("comment_replies").Column("id").Where("comment_id = ?", id).For("UPDATE").Scan(ctx, &replies)
+		err = tx.NewSelect().Table("comment_replies").Column("id").Where("organization_id = ? AND comment_id = ?", orgID, id).For("UPDATE").Scan(ctx, &replies)
 		if err != nil {
 			return translate(err)
 		}
-		if _, err := deleteRows(ctx, tx, (*Reaction)(nil), "target_id IN (?)", bun.List(append(targets, replies...))); err != nil {
+		if _, err := deleteRows(ctx, tx, (*Reaction)(nil), "organization_id = ? AND target_id IN (?)", orgID, bun.List(append(targets, replies...))); err != nil {
 			return err
 		}
-		deleted, err = deleteRows(ctx, tx, (*Comment)(nil), "id = ?", id)
+		deleted, err = deleteRows(ctx, tx, (*Comment)(nil), "organization_id = ? AND id = ?", orgID, id)
 		return err
 	})
 	return deleted, err
@@ -186,58 +187,72 @@ func DeleteComment(ctx context.Context, db bun.IDB, id string) (bool, error) {
 // DeleteReply removes a reply with its reactions; false when there was
 // none. The reply is deleted first, which locks it: as in DeleteComment,
 // no reaction to it is left behind.
-func DeleteReply(ctx context.Context, db bun.IDB, commentID, id string) (bool, error) {
+func DeleteReply(ctx context.Context, db bun.IDB, orgID, commentID, id string) (bool, error) {
 	deleted := false
 	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
 		var err error
-		if deleted, err = deleteRows(ctx, tx, (*CommentReply)(nil), "id = ? AND comment_id = ?", id, commentID); err != nil || !deleted {
+		if deleted, err = deleteRows(ctx, tx, (*CommentReply)(nil), "organization_id = ? AND id = ? AND comment_id = ?", orgID, id, commentID); err != nil || !deleted {
 			return err
 		}
-		_, err = deleteRows(ctx, tx, (*Reaction)(nil), "target_id = ?", id)
+		_, err = deleteRows(ctx, tx, (*Reaction)(nil), "organization_id = ? AND target_id = ?", orgID, id)
 		return err
 	})
 	return deleted, err
 }
 
-// Replies returns the replies of these comments, oldest first.
-func Replies(ctx context.Context, db bun.IDB, commentIDs []string) ([]*CommentReply, error) {
+// Replies returns the replies of these comments of orgID, oldest first.
+func Replies(ctx context.Context, db bun.IDB, orgID string, commentIDs []string) ([]*CommentReply, error) {
 	var rows []*CommentReply
-	err := db.NewSelect().Model(&rows).Where("r.comment_id IN (?)", bun.List(commentIDs)).OrderExpr("r.posted_at, r.id").Scan(ctx)
+	err := db.NewSelect().Model(&rows).Where("r.organization_id = ? AND r.comment_id IN (?)", orgID, bun.List(commentIDs)).OrderExpr("r.posted_at, r.id").Scan(ctx)
 	return rows, translate(err)
 }
 
-// Reactions returns the reactions to these comments or replies, oldest first.
-func Reactions(ctx context.Context, db bun.IDB, targetIDs []string) ([]*Reaction, error) {
+// Reactions returns the reactions to these comments or replies of orgID,
+// oldest first.
+func Reactions(ctx context.Context, db bun.IDB, orgID string, targetIDs []string) ([]*Reaction, error) {
 	var rows []*Reaction
-	err := db.NewSelect().Model(&rows).Where("x.target_id IN (?)", bun.List(targetIDs)).OrderExpr("x.reacted_at, x.emoji, x.user_id").Scan(ctx)
+	err := db.NewSelect().Model(&rows).Where("x.organization_id = ? AND x.target_id IN (?)", orgID, bun.List(targetIDs)).
+		OrderExpr("x.reacted_at, x.emoji, x.user_id").Scan(ctx)
 	return rows, translate(err)
 }
 
-// React adds (or, with remove, takes back) userID's emojis on a target.
-func React(ctx context.Context, db bun.IDB, targetID, userID string, added, removed []string, now time.Time) error {
-	for _, e := range added {
-		// The target is a comment or a reply: its organization is the
-		// reaction's. It is share-locked until the reaction commits, so
-		// that a deletion of the target waits for it and then deletes it
-		// too (DeleteComment); a target deleted first is not found, and no
-		// reaction is added.
-		if _, err := db.NewRaw(`WITH comment AS (SELECT organization_id, id FROM comments WHERE id = ? FOR KEY SHARE),
-				reply AS (SELECT organization_id, id FROM comment_replies WHERE id = ? FOR KEY SHARE)
-			INSERT INTO comment_reactions (organization_id, target_id, user_id, emoji, reacted_at)
-			SELECT organization_id, id, ?, ?, ? FROM (SELECT * FROM comment UNION ALL SELECT * FROM reply) target
-			ON CONFLICT DO NOTHING`, targetID, targetID, userID, e, now).Exec(ctx); err != nil {
-			return translate(err)
+// React adds (or, with remove, takes back) userID's emojis on a target, a
+// comment or reply of orgID.
+func React(ctx context.Context, db bun.IDB, orgID, targetID, userID string, added, removed []string, now time.Time) error {
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if len(added) > 0 {
+			// The target is share-locked until the reactions commit, so
+			// that a deletion of the target waits for them and then
+			// deletes them too (DeleteComment); a target deleted first is
+			// not found, and no reaction is added.
+			var found []string
+			err := tx.NewRaw(`SELECT id FROM comments WHERE organization_id = ? AND id = ? FOR KEY SHARE`, orgID, targetID).Scan(ctx, &found)
+			if err == nil && len(found) == 0 {
+				err = tx.NewRaw(`SELECT id FROM comment_replies WHERE organization_id = ? AND id = ? FOR KEY SHARE`, orgID, targetID).Scan(ctx, &found)
+			}
+			if err != nil || len(found) == 0 {
+				return err
+			}
+			rows := make([]*Reaction, len(added))
+			for i, e := range added {
+				rows[i] = &Reaction{TargetID: targetID, OrganizationID: orgID, UserID: userID, Emoji: e, ReactedAt: now}
+			}
+			if _, err := tx.NewInsert().Model(&rows).On("CONFLICT DO NOTHING").Exec(ctx); err != nil {
+				return err
+			}
 		}
-	}
-	for _, e := range removed {
-		if _, err := deleteRows(ctx, db, (*Reaction)(nil), "target_id = ? AND user_id = ? AND emoji = ?", targetID, userID, e); err != nil {
-			return err
+		if len(removed) > 0 {
+			if _, err := deleteRows(ctx, tx, (*Reaction)(nil), "organization_id = ? AND target_id = ? AND user_id = ? AND emoji IN (?)",
+				orgID, targetID, userID, bun.List(removed)); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// OpenChangeRequestComments counts the open comments of these change requests.
-func OpenChangeRequestComments(ctx context.Context, db bun.IDB, crIDs []string) (map[string]int, error) {
-	return countBy(ctx, db, "comments", "change_request_id", "change_request_id IN (?) AND status = 'open'", bun.List(crIDs))
+// OpenChangeRequestComments counts the open comments of these change
+// requests of orgID.
+func OpenChangeRequestComments(ctx context.Context, db bun.IDB, orgID string, crIDs []string) (map[string]int, error) {
+	return countBy(ctx, db, "comments", "change_request_id", "organization_id = ? AND change_request_id IN (?) AND status = 'open'", orgID, bun.List(crIDs))
 }

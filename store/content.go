@@ -44,9 +44,12 @@ func (Revision) Object() string { return "revision" }
 type RevisionPage struct {
 	bun.BaseModel `bun:"table:revision_pages,alias:rp"`
 
-	RevisionID  string    `bun:"revision_id,pk"`
-	ID          string    `bun:"page_id,pk"`
-	ParentID    *string   `bun:"parent_id"`
+	RevisionID string `bun:"revision_id,pk"`
+	ID         string `bun:"page_id,pk"`
+	// OrganizationID is read, and written by CreateRevision (the
+	// revision's).
+	OrganizationID string    `bun:"organization_id"`
+	ParentID       *string   `bun:"parent_id"`
 	Position    int       `bun:"position"`
 	Type        string    `bun:"type"`
 	Title       string    `bun:"title"`
@@ -74,18 +77,19 @@ func NewEmptyRevision(spaceID string, createdBy *string, now time.Time) *Revisio
 }
 
 // GetRevision returns revision id of space spaceID.
-func GetRevision(ctx context.Context, db bun.IDB, spaceID, id string) (*Revision, error) {
-	return selectRow[Revision](ctx, db, "id = ? AND space_id = ?", id, spaceID)
+func GetRevision(ctx context.Context, db bun.IDB, orgID, spaceID, id string) (*Revision, error) {
+	return selectRow[Revision](ctx, db, "organization_id = ? AND id = ? AND space_id = ?", orgID, id, spaceID)
 }
 
-// RevisionPages returns every page of a revision.
-func RevisionPages(ctx context.Context, db bun.IDB, revisionID string) ([]*RevisionPage, error) {
-	return selectRows[RevisionPage](ctx, db, "revision_id = ?", "", revisionID)
+// RevisionPages returns every page of a revision of orgID.
+func RevisionPages(ctx context.Context, db bun.IDB, orgID, revisionID string) ([]*RevisionPage, error) {
+	return selectRows[RevisionPage](ctx, db, "organization_id = ? AND revision_id = ?", "", orgID, revisionID)
 }
 
-// RevisionsPages returns every page of these revisions, by revision.
-func RevisionsPages(ctx context.Context, db bun.IDB, revisionIDs []string) (map[string][]*RevisionPage, error) {
-	rows, err := selectRows[RevisionPage](ctx, db, "revision_id = ANY(?)", "", revisionIDs)
+// RevisionsPages returns every page of these revisions of orgID, by
+// revision.
+func RevisionsPages(ctx context.Context, db bun.IDB, orgID string, revisionIDs []string) (map[string][]*RevisionPage, error) {
+	rows, err := selectRows[RevisionPage](ctx, db, "organization_id = ? AND revision_id = ANY(?)", "", orgID, revisionIDs)
 	out := make(map[string][]*RevisionPage, len(revisionIDs))
 	for _, p := range rows {
 		out[p.RevisionID] = append(out[p.RevisionID], p)
@@ -96,13 +100,13 @@ func RevisionsPages(ctx context.Context, db bun.IDB, revisionIDs []string) (map[
 // pageTreeCacheSize is how many revisions' page trees a process keeps.
 const pageTreeCacheSize = 256
 
-// PageTrees returns the page trees of these revisions. A revision never
+// PageTrees returns the page trees of these revisions of orgID. A revision never
 // changes once written, so its tree is cached for the life of the process
 // (the most recently used ones) with no invalidation: reads of the same
 // content, and searches over many spaces, read the pages once. The trees
 // and their pages are shared between requests: callers must not modify
 // them (edits build their own trees from LoadContent).
-func (db *DB) PageTrees(ctx context.Context, revisionIDs []string) (map[string]*PageTree, error) {
+func (db *DB) PageTrees(ctx context.Context, orgID string, revisionIDs []string) (map[string]*PageTree, error) {
 	out := make(map[string]*PageTree, len(revisionIDs))
 	var missing []string
 	for _, id := range revisionIDs {
@@ -115,7 +119,7 @@ func (db *DB) PageTrees(ctx context.Context, revisionIDs []string) (map[string]*
 	if len(missing) == 0 {
 		return out, nil
 	}
-	pages, err := RevisionsPages(ctx, db, missing)
+	pages, err := RevisionsPages(ctx, db, orgID, missing)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +131,14 @@ func (db *DB) PageTrees(ctx context.Context, revisionIDs []string) (map[string]*
 	return out, nil
 }
 
-// PageBodies returns the markdown of these body digests.
-func PageBodies(ctx context.Context, db bun.IDB, digests []string) (map[string]string, error) {
+// PageBodies returns the markdown of these body digests of orgID.
+func PageBodies(ctx context.Context, db bun.IDB, orgID string, digests []string) (map[string]string, error) {
 	var rows []struct {
 		SHA256   string `bun:"sha256"`
 		Markdown string `bun:"markdown"`
 	}
 	err := db.NewSelect().TableExpr("page_bodies").Column("sha256", "markdown").
-		Where("sha256 IN (?)", bun.List(digests)).Scan(ctx, &rows)
+		Where("organization_id = ? AND sha256 IN (?)", orgID, bun.List(digests)).Scan(ctx, &rows)
 	out := make(map[string]string, len(rows))
 	for _, r := range rows {
 		out[r.SHA256] = r.Markdown
@@ -214,13 +218,13 @@ func (c Content) Copy() Content {
 	return out
 }
 
-// LoadContent reads the pages and files of a revision.
-func LoadContent(ctx context.Context, db bun.IDB, revisionID string) (Content, error) {
-	pages, err := RevisionPages(ctx, db, revisionID)
+// LoadContent reads the pages and files of a revision of orgID.
+func LoadContent(ctx context.Context, db bun.IDB, orgID, revisionID string) (Content, error) {
+	pages, err := RevisionPages(ctx, db, orgID, revisionID)
 	if err != nil {
 		return Content{}, err
 	}
-	files, err := RevisionFiles(ctx, db, revisionID)
+	files, err := RevisionFiles(ctx, db, orgID, revisionID)
 	return Content{Pages: pages, Files: files}, err
 }
 
@@ -256,9 +260,12 @@ func CreateRevision(ctx context.Context, db bun.IDB, rev *Revision, c Content) e
 type RevisionFile struct {
 	bun.BaseModel `bun:"table:revision_files,alias:rf"`
 
-	RevisionID  string  `bun:"revision_id,pk"`
-	ID          string  `bun:"file_id,pk"`
-	Name        string  `bun:"name"`
+	RevisionID string `bun:"revision_id,pk"`
+	ID         string `bun:"file_id,pk"`
+	// OrganizationID is read, and written by CreateRevision (the
+	// revision's).
+	OrganizationID string `bun:"organization_id"`
+	Name           string `bun:"name"`
 	ContentType string  `bun:"content_type"`
 	Size        int64   `bun:"size"`
 	BlobSHA256  string  `bun:"blob_sha256"`
@@ -268,9 +275,9 @@ type RevisionFile struct {
 	GitOID      *string `bun:"git_oid"`
 }
 
-// RevisionFiles returns the files of a revision, by name.
-func RevisionFiles(ctx context.Context, db bun.IDB, revisionID string) ([]*RevisionFile, error) {
-	return selectRows[RevisionFile](ctx, db, "revision_id = ?", "name, file_id", revisionID)
+// RevisionFiles returns the files of a revision of orgID, by name.
+func RevisionFiles(ctx context.Context, db bun.IDB, orgID, revisionID string) ([]*RevisionFile, error) {
+	return selectRows[RevisionFile](ctx, db, "organization_id = ? AND revision_id = ?", "name, file_id", orgID, revisionID)
 }
 
 // ServerSecret returns the server's secret called name, made (32 random
@@ -400,8 +407,22 @@ func (t *PageTree) Height(id string) int {
 	return h + 1
 }
 
-// RevisionByID returns revision id, of whichever space (callers reached it
-// through a space they checked).
-func RevisionByID(ctx context.Context, db bun.IDB, id string) (*Revision, error) {
-	return selectRow[Revision](ctx, db, "id = ?", id)
+// RevisionOrganization is the organization of revision id (an address
+// signed for a download names the revision alone), from the directory.
+func RevisionOrganization(ctx context.Context, db *DB, id string) (string, error) {
+	orgs, err := db.OrganizationsOf(ctx, "revisions", []string{id})
+	if err != nil {
+		return "", err
+	}
+	org, ok := orgs[id]
+	if !ok {
+		return "", ErrNotFound
+	}
+	return org, nil
+}
+
+// RevisionByID returns revision id of orgID, of whichever space (callers
+// reached it through a space they checked).
+func RevisionByID(ctx context.Context, db bun.IDB, orgID, id string) (*Revision, error) {
+	return selectRow[Revision](ctx, db, "organization_id = ? AND id = ?", orgID, id)
 }

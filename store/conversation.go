@@ -187,12 +187,12 @@ func GetConversationIssue(ctx context.Context, db bun.IDB, orgID, id string) (*C
 // clusterColumns are a cluster's columns and counts; the query they are in
 // names the cluster table cl.
 const clusterColumns = `cl.*,
-	(SELECT count(*) FROM conversation_issues i WHERE i.cluster_id = cl.id) AS issues,
-	(SELECT count(DISTINCT i.conversation_id) FROM conversation_issues i WHERE i.cluster_id = cl.id) AS conversations,
+	(SELECT count(*) FROM conversation_issues i WHERE i.cluster_id = cl.id AND i.organization_id = cl.organization_id) AS issues,
+	(SELECT count(DISTINCT i.conversation_id) FROM conversation_issues i WHERE i.cluster_id = cl.id AND i.organization_id = cl.organization_id) AS conversations,
 	t.tasks_total, t.tasks_backlog, t.tasks_started, t.tasks_completed, t.tasks_cancelled,
 	CASE WHEN EXISTS (SELECT 1 FROM conversation_issues i JOIN conversations c
 		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
-		WHERE i.cluster_id = cl.id AND c.processed_at IS NULL) THEN 'analysing' ELSE 'pending' END AS status`
+		WHERE i.cluster_id = cl.id AND i.organization_id = cl.organization_id AND c.processed_at IS NULL) THEN 'analysing' ELSE 'pending' END AS status`
 
 // clusterTasks counts the change requests made for cl by status: its tasks.
 const clusterTasks = `LEFT JOIN LATERAL (SELECT count(*) AS tasks_total,
@@ -200,7 +200,7 @@ const clusterTasks = `LEFT JOIN LATERAL (SELECT count(*) AS tasks_total,
 	count(*) FILTER (WHERE cr.status = 'open') AS tasks_started,
 	count(*) FILTER (WHERE cr.status = 'merged') AS tasks_completed,
 	count(*) FILTER (WHERE cr.status = 'archived') AS tasks_cancelled
-	FROM change_requests cr WHERE cr.conversations_issues_cluster_id = cl.id) t ON true`
+	FROM change_requests cr WHERE cr.conversations_issues_cluster_id = cl.id AND cr.organization_id = cl.organization_id) t ON true`
 
 // ClusterOrders are the orders of a cluster list: updatedAt sorts by time,
 // the others by a count.
@@ -367,7 +367,7 @@ func SaveIssuesCluster(ctx context.Context, db bun.IDB, c *IssuesCluster) error 
 // (their conversations changed); change requests made for them keep no link.
 func DeleteEmptyIssuesClusters(ctx context.Context, db bun.IDB, orgID string) error {
 	_, err := db.NewRaw(`DELETE FROM conversation_issue_clusters cl WHERE cl.organization_id = ?
-		AND NOT EXISTS (SELECT 1 FROM conversation_issues i WHERE i.cluster_id = cl.id)`, orgID).Exec(ctx)
+		AND NOT EXISTS (SELECT 1 FROM conversation_issues i WHERE i.cluster_id = cl.id AND i.organization_id = cl.organization_id)`, orgID).Exec(ctx)
 	return translate(err)
 }
 

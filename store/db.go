@@ -52,6 +52,9 @@ type DB struct {
 	// queues its callers of one key (serialize.go).
 	serialSlots chan struct{}
 	serialKeys  keyedMutex
+	// dir says which organization holds a space or collection
+	// (directory.go).
+	dir *directory
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -105,6 +108,14 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
+	// On a Citus cluster a statement touching many shards writes them over
+	// one connection per worker, in turn, rather than over many at once: a
+	// transaction may then write a reference table after it (Citus refuses
+	// that after a parallel write, and which statements touch many shards
+	// is for the planner to say). The application's writes are one
+	// organization's (one shard group) but for the periodic sweeps. On one
+	// PostgreSQL the setting is an unused placeholder.
+	cfg.ConnConfig.RuntimeParams["citus.multi_shard_modify_mode"] = "sequential"
 	if opts.StatementTimeout > 0 {
 		// A startup parameter rather than a SET after connecting: it costs
 		// no round trip, and no statement of a connection runs without it.
@@ -127,7 +138,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}),
+	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}), dir: newDirectory(),
 		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4))}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
@@ -258,7 +269,11 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 		return translate(db.RunInTx(ctx, nil, fn))
 	}
 	writes := &txWrites{}
-	err := db.RunInTx(context.WithValue(ctx, txWritesKey{}, writes), nil, func(ctx context.Context, tx bun.Tx) error {
+	ctx = context.WithValue(ctx, txWritesKey{}, writes)
+	if d, ok := db.(*DB); ok {
+		ctx = context.WithValue(ctx, directoryCtxKey{}, d.dir)
+	}
+	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}

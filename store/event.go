@@ -135,10 +135,10 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 		q = q.Where("ii.id = ?", e.InstallationID)
 	case e.SpaceID != "":
 		q = q.Where("ii.organization_id = ? AND ii.status = 'active'", e.OrganizationID).
-			Where("(ii.space_selection = 'all' OR EXISTS (SELECT 1 FROM integration_space_installations s WHERE s.installation_id = ii.id AND s.space_id = ?))", e.SpaceID)
+			Where("(ii.space_selection = 'all' OR EXISTS (SELECT 1 FROM integration_space_installations s WHERE s.installation_id = ii.id AND s.organization_id = ii.organization_id AND s.space_id = ?))", e.SpaceID)
 	case e.SiteID != "":
 		q = q.Where("ii.organization_id = ? AND ii.status = 'active'", e.OrganizationID).
-			Where("(ii.site_selection = 'all' OR EXISTS (SELECT 1 FROM integration_site_installations s WHERE s.installation_id = ii.id AND s.site_id = ?))", e.SiteID)
+			Where("(ii.site_selection = 'all' OR EXISTS (SELECT 1 FROM integration_site_installations s WHERE s.installation_id = ii.id AND s.organization_id = ii.organization_id AND s.site_id = ?))", e.SiteID)
 	default:
 		q = q.Where("ii.organization_id = ? AND ii.status = 'active'", e.OrganizationID)
 	}

@@ -147,8 +147,8 @@ type IntegrationInstallation struct {
 func withExtras(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.ColumnExpr("ii.*").
 		ColumnExpr("(SELECT i.name FROM integrations i WHERE i.id = ii.integration_id) AS integration_name").
-		ColumnExpr(`(SELECT count(*) FROM integration_space_installations s JOIN spaces sp ON sp.id = s.space_id
-			WHERE s.installation_id = ii.id AND sp.deleted_at IS NULL AND sp.organization_id = ii.organization_id) AS space_count`)
+		ColumnExpr(`(SELECT count(*) FROM integration_space_installations s JOIN spaces sp ON sp.id = s.space_id AND sp.organization_id = s.organization_id
+			WHERE s.installation_id = ii.id AND s.organization_id = ii.organization_id AND sp.deleted_at IS NULL) AS space_count`)
 }
 
 // GetInstallation reads installation id of an integration.
@@ -212,15 +212,16 @@ type IntegrationSiteInstallation struct {
 // withName reads the integration's name along with a space or site installation.
 func withName(q *bun.SelectQuery, alias string) *bun.SelectQuery {
 	return q.ColumnExpr("?.*", bun.Ident(alias)).ColumnExpr(`(SELECT i.name FROM integrations i
-		JOIN integration_installations ii ON ii.integration_id = i.id WHERE ii.id = ?.installation_id) AS integration_name`, bun.Ident(alias))
+		JOIN integration_installations ii ON ii.integration_id = i.id WHERE ii.id = ?.installation_id AND ii.organization_id = ?.organization_id) AS integration_name`,
+		bun.Ident(alias), bun.Ident(alias))
 }
 
 // liveSpaces leaves out the installations on deleted spaces (while a space
 // is deleted, and restorable, its installation stays, unseen) and on spaces
 // since transferred to another organization.
 func liveSpaces(q *bun.SelectQuery) *bun.SelectQuery {
-	return q.Where(`EXISTS (SELECT 1 FROM spaces sp JOIN integration_installations own ON own.id = isi.installation_id
-		WHERE sp.id = isi.space_id AND sp.deleted_at IS NULL AND sp.organization_id = own.organization_id)`)
+	return q.Where(`EXISTS (SELECT 1 FROM spaces sp JOIN integration_installations own ON own.id = isi.installation_id AND own.organization_id = isi.organization_id
+		WHERE sp.id = isi.space_id AND sp.organization_id = isi.organization_id AND sp.deleted_at IS NULL)`)
 }
 
 // GetSpaceInstallation reads the installation on a space.

@@ -142,10 +142,10 @@ func GetOpenAPISpec(ctx context.Context, db bun.IDB, orgID, slug string) (*OpenA
 	return s, translate(err)
 }
 
-// LockOpenAPISpec reads spec id for update, in tx.
-func LockOpenAPISpec(ctx context.Context, tx bun.Tx, id string) (*OpenAPISpec, error) {
+// LockOpenAPISpec reads spec id of orgID for update, in tx.
+func LockOpenAPISpec(ctx context.Context, tx bun.Tx, orgID, id string) (*OpenAPISpec, error) {
 	s := new(OpenAPISpec)
-	err := tx.NewSelect().Model(s).Where("oas.id = ?", id).For("NO KEY UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(s).Where("oas.organization_id = ? AND oas.id = ?", orgID, id).For("NO KEY UPDATE").Scan(ctx)
 	return s, translate(err)
 }
 

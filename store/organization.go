@@ -109,8 +109,12 @@ func OrganizationsByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Organ
 // confined to it).
 func ListOrganizationsOfUser(ctx context.Context, db bun.IDB, userID, scope string, p Page) ([]*Organization, error) {
 	var orgs []*Organization
+	// Not correlated: memberships are distributed by organization and
+	// organizations a reference table, which Citus does not correlate.
+	// The user's memberships are found first (every shard: a user's
+	// organizations are a question across organizations), then read.
 	q := db.NewSelect().Model(&orgs).
-		Where("EXISTS (SELECT 1 FROM organization_members m WHERE m.organization_id = organization.id AND m.user_id = ? AND NOT m.disabled)", userID)
+		Where("organization.id IN (SELECT m.organization_id FROM organization_members m WHERE m.user_id = ? AND NOT m.disabled)", userID)
 	if scope != "" {
 		q = q.Where("organization.id = ?", scope)
 	}

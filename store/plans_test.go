@@ -114,17 +114,17 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 	}{
 		{"GET space", false, func(ctx context.Context) error { _, err := store.GetSpace(ctx, db, "ms1"); return err }},
 		{"groups and sections of a site", false, func(ctx context.Context) error {
-			if _, err := store.GroupsOfSites(ctx, db, []string{"msite"}); err != nil {
+			if _, err := store.GroupsOfSites(ctx, db, "mine", []string{"msite"}); err != nil {
 				return err
 			}
-			_, err := store.SectionsOfSites(ctx, db, []string{"msite"})
+			_, err := store.SectionsOfSites(ctx, db, "mine", []string{"msite"})
 			return err
 		}},
 		{"site spaces of a site", false, func(ctx context.Context) error {
-			_, err := store.SiteSpacesOfSites(ctx, db, []string{"msite"}, true)
+			_, err := store.SiteSpacesOfSites(ctx, db, "mine", []string{"msite"}, true)
 			return err
 		}},
-		{"spaces of sites", false, func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, []string{"msite"}); return err }},
+		{"spaces of sites", false, func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"}); return err }},
 		{"spaces by ids (the space loader, 5 ids)", false, func(ctx context.Context) error {
 			_, err := store.SpacesByIDs(ctx, db, []string{"ms1", "ms2", "ms3", "ms4", "ms5"})
 			return err
@@ -134,7 +134,7 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"space summaries of sites", false, func(ctx context.Context) error {
-			_, err := store.SpaceSummariesOfSites(ctx, db, []string{"msite"})
+			_, err := store.SpaceSummariesOfSites(ctx, db, "mine", []string{"msite"})
 			return err
 		}},
 		{"comment list of a space", true, func(ctx context.Context) error {
@@ -150,7 +150,7 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"open comment counts of change requests", false, func(ctx context.Context) error {
-			_, err := store.OpenChangeRequestComments(ctx, db, []string{"mcr1", "mcr2", "mcr3"})
+			_, err := store.OpenChangeRequestComments(ctx, db, "mine", []string{"mcr1", "mcr2", "mcr3"})
 			return err
 		}},
 		{"change requests of a space", true, func(ctx context.Context) error {
@@ -176,7 +176,7 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"pages of a revision", false, func(ctx context.Context) error {
-			_, err := store.RevisionsPages(ctx, db, []string{"mr1"})
+			_, err := store.RevisionsPages(ctx, db, "mine", []string{"mr1"})
 			return err
 		}},
 		// The totals of the hottest lists (their `count`): the list's own
@@ -430,15 +430,15 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 		name string
 		read func(context.Context) error
 	}{
-		{"spaces of sites", func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, []string{"msite"}); return err }},
+		{"spaces of sites", func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"}); return err }},
 		{"space summaries of sites", func(ctx context.Context) error {
-			_, err := store.SpaceSummariesOfSites(ctx, db, []string{"msite"})
+			_, err := store.SpaceSummariesOfSites(ctx, db, "mine", []string{"msite"})
 			return err
 		}},
 		{"spaces by ids", func(ctx context.Context) error { _, err := store.SpacesByIDs(ctx, db, ids); return err }},
 		{"nodes by ids", func(ctx context.Context) error { _, err := store.NodesByIDs[store.Space](ctx, db, ids); return err }},
 		{"site spaces of sites", func(ctx context.Context) error {
-			_, err := store.SiteSpacesOfSites(ctx, db, []string{"msite"}, true)
+			_, err := store.SiteSpacesOfSites(ctx, db, "mine", []string{"msite"}, true)
 			return err
 		}},
 	} {

@@ -71,8 +71,8 @@ func (RequestedReviewer) Object() string { return "change-request-requested-revi
 // current revision, a newer review by the same reviewer, or a newer request
 // for that reviewer supersedes.
 const reviewOutdated = `(rv.revision_id <> (SELECT revision FROM change_requests WHERE id = rv.change_request_id)
-	OR EXISTS (SELECT 1 FROM change_request_reviews n WHERE n.change_request_id = rv.change_request_id AND n.reviewer_id = rv.reviewer_id AND n.seq > rv.seq)
-	OR EXISTS (SELECT 1 FROM change_request_requested_reviewers q WHERE q.change_request_id = rv.change_request_id AND q.user_id = rv.reviewer_id AND q.seq > rv.seq))`
+	OR EXISTS (SELECT 1 FROM change_request_reviews n WHERE n.change_request_id = rv.change_request_id AND n.organization_id = rv.organization_id AND n.reviewer_id = rv.reviewer_id AND n.seq > rv.seq)
+	OR EXISTS (SELECT 1 FROM change_request_requested_reviewers q WHERE q.change_request_id = rv.change_request_id AND q.organization_id = rv.organization_id AND q.user_id = rv.reviewer_id AND q.seq > rv.seq))`
 
 func selectReviews(db bun.IDB, model any) *bun.SelectQuery {
 	return db.NewSelect().Model(model).ColumnExpr("rv.*").ColumnExpr(reviewOutdated + " AS outdated").

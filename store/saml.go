@@ -122,15 +122,17 @@ type SAMLRequest struct {
 	LinkCodeSHA256 []byte  `bun:"link_code_sha256"`
 }
 
-// AddSAMLRequest records request r, and forgets the requests made, or
-// answered, before forgetBefore (their answers, and link codes, are refused
-// by then anyway).
+// AddSAMLRequest records request r, and forgets its organization's
+// requests made, or answered, before forgetBefore (their answers, and link
+// codes, are refused by then anyway; another organization's are forgotten
+// at its next request).
 func AddSAMLRequest(ctx context.Context, db bun.IDB, r *SAMLRequest, forgetBefore time.Time) error {
-	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("coalesce(consumed_at, created_at) < ?", forgetBefore).Exec(ctx); err != nil {
-		return translate(err)
-	}
 	if err := inParentOrganization(ctx, db, &r.OrganizationID, "saml_providers", r.ProviderID); err != nil {
 		return err
+	}
+	// The organization's own old requests (one shard).
+	if _, err := db.NewDelete().Model((*SAMLRequest)(nil)).Where("organization_id = ? AND coalesce(consumed_at, created_at) < ?", r.OrganizationID, forgetBefore).Exec(ctx); err != nil {
+		return translate(err)
 	}
 	_, err := db.NewInsert().Model(r).Exec(ctx)
 	return translate(err)

@@ -182,7 +182,7 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 		titles AS MATERIALIZED (
 			SELECT s.space_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
 			FROM q, unnest(?::text[], ?::text[]) AS s(revision_id, space_id)
-			JOIN revision_pages rp ON rp.revision_id = s.revision_id
+			JOIN revision_pages rp ON rp.revision_id = s.revision_id AND rp.organization_id = ?
 			WHERE to_tsvector('english', rp.title) @@ q.q
 			LIMIT ?),
 		hits AS (
@@ -197,6 +197,6 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 			AND bs.position = top.position
 		ORDER BY top.rank DESC, top.space_id, top.page_id, top.position NULLS FIRST`,
 		query, orgID, pgdialect.Array(spaces), maxSearchCandidates, orgID, pgdialect.Array(spaces), maxSearchCandidates,
-		pgdialect.Array(revisions), pgdialect.Array(spaces), maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
+		pgdialect.Array(revisions), pgdialect.Array(spaces), orgID, maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
 	return hits, translate(err)
 }

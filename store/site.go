@@ -72,7 +72,7 @@ func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Pa
 	var sites []*Site
 	q := db.NewSelect().Model(&sites).Where("site.organization_id = ?", orgID)
 	if f.SpaceID != nil {
-		q = q.Where("EXISTS (SELECT 1 FROM site_spaces ss WHERE ss.site_id = site.id AND ss.space_id = ?)", *f.SpaceID)
+		q = q.Where("EXISTS (SELECT 1 FROM site_spaces ss WHERE ss.site_id = site.id AND ss.organization_id = site.organization_id AND ss.space_id = ?)", *f.SpaceID)
 	}
 	if f.Title != nil {
 		q = q.Where("site.title ILIKE ? ESCAPE '\\'", "%"+escapeLike(*f.Title)+"%")
@@ -130,15 +130,17 @@ func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, er
 	return deleteRows(ctx, db, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID)
 }
 
-// CountSiteSpaces counts the site spaces of live spaces in each site.
-func CountSiteSpaces(ctx context.Context, db bun.IDB, siteIDs []string) (map[string]int, error) {
+// CountSiteSpaces counts the site spaces of live spaces in each of these
+// sites of orgID.
+func CountSiteSpaces(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) (map[string]int, error) {
 	var rows []struct {
 		SiteID string `bun:"site_id"`
 		N      int    `bun:"n"`
 	}
 	err := db.NewSelect().TableExpr("site_spaces AS ss").
 		ColumnExpr("ss.site_id, count(*) AS n").
-		Where("ss.site_id IN (?) AND "+publishesLiveSpace("ss"), bun.List(siteIDs)).GroupExpr("ss.site_id").Scan(ctx, &rows)
+		Where("ss.organization_id = ? AND ss.site_id IN (?) AND "+publishesLiveSpace("ss"), orgID, bun.List(siteIDs), orgID).
+		GroupExpr("ss.site_id").Scan(ctx, &rows)
 	counts := make(map[string]int, len(siteIDs))
 	for _, r := range rows {
 		counts[r.SiteID] = r.N
@@ -150,7 +152,7 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// SitesByIDs returns the sites with these ids.
-func SitesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Site, error) {
-	return selectRows[Site](ctx, db, idIn("id", ids), "", ids)
+// SitesByIDs returns the sites of orgID with these ids.
+func SitesByIDs(ctx context.Context, db bun.IDB, orgID string, ids []string) ([]*Site, error) {
+	return selectRows[Site](ctx, db, "organization_id = ? AND "+idIn("id", ids), "", orgID, ids)
 }

@@ -77,17 +77,34 @@ func CreateSpace(ctx context.Context, db bun.IDB, s *Space, content Content) err
 	})
 }
 
-// GetSpace returns space id, deleted or not.
+// GetSpace returns space id, deleted or not, from its organization's
+// shard (the directory knows which).
 func GetSpace(ctx context.Context, db bun.IDB, id string) (*Space, error) {
-	return selectRow[Space](ctx, db, "id = ?", id)
+	rows, err := readByIDs(ctx, db, "spaces", []string{id}, spaceID, func(ctx context.Context, db bun.IDB, org string, ids []string) ([]*Space, error) {
+		return selectRows[Space](ctx, db, "space.organization_id = ? AND space.id = ?", "", org, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, ErrNotFound
+	}
+	return rows[0], nil
 }
 
-// SpacesByIDs returns the spaces with these ids that are not deleted. The
-// ids may repeat (a space published twice in a site): each space is read
-// once.
+// SpacesByIDs returns the spaces with these ids that are not deleted, each
+// read in its organization. The ids may repeat (a space published twice in
+// a site): each space is read once.
 func SpacesByIDs(ctx context.Context, db bun.IDB, ids []string) ([]*Space, error) {
-	return selectRows[Space](ctx, db, idIn("space.id", ids)+" AND space.deleted_at IS NULL", "", ids)
+	return readByIDs(ctx, db, "spaces", slices.Compact(slices.Sorted(slices.Values(ids))), spaceID, spacesOf)
 }
+
+// spacesOf reads the live spaces of orgID with these ids.
+func spacesOf(ctx context.Context, db bun.IDB, orgID string, ids []string) ([]*Space, error) {
+	return selectRows[Space](ctx, db, "space.organization_id = ? AND "+idIn("space.id", ids)+" AND space.deleted_at IS NULL", "", orgID, ids)
+}
+
+func spaceID(s *Space) string { return s.ID }
 
 // ListSpaces pages through the live spaces of an organization.
 // Oldest first, or newest first with desc.

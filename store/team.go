@@ -87,10 +87,10 @@ func ListTeams(ctx context.Context, db bun.IDB, orgID string, f TeamFilter, p Pa
 		q = q.Where("team.title ILIKE ?", "%"+likeEscaper.Replace(f.Title)+"%")
 	}
 	if f.OwnedBy != nil {
-		q = q.Where("EXISTS (SELECT 1 FROM team_members AS o WHERE o.team_id = team.id AND o.user_id = ? AND o.role = ?)", *f.OwnedBy, TeamOwner)
+		q = q.Where("EXISTS (SELECT 1 FROM team_members AS o WHERE o.team_id = team.id AND o.organization_id = team.organization_id AND o.user_id = ? AND o.role = ?)", *f.OwnedBy, TeamOwner)
 	}
 	if f.MemberID != nil {
-		q = q.Where("EXISTS (SELECT 1 FROM team_members AS o WHERE o.team_id = team.id AND o.user_id = ?)", *f.MemberID)
+		q = q.Where("EXISTS (SELECT 1 FROM team_members AS o WHERE o.team_id = team.id AND o.organization_id = team.organization_id AND o.user_id = ?)", *f.MemberID)
 	}
 	err := p.scan(ctx, p.byTime(q, "team.created_at", "team.id", false))
 	return rows, translate(err)

@@ -229,7 +229,7 @@ func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := store.React(ctx, db, "re", "u", []string{"tada"}, nil, c.PostedAt); err != nil {
+	if err := store.React(ctx, db, "oa", "re", "u", []string{"tada"}, nil, c.PostedAt); err != nil {
 		t.Fatal(err)
 	}
 	if c.OrganizationID != "oa" || reply.OrganizationID != "oa" || cr.OrganizationID != "oa" {
@@ -260,7 +260,7 @@ func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
 		t.Errorf("search after the move: %+v %v", hits, err)
 	}
 	// A new revision of the moved content, in the new organization.
-	content, err := store.LoadContent(ctx, db, "r1")
+	content, err := store.LoadContent(ctx, db, "ob", "r1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,11 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, fromOrgID, orgID string
 	if len(collectionIDs)+len(spaceIDs) == 0 {
 		return nil
 	}
+	// This process's directory learns of the move now; the others' find
+	// out on their next read (readByIDs).
+	dir := directoryOf(ctx, db)
+	dir.forget("collections", collectionIDs)
+	dir.forget("spaces", spaceIDs)
 	// IN () is no valid SQL: an id no row has stands for none.
 	collections, spaces := bun.List(nonEmpty(collectionIDs)), bun.List(nonEmpty(spaceIDs))
 	args := map[string]any{"?collections": collections, "?spaces": spaces, "?org": fromOrgID}

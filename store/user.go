@@ -136,18 +136,19 @@ func CallerByToken(ctx context.Context, db bun.IDB, token string) (*TokenCaller,
 	}
 	// SECURITY: a token confined to an organization carries no other
 	// membership, so nothing downstream can reach another organization with it.
-	err := db.NewSelect().
-		ColumnExpr("u.*").
-		ColumnExpr("t.expires_at AS token_expires_at").
-		ColumnExpr("t.organization_id AS token_organization_id").
-		ColumnExpr("t.id AS token_id, t.developer AS token_developer").
-		ColumnExpr(`COALESCE((SELECT jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role))
-			FROM organization_members m WHERE m.user_id = u.id AND NOT m.disabled
-			AND (t.organization_id IS NULL OR m.organization_id = t.organization_id)), '[]') AS memberships`).
-		TableExpr("api_tokens AS t").
-		Join("JOIN users AS u ON u.id = t.user_id").
-		Where("t.token_sha256 = ?", TokenDigest(token)).
-		Scan(ctx, &row)
+	//
+	// Memberships are distributed by organization and tokens and users
+	// are reference tables, which Citus does not correlate: the token is
+	// found first (t), then the memberships of its user (every shard: a
+	// user's organizations are a question across organizations; the
+	// caller cache keeps the answer).
+	err := db.NewRaw(`WITH t AS (SELECT id, user_id, expires_at, organization_id, developer FROM api_tokens WHERE token_sha256 = ?),
+		m AS (SELECT COALESCE(jsonb_agg(jsonb_build_object('organization_id', m.organization_id, 'role', m.role)), '[]') AS memberships
+			FROM organization_members m WHERE m.user_id = (SELECT user_id FROM t) AND NOT m.disabled
+			AND ((SELECT organization_id FROM t) IS NULL OR m.organization_id = (SELECT organization_id FROM t)))
+		SELECT u.*, t.expires_at AS token_expires_at, t.organization_id AS token_organization_id,
+			t.id AS token_id, t.developer AS token_developer, m.memberships
+		FROM t JOIN users u ON u.id = t.user_id CROSS JOIN m`, TokenDigest(token)).Scan(ctx, &row)
 	if err != nil {
 		return nil, translate(err)
 	}

@@ -84,6 +84,16 @@ func startCitus(ctx context.Context, dataDir string) (*CitusCluster, error) {
 				"max_prepared_transactions": "200",
 				"citus.shard_count":         citusShardCount,
 			}}
+		// DOCSAPI_TEST_PG_LOGS=dir keeps each node's log there (the
+		// statements Citus refused, with their errors).
+		if dir := os.Getenv("DOCSAPI_TEST_PG_LOGS"); dir != "" {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("citus-node%d.log", i)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				c.stop()
+				return nil, err
+			}
+			opts.Log = f
+		}
 		srv, err := pgserver.Start(ctx, opts)
 		if err != nil {
 			c.stop()

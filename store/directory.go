@@ -1,0 +1,173 @@
+package store
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+)
+
+// Routes and top-level fields name a space, collection or site by its id
+// alone, and signed download addresses a revision
+// (GET /v1/spaces/{id}). Every read of a tenant row names its organization
+// too: on a Citus cluster that is what sends the read to one shard group
+// rather than to every shard, and on one PostgreSQL it costs nothing (the
+// keys lead with the id). The directory says which organization holds such
+// an id, from memory once it has been asked: a space or collection changes
+// organization only by a transfer, which moves its rows, and an answer gone
+// stale shows itself, since the read in that organization then finds
+// nothing: the reader forgets it and asks again (readByIDs). Nothing needs
+// telling other processes. (Sites never change organization.)
+type directory struct {
+	entries *lru.Cache[directoryKey, string]
+}
+
+type directoryKey struct{ table, id string }
+
+// directoryEntries bounds the ids remembered (about 100 bytes each).
+const directoryEntries = 200_000
+
+
+func newDirectory() *directory {
+	entries, err := lru.New[directoryKey, string](directoryEntries)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return &directory{entries: entries}
+}
+
+type directoryCtxKey struct{}
+
+// directoryOf is the directory of the DB db is, or whose transaction it
+// is (RunInTx keeps it in the context); nil when there is none (a query
+// then looks every id up).
+func directoryOf(ctx context.Context, db bun.IDB) *directory {
+	if d, ok := db.(*DB); ok {
+		return d.dir
+	}
+	dir, _ := ctx.Value(directoryCtxKey{}).(*directory)
+	return dir
+}
+
+// organizationsOf maps each of ids that names a row of table to its
+// organization: from memory, and for the rest one query by id (which asks
+// every shard).
+func (d *directory) organizationsOf(ctx context.Context, db bun.IDB, table string, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	var missing []string
+	for _, id := range ids {
+		if d != nil {
+			if org, ok := d.entries.Get(directoryKey{table, id}); ok {
+				out[id] = org
+				continue
+			}
+		}
+		missing = append(missing, id)
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID  string `bun:"id"`
+		Org string `bun:"organization_id"`
+	}
+	err := db.NewSelect().Table(table).Column("id", "organization_id").Where(idIn("id", missing), pgdialect.Array(missing)).Scan(ctx, &rows)
+	if err != nil {
+		return nil, translate(err)
+	}
+	for _, r := range rows {
+		out[r.ID] = r.Org
+		d.remember(table, r.ID, r.Org)
+	}
+	return out, nil
+}
+
+// OrganizationsOf maps each of ids that names a row of table (spaces,
+// collections or sites) to its organization, from the directory.
+func (db *DB) OrganizationsOf(ctx context.Context, table string, ids []string) (map[string]string, error) {
+	return db.dir.organizationsOf(ctx, db, table, ids)
+}
+
+// PerOrganization groups ids of rows of table (spaces, collections or
+// sites) by organization (OrganizationsOf), and calls read with each
+// organization and its ids; ids that name nothing are left out.
+func (db *DB) PerOrganization(ctx context.Context, table string, ids []string, read func(orgID string, ids []string) error) error {
+	orgs, err := db.OrganizationsOf(ctx, table, ids)
+	if err != nil {
+		return err
+	}
+	byOrg := map[string][]string{}
+	for _, id := range ids {
+		if org, ok := orgs[id]; ok {
+			byOrg[org] = append(byOrg[org], id)
+		}
+	}
+	for _, org := range slices.Sorted(maps.Keys(byOrg)) {
+		if err := read(org, byOrg[org]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *directory) remember(table, id, org string) {
+	if d != nil {
+		d.entries.Add(directoryKey{table, id}, org)
+	}
+}
+
+func (d *directory) forget(table string, ids []string) {
+	if d == nil {
+		return
+	}
+	for _, id := range ids {
+		d.entries.Remove(directoryKey{table, id})
+	}
+}
+
+// readByIDs reads the rows of table with these ids (those that exist),
+// each in its organization: read is given one organization and ids of
+// it. An id the directory placed in an organization that no longer holds
+// it (moved since) is looked up again, once.
+func readByIDs[T any](ctx context.Context, db bun.IDB, table string, ids []string, idOf func(*T) string,
+	read func(ctx context.Context, db bun.IDB, orgID string, ids []string) ([]*T, error)) ([]*T, error) {
+	dir := directoryOf(ctx, db)
+	var out []*T
+	for attempt := 0; attempt < 2 && len(ids) > 0; attempt++ {
+		orgs, err := dir.organizationsOf(ctx, db, table, ids)
+		if err != nil {
+			return nil, err
+		}
+		byOrg := map[string][]string{}
+		for _, id := range ids {
+			if org, ok := orgs[id]; ok {
+				byOrg[org] = append(byOrg[org], id)
+			}
+		}
+		found := map[string]bool{}
+		for _, org := range slices.Sorted(maps.Keys(byOrg)) {
+			rows, err := read(ctx, db, org, byOrg[org])
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range rows {
+				found[idOf(r)] = true
+			}
+			out = append(out, rows...)
+		}
+		// What was placed but not found moved (or is gone): ask again.
+		var again []string
+		for _, id := range ids {
+			if _, placed := orgs[id]; placed && !found[id] {
+				again = append(again, id)
+			}
+		}
+		dir.forget(table, again)
+		ids = again
+	}
+	return out, nil
+}
+
