@@ -294,4 +294,3 @@ func keepAnAdmin(ctx context.Context, tx bun.Tx, m *store.Member, what string) e
 func sameRole(a, b *store.MemberRole) bool {
 	return (a == nil && b == nil) || (a != nil && b != nil && *a == *b)
 }
-

@@ -50,16 +50,16 @@ type RevisionPage struct {
 	// revision's).
 	OrganizationID string    `bun:"organization_id"`
 	ParentID       *string   `bun:"parent_id"`
-	Position    int       `bun:"position"`
-	Type        string    `bun:"type"`
-	Title       string    `bun:"title"`
-	Slug        string    `bun:"slug"`
-	Emoji       *string   `bun:"emoji"`
-	Description *string   `bun:"description"`
-	Hidden      bool      `bun:"hidden"`
-	BodySHA256  *string   `bun:"body_sha256"`
-	CreatedAt   time.Time `bun:"created_at"`
-	UpdatedAt   time.Time `bun:"updated_at"`
+	Position       int       `bun:"position"`
+	Type           string    `bun:"type"`
+	Title          string    `bun:"title"`
+	Slug           string    `bun:"slug"`
+	Emoji          *string   `bun:"emoji"`
+	Description    *string   `bun:"description"`
+	Hidden         bool      `bun:"hidden"`
+	BodySHA256     *string   `bun:"body_sha256"`
+	CreatedAt      time.Time `bun:"created_at"`
+	UpdatedAt      time.Time `bun:"updated_at"`
 	// GitPath and GitOID say where a git sync read or wrote the page.
 	GitPath *string `bun:"git_path"`
 	GitOID  *string `bun:"git_oid"`
@@ -264,15 +264,15 @@ type RevisionFile struct {
 	ID         string `bun:"file_id,pk"`
 	// OrganizationID is read, and written by CreateRevision (the
 	// revision's).
-	OrganizationID string `bun:"organization_id"`
-	Name           string `bun:"name"`
-	ContentType string  `bun:"content_type"`
-	Size        int64   `bun:"size"`
-	BlobSHA256  string  `bun:"blob_sha256"`
-	Width       *int    `bun:"width"`
-	Height      *int    `bun:"height"`
-	GitPath     *string `bun:"git_path"`
-	GitOID      *string `bun:"git_oid"`
+	OrganizationID string  `bun:"organization_id"`
+	Name           string  `bun:"name"`
+	ContentType    string  `bun:"content_type"`
+	Size           int64   `bun:"size"`
+	BlobSHA256     string  `bun:"blob_sha256"`
+	Width          *int    `bun:"width"`
+	Height         *int    `bun:"height"`
+	GitPath        *string `bun:"git_path"`
+	GitOID         *string `bun:"git_oid"`
 }
 
 // RevisionFiles returns the files of a revision of orgID, by name.

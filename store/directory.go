@@ -30,7 +30,6 @@ type directoryKey struct{ table, id string }
 // directoryEntries bounds the ids remembered (about 100 bytes each).
 const directoryEntries = 200_000
 
-
 func newDirectory() *directory {
 	entries, err := lru.New[directoryKey, string](directoryEntries)
 	if err != nil {
@@ -170,4 +169,3 @@ func readByIDs[T any](ctx context.Context, db bun.IDB, table string, ids []strin
 	}
 	return out, nil
 }
-

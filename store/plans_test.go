@@ -124,7 +124,10 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			_, err := store.SiteSpacesOfSites(ctx, db, "mine", []string{"msite"}, true)
 			return err
 		}},
-		{"spaces of sites", false, func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"}); return err }},
+		{"spaces of sites", false, func(ctx context.Context) error {
+			_, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"})
+			return err
+		}},
 		{"spaces by ids (the space loader, 5 ids)", false, func(ctx context.Context) error {
 			_, err := store.SpacesByIDs(ctx, db, []string{"ms1", "ms2", "ms3", "ms4", "ms5"})
 			return err
@@ -430,7 +433,10 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 		name string
 		read func(context.Context) error
 	}{
-		{"spaces of sites", func(ctx context.Context) error { _, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"}); return err }},
+		{"spaces of sites", func(ctx context.Context) error {
+			_, err := store.SpacesOfSites(ctx, db, "mine", []string{"msite"})
+			return err
+		}},
 		{"space summaries of sites", func(ctx context.Context) error {
 			_, err := store.SpaceSummariesOfSites(ctx, db, "mine", []string{"msite"})
 			return err
