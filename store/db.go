@@ -52,6 +52,9 @@ type DB struct {
 	// queues its callers of one key (serialize.go).
 	serialSlots chan struct{}
 	serialKeys  keyedMutex
+	// replicas take the reads of read-only requests (replica.go); nil
+	// without any.
+	replicas *replicaSet
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -97,18 +100,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 // uses the simple protocol: preparing statements whose text differs with
 // every value would only churn the statement cache.
 func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := poolConfig(url, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse database url: %w", err)
-	}
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	}
-	if opts.StatementTimeout > 0 {
-		// A startup parameter rather than a SET after connecting: it costs
-		// no round trip, and no statement of a connection runs without it.
-		cfg.ConnConfig.RuntimeParams["statement_timeout"] = milliseconds(opts.StatementTimeout)
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -138,6 +132,25 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		d.Callers.listen(listenCtx, slog.Default())
 	}()
 	return d, nil
+}
+
+// poolConfig is the configuration of a pool of opts on url (the
+// primary's, or a replica's: replica.go).
+func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	if opts.StatementTimeout > 0 {
+		// A startup parameter rather than a SET after connecting: it costs
+		// no round trip, and no statement of a connection runs without it.
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = milliseconds(opts.StatementTimeout)
+	}
+	return cfg, nil
 }
 
 // milliseconds renders d as PostgreSQL's milliseconds, rounded up: a
@@ -254,6 +267,7 @@ func RunUnhurried(ctx context.Context, db bun.IDB, fn func(ctx context.Context, 
 // transaction is passed explicitly, never through the context, so loaders
 // (which read the context) cannot pick it up by accident.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	noteWrite(ctx)
 	if _, nested := ctx.Value(txWritesKey{}).(*txWrites); nested {
 		return translate(db.RunInTx(ctx, nil, fn))
 	}
