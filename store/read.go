@@ -88,7 +88,7 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 	pgArgs = append(pgArgs, args...)
 	if d.replicas != nil {
 		var out []*T
-		err := d.routedRead(ctx, func(pool *pgxpool.Pool) (err error) {
+		err := d.routedRead(ctx, func(ctx context.Context, pool *pgxpool.Pool) (err error) {
 			out, err = scanModel[T](ctx, pool, m, query.pgSQL, pgArgs)
 			return err
 		})

@@ -81,6 +81,10 @@ type replica struct {
 	replayed atomic.Uint64 // LSN
 	lag      atomic.Int64  // time.Duration
 	reads    atomic.Int64  // reads it answered
+	// alive ends when the replica is taken out of routing, and is made
+	// anew when it is back: reads still on it then give up (readContext)
+	// rather than wait for a replica gone silent until TCP gives up.
+	alive atomic.Pointer[liveness]
 
 	// mu guards what only the checker and the read failures write.
 	mu       sync.Mutex
@@ -182,10 +186,32 @@ func openReplica(rawURL string, opts Options) (*replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: replica %s: %w", u.Host, err)
 	}
-	db := sql.OpenDB(bufferedConnector{stdlib.GetPoolConnector(pool)})
-	db.SetMaxIdleConns(0) // the pgx pool keeps the idle connections
-	r := &replica{name: u.Host, pool: pool, sql: db, problem: "not checked yet"}
+	r := &replica{name: u.Host, pool: pool, problem: "not checked yet"}
+	r.alive.Store(newLiveness())
+	r.sql = sql.OpenDB(bufferedConnector{stdlib.GetPoolConnector(pool), r})
+	r.sql.SetMaxIdleConns(0) // the pgx pool keeps the idle connections
 	return r, nil
+}
+
+// liveness is a context that ends when its replica is taken out.
+type liveness struct {
+	ctx  context.Context
+	stop context.CancelFunc
+}
+
+func newLiveness() *liveness {
+	ctx, stop := context.WithCancel(context.Background())
+	return &liveness{ctx, stop}
+}
+
+// readContext is ctx for a read on r: it also ends when r is taken out of
+// routing (by its check, or another read's failure), so that a read on a
+// replica gone silent gives up then, about a check's timeout, and runs on
+// the primary. done releases it.
+func (r *replica) readContext(ctx context.Context) (readCtx context.Context, done func()) {
+	readCtx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(r.alive.Load().ctx, cancel)
+	return readCtx, func() { stop(); cancel() }
 }
 
 // redactURL is rawURL without its password, for messages.
@@ -276,8 +302,11 @@ func (s *replicaSet) checkReplica(parent context.Context, r *replica, now time.T
 	r.mu.Lock()
 	was := r.problem
 	r.problem = ""
-	r.mu.Unlock()
+	if !r.up.Load() && r.alive.Load().ctx.Err() != nil {
+		r.alive.Store(newLiveness())
+	}
 	r.up.Store(true)
+	r.mu.Unlock()
 	if was != "" && was != "not checked yet" {
 		s.log.Info("replica up again: it takes reads", "replica", r.name, "lag", time.Duration(r.lag.Load()).String())
 	}
@@ -317,8 +346,9 @@ func (s *replicaSet) verify(ctx context.Context, r *replica) error {
 // connections are dropped: after a crash they are all broken, and each
 // would fail a read once the replica is back.
 func (s *replicaSet) setDown(r *replica, why string) {
-	wasUp := r.up.Swap(false)
 	r.mu.Lock()
+	wasUp := r.up.Swap(false)
+	r.alive.Load().stop()
 	was := r.problem
 	r.problem = why
 	r.mu.Unlock()
@@ -424,19 +454,32 @@ func (h *lsnHistory) lag(now time.Time, replayed LSN) time.Duration {
 // router then runs on the primary, rather than failing the scan of rows
 // already handed to bun. The results of reads are small; the primary's
 // connections stream as before.
-type bufferedConnector struct{ driver.Connector }
+//
+// Connecting and reading run under the replica's readContext: they give up
+// when the replica is taken out. Once read, the rows no longer need it.
+type bufferedConnector struct {
+	driver.Connector
+	r *replica
+}
 
 func (c bufferedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	ctx, done := c.r.readContext(ctx)
+	defer done()
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return bufferedConn{conn.(*stdlib.Conn)}, nil
+	return bufferedConn{conn.(*stdlib.Conn), c.r}, nil
 }
 
-type bufferedConn struct{ *stdlib.Conn }
+type bufferedConn struct {
+	*stdlib.Conn
+	r *replica
+}
 
 func (c bufferedConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	ctx, done := c.r.readContext(ctx)
+	defer done()
 	rows, err := c.Conn.QueryContext(ctx, query, args)
 	if err != nil {
 		return nil, err

@@ -287,9 +287,12 @@ func (rt *readRoute) failed(r *replica, err error) {
 		return
 	}
 	rt.toPrimary(fallbackReadFailed)
-	if IsUnavailable(err) {
+	switch {
+	case !r.up.Load():
+		// Taken out meanwhile, which ends its reads: said when it was.
+	case IsUnavailable(err):
 		rt.set.setDown(r, "a read failed: "+err.Error())
-	} else {
+	default:
 		rt.set.log.Warn("a read failed on a replica; it runs again on the primary", "replica", r.name, "err", err)
 	}
 }
@@ -310,15 +313,16 @@ func noteWrite(ctx context.Context) {
 }
 
 // routedRead runs read, a read of the pgx path (read.go), on the pool
-// ctx's route takes it to; a replica that fails it leaves it to the
-// primary. read must start afresh each time it is called.
-func (db *DB) routedRead(ctx context.Context, read func(*pgxpool.Pool) error) error {
+// ctx's route takes it to, under the context it is given; a replica that
+// fails it leaves it to the primary. read must start afresh each time it
+// is called.
+func (db *DB) routedRead(ctx context.Context, read func(context.Context, *pgxpool.Pool) error) error {
 	rt := routeFrom(ctx)
 	if rt == nil {
-		return read(db.Pool)
+		return read(ctx, db.Pool)
 	}
 	if r := rt.replicaFor(); r != nil {
-		err := read(r.pool)
+		err := readOn(ctx, r, read)
 		if err == nil {
 			rt.answered(r)
 			return nil
@@ -329,7 +333,14 @@ func (db *DB) routedRead(ctx context.Context, read func(*pgxpool.Pool) error) er
 		rt.failed(r, err)
 	}
 	rt.onPrimary()
-	return read(db.Pool)
+	return read(ctx, db.Pool)
+}
+
+// readOn runs read on r under r's readContext.
+func readOn(ctx context.Context, r *replica, read func(context.Context, *pgxpool.Pool) error) error {
+	ctx, done := r.readContext(ctx)
+	defer done()
+	return read(ctx, r.pool)
 }
 
 // readRouter is bun's connection resolver: the statements bun runs
@@ -496,7 +507,7 @@ func (db *DB) ReplicaStats() (stats ReplicaStats, ok bool) {
 func eachRowRouted(ctx context.Context, d *DB, query string, args []any, scan func(scan func(dest ...any) error) error) error {
 	var fields []pgconn.FieldDescription
 	var values [][][]byte
-	err := d.routedRead(ctx, func(pool *pgxpool.Pool) error {
+	err := d.routedRead(ctx, func(ctx context.Context, pool *pgxpool.Pool) error {
 		fields, values = nil, nil
 		rows, err := pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {
@@ -504,6 +515,12 @@ func eachRowRouted(ctx context.Context, d *DB, query string, args []any, scan fu
 		}
 		defer rows.Close()
 		for rows.Next() {
+			if fields == nil {
+				// Copied while the connection is held: once the rows are
+				// done it goes back to the pool, and its next query
+				// reuses the memory.
+				fields = append([]pgconn.FieldDescription{}, rows.FieldDescriptions()...)
+			}
 			raw := rows.RawValues()
 			row := make([][]byte, len(raw))
 			for i, v := range raw {
@@ -513,7 +530,6 @@ func eachRowRouted(ctx context.Context, d *DB, query string, args []any, scan fu
 			}
 			values = append(values, row)
 		}
-		fields = append(fields, rows.FieldDescriptions()...)
 		return rows.Err()
 	})
 	if err != nil {

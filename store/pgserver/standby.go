@@ -94,9 +94,9 @@ func baseBackup(ctx context.Context, primary *Server, owner *osUser, binDir, dat
 }
 
 // Kill ends the server as a crash of its machine would: SIGKILL to the
-// postmaster and every backend at once (its process group), no shutdown,
-// no restart even when supervised (as after Stop). Tests use it to take a
-// server away under its clients.
+// postmaster and every process it started, no shutdown, no restart even
+// when supervised (as after Stop). Tests use it to take a server away
+// under its clients.
 func (s *Server) Kill() {
 	if s.attached {
 		return
@@ -109,6 +109,55 @@ func (s *Server) Kill() {
 	if p == nil {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	signalAll(p.cmd.Process.Pid, syscall.SIGKILL)
 	<-p.exited
+}
+
+// Pause stops every process of the server (SIGSTOP) until Resume: its
+// connections stay open and answer nothing, as a server whose machine or
+// network went silent. Tests use it.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server go on (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	if p := s.current(); p != nil && !s.attached {
+		signalAll(p.cmd.Process.Pid, sig)
+	}
+}
+
+// signalAll sends sig to the postmaster pid and to every process it
+// started (the backends, in sessions of their own: PostgreSQL puts each
+// child in its own process group, so the postmaster's group is not theirs).
+func signalAll(pid int, sig syscall.Signal) {
+	children := childrenOf(pid) // before a killed postmaster orphans them
+	_ = syscall.Kill(pid, sig)
+	for _, child := range children {
+		_ = syscall.Kill(child, sig)
+	}
+}
+
+// childrenOf lists the processes whose parent is pid (from /proc).
+func childrenOf(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, path := range stats {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		end := strings.LastIndexByte(string(raw), ')')
+		fields := strings.Fields(string(raw[end+1:]))
+		if end < 0 || len(fields) < 2 {
+			continue
+		}
+		if ppid, err := strconv.Atoi(fields[1]); err == nil && ppid == pid {
+			if child, err := strconv.Atoi(filepath.Base(filepath.Dir(path))); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }

@@ -58,6 +58,17 @@ func (r *Replicated) StartStandby() {
 // KillStandby kills the standby's processes, as a crash of its machine.
 func (r *Replicated) KillStandby() { r.Standby.Kill() }
 
+// PauseStandby stops the standby's processes (SIGSTOP): it holds its
+// connections and answers nothing, as a machine gone silent. It is
+// resumed when the test ends, or by ResumeStandby.
+func (r *Replicated) PauseStandby() {
+	r.Standby.Pause()
+	r.t.Cleanup(r.Standby.Resume) // before its Stop, registered earlier
+}
+
+// ResumeStandby lets a paused standby go on.
+func (r *Replicated) ResumeStandby() { r.Standby.Resume() }
+
 // NewDatabase creates a migrated database on the primary, waits until the
 // standby has it too, and returns its name.
 func (r *Replicated) NewDatabase() string {
