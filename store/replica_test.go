@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
@@ -109,5 +110,31 @@ func TestCallerPositions(t *testing.T) {
 	p.wrote("new", 1)
 	if p.need("cy") != 36 || p.need("new") != 36 || len(p.byCaller) > 2 {
 		t.Errorf("past the bound: cy needs %v, new %v, %d kept", p.need("cy"), p.need("new"), len(p.byCaller))
+	}
+}
+
+// What routing adds to a read-only operation, apart from the reads
+// themselves: its route (the caller's position, the choice of a replica,
+// the context), and the bookkeeping of each read on the replica.
+func BenchmarkRouteReads(b *testing.B) {
+	set := &replicaSet{maxLag: time.Minute, positions: callerPositions{byCaller: map[string]LSN{"writer": 10}}}
+	for range 2 {
+		r := &replica{name: "replica"}
+		r.up.Store(true)
+		r.replayed.Store(100)
+		r.alive.Store(newLiveness())
+		set.list = append(set.list, r)
+	}
+	db := &DB{replicas: set}
+	ctx := WithClientPosition(context.Background(), NewClientPosition(0, false))
+	b.ReportAllocs()
+	for b.Loop() {
+		routed := db.RouteReads(ctx, "reader")
+		rt := routeFrom(routed)
+		r := rt.replicaFor()
+		readCtx, done := r.readContext(routed)
+		_ = readCtx
+		done()
+		rt.answered(r)
 	}
 }
