@@ -19,7 +19,9 @@ import (
 // by the store: its later reads go to the primary, and its position is
 // recorded too. Subscriptions read their events on the primary (their
 // operations have no route), where every event is visible as soon as it
-// is heard of.
+// is heard of; a subscriber told of an event then reads at least where the
+// primary was (live.go, subscription.go), so that refetching what the
+// event names finds it.
 type replicaReads struct{ db *store.DB }
 
 var _ interface {

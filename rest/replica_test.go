@@ -432,3 +432,44 @@ func TestReplicaGoneSilentHoldsNoRequest(t *testing.T) {
 		t.Errorf("the silent replica is still up: %+v", stats)
 	}
 }
+
+// Subscriptions read their events on the primary: a subscriber is told of
+// a comment at once though the replica has not replayed it, and what it
+// reads next, over its websocket or over REST through the same instance,
+// finds the comment. A member who was told nothing reads the lagging
+// replica.
+func TestSubscriberReadsWhatItWasToldOf(t *testing.T) {
+	t.Parallel()
+	r := newReplicated(t, time.Minute)
+	env := r.server(servertest.Options{})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Handbook"}).Expect(http.StatusCreated).String("id")
+	bob, carol := env.NewUser("Bob"), env.NewUser("Carol")
+	bob.Join(org, store.RoleRead)
+	carol.Join(org, store.RoleRead)
+	r.cluster.WaitCaughtUp()
+	r.cluster.SetApplyDelay(5 * time.Second)
+
+	c := connectWS(t, env, bob)
+	c.subscribe(env, "s", spaceEventsQuery, map[string]any{"s": space}, 1)
+	comment := alice.Do("POST", "/v1/spaces/"+space+"/comments", map[string]any{"body": map[string]any{"markdown": "Look"}}).
+		Expect(http.StatusOK).String("id")
+	if ev := c.event("s", "spaceEvents"); ev["type"] != "comment_posted" || ev["commentId"] != comment {
+		t.Fatalf("event: %v", ev)
+	}
+	comments := func(u *servertest.User) string {
+		return string(u.Do("GET", "/v1/spaces/"+space+"/comments", nil).Expect(http.StatusOK).Body)
+	}
+	if !strings.Contains(comments(bob), comment) {
+		t.Error("bob, told of the comment, does not find it over REST")
+	}
+	c.send(map[string]any{"id": "q", "type": "subscribe", "payload": map[string]any{
+		"query": `query($s: ID!) { space(id: $s) { commentList { items { id } } } }`, "variables": map[string]any{"s": space}}})
+	if m := c.next(); m.Type != "next" || m.ID != "q" || !strings.Contains(string(m.Payload), comment) {
+		t.Errorf("bob, told of the comment, does not find it over his websocket: %s %s", m.Type, m.Payload)
+	}
+	if strings.Contains(comments(carol), comment) {
+		t.Error("carol finds the comment: not read on the lagging replica")
+	}
+}

@@ -218,18 +218,39 @@ func WroteUnder(ctx context.Context) bool {
 // lacks it, for as long as the replica lags. Nothing would be read on the
 // primary anyway.
 func (db *DB) RecordWrite(ctx context.Context, caller string) {
+	if db.replicas == nil {
+		return
+	}
+	db.RecordPosition(ctx, caller, db.PrimaryPosition(ctx))
+}
+
+// PrimaryPosition is where the primary's write-ahead log is now: past
+// every commit that has returned, or been notified. 0 without replicas,
+// or when the primary does not tell (it just went away: logged).
+func (db *DB) PrimaryPosition(ctx context.Context) LSN {
 	s := db.replicas
 	if s == nil {
-		return
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkTimeout)
 	defer cancel()
 	at, err := currentPosition(ctx, db)
 	if err != nil {
-		s.log.WarnContext(ctx, "cannot read the primary's position after a write; the caller's next reads may miss it on a replica", "err", err)
+		s.log.WarnContext(ctx, "cannot read the primary's position; a caller's next reads may not see a write on a replica", "err", err)
+		return 0
+	}
+	return at
+}
+
+// RecordPosition records that caller's reads, and those of ctx's client,
+// must see at (0: nothing to record): where the primary was after their
+// write, or when they were told of an event (a subscriber refetching what
+// an event names must find it).
+func (db *DB) RecordPosition(ctx context.Context, caller string, at LSN) {
+	if db.replicas == nil || at == 0 {
 		return
 	}
-	s.positions.wrote(caller, at)
+	db.replicas.positions.wrote(caller, at)
 	if p := clientPositionFrom(ctx); p != nil {
 		p.advance(at)
 	}
