@@ -267,7 +267,9 @@ func RunUnhurried(ctx context.Context, db bun.IDB, fn func(ctx context.Context, 
 // transaction is passed explicitly, never through the context, so loaders
 // (which read the context) cannot pick it up by accident.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
-	noteWrite(ctx)
+	if d, ok := db.(*DB); ok && d.replicas != nil {
+		noteWrite(ctx) // the rest of a routed operation reads on the primary
+	}
 	if _, nested := ctx.Value(txWritesKey{}).(*txWrites); nested {
 		return translate(db.RunInTx(ctx, nil, fn))
 	}

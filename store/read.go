@@ -451,7 +451,9 @@ func execRows(ctx context.Context, db bun.IDB, query string, args ...any) (int64
 	if c := QueryCounterFrom(ctx); c != nil {
 		c.count(pgQuery(query), args)
 	}
-	noteWrite(ctx)
+	if d.replicas != nil {
+		noteWrite(ctx)
+	}
 	tag, err := d.Pool.Exec(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
 		return 0, translate(err)
