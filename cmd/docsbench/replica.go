@@ -154,12 +154,14 @@ func replicaBench(ctx context.Context, o options, out io.Writer) (err error) {
 		if _, err := load(ctx, o.concurrency, o.warmup, o.warmupRequests, send); err != nil {
 			return loadResult{}, fmt.Errorf("%s (warm-up): %w", name, err)
 		}
-		before := readCPU()
+		// Only these two servers' PostgreSQL CPU: the machine may run others.
+		postmasters := []int{primary.PID(), standby.PID()}
+		before := readCPUOf(postmasters)
 		res, err := load(ctx, o.concurrency, o.duration, 0, send)
 		if err != nil {
 			return loadResult{}, fmt.Errorf("%s: %w", name, err)
 		}
-		res.cpuSelf, res.cpuPostgres, res.cpuOK = cpuPerRequest(before, readCPU(), res.n)
+		res.cpuSelf, res.cpuPostgres, res.cpuOK = cpuPerRequest(before, readCPUOf(postmasters), res.n)
 		return res, nil
 	}
 
