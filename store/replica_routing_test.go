@@ -32,7 +32,7 @@ func TestReadsOfARoute(t *testing.T) {
 	}
 	r.WaitCaughtUp()
 	waitForCheck(t, db)
-	r.SetApplyDelay(5 * time.Second)
+	r.SetApplyDelay(15 * time.Second)
 	newer := &store.User{ID: store.NewID(), Email: "newer@example.com", DisplayName: "Newer"}
 	if err := store.CreateUser(ctx, db, newer); err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 )
 
 // Two `docsapi serve` processes with DOCSAPI_REPLICA_URLS naming a
-// streaming replica that lags 5 s: a space created through A reads back at
+// streaming replica that lags 15 s: a space created through A reads back at
 // once through A, and through B when the client sends back A's
 // X-Write-Position; B without it reads from the replica, which has not
 // replayed the create yet. /metrics counts the reads of each pool.
@@ -29,7 +29,7 @@ func TestInstancesWithAReplica(t *testing.T) {
 	orgs := a.must(http.StatusOK, "GET", "/v1/orgs", token, nil)["items"].([]any)
 	org := orgs[0].(map[string]any)["id"].(string)
 	r.WaitCaughtUp()
-	r.SetApplyDelay(5 * time.Second)
+	r.SetApplyDelay(15 * time.Second)
 
 	status, header, body := request(t, a, "POST", "/v1/orgs/"+org+"/spaces", token, `{"title":"Docs"}`, "")
 	if status != http.StatusCreated || header.Get(server.WritePositionHeader) == "" {

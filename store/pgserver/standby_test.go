@@ -85,18 +85,25 @@ func query(t *testing.T, url, sql string, dest ...any) {
 	}
 }
 
-// waitFor polls url with sql, a boolean query, until it answers true.
+// waitFor polls url with sql, a boolean query, until it answers true; an
+// error (the table not replayed yet) is not yet true.
 func waitFor(t *testing.T, url, sql string) {
 	t.Helper()
+	ctx := context.Background()
 	deadline := time.Now().Add(30 * time.Second)
+	var err error
 	for {
-		var ok bool
-		query(t, url, sql, &ok)
+		var conn *pgx.Conn
+		ok := false
+		if conn, err = pgx.Connect(ctx, url); err == nil {
+			err = conn.QueryRow(ctx, sql).Scan(&ok)
+			conn.Close(ctx)
+		}
 		if ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("still not true after 30s: %s", sql)
+			t.Fatalf("still not true after 30s: %s (%v)", sql, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
