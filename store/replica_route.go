@@ -25,7 +25,8 @@ import (
 //     or the primary when none is.
 //   - A caller's last write is the primary's position after it
 //     (RecordWrite: after every mutation, and after a read-only operation
-//     that wrote after all). This process remembers it by caller (the user);
+//     that wrote after all; RecordPosition also where a subscriber was told
+//     of an event). This process remembers it by caller (the user);
 //     the client is handed it too (ClientPosition, the HTTP layer's
 //     X-Write-Position header) and sends it back, so that another
 //     instance, which has not seen the write, knows it as well. A route's
