@@ -147,6 +147,11 @@ func (c *Caller) joined(orgID string, role store.MemberRole) {
 // token belongs to comes from the caller cache (store/callers.go), emptied
 // by every change to users, tokens and memberships.
 func (r *Resolver) Authenticate(ctx context.Context, token string) (*Caller, error) {
+	if r.DB.Replicated() {
+		// SECURITY: on the primary, never a replica that may not have
+		// seen a token revoked or a member removed (store/replica_route.go).
+		ctx = store.OnPrimary(ctx)
+	}
 	c, err := r.DB.Callers.Caller(ctx, token, r.now())
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, ErrUnauthenticated

@@ -78,6 +78,10 @@ type liveNote struct {
 	access *orgAccess
 	// An integration's event: the integration's row.
 	integrationRow *store.Integration
+	// position is the primary's past the event (with replicas; else 0):
+	// a subscriber told of it reads at least there after (subscription.go),
+	// so its refetch finds what the event names.
+	position store.LSN
 }
 
 // liveSub is one subscription's inbox, the bounded queue of its events not
@@ -306,6 +310,11 @@ func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 	default:
 		return
 	}
+	if len(keys) == 0 {
+		return
+	}
+	// Read once the event is: its commit is behind it.
+	note.position = h.db.PrimaryPosition(ctx)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, key := range keys {

@@ -21,6 +21,10 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 	cfg := generated.Config{Resolvers: r}
 	complexityOf(&cfg.Complexity)
 	es := generated.NewExecutableSchema(cfg)
+	inner := []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())}
+	if r.DB.Replicated() {
+		inner = append(inner, replicaReads{r.DB})
+	}
 	return engine.New(engine.Config{
 		Schema:           es,
 		Presenter:        PresentError(r.Log),
@@ -36,7 +40,7 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		// themselves, asked for by every object of a site's tree.
 		RunContext: func(ctx context.Context) context.Context { return WithLoaders(ctx, r.loaders(ctx)) },
 		Summaries:  []engine.Summary{spaceSummary},
-		Inner:      []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())},
+		Inner:      inner,
 		Trusted:    r.TrustedDocuments,
 		Budget:     r.Budget,
 	})

@@ -171,6 +171,8 @@ func (r *Resolver) ConfirmSAMLLink(ctx context.Context, providerID, code string)
 	if err != nil {
 		return nil, err
 	}
+	// Their own write: their next reads wait for a replica that has it.
+	r.DB.RecordWrite(ctx, caller.User.ID)
 	r.Log.InfoContext(ctx, "saml identity linked", "provider", p.ID, "user", caller.User.ID)
 	return linked, nil
 }

@@ -170,6 +170,12 @@ func (r *Resolver) AnswerSAML(ctx context.Context, providerID, samlResponse stri
 	if errors.As(err, &e) {
 		r.Log.InfoContext(ctx, "saml sign-in refused", "provider", p.ID, "reason", e.Message)
 	}
+	if login != nil {
+		// The sign-in made (or updated) the user, their membership and
+		// token: the session's first reads wait for a replica that has
+		// them, on this instance (no client position reaches this page).
+		r.DB.RecordWrite(ctx, login.User)
+	}
 	return login, link, err
 }
 

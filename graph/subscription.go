@@ -534,6 +534,9 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 			if v == zero {
 				continue
 			}
+			// With replicas: what the subscriber reads next, over this
+			// connection or through this instance, sees the event.
+			r.DB.RecordPosition(ctx, caller.User.ID, n.position)
 			// Paced: handed over once the executor waits for it and a
 			// delivery slot is free (engine/pacing.go).
 			if engine.TakeTurn(ctx) != nil {

@@ -31,7 +31,7 @@ func TestCORS(t *testing.T) {
 				if got := h.Get("Access-Control-Allow-Origin"); got != origin {
 					t.Errorf("%s %s: Allow-Origin %q", origin, path, got)
 				}
-				for _, want := range []string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id", "Apollo-Require-Preflight"} {
+				for _, want := range []string{"Authorization", "Content-Type", "If-Match", "If-None-Match", "X-Request-Id", "X-Write-Position", "Apollo-Require-Preflight"} {
 					if !headerListHas(h.Get("Access-Control-Allow-Headers"), want) {
 						t.Errorf("%s %s: Allow-Headers %q lacks %s", origin, path, h.Get("Access-Control-Allow-Headers"), want)
 					}
@@ -85,7 +85,7 @@ func TestCORS(t *testing.T) {
 				if res.Header.Get("Access-Control-Allow-Origin") != origin || !headerListHas(strings.Join(res.Header.Values("Vary"), ","), "Origin") {
 					t.Fatalf("Allow-Origin %q, Vary %q", res.Header.Get("Access-Control-Allow-Origin"), res.Header.Values("Vary"))
 				}
-				for _, want := range []string{"ETag", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "Location"} {
+				for _, want := range []string{"ETag", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After", "X-Request-Id", "Location", "X-Write-Position"} {
 					if !headerListHas(res.Header.Get("Access-Control-Expose-Headers"), want) {
 						t.Errorf("Expose-Headers %q lacks %s", res.Header.Get("Access-Control-Expose-Headers"), want)
 					}

@@ -55,6 +55,9 @@ type DB struct {
 	// dir says which organization holds a space or collection
 	// (directory.go).
 	dir *directory
+	// replicas take the reads of read-only requests (replica.go); nil
+	// without any.
+	replicas *replicaSet
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -100,26 +103,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 // uses the simple protocol: preparing statements whose text differs with
 // every value would only churn the statement cache.
 func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := poolConfig(url, opts)
 	if err != nil {
-		return nil, fmt.Errorf("store: parse database url: %w", err)
-	}
-	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
-	}
-	// On a Citus cluster a statement touching many shards writes them over
-	// one connection per worker, in turn, rather than over many at once: a
-	// transaction may then write a reference table after it (Citus refuses
-	// that after a parallel write, and which statements touch many shards
-	// is for the planner to say). The application's writes are one
-	// organization's (one shard group) but for the periodic sweeps. On one
-	// PostgreSQL the setting is an unused placeholder.
-	cfg.ConnConfig.RuntimeParams["citus.multi_shard_modify_mode"] = "sequential"
-	if opts.StatementTimeout > 0 {
-		// A startup parameter rather than a SET after connecting: it costs
-		// no round trip, and no statement of a connection runs without it.
-		cfg.ConnConfig.RuntimeParams["statement_timeout"] = milliseconds(opts.StatementTimeout)
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -149,6 +135,33 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		d.Callers.listen(listenCtx, slog.Default())
 	}()
 	return d, nil
+}
+
+// poolConfig is the configuration of a pool of opts on url (the
+// primary's, or a replica's: replica.go).
+func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = opts.MaxConns
+	}
+	// On a Citus cluster a statement touching many shards writes them over
+	// one connection per worker, in turn, rather than over many at once: a
+	// transaction may then write a reference table after it (Citus refuses
+	// that after a parallel write, and which statements touch many shards
+	// is for the planner to say). The application's writes are one
+	// organization's (one shard group) but for the periodic sweeps. On one
+	// PostgreSQL the setting is an unused placeholder.
+	cfg.ConnConfig.RuntimeParams["citus.multi_shard_modify_mode"] = "sequential"
+	if opts.StatementTimeout > 0 {
+		// A startup parameter rather than a SET after connecting: it costs
+		// no round trip, and no statement of a connection runs without it.
+		cfg.ConnConfig.RuntimeParams["statement_timeout"] = milliseconds(opts.StatementTimeout)
+	}
+	return cfg, nil
 }
 
 // milliseconds renders d as PostgreSQL's milliseconds, rounded up: a
@@ -265,6 +278,9 @@ func RunUnhurried(ctx context.Context, db bun.IDB, fn func(ctx context.Context, 
 // transaction is passed explicitly, never through the context, so loaders
 // (which read the context) cannot pick it up by accident.
 func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if d, ok := db.(*DB); ok && d.replicas != nil {
+		noteWrite(ctx) // the rest of a routed operation reads on the primary
+	}
 	if _, nested := ctx.Value(txWritesKey{}).(*txWrites); nested {
 		return translate(db.RunInTx(ctx, nil, fn))
 	}

@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 )
@@ -85,9 +86,23 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 	pgArgs := make([]any, 0, len(args)+1)
 	pgArgs = append(pgArgs, pgx.QueryExecModeCacheStatement)
 	pgArgs = append(pgArgs, args...)
-	rows, err := d.Pool.Query(ctx, query.pgSQL, pgArgs...)
+	if d.replicas != nil {
+		var out []*T
+		err := d.routedRead(ctx, func(ctx context.Context, pool *pgxpool.Pool) (err error) {
+			out, err = scanModel[T](ctx, pool, m, query.pgSQL, pgArgs)
+			return err
+		})
+		return out, translate(err)
+	}
+	out, err := scanModel[T](ctx, d.Pool, m, query.pgSQL, pgArgs)
+	return out, translate(err)
+}
+
+// scanModel runs a read of rows of T with m on pool and scans them.
+func scanModel[T any](ctx context.Context, pool *pgxpool.Pool, m *readModel, sql string, pgArgs []any) ([]*T, error) {
+	rows, err := pool.Query(ctx, sql, pgArgs...)
 	if err != nil {
-		return nil, translate(err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []*T
@@ -119,7 +134,7 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 		}
 		out = append(out, row)
 	}
-	return out, translate(rows.Err())
+	return out, rows.Err()
 }
 
 // selectRow is selectRows for one row: ErrNotFound when there is none.
@@ -436,6 +451,9 @@ func execRows(ctx context.Context, db bun.IDB, query string, args ...any) (int64
 	if c := QueryCounterFrom(ctx); c != nil {
 		c.count(pgQuery(query), args)
 	}
+	if d.replicas != nil {
+		noteWrite(ctx)
+	}
 	tag, err := d.Pool.Exec(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	if err != nil {
 		return 0, translate(err)
@@ -463,6 +481,9 @@ func eachRow(ctx context.Context, db bun.IDB, query string, args []any, scan fun
 	if d, ok := db.(*DB); ok {
 		if c := QueryCounterFrom(ctx); c != nil {
 			c.count(pgQuery(query), args)
+		}
+		if d.replicas != nil && routeFrom(ctx) != nil {
+			return eachRowRouted(ctx, d, pgQuery(query), args, scan)
 		}
 		rows, err := d.Pool.Query(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {

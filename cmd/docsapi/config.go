@@ -85,6 +85,11 @@ type config struct {
 	// PGRestarts is how many restarts of a dead embedded PostgreSQL are
 	// tried in a row before the server exits (0: none).
 	PGRestarts int
+	// ReplicaURLs: comma-separated URLs of streaming replicas of
+	// DatabaseURL, which take the reads of read-only requests;
+	// ReplicaMaxLag, how far behind the primary one may be and take them.
+	ReplicaURLs   string
+	ReplicaMaxLag time.Duration
 
 	// invalid holds what bindConfig could not parse, reported by check.
 	invalid error
@@ -183,6 +188,12 @@ func bindConfig(fs *flag.FlagSet) *config {
 	}
 	fs.DurationVar(&c.WebsocketWriteTimeout, "websocket-write-timeout", writeTimeout, "how long one websocket write may wait for a client that does not read before its connection is dropped ($DOCSAPI_WEBSOCKET_WRITE_TIMEOUT)")
 	fs.IntVar(&c.PGRestarts, "pg-restarts", restarts, "restarts of a dead embedded PostgreSQL tried in a row before docsapi exits with an error; 0: exit at once ($DOCSAPI_PG_RESTARTS)")
+	str(&c.ReplicaURLs, "replica-urls", "DOCSAPI_REPLICA_URLS", "", "comma-separated PostgreSQL URLs of streaming replicas of DATABASE_URL: GraphQL queries and REST GETs read there, a caller never older than its own writes (docs/scaling.md)")
+	maxLag, err := time.ParseDuration(envOr("DOCSAPI_REPLICA_MAX_LAG", store.DefaultReplicaMaxLag.String()))
+	if err != nil && c.invalid == nil {
+		c.invalid = fmt.Errorf("DOCSAPI_REPLICA_MAX_LAG: %w", err)
+	}
+	fs.DurationVar(&c.ReplicaMaxLag, "replica-max-lag", maxLag, "how far behind the primary a replica may be and still take reads ($DOCSAPI_REPLICA_MAX_LAG)")
 	return c
 }
 
@@ -212,7 +223,23 @@ func (c *config) check() error {
 	if c.StatementTimeout < 0 {
 		return fmt.Errorf("the statement timeout cannot be negative (%s); 0 turns it off", c.StatementTimeout)
 	}
+	if len(c.replicaURLs()) > 0 && c.DatabaseURL == "" {
+		return errors.New("DOCSAPI_REPLICA_URLS names replicas of DATABASE_URL, which is not set: the embedded PostgreSQL has no replicas")
+	}
+	if c.ReplicaMaxLag <= 0 {
+		return fmt.Errorf("the replicas' maximum lag must be positive, not %s", c.ReplicaMaxLag)
+	}
 	return nil
+}
+
+// replicaURLs are the URLs of DOCSAPI_REPLICA_URLS.
+func (c *config) replicaURLs() []string { return commaList(c.ReplicaURLs) }
+
+// replicas configures the reads on the replicas: their pools are the
+// primary's size and statement timeout.
+func (c *config) replicas(log *slog.Logger) store.ReplicaOptions {
+	return store.ReplicaOptions{MaxLag: c.ReplicaMaxLag, Log: log,
+		Pool: store.Options{MaxConns: c.MaxConns, StatementTimeout: c.StatementTimeout}}
 }
 
 func (c *config) logger() *slog.Logger {

@@ -156,3 +156,42 @@ func TestBlobConfig(t *testing.T) {
 		}
 	}
 }
+
+// DOCSAPI_REPLICA_URLS names replicas of DATABASE_URL (none without it);
+// DOCSAPI_REPLICA_MAX_LAG is 10s by default, positive, the flag overriding
+// it; a value that is no duration stops the server.
+func TestReplicaConfig(t *testing.T) {
+	t.Setenv("DOCSAPI_REPLICA_MAX_LAG", "")
+	t.Setenv("DATABASE_URL", "")
+	t.Setenv("DOCSAPI_REPLICA_URLS", "")
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		urls int
+		lag  time.Duration
+		ok   bool
+	}{
+		{nil, nil, 0, 10 * time.Second, true},
+		{map[string]string{"DATABASE_URL": "postgres://p/db", "DOCSAPI_REPLICA_URLS": "postgres://r1/db, postgres://r2/db,"}, nil, 2, 10 * time.Second, true},
+		{map[string]string{"DOCSAPI_REPLICA_MAX_LAG": "2s"}, []string{"-replica-max-lag", "30s"}, 0, 30 * time.Second, true},
+		{map[string]string{"DOCSAPI_REPLICA_URLS": "postgres://r1/db"}, nil, 1, 10 * time.Second, false},
+		{map[string]string{"DOCSAPI_REPLICA_MAX_LAG": "soon"}, nil, 0, 0, false},
+		{nil, []string{"-replica-max-lag", "0s"}, 0, 0, false},
+	} {
+		for _, k := range []string{"DOCSAPI_REPLICA_MAX_LAG", "DATABASE_URL", "DOCSAPI_REPLICA_URLS"} {
+			os.Unsetenv(k)
+		}
+		for k, v := range c.env {
+			os.Setenv(k, v)
+		}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok || (c.ok && (len(cfg.replicaURLs()) != c.urls || cfg.replicas(nil).MaxLag != c.lag)) {
+			t.Errorf("env %v, args %v: %d replicas, lag %s, %v", c.env, c.args, len(cfg.replicaURLs()), cfg.ReplicaMaxLag, err)
+		}
+	}
+}

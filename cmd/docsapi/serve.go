@@ -23,6 +23,10 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 	if _, err := cfg.secretKey(); err != nil {
 		return err
 	}
+	// Before the server: it routes reads only if the database has replicas.
+	if err := db.AttachReplicas(ctx, cfg.replicaURLs(), cfg.replicas(log)); err != nil {
+		return err
+	}
 	srv, err := server.New(db, cfg.server(log))
 	if err != nil {
 		return err

@@ -26,7 +26,12 @@ type cpuTimes struct {
 // Linux port Go supports).
 const clockTick = 10 * time.Millisecond
 
-func readCPU() cpuTimes {
+func readCPU() cpuTimes { return readCPUOf(nil) }
+
+// readCPUOf is readCPU counting, of the postgres processes, only the
+// servers whose postmasters are postmasters (and their children): on a
+// machine running other PostgreSQL servers. nil counts them all.
+func readCPUOf(postmasters []int) cpuTimes {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return cpuTimes{}
@@ -40,6 +45,9 @@ func readCPU() cpuTimes {
 		raw, err := os.ReadFile(path)
 		if err != nil {
 			continue // the process ended
+		}
+		if postmasters != nil && !ofPostmaster(raw, postmasters) {
+			continue
 		}
 		t.postgres += postgresTicks(raw) * clockTick
 	}
@@ -66,6 +74,27 @@ func postgresTicks(stat []byte) time.Duration {
 		return 0
 	}
 	return time.Duration(utime + stime)
+}
+
+// ofPostmaster tells whether the process of a /proc/<pid>/stat line is
+// one of postmasters or a child of one.
+func ofPostmaster(stat []byte, postmasters []int) bool {
+	end, sp := bytes.LastIndexByte(stat, ')'), bytes.IndexByte(stat, ' ')
+	if end < 0 || sp < 0 || sp > end {
+		return false
+	}
+	pid, _ := strconv.Atoi(string(stat[:sp]))
+	fields := bytes.Fields(stat[end+1:])
+	if len(fields) < 2 {
+		return false
+	}
+	ppid, _ := strconv.Atoi(string(fields[1]))
+	for _, pm := range postmasters {
+		if pid == pm || ppid == pm {
+			return true
+		}
+	}
+	return false
 }
 
 // cpuPerRequest is the CPU spent between two readings per request, or

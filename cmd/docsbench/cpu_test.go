@@ -21,3 +21,20 @@ func TestPostgresTicks(t *testing.T) {
 		}
 	}
 }
+
+func TestOfPostmaster(t *testing.T) {
+	for _, c := range []struct {
+		stat string
+		want bool
+	}{
+		{"4242 (postgres) S 1 4242 4242 0 -1 4194560 120 0 0 0 37 5 0 0 20 0", true}, // a postmaster
+		{"4300 (postgres) S 4242 4300 4300 0 -1 0 0 0 0 0 3 1 0 0", true},            // its backend
+		{"5000 (postgres) S 4999 5000 5000 0 -1 0 0 0 0 0 3 1 0 0", false},           // another server's
+		{"5001 (go (weird)) S 4242 5001 5001 0", true},
+		{"garbage", false}, {"(x)", false},
+	} {
+		if got := ofPostmaster([]byte(c.stat), []int{4242, 777}); got != c.want {
+			t.Errorf("ofPostmaster(%q) = %v", c.stat, got)
+		}
+	}
+}

@@ -6,6 +6,9 @@
 // three. -scenario mixed (mixed.go) is a bounded run (-mixed-duration, 10
 // minutes by default) of concurrent readers and writers whose writes double
 // the measured organization's data: is latency flat as the data grows?
+// -scenario replica (replica.go) measures GET space and the site tree with
+// and without a streaming replica of the database on the same machine
+// (DOCSAPI_REPLICA_URLS), and with the replica killed mid-run.
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -63,7 +66,7 @@
 // -search-requests, -search-others, -import-concurrency; for the fan-out
 // scenario -subscribers, -fanout-reps, -burst, -bursts, -memprofile; for
 // the mixed scenario -mixed-duration, -mixed-read-rate, -mixed-readers,
-// -mixed-writers, -mixed-spaces.
+// -mixed-writers, -mixed-spaces; for the replica scenario -replica-rounds.
 package main
 
 import (
@@ -120,6 +123,9 @@ type options struct {
 	// The mixed scenario (mixed.go).
 	mixedDuration                                          time.Duration
 	mixedReadRate, mixedReaders, mixedWriters, mixedSpaces int
+
+	// The replica scenario (replica.go): passes of each server per read.
+	replicaRounds int
 }
 
 func main() {
@@ -139,7 +145,8 @@ func main() {
 	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
-	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three) or mixed (a bounded mixed run doubling the data)")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data) or replica (GET space and the site tree with and without a streaming replica)")
+	flag.IntVar(&o.replicaRounds, "replica-rounds", 3, "replica: passes of each server, alternating, per read measured (the median is reported)")
 	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
 	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
@@ -166,8 +173,12 @@ func main() {
 		}
 		return
 	}
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed or all (all: tree, content and fanout)")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "replica" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed, replica or all (all: tree, content and fanout)")
+		os.Exit(2)
+	}
+	if o.replicaRounds < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: -replica-rounds is at least 1")
 		os.Exit(2)
 	}
 	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 {
@@ -189,6 +200,11 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	run := run
+	if o.scenario == "replica" {
+		// Its own primary and replica: none of run's servers.
+		run = replicaBench
+	}
 	err := run(ctx, o, os.Stdout)
 	stop()
 	if err != nil {

@@ -75,6 +75,11 @@ type Options struct {
 	// without Stop asking it to (see Supervision). Nil leaves a dead
 	// server dead, as the tests want.
 	Supervise *Supervision
+	// Replication lets the postgres role open streaming replication
+	// connections from loopback (pg_hba.conf's "replication" lines, which
+	// "all" does not cover), with the same password: what StartStandby's
+	// pg_basebackup and the standby it starts need of their primary.
+	Replication bool
 }
 
 // Supervision restarts a server whose process died (a crash, the kernel's
@@ -254,7 +259,7 @@ func start(ctx context.Context, opts Options, binDir, dataDir, pgdata, pwPath, s
 	}
 	// Every start, not only initdb, writes the access rules: the clusters
 	// of older versions trusted every local connection.
-	if err := writeHBA(pgdata, owner); err != nil {
+	if err := writeHBA(pgdata, owner, opts.Replication); err != nil {
 		return nil, err
 	}
 	port := opts.Port
@@ -670,11 +675,20 @@ host  all all 127.0.0.1/32  scram-sha-256
 host  all all ::1/128       scram-sha-256
 `
 
-// writeHBA writes hbaConf as the cluster's pg_hba.conf, for the server's OS
-// user to read.
-func writeHBA(pgdata string, owner *osUser) error {
+// hbaReplication are the lines of a server of Options.Replication.
+const hbaReplication = `host  replication postgres 127.0.0.1/32 scram-sha-256
+host  replication postgres ::1/128      scram-sha-256
+`
+
+// writeHBA writes hbaConf (with hbaReplication when replication is allowed)
+// as the cluster's pg_hba.conf, for the server's OS user to read.
+func writeHBA(pgdata string, owner *osUser, replication bool) error {
 	path := filepath.Join(pgdata, "pg_hba.conf")
-	tmp, err := writeTemp(pgdata, ".pg_hba.conf-*", hbaConf, owner)
+	conf := hbaConf
+	if replication {
+		conf += hbaReplication
+	}
+	tmp, err := writeTemp(pgdata, ".pg_hba.conf-*", conf, owner)
 	if err != nil {
 		return err
 	}
@@ -838,7 +852,13 @@ func command(owner *osUser, dir, bin string, args ...string) *exec.Cmd {
 }
 
 func run(ctx context.Context, owner *osUser, dir string, stdin io.Reader, bin string, args ...string) ([]byte, error) {
+	return runWith(ctx, owner, dir, nil, stdin, bin, args...)
+}
+
+// runWith is run with env added to the command's environment.
+func runWith(ctx context.Context, owner *osUser, dir string, env []string, stdin io.Reader, bin string, args ...string) ([]byte, error) {
 	cmd := command(owner, dir, bin, args...)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin = stdin
 	cmd.SysProcAttr.Pdeathsig = 0
 	done := make(chan struct{})

@@ -29,15 +29,17 @@ const (
 	// corsMethods are the methods of /v1's routes and /graphql's.
 	corsMethods = "GET, POST, PUT, PATCH, DELETE"
 	// corsAllowHeaders are the request headers the API reads (the token,
-	// JSON bodies, conditional requests, the caller's request id) and
-	// those GraphQL clients add: Apollo Client's CSRF-prevention header,
-	// operation name and client awareness.
-	corsAllowHeaders = "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id, " +
+	// JSON bodies, conditional requests, the caller's request id, the
+	// position of its last write) and those GraphQL clients add: Apollo
+	// Client's CSRF-prevention header, operation name and client
+	// awareness.
+	corsAllowHeaders = "Authorization, Content-Type, If-Match, If-None-Match, X-Request-Id, X-Write-Position, " +
 		"Apollo-Require-Preflight, X-Apollo-Operation-Name, Apollographql-Client-Name, Apollographql-Client-Version"
 	// corsExposeHeaders are the response headers a page may read besides
 	// the safelisted ones: ETag for conditional requests, the rate
-	// budget, the request id to quote, and where a created object is.
-	corsExposeHeaders = "ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, Location, WWW-Authenticate"
+	// budget, the request id to quote, where a created object is, and the
+	// position of the caller's last write (replicas.go).
+	corsExposeHeaders = "ETag, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Request-Id, Location, WWW-Authenticate, X-Write-Position"
 	// corsMaxAge is how long a browser may reuse a preflight's answer
 	// (Chromium caps it at two hours): /v1's paths name ids, so each is a
 	// preflight of its own.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -25,8 +26,9 @@ var (
 )
 
 // metricsHandler serves the metrics of this process: requests, the Go
-// runtime, and the subscriptions live holds and has refused.
-func metricsHandler(live *graph.LiveHub) http.Handler {
+// runtime, the subscriptions live holds and has refused, and, with
+// replicas, the routing of db's reads (replicas.go).
+func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(requestsTotal, requestDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -38,5 +40,8 @@ func metricsHandler(live *graph.LiveHub) http.Handler {
 			Name: "docsapi_subscriptions_refused_total",
 			Help: "GraphQL subscriptions refused by the limits per token and in total (DOCSAPI_SUBSCRIPTIONS_PER_TOKEN, DOCSAPI_SUBSCRIPTIONS_MAX).",
 		}, func() float64 { return float64(live.Refused()) }))
+	if db.Replicated() {
+		reg.MustRegister(replicaMetrics{db})
+	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

@@ -206,7 +206,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	auth := authenticator{res: res, log: log}
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", auth.require(client(res.Budget, cfg.Clock, api.Handler(labelled))))
+	mux.Handle("/v1/", auth.require(writePositions(db, true, client(res.Budget, cfg.Clock, api.Handler(labelled)))))
 	// Served without a token (see rest.API.OpenAPIHandler); more specific
 	// than "/v1/", so it never reaches the authenticated /v1 mux.
 	mux.Handle(rest.OpenAPIPath, labelled("GET "+rest.OpenAPIPath, api.OpenAPIHandler()))
@@ -220,7 +220,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
 		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer,
 		Pacer: engine.NewPacer(cfg.DeliverySlots)})
-	gql := labelled("/graphql", auth.optional(client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws))))
+	gql := labelled("/graphql", auth.optional(writePositions(db, false, client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws)))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -258,7 +258,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
 	mux.Handle("GET /metrics", labelled("GET /metrics", operatorToken(cfg.MetricsToken, "docsapi-metrics",
-		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live))))
+		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db))))
 
 	h := canonicalPaths(perRequest(db, cfg.Debug, mux))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
