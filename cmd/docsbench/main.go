@@ -9,6 +9,9 @@
 // -scenario replica (replica.go) measures GET space and the site tree with
 // and without a streaming replica of the database on the same machine
 // (DOCSAPI_REPLICA_URLS), and with the replica killed mid-run.
+// -scenario citus (citus.go) measures the site tree, GET space and search
+// on one PostgreSQL and on a Citus cluster (a coordinator and two workers)
+// on the same machine, in the same run.
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -66,7 +69,9 @@
 // -search-requests, -search-others, -import-concurrency; for the fan-out
 // scenario -subscribers, -fanout-reps, -burst, -bursts, -memprofile; for
 // the mixed scenario -mixed-duration, -mixed-read-rate, -mixed-readers,
-// -mixed-writers, -mixed-spaces; for the replica scenario -replica-rounds.
+// -mixed-writers, -mixed-spaces; for the replica scenario -replica-rounds;
+// for the citus scenario -citus-rounds (and -pages, -page-bytes: the
+// searched space).
 package main
 
 import (
@@ -126,6 +131,9 @@ type options struct {
 
 	// The replica scenario (replica.go): passes of each server per read.
 	replicaRounds int
+
+	// The citus scenario (citus.go): passes on each database per read.
+	citusRounds int
 }
 
 func main() {
@@ -145,9 +153,10 @@ func main() {
 	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
-	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data) or replica (GET space and the site tree with and without a streaming replica)")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data), replica (GET space and the site tree with and without a streaming replica) or citus (the site tree, GET space and search on one PostgreSQL and on a Citus cluster)")
 	flag.IntVar(&o.replicaRounds, "replica-rounds", 3, "replica: passes of each server, alternating, per read measured (the median is reported)")
-	flag.IntVar(&o.pages, "pages", 2000, "content: pages of the generated repository")
+	flag.IntVar(&o.citusRounds, "citus-rounds", 3, "citus: passes on each database, alternating, per read measured (the median is reported)")
+	flag.IntVar(&o.pages, "pages", 2000, "content and citus: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
 	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
 	flag.IntVar(&o.merges, "merges", 3, "content: change requests merged (median and slowest reported)")
@@ -173,12 +182,12 @@ func main() {
 		}
 		return
 	}
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "replica" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed, replica or all (all: tree, content and fanout)")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "replica" && o.scenario != "citus" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed, replica, citus or all (all: tree, content and fanout)")
 		os.Exit(2)
 	}
-	if o.replicaRounds < 1 {
-		fmt.Fprintln(os.Stderr, "docsbench: -replica-rounds is at least 1")
+	if o.replicaRounds < 1 || o.citusRounds < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: -replica-rounds and -citus-rounds are at least 1")
 		os.Exit(2)
 	}
 	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 {
@@ -201,9 +210,14 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	run := run
-	if o.scenario == "replica" {
+	switch o.scenario {
+	case "replica":
 		// Its own primary and replica: none of run's servers.
 		run = replicaBench
+	case "citus":
+		// Its own PostgreSQL and cluster: none of run's servers. Without
+		// Citus installed it stops at once, saying so.
+		run = citusBench
 	}
 	err := run(ctx, o, os.Stdout)
 	stop()
