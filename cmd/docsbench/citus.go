@@ -51,12 +51,15 @@ import (
 //
 // The site tree is measured at concurrency 1 (its latency, as the tree
 // scenario measures it: the goal figure), GET space and search (one- and
-// two-word queries, in turn) at -concurrency: three passes of each
-// database a round keep the run within 4 minutes (seeding the cluster
-// takes more than a minute of it). Passes
-// alternate between the two servers, -citus-rounds times, and each figure
-// is the median pass's (of median throughput), so that drift of the
-// machine falls on both alike. A completed pass is zero failed requests.
+// two-word queries, in turn) at -concurrency: three passes on each
+// database a round keep the run within 4 minutes on a quiet machine
+// (seeding the cluster takes more than a minute of it). Passes alternate
+// between the two servers, -citus-rounds times, and each figure is the
+// median pass's (of median throughput), so that drift of the machine falls
+// on both alike. A completed pass is zero failed requests. CPU per
+// request is this process's (both servers and the load generator) and the
+// measured database's PostgreSQL processes' (all three nodes' for the
+// cluster).
 func citusBench(ctx context.Context, o options, out io.Writer) (err error) {
 	if err := pgtest.CitusInstalled(); err != nil {
 		return fmt.Errorf("the citus scenario needs a Citus cluster: %w", err)
