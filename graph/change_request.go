@@ -40,7 +40,7 @@ func crFilter(status *model.ChangeRequestStatus, creator, contributor, requested
 }
 
 func (r *spaceResolver) ChangeRequestList(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
-	return r.changeRequestList(ctx, []string{s.ID}, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
+	return r.changeRequestList(ctx, s.OrganizationID, []string{s.ID}, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
 }
 
 func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
@@ -62,16 +62,16 @@ func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Orga
 			spaces = append(spaces, s.ID)
 		}
 	}
-	return r.changeRequestList(ctx, spaces, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
+	return r.changeRequestList(ctx, o.ID, spaces, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
 }
 
-func (r *Resolver) changeRequestList(ctx context.Context, spaces []string, page *string, limit *int, f store.ChangeRequestFilter) (*model.ChangeRequestList, error) {
+func (r *Resolver) changeRequestList(ctx context.Context, orgID string, spaces []string, page *string, limit *int, f store.ChangeRequestFilter) (*model.ChangeRequestList, error) {
 	p, err := pageArgs(page, limit)
 	if err != nil {
 		return nil, err
 	}
 	fetch := func(p store.Page) ([]*store.ChangeRequest, error) {
-		return store.ListChangeRequests(ctx, r.DB, spaces, f, p)
+		return store.ListChangeRequests(ctx, r.DB, orgID, spaces, f, p)
 	}
 	rows, err := fetch(p)
 	if err != nil {

@@ -91,7 +91,7 @@ func (r *changeRequestResolver) CommentList(ctx context.Context, cr *store.Chang
 }
 
 func (r *Resolver) comment(ctx context.Context, t thread, id string) (*model.CommentNode, error) {
-	c, err := store.GetComment(ctx, r.DB, t.space.ID, t.crID(), id)
+	c, err := store.GetComment(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.crID(), id)
 	return &model.CommentNode{Comment: c}, orNotFound(err, "comment")
 }
 
@@ -113,7 +113,7 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 		f.Status = string(*status)
 	}
 	fetch := func(p store.Page) ([]*store.Comment, error) {
-		return store.ListComments(ctx, r.DB, t.space.ID, t.crID(), f, p)
+		return store.ListComments(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.crID(), f, p)
 	}
 	rows, err := fetch(p)
 	if err != nil {
@@ -127,7 +127,80 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 	for i, c := range comments {
 		items[i] = &model.CommentNode{Comment: c}
 	}
+	if err := r.preloadComments(ctx, comments); err != nil {
+		return nil, err
+	}
 	return &model.CommentList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+}
+
+// preloadComments asks at once for what the page's comments show of their
+// replies, reactions and people, as selected: one batch of each for the
+// whole page. Left to the comments' own resolvers, the batches are what
+// the loaders' time window gathers, which a busy machine splits.
+func (r *Resolver) preloadComments(ctx context.Context, comments []*store.Comment) error {
+	selected := selectedOfItems(ctx)
+	if len(comments) == 0 || !(selected["replies"] || selected["repliers"] || selected["reactions"] || selected["postedBy"] || selected["resolvedBy"]) {
+		return nil
+	}
+	l := r.loaders(ctx)
+	keys := make([]string, len(comments))
+	var people []string
+	for i, c := range comments {
+		keys[i] = orgKey(c.OrganizationID, c.ID)
+		if selected["postedBy"] && c.PostedBy != nil {
+			people = append(people, *c.PostedBy)
+		}
+		if selected["resolvedBy"] && c.ResolvedBy != nil {
+			people = append(people, *c.ResolvedBy)
+		}
+	}
+	var replies func() ([][]*store.CommentReply, []error)
+	var reactions func() ([][]*store.Reaction, []error)
+	if selected["replies"] || selected["repliers"] {
+		replies = l.CommentReplies.LoadMany(ctx, keys)
+	}
+	if selected["reactions"] {
+		reactions = l.Reactions.LoadMany(ctx, keys)
+	}
+	if replies != nil && selected["repliers"] {
+		lists, errs := replies()
+		if err := firstError(errs); err != nil {
+			return err
+		}
+		for _, list := range lists {
+			for _, x := range list {
+				if x.PostedBy != nil {
+					people = append(people, *x.PostedBy)
+				}
+			}
+		}
+	}
+	if reactions != nil {
+		lists, errs := reactions()
+		if err := firstError(errs); err != nil {
+			return err
+		}
+		for _, list := range lists {
+			for _, x := range list {
+				people = append(people, x.UserID)
+			}
+		}
+	}
+	if len(people) > 0 {
+		// Queued, not waited for: the comments' resolvers wait.
+		l.User.LoadMany(ctx, people)
+	}
+	return nil
+}
+
+// firstError is the first error of a loader's LoadMany, or nil.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func checkBody(in *model.CommentBodyInput) (string, error) {

@@ -221,7 +221,7 @@ func (r *changeRequestReviewResolver) Comment(ctx context.Context, rv *store.Rev
 	if rv.CommentID == nil {
 		return nil, nil
 	}
-	c, err := store.GetComment(ctx, r.DB, rv.SpaceID, &rv.ChangeRequestID, *rv.CommentID)
+	c, err := store.GetComment(ctx, r.DB, rv.OrganizationID, rv.SpaceID, &rv.ChangeRequestID, *rv.CommentID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}

@@ -86,7 +86,7 @@ func LockChangeRequest(ctx context.Context, tx bun.Tx, s *Space, id string) (*Ch
 
 // UpdateChangeRequest writes the given columns of cr.
 func UpdateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest, columns ...string) error {
-	_, err := db.NewUpdate().Model(cr).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(cr).Column(append(columns, "updated_at")...), cr).Exec(ctx)
 	return translate(err)
 }
 
@@ -110,12 +110,12 @@ type ChangeRequestFilter struct {
 
 // ListChangeRequests pages through the change requests of these spaces,
 // newest first.
-func ListChangeRequests(ctx context.Context, db bun.IDB, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
+func ListChangeRequests(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
 	var rows []*ChangeRequest
 	if len(spaceIDs) == 0 {
 		return rows, p.none()
 	}
-	q := db.NewSelect().Model(&rows).Where("cr.space_id IN (?)", bun.List(spaceIDs))
+	q := db.NewSelect().Model(&rows).Where("cr.organization_id = ? AND cr.space_id IN (?)", orgID, bun.List(spaceIDs))
 	if f.Status != "" {
 		q = q.Where("cr.status = ?", f.Status)
 	}

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,21 +19,13 @@ import (
 // later migration adds is placed too, and one that says nothing of where
 // it goes stops the start.
 func TestMigrateDistributesTheSchemaOnCitus(t *testing.T) {
-	cluster := pgtest.NewCitusCluster(t)
+	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
-	db, err := store.Open(ctx, cluster.NewDatabase(t), 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
 	checkPlacements(t, db)
 
 	// Rows of many organizations land on both workers.
 	var workers int
-	err = db.NewRaw(`WITH orgs AS (SELECT 'org' || i AS id FROM generate_series(1, 20) i)
+	err := db.NewRaw(`WITH orgs AS (SELECT 'org' || i AS id FROM generate_series(1, 20) i)
 		SELECT count(DISTINCT p.groupid) FROM orgs
 		JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('spaces', orgs.id)`).Scan(ctx, &workers)
 	if err != nil {
@@ -109,3 +103,58 @@ func checkPlacements(t *testing.T, db *store.DB) {
 		t.Errorf("placements %v: is the query right?", counts)
 	}
 }
+
+// On a Citus cluster every hot read of one organization runs on one shard
+// group: each statement it sends (the reads of plans_test.go's hotReads,
+// after a first run has placed the ids it names: store/directory.go)
+// plans as one task, so one worker answers it and a request does not
+// wait on every worker. The statements are planned for their arguments,
+// as the store sends them (the simple protocol, values inline).
+func TestHotReadsAreSingleShardOnCitus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fills a database")
+	}
+	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	ctx := context.Background()
+	fillOrganizations(t, db, 2_000)
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, r := range hotReads(db) {
+		t.Run(r.name, func(t *testing.T) {
+			if err := r.read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rctx, statements := store.RecordStatements(ctx)
+			if err := r.read(rctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range *statements {
+				plan := explain(t, conn.Conn(), "force_custom_plan", s)
+				tasks := taskCounts(plan)
+				t.Logf("%v tasks: %s", tasks, s.SQL)
+				for _, n := range tasks {
+					if n != 1 {
+						t.Errorf("%d tasks, want 1:\n%s\n%s", n, s.SQL, plan)
+					}
+				}
+			}
+		})
+	}
+}
+
+// taskCounts are the task counts of the distributed parts of a JSON plan
+// (Citus's "Task Count": one per job and subplan); none for a statement
+// only of the coordinator's own tables.
+func taskCounts(plan string) []int {
+	var counts []int
+	for _, m := range taskCountPattern.FindAllStringSubmatch(plan, -1) {
+		n, _ := strconv.Atoi(m[1])
+		counts = append(counts, n)
+	}
+	return counts
+}
+
+var taskCountPattern = regexp.MustCompile(`"Task Count": (\d+)`)

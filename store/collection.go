@@ -75,7 +75,7 @@ func ListSpacesInCollection(ctx context.Context, db bun.IDB, collectionID string
 
 // UpdateCollection writes the given columns of c.
 func UpdateCollection(ctx context.Context, db bun.IDB, c *Collection, columns ...string) error {
-	if _, err := db.NewUpdate().Model(c).Column(append(columns, "updated_at")...).WherePK().Exec(ctx); err != nil {
+	if _, err := byKey(db, db.NewUpdate().Model(c).Column(append(columns, "updated_at")...), c).Exec(ctx); err != nil {
 		return translate(err)
 	}
 	if slices.Contains(columns, "parent_id") || slices.Contains(columns, "default_level") {

@@ -74,22 +74,37 @@ type Reaction struct {
 // installation on a space or site its installation's) get it from the
 // parent when they do not carry it.
 func InsertRow(ctx context.Context, db bun.IDB, row any) error {
-	var err error
+	var org *string
+	var parent, parentID string
 	switch r := row.(type) {
 	case *Comment:
-		err = inParentOrganization(ctx, db, &r.OrganizationID, "spaces", r.SpaceID)
+		org, parent, parentID = &r.OrganizationID, "spaces", r.SpaceID
 	case *CommentReply:
-		err = inParentOrganization(ctx, db, &r.OrganizationID, "comments", r.CommentID)
+		org, parent, parentID = &r.OrganizationID, "comments", r.CommentID
 	case *IntegrationSpaceInstallation:
-		err = inParentOrganization(ctx, db, &r.OrganizationID, "integration_installations", r.InstallationID)
+		org, parent, parentID = &r.OrganizationID, "integration_installations", r.InstallationID
 	case *IntegrationSiteInstallation:
-		err = inParentOrganization(ctx, db, &r.OrganizationID, "integration_installations", r.InstallationID)
+		org, parent, parentID = &r.OrganizationID, "integration_installations", r.InstallationID
 	}
-	if err != nil {
-		return err
+	// The organization is the parent's, read first; a parent that a
+	// transfer moved before the insert could take its foreign key's lock
+	// (the transfer locks what it moves) is gone from it, and looked up
+	// once more where it went.
+	derived := org != nil && *org == ""
+	for attempt := 0; ; attempt++ {
+		if org != nil {
+			if err := inParentOrganization(ctx, db, org, parent, parentID); err != nil {
+				return err
+			}
+		}
+		_, err := db.NewInsert().Model(row).Exec(ctx)
+		var pgErr *pgconn.PgError
+		if derived && attempt == 0 && errors.As(err, &pgErr) && pgErr.Code == "23503" {
+			*org = ""
+			continue
+		}
+		return parentGone(err)
 	}
-	_, err = db.NewInsert().Model(row).Exec(ctx)
-	return parentGone(err)
 }
 
 // parentGone is translate(err), with an insert's parent row gone (deleted
@@ -106,11 +121,18 @@ func parentGone(err error) error {
 
 // GetComment returns comment id of the space, on its content (crID nil) or
 // on change request crID.
-func GetComment(ctx context.Context, db bun.IDB, spaceID string, crID *string, id string) (*Comment, error) {
+func GetComment(ctx context.Context, db bun.IDB, orgID, spaceID string, crID *string, id string) (*Comment, error) {
 	c := new(Comment)
-	q := db.NewSelect().Model(c).Where("c.id = ? AND c.space_id = ?", id, spaceID)
-	q = onChangeRequest(q, crID)
-	return c, translate(q.Scan(ctx))
+	q := db.NewSelect().Model(c).Where("c.organization_id = ? AND c.id = ? AND c.space_id = ?", orgID, id, spaceID)
+	err := translate(onChangeRequest(q, crID).Scan(ctx))
+	if errors.Is(err, ErrNotFound) {
+		// The space may have been transferred since the caller read it
+		// in orgID: the comment went with it. (Asks every shard on a
+		// cluster; only a comment not found does.)
+		q = db.NewSelect().Model(c).Where("c.id = ? AND c.space_id = ?", id, spaceID)
+		err = translate(onChangeRequest(q, crID).Scan(ctx))
+	}
+	return c, err
 }
 
 func onChangeRequest(q *bun.SelectQuery, crID *string) *bun.SelectQuery {
@@ -130,9 +152,9 @@ type CommentFilter struct {
 
 // ListComments pages through the comments of the space's content (crID nil)
 // or of change request crID.
-func ListComments(ctx context.Context, db bun.IDB, spaceID string, crID *string, f CommentFilter, p Page) ([]*Comment, error) {
+func ListComments(ctx context.Context, db bun.IDB, orgID, spaceID string, crID *string, f CommentFilter, p Page) ([]*Comment, error) {
 	var rows []*Comment
-	q := onChangeRequest(db.NewSelect().Model(&rows).Where("c.space_id = ?", spaceID), crID)
+	q := onChangeRequest(db.NewSelect().Model(&rows).Where("c.organization_id = ? AND c.space_id = ?", orgID, spaceID), crID)
 	if f.Status != "" {
 		q = q.Where("c.status = ?", f.Status)
 	}
@@ -148,7 +170,7 @@ func ListComments(ctx context.Context, db bun.IDB, spaceID string, crID *string,
 
 // UpdateRow writes the given columns of a comment or reply.
 func UpdateRow(ctx context.Context, db bun.IDB, row any, columns ...string) error {
-	_, err := db.NewUpdate().Model(row).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(row).Column(columns...), row).Exec(ctx)
 	return translate(err)
 }
 

@@ -44,7 +44,7 @@ func ListInvites(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Invi
 
 // UpdateInvite writes the given columns of i.
 func UpdateInvite(ctx context.Context, db bun.IDB, i *Invite, columns ...string) error {
-	_, err := db.NewUpdate().Model(i).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(i).Column(columns...), i).Exec(ctx)
 	return translate(err)
 }
 

@@ -79,7 +79,7 @@ func GetMember(ctx context.Context, db bun.IDB, orgID, userID string) (*Member, 
 
 // UpdateMember writes the given columns of m.
 func UpdateMember(ctx context.Context, db bun.IDB, m *Member, columns ...string) error {
-	_, err := db.NewUpdate().Model(m).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(m).Column(columns...), m).Exec(ctx)
 	return translate(err)
 }
 

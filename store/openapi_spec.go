@@ -159,7 +159,7 @@ func ListOpenAPISpecs(ctx context.Context, db bun.IDB, orgID string, p Page) ([]
 
 // UpdateOpenAPISpec writes the given columns of s.
 func UpdateOpenAPISpec(ctx context.Context, db bun.IDB, s *OpenAPISpec, columns ...string) error {
-	_, err := db.NewUpdate().Model(s).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(s).Column(columns...), s).Exec(ctx)
 	return translate(err)
 }
 

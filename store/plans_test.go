@@ -37,27 +37,37 @@ func fillOtherOrganization(t *testing.T, db *store.DB) {
 	if os.Getenv("DOCSAPI_PLAN_TIMINGS") != "" {
 		others = 100_000
 	}
+	fillOrganizations(t, db, others)
+}
+
+// fillOrganizations is fillOtherOrganization with the other organization
+// at a size of its own: others spaces, and its other rows in proportion
+// (40,000 spaces: the sizes above).
+func fillOrganizations(t *testing.T, db *store.DB, others int) {
+	t.Helper()
+	scaled := func(n int) int { return max(1, n*others/40_000) }
 	ctx := context.Background()
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('other', 'Other', now(), now())`); err != nil {
 		t.Fatal(err)
 	}
-	err := atsize.Fill(ctx, db.Pool, atsize.Plan{Prefix: "o", Organization: "other", Spaces: others, Busy: 10_000,
-		SiteSpaces: 20_000, ChangeRequests: 20_000, Comments: 40_000, Replies: 10_000, Pages: 20_000})
+	err := atsize.Fill(ctx, db.Pool, atsize.Plan{Prefix: "o", Organization: "other", Spaces: others, Busy: scaled(10_000),
+		SiteSpaces: scaled(20_000), ChangeRequests: scaled(20_000), Comments: scaled(40_000), Replies: scaled(10_000), Pages: scaled(20_000)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	kettles := scaled(10_000)
 	statements := []string{
 		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('mine', 'Mine', now(), now())`,
 		// The other organization's pages with the word searched below
 		// (10,000 sections): an index that is not the organization's would
 		// read them all.
-		`INSERT INTO page_bodies (organization_id, sha256, markdown)
-			SELECT 'other', 'ob' || i, 'Kettle ' || i FROM generate_series(1, 10000) i`,
-		`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
-			SELECT 'other', 'ob' || i, 0, '', '', 'The kettle number ' || i FROM generate_series(1, 10000) i`,
-		`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
+		fmt.Sprintf(`INSERT INTO page_bodies (organization_id, sha256, markdown)
+			SELECT 'other', 'ob' || i, 'Kettle ' || i FROM generate_series(1, %d) i`, kettles),
+		fmt.Sprintf(`INSERT INTO body_sections (organization_id, body_sha256, position, anchor, heading, body)
+			SELECT 'other', 'ob' || i, 0, '', '', 'The kettle number ' || i FROM generate_series(1, %d) i`, kettles),
+		fmt.Sprintf(`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
 			SELECT 'other', 'orev-' || i, 'kettle-' || i, 1000, 'document', 'Kettle', 'kettle', 'ob' || i, now(), now()
-			FROM generate_series(1, 10000) i`,
+			FROM generate_series(1, %d) i`, kettles),
 		`INSERT INTO users (id, email, display_name, created_at, updated_at) VALUES ('u', 'u@example.com', 'U', now(), now())`,
 	}
 	// Mine: a site publishing 1,000 spaces; comments on the first.
@@ -103,16 +113,69 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 	}
 	db := pgtest.NewDB(t)
 	fillOtherOrganization(t, db)
+	reads := hotReads(db)
+	conn, err := db.Pool.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for _, r := range reads {
+		t.Run(r.name, func(t *testing.T) {
+			explainEach(t, conn.Conn(), r.read, func(mode string, s store.Statement, plan string) {
+				scans, sorts := planProblems(plan)
+				if len(scans) > 0 {
+					t.Errorf("%s plan scans %s whole:\n%s\n%s", mode, strings.Join(scans, ", "), s.SQL, plan)
+				}
+				if r.ordered && sorts > 0 {
+					t.Errorf("%s plan sorts the list rather than reading it in order:\n%s\n%s", mode, s.SQL, plan)
+				}
+			})
+		})
+	}
+	t.Run("writes changing what a space shows", func(t *testing.T) { checkShownBodiesWritesByKey(t, conn.Conn()) })
+}
+
+// hotRead is a read of the filled database (fillOrganizations) as a
+// request makes it. ordered reads page through a list: an index gives the
+// rows in the page's order, so the plan has no Sort (which would read
+// every row of the list to return twenty).
+type hotRead struct {
+	name    string
+	ordered bool
+	read    func(context.Context) error
+}
+
+// hotReads are the hot reads of the organization "mine", and a write's
+// read in "other", of a database fillOrganizations filled.
+func hotReads(db *store.DB) []hotRead {
 	busyCR := "mcr1"
-	// ordered reads page through a list: an index gives the rows in the
-	// page's order, so the plan has no Sort (which would read every row of
-	// the list to return twenty).
-	reads := []struct {
-		name    string
-		ordered bool
-		read    func(context.Context) error
-	}{
+	return []hotRead{
 		{"GET space", false, func(ctx context.Context) error { _, err := store.GetSpace(ctx, db, "ms1"); return err }},
+		{"GET change request", false, func(ctx context.Context) error {
+			space, err := store.GetSpace(ctx, db, "ms1")
+			if err == nil {
+				_, err = store.GetChangeRequest(ctx, db, space, "1")
+			}
+			return err
+		}},
+		{"GET comment", false, func(ctx context.Context) error {
+			_, err := store.GetComment(ctx, db, "mine", "ms1", nil, "mc1")
+			return err
+		}},
+		{"a revision's pages, bodies and files (GET page, GET file)", false, func(ctx context.Context) error {
+			if _, err := store.RevisionPages(ctx, db, "mine", "mr1"); err != nil {
+				return err
+			}
+			if _, err := store.PageBodies(ctx, db, "mine", []string{"mb1", "mb2"}); err != nil {
+				return err
+			}
+			_, err := store.RevisionFiles(ctx, db, "mine", "mr1")
+			return err
+		}},
+		{"spaces of an organization, a page", true, func(ctx context.Context) error {
+			_, err := store.ListSpaces(ctx, db, "mine", store.Page{Limit: 20}, false)
+			return err
+		}},
 		{"groups and sections of a site", false, func(ctx context.Context) error {
 			if _, err := store.GroupsOfSites(ctx, db, "mine", []string{"msite"}); err != nil {
 				return err
@@ -141,15 +204,15 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"comment list of a space", true, func(ctx context.Context) error {
-			_, err := store.ListComments(ctx, db, "ms1", nil, store.CommentFilter{}, store.Page{Limit: 20})
+			_, err := store.ListComments(ctx, db, "mine", "ms1", nil, store.CommentFilter{}, store.Page{Limit: 20})
 			return err
 		}},
 		{"open comments of a space, newest first", true, func(ctx context.Context) error {
-			_, err := store.ListComments(ctx, db, "ms1", nil, store.CommentFilter{Status: store.CommentOpen, Desc: true}, store.Page{Limit: 20})
+			_, err := store.ListComments(ctx, db, "mine", "ms1", nil, store.CommentFilter{Status: store.CommentOpen, Desc: true}, store.Page{Limit: 20})
 			return err
 		}},
 		{"comment list of a change request", true, func(ctx context.Context) error {
-			_, err := store.ListComments(ctx, db, "ms1", &busyCR, store.CommentFilter{}, store.Page{Limit: 20})
+			_, err := store.ListComments(ctx, db, "mine", "ms1", &busyCR, store.CommentFilter{}, store.Page{Limit: 20})
 			return err
 		}},
 		{"open comment counts of change requests", false, func(ctx context.Context) error {
@@ -157,7 +220,7 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 			return err
 		}},
 		{"change requests of a space", true, func(ctx context.Context) error {
-			_, err := store.ListChangeRequests(ctx, db, []string{"ms1"}, store.ChangeRequestFilter{}, store.Page{Limit: 20})
+			_, err := store.ListChangeRequests(ctx, db, "mine", []string{"ms1"}, store.ChangeRequestFilter{}, store.Page{Limit: 20})
 			return err
 		}},
 		{"search of an organization's spaces", false, func(ctx context.Context) error {
@@ -197,38 +260,19 @@ func TestHotReadPlansDoNotScanTenantTables(t *testing.T) {
 		}},
 		{"count of the change requests of a space", false, func(ctx context.Context) error {
 			p, total := store.CountPage()
-			if _, err := store.ListChangeRequests(ctx, db, []string{"ms1"}, store.ChangeRequestFilter{Status: store.CROpen}, p); err != nil {
+			if _, err := store.ListChangeRequests(ctx, db, "mine", []string{"ms1"}, store.ChangeRequestFilter{Status: store.CROpen}, p); err != nil {
 				return err
 			}
 			return wantTotal(total, -1)
 		}},
 		{"count of the comments of a space", false, func(ctx context.Context) error {
 			p, total := store.CountPage()
-			if _, err := store.ListComments(ctx, db, "ms1", nil, store.CommentFilter{Status: store.CommentOpen}, p); err != nil {
+			if _, err := store.ListComments(ctx, db, "mine", "ms1", nil, store.CommentFilter{Status: store.CommentOpen}, p); err != nil {
 				return err
 			}
 			return wantTotal(total, -1)
 		}},
 	}
-	conn, err := db.Pool.Acquire(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	for _, r := range reads {
-		t.Run(r.name, func(t *testing.T) {
-			explainEach(t, conn.Conn(), r.read, func(mode string, s store.Statement, plan string) {
-				scans, sorts := planProblems(plan)
-				if len(scans) > 0 {
-					t.Errorf("%s plan scans %s whole:\n%s\n%s", mode, strings.Join(scans, ", "), s.SQL, plan)
-				}
-				if r.ordered && sorts > 0 {
-					t.Errorf("%s plan sorts the list rather than reading it in order:\n%s\n%s", mode, s.SQL, plan)
-				}
-			})
-		})
-	}
-	t.Run("writes changing what a space shows", func(t *testing.T) { checkShownBodiesWritesByKey(t, conn.Conn()) })
 }
 
 // The triggers that keep search's shown flags (migration 0039) reach the

@@ -92,7 +92,7 @@ func AllSAMLProviders(ctx context.Context, db bun.IDB, orgID string) ([]*SAMLPro
 
 // UpdateSAMLProvider writes the given columns of p.
 func UpdateSAMLProvider(ctx context.Context, db bun.IDB, p *SAMLProvider, columns ...string) error {
-	_, err := db.NewUpdate().Model(p).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(p).Column(columns...), p).Exec(ctx)
 	return translate(err)
 }
 

@@ -97,7 +97,7 @@ func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) err
 				return err
 			}
 		}
-		_, err := tx.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+		_, err := byKey(tx, tx.NewUpdate().Model(s).Column(append(columns, "updated_at")...), s).Exec(ctx)
 		return err
 	})
 }

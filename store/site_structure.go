@@ -185,13 +185,13 @@ func Insert[T any](ctx context.Context, db bun.IDB, rows ...*T) error {
 
 // Update writes the given columns of row.
 func Update[T any](ctx context.Context, db bun.IDB, row *T, columns ...string) error {
-	_, err := db.NewUpdate().Model(row).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(row).Column(columns...), row).Exec(ctx)
 	return translate(err)
 }
 
 // Delete removes row by primary key.
 func Delete[T any](ctx context.Context, db bun.IDB, row *T) error {
-	_, err := db.NewDelete().Model(row).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewDelete().Model(row), row).Exec(ctx)
 	return translate(err)
 }
 

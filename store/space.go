@@ -127,7 +127,7 @@ func CountLiveSpaces(ctx context.Context, db bun.IDB, orgIDs []string) (map[stri
 // their retention) is ErrNotFound: a restore that lost that race must not
 // be answered as done.
 func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) error {
-	res, err := db.NewUpdate().Model(s).Column(append(columns, "updated_at")...).WherePK().Exec(ctx)
+	res, err := byKey(db, db.NewUpdate().Model(s).Column(append(columns, "updated_at")...), s).Exec(ctx)
 	if err != nil {
 		return translate(err)
 	}

@@ -98,7 +98,7 @@ func ListTeams(ctx context.Context, db bun.IDB, orgID string, f TeamFilter, p Pa
 
 // UpdateTeam writes the given columns of t.
 func UpdateTeam(ctx context.Context, db bun.IDB, t *Team, columns ...string) error {
-	_, err := db.NewUpdate().Model(t).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(t).Column(columns...), t).Exec(ctx)
 	return translate(err)
 }
 

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"reflect"
+	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -56,4 +58,29 @@ func inParentOrganization(ctx context.Context, db bun.IDB, org *string, parentTa
 	return lockRow(ctx, db, parentTable, "", parentID, "KEY SHARE", func(q *bun.SelectQuery) error {
 		return q.Table(parentTable).Column("organization_id").Scan(ctx, org)
 	})
+}
+
+// keyed is an UPDATE or DELETE of one row by its primary key.
+type keyed[Q any] interface {
+	WherePK(cols ...string) Q
+	Where(query string, args ...any) Q
+}
+
+// byKey narrows q to row: its primary key, and its organization when its
+// table has one that the key does not hold. Most tenant tables' keys are
+// (id, organization_id) in the database (migration 0042) while the models
+// name the id alone, which finds the row on one PostgreSQL; on a Citus
+// cluster a statement that does not name the organization is sent to
+// every shard, and fails while any worker is down.
+func byKey[Q keyed[Q]](db bun.IDB, q Q, row any) Q {
+	q = q.WherePK()
+	v := reflect.Indirect(reflect.ValueOf(row))
+	table := db.Dialect().Tables().Get(v.Type())
+	org, ok := table.FieldMap["organization_id"]
+	if !ok || slices.Contains(table.PKs, org) || org.HasZeroValue(v) {
+		// A row read without its organization is still found by its id
+		// alone (on every shard).
+		return q
+	}
+	return q.Where("?TableAlias.organization_id = ?", org.Value(v).Interface())
 }

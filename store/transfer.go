@@ -115,6 +115,18 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, fromOrgID, orgID string
 		}
 	}
 	for _, step := range moveSteps {
+		// The rows to move are locked before they are copied: a row
+		// inserted meanwhile under one of them (a reply to a comment: its
+		// foreign key share-locks the comment) waits for the transfer,
+		// then finds its parent gone from the old organization and is
+		// written in the new one (InsertRow). Unlocked, it could commit
+		// between the copy of its siblings and the deletion of its parent
+		// (whose cascade then deletes it): acknowledged, and lost.
+		lock := bun.SafeQuery(fmt.Sprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE organization_id = ? AND %s FOR UPDATE) AS locked",
+			quoteIdent(step.table), expand(step.where, args)), fromOrgID)
+		if _, err := db.NewRaw("?", lock).Exec(ctx); err != nil {
+			return fmt.Errorf("store: lock %s: %w", step.table, translate(err))
+		}
 		q, err := step.copy(ctx, db, orgID, args)
 		if err != nil {
 			return err

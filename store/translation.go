@@ -80,7 +80,7 @@ func ListTranslations(ctx context.Context, db bun.IDB, orgID string, p Page) ([]
 
 // UpdateTranslation writes the given columns of t.
 func UpdateTranslation(ctx context.Context, db bun.IDB, t *Translation, columns ...string) error {
-	_, err := db.NewUpdate().Model(t).Column(columns...).WherePK().Exec(ctx)
+	_, err := byKey(db, db.NewUpdate().Model(t).Column(columns...), t).Exec(ctx)
 	return translate(err)
 }
 

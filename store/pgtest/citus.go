@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgserver"
 )
 
@@ -93,6 +94,11 @@ func startCitus(ctx context.Context, dataDir string) (*CitusCluster, error) {
 				return nil, err
 			}
 			opts.Log = f
+			// And the statements planned on every shard (whether they
+			// should be is for whoever reads the log: the sweeps and the
+			// lookups across organizations are).
+			opts.Settings["citus.multi_task_query_log_level"] = "log"
+			opts.Settings["log_min_error_statement"] = "log"
 		}
 		srv, err := pgserver.Start(ctx, opts)
 		if err != nil {
@@ -256,4 +262,20 @@ func passwordOf(raw string) string {
 	}
 	p, _ := u.User.Password()
 	return p
+}
+
+// NewDB opens a new database on the cluster with opts, migrated (so
+// distributed), closed when the test ends.
+func (c *CitusCluster) NewDB(t testing.TB, opts store.Options) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.OpenWith(ctx, c.NewDatabase(t), opts)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(db.Close)
+	if err := db.Migrate(ctx, nil); err != nil {
+		t.Fatalf("pgtest: migrate: %v", err)
+	}
+	return db
 }
