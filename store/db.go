@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -238,6 +239,11 @@ func IsUnavailable(err error) bool {
 		switch pgErr.Code {
 		case "57P01", "57P02", "57P03":
 			return true
+		case "XX000":
+			// A Citus coordinator reports a worker lost while it committed
+			// with no code of its own (an internal error): the worker is
+			// out of reach, as a server going away is.
+			return slices.ContainsFunc(citusNodeFailures, func(prefix string) bool { return strings.HasPrefix(pgErr.Message, prefix) })
 		}
 		return strings.HasPrefix(pgErr.Code, "08")
 	}
@@ -257,6 +263,15 @@ func IsUnavailable(err error) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.As(err, new(*net.OpError)) ||
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// citusNodeFailures start the messages of a Citus coordinator's errors
+// without a code of their own that mean a worker went away
+// (placement_connection.c, remote_transaction.c).
+var citusNodeFailures = []string{
+	"could not commit transaction for shard ",
+	"failure on connection marked as essential",
+	"could not establish any connections to the node",
 }
 
 // RunUnhurried runs fn in a transaction without the pool's statement

@@ -55,6 +55,8 @@ func TestIsUnavailable(t *testing.T) {
 		{"bad connection", wrap(driver.ErrBadConn), true},
 		{"connection dropped mid-statement", wrap(io.ErrUnexpectedEOF), true},
 		{"connection reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, true},
+		{"a Citus worker lost at commit", &pgconn.PgError{Code: "XX000", Message: "could not commit transaction for shard 102015 on at least one active node"}, true},
+		{"a Citus worker lost in a transaction", &pgconn.PgError{Code: "XX000", Message: "failure on connection marked as essential: 127.0.0.1:40295"}, true},
 
 		{"nil", nil, false},
 		{"statement timeout", pg("57014"), false},
@@ -66,6 +68,7 @@ func TestIsUnavailable(t *testing.T) {
 		{"connect cancelled by the caller", connectCancelled, false},
 		{"an outbound HTTP request", &url.Error{Op: "Get", URL: "http://example.com", Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}, false},
 		{"anything else", errors.New("boom"), false},
+		{"another internal error", &pgconn.PgError{Code: "XX000", Message: "cache lookup failed for relation 1234"}, false},
 	} {
 		if got := store.IsUnavailable(c.err); got != c.want {
 			t.Errorf("%s (%v): IsUnavailable %v, want %v", c.name, c.err, got, c.want)
