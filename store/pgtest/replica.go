@@ -100,6 +100,57 @@ func (r *Replicated) Open(name string, opts store.ReplicaOptions) *store.DB {
 func (r *Replicated) SetApplyDelay(d time.Duration) {
 	r.t.Helper()
 	r.execOnStandby(fmt.Sprintf("ALTER SYSTEM SET recovery_min_apply_delay = '%dms'", d.Milliseconds()), "SELECT pg_reload_conf()")
+	if d >= time.Second {
+		r.waitDelayed()
+	}
+}
+
+// waitDelayed returns once the standby's replay holds commits back: the
+// reload reaches its startup process some time after pg_reload_conf
+// returns, and a commit replayed before then is visible at once, which a
+// busy machine made a test see. A commit made on the primary and not
+// replayed a moment later is the delay at work (and holds back every
+// later one).
+func (r *Replicated) waitDelayed() {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	primary, standby := r.connectBoth(ctx)
+	defer primary.Close(ctx)
+	defer standby.Close(ctx)
+	for ctx.Err() == nil {
+		var at string
+		// txid_current gives the statement a transaction id, so that its
+		// end writes a commit record, which the delay applies to.
+		if err := primary.QueryRow(ctx, "SELECT txid_current(), pg_current_wal_insert_lsn()::text").Scan(new(int64), &at); err != nil {
+			r.t.Fatalf("pgtest: %v", err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		var replayed bool
+		if err := standby.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", at).Scan(&replayed); err != nil {
+			r.t.Fatalf("pgtest: %v", err)
+		}
+		if !replayed {
+			return
+		}
+	}
+	r.t.Fatal("pgtest: the standby's replay is not delayed after a minute")
+}
+
+// connectBoth connects to the primary's and the standby's postgres
+// databases.
+func (r *Replicated) connectBoth(ctx context.Context) (primary, standby *pgx.Conn) {
+	r.t.Helper()
+	primary, err := pgx.Connect(ctx, r.Server.URL("postgres"))
+	if err != nil {
+		r.t.Fatalf("pgtest: %v", err)
+	}
+	standby, err = pgx.Connect(ctx, r.Standby.URL("postgres"))
+	if err != nil {
+		primary.Close(ctx)
+		r.t.Fatalf("pgtest: %v", err)
+	}
+	return primary, standby
 }
 
 // WaitCaughtUp waits until the standby has replayed everything the primary
@@ -108,20 +159,13 @@ func (r *Replicated) WaitCaughtUp() {
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	primary, err := pgx.Connect(ctx, r.Server.URL("postgres"))
-	if err != nil {
-		r.t.Fatalf("pgtest: %v", err)
-	}
+	primary, standby := r.connectBoth(ctx)
 	defer primary.Close(ctx)
+	defer standby.Close(ctx)
 	var at string
 	if err := primary.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&at); err != nil {
 		r.t.Fatalf("pgtest: %v", err)
 	}
-	standby, err := pgx.Connect(ctx, r.Standby.URL("postgres"))
-	if err != nil {
-		r.t.Fatalf("pgtest: %v", err)
-	}
-	defer standby.Close(ctx)
 	for {
 		var done bool
 		if err := standby.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", at).Scan(&done); err != nil {
