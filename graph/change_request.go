@@ -464,7 +464,7 @@ func (r *Resolver) checkMergeRules(ctx context.Context, tx bun.IDB, space, locke
 			store.MergeRuleRequireSpecificReviewers, store.MergeRuleRequireOneOfSpecificReviewers:
 			if current == nil {
 				var err error
-				if current, err = store.CurrentReviews(ctx, tx, cr.ID); err != nil {
+				if current, err = store.CurrentReviews(ctx, tx, cr.OrganizationID, cr.ID); err != nil {
 					return err
 				}
 			}

@@ -26,7 +26,7 @@ import (
 const maxRequestedReviewers = 100
 
 func (r *changeRequestResolver) Review(ctx context.Context, cr *store.ChangeRequest, id string) (*store.Review, error) {
-	rv, err := store.GetReview(ctx, r.DB, cr.ID, id)
+	rv, err := store.GetReview(ctx, r.DB, cr.OrganizationID, cr.ID, id)
 	return rv, orNotFound(err, "review")
 }
 
@@ -35,7 +35,7 @@ func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.Change
 	if err != nil {
 		return nil, err
 	}
-	fetch := func(p store.Page) ([]*store.Review, error) { return store.ListReviews(ctx, r.DB, cr.ID, outdated, p) }
+	fetch := func(p store.Page) ([]*store.Review, error) { return store.ListReviews(ctx, r.DB, cr.OrganizationID, cr.ID, outdated, p) }
 	rows, err := fetch(p)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *s
 		return nil, err
 	}
 	fetch := func(p store.Page) ([]*store.RequestedReviewer, error) {
-		return store.ListRequestedReviewers(ctx, r.DB, cr.ID, p)
+		return store.ListRequestedReviewers(ctx, r.DB, cr.OrganizationID, cr.ID, p)
 	}
 	rows, err := fetch(p)
 	if err != nil {
@@ -198,7 +198,7 @@ func (r *mutationResolver) RemoveRequestedReviewer(ctx context.Context, spaceID,
 	if err != nil {
 		return false, err
 	}
-	return store.RemoveRequestedReviewer(ctx, r.DB, t.cr.ID, userID)
+	return store.RemoveRequestedReviewer(ctx, r.DB, t.cr.OrganizationID, t.cr.ID, userID)
 }
 
 type changeRequestReviewResolver struct{ *Resolver }

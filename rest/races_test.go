@@ -235,7 +235,7 @@ func TestConcurrentTransferAndWrites(t *testing.T) {
 		(SELECT count(*) FROM comments WHERE organization_id <> ?) +
 		(SELECT count(*) FROM change_requests WHERE organization_id <> ?) +
 		(SELECT count(*) FROM revisions WHERE space_id = ? AND organization_id <> ?) +
-		(SELECT count(*) FROM revision_pages rp JOIN revisions r ON r.id = rp.revision_id WHERE r.space_id = ? AND rp.organization_id <> ?)`,
+		(SELECT count(*) FROM revision_pages rp JOIN revisions r ON r.id = rp.revision_id AND r.organization_id = rp.organization_id WHERE r.space_id = ? AND rp.organization_id <> ?)`,
 		other, other, e.space, other, e.space, other).Scan(&drift)
 	if err != nil || drift != 0 {
 		t.Errorf("%d rows of the space's content are left in its old organization (%v)", drift, err)

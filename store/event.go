@@ -43,7 +43,9 @@ type IntegrationEvent struct {
 	// development URL (graph/delivery.go).
 	Deliver bool `bun:"deliver"`
 
-	Event *Event `bun:"rel:belongs-to,join:event_id=id"`
+	// Joined in its organization as well: on a Citus cluster a join of
+	// two tenant tables must name the distribution column on both sides.
+	Event *Event `bun:"rel:belongs-to,join:event_id=id,join:organization_id=organization_id"`
 }
 
 // IntegrationEventLog is a line of an integration event's delivery log.

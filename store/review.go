@@ -61,7 +61,7 @@ type RequestedReviewer struct {
 	RequestedBy     *string   `bun:"requested_by"`
 	RevisionID      string    `bun:"revision_id"`
 	CreatedAt       time.Time `bun:"created_at"`
-	Seq             int64     `bun:"seq,scanonly"`
+	Seq             int64     `bun:"seq"`
 }
 
 // Object is the REST type name of a requested reviewer.
@@ -70,13 +70,13 @@ func (RequestedReviewer) Object() string { return "change-request-requested-revi
 // reviewOutdated is true for a review (alias rv) that the change request's
 // current revision, a newer review by the same reviewer, or a newer request
 // for that reviewer supersedes.
-const reviewOutdated = `(rv.revision_id <> (SELECT revision FROM change_requests WHERE id = rv.change_request_id)
+const reviewOutdated = `(rv.revision_id <> (SELECT revision FROM change_requests WHERE id = rv.change_request_id AND organization_id = rv.organization_id)
 	OR EXISTS (SELECT 1 FROM change_request_reviews n WHERE n.change_request_id = rv.change_request_id AND n.organization_id = rv.organization_id AND n.reviewer_id = rv.reviewer_id AND n.seq > rv.seq)
 	OR EXISTS (SELECT 1 FROM change_request_requested_reviewers q WHERE q.change_request_id = rv.change_request_id AND q.organization_id = rv.organization_id AND q.user_id = rv.reviewer_id AND q.seq > rv.seq))`
 
 func selectReviews(db bun.IDB, model any) *bun.SelectQuery {
 	return db.NewSelect().Model(model).ColumnExpr("rv.*").ColumnExpr(reviewOutdated + " AS outdated").
-		ColumnExpr("(SELECT space_id FROM change_requests WHERE id = rv.change_request_id) AS space_id")
+		ColumnExpr("(SELECT space_id FROM change_requests WHERE id = rv.change_request_id AND organization_id = rv.organization_id) AS space_id")
 }
 
 // bySeq orders reviews or requests by their seq column col (Keyset.Pos),
@@ -115,18 +115,18 @@ func InsertReview(ctx context.Context, tx bun.IDB, rv *Review) error {
 }
 
 // GetReview returns review id of change request crID.
-func GetReview(ctx context.Context, db bun.IDB, crID, id string) (*Review, error) {
+func GetReview(ctx context.Context, db bun.IDB, orgID, crID, id string) (*Review, error) {
 	rv := new(Review)
-	err := selectReviews(db, rv).Where("rv.change_request_id = ? AND rv.id = ?", crID, id).Scan(ctx)
+	err := selectReviews(db, rv).Where("rv.organization_id = ? AND rv.change_request_id = ? AND rv.id = ?", orgID, crID, id).Scan(ctx)
 	return rv, translate(err)
 }
 
 // ListReviews pages through the reviews of change request crID, newest
 // first (Keyset.Pos is their seq); outdated, when set, keeps the reviews that are (or are not)
 // outdated.
-func ListReviews(ctx context.Context, db bun.IDB, crID string, outdated *bool, p Page) ([]*Review, error) {
+func ListReviews(ctx context.Context, db bun.IDB, orgID, crID string, outdated *bool, p Page) ([]*Review, error) {
 	var rows []*Review
-	q := selectReviews(db, &rows).Where("rv.change_request_id = ?", crID)
+	q := selectReviews(db, &rows).Where("rv.organization_id = ? AND rv.change_request_id = ?", orgID, crID)
 	if outdated != nil {
 		q = q.Where(reviewOutdated+" = ?", *outdated)
 	}
@@ -136,9 +136,9 @@ func ListReviews(ctx context.Context, db bun.IDB, crID string, outdated *bool, p
 
 // CurrentReviews returns the reviews of change request crID that are not
 // outdated: at most one per reviewer, the verdicts merge rules weigh.
-func CurrentReviews(ctx context.Context, db bun.IDB, crID string) ([]*Review, error) {
+func CurrentReviews(ctx context.Context, db bun.IDB, orgID, crID string) ([]*Review, error) {
 	var rows []*Review
-	err := selectReviews(db, &rows).Where("rv.change_request_id = ? AND NOT "+reviewOutdated, crID).
+	err := selectReviews(db, &rows).Where("rv.organization_id = ? AND rv.change_request_id = ? AND NOT "+reviewOutdated, orgID, crID).
 		OrderExpr("rv.seq").Scan(ctx)
 	return rows, translate(err)
 }
@@ -154,25 +154,34 @@ func RequestReviewers(ctx context.Context, tx bun.IDB, cr *ChangeRequest, userID
 	if len(rows) == 0 {
 		return rows, nil
 	}
+	// The sequence numbers are drawn first, and written as values: Citus
+	// evaluates no volatile function (nextval) in an upsert's DO UPDATE of a
+	// distributed table.
+	var seqs []int64
+	if err := tx.NewRaw("SELECT nextval('change_request_review_seq') FROM generate_series(1, ?)", len(rows)).Scan(ctx, &seqs); err != nil {
+		return nil, translate(err)
+	}
+	for i := range rows {
+		rows[i].Seq = seqs[i]
+	}
 	_, err := tx.NewInsert().Model(&rows).
 		On("CONFLICT (change_request_id, user_id, organization_id) DO UPDATE").
-		Set("requested_by = EXCLUDED.requested_by, revision_id = EXCLUDED.revision_id, created_at = EXCLUDED.created_at").
-		Set("seq = nextval('change_request_review_seq')").
-		Returning("seq").Exec(ctx)
+		Set("requested_by = EXCLUDED.requested_by, revision_id = EXCLUDED.revision_id, created_at = EXCLUDED.created_at, seq = EXCLUDED.seq").
+		Exec(ctx)
 	return rows, translate(err)
 }
 
 // ListRequestedReviewers pages through the pending requests of change
 // request crID, oldest first (Keyset.Pos is their seq).
-func ListRequestedReviewers(ctx context.Context, db bun.IDB, crID string, p Page) ([]*RequestedReviewer, error) {
+func ListRequestedReviewers(ctx context.Context, db bun.IDB, orgID, crID string, p Page) ([]*RequestedReviewer, error) {
 	var rows []*RequestedReviewer
-	q := db.NewSelect().Model(&rows).Where("rr.change_request_id = ?", crID)
+	q := db.NewSelect().Model(&rows).Where("rr.organization_id = ? AND rr.change_request_id = ?", orgID, crID)
 	err := p.scan(ctx, bySeq(p, q, "rr.seq", false))
 	return rows, translate(err)
 }
 
 // RemoveRequestedReviewer withdraws the request for userID's review; false
 // when there was none.
-func RemoveRequestedReviewer(ctx context.Context, db bun.IDB, crID, userID string) (bool, error) {
-	return deleteRows(ctx, db, (*RequestedReviewer)(nil), "change_request_id = ? AND user_id = ?", crID, userID)
+func RemoveRequestedReviewer(ctx context.Context, db bun.IDB, orgID, crID, userID string) (bool, error) {
+	return deleteRows(ctx, db, (*RequestedReviewer)(nil), "organization_id = ? AND change_request_id = ? AND user_id = ?", orgID, crID, userID)
 }
