@@ -216,7 +216,7 @@ func (r *mutationResolver) CreateChangeRequest(ctx context.Context, spaceID stri
 			// Transferred since the cluster was checked: it stayed behind.
 			return Invalid("conversationsIssuesCluster", "no such issues cluster in this organization")
 		}
-		number, err := store.NextChangeRequestNumber(ctx, tx, s.ID)
+		number, err := store.NextChangeRequestNumber(ctx, tx, s.OrganizationID, s.ID)
 		if err != nil {
 			return err
 		}

@@ -241,7 +241,7 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 				SpaceID: &s.ID, ChangeRequestID: &cr.ID, RevisionID: &rev.ID}); err != nil {
 				return err
 			}
-			return store.AddContributor(ctx, tx, cr.ID, caller.User.ID)
+			return store.AddContributor(ctx, tx, cr.OrganizationID, cr.ID, caller.User.ID)
 		}
 		s.RevisionID, s.UpdatedAt = rev.ID, r.now()
 		if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {

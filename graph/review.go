@@ -35,7 +35,9 @@ func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.Change
 	if err != nil {
 		return nil, err
 	}
-	fetch := func(p store.Page) ([]*store.Review, error) { return store.ListReviews(ctx, r.DB, cr.OrganizationID, cr.ID, outdated, p) }
+	fetch := func(p store.Page) ([]*store.Review, error) {
+		return store.ListReviews(ctx, r.DB, cr.OrganizationID, cr.ID, outdated, p)
+	}
 	rows, err := fetch(p)
 	if err != nil {
 		return nil, err

@@ -52,9 +52,9 @@ const (
 
 // NextChangeRequestNumber is the number of the space's next change request.
 // Callers hold the space's row lock.
-func NextChangeRequestNumber(ctx context.Context, tx bun.IDB, spaceID string) (int, error) {
+func NextChangeRequestNumber(ctx context.Context, tx bun.IDB, orgID, spaceID string) (int, error) {
 	var n int
-	err := tx.NewRaw("SELECT COALESCE(max(number), 0) + 1 FROM change_requests WHERE space_id = ?", spaceID).Scan(ctx, &n)
+	err := tx.NewRaw("SELECT COALESCE(max(number), 0) + 1 FROM change_requests WHERE organization_id = ? AND space_id = ?", orgID, spaceID).Scan(ctx, &n)
 	return n, translate(err)
 }
 
@@ -91,9 +91,9 @@ func UpdateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest, col
 }
 
 // AddContributor records that userID edited the change request.
-func AddContributor(ctx context.Context, db bun.IDB, crID, userID string) error {
+func AddContributor(ctx context.Context, db bun.IDB, orgID, crID, userID string) error {
 	_, err := db.NewRaw(`INSERT INTO change_request_contributors (organization_id, change_request_id, user_id)
-		SELECT organization_id, id, ? FROM change_requests WHERE id = ? ON CONFLICT DO NOTHING`, userID, crID).Exec(ctx)
+		SELECT organization_id, id, ? FROM change_requests WHERE organization_id = ? AND id = ? ON CONFLICT DO NOTHING`, userID, orgID, crID).Exec(ctx)
 	return translate(err)
 }
 

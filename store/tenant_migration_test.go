@@ -219,7 +219,7 @@ func TestMoveToOrganizationRetenantsTheContent(t *testing.T) {
 	if err := store.CreateChangeRequest(ctx, db, cr); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.AddContributor(ctx, db, "cr", "u"); err != nil {
+	if err := store.AddContributor(ctx, db, cr.OrganizationID, "cr", "u"); err != nil {
 		t.Fatal(err)
 	}
 	c := &store.Comment{ID: "c", SpaceID: "s", ChangeRequestID: &cr.ID, RevisionID: "r1", Body: "hi", Status: store.CommentOpen}
