@@ -193,19 +193,6 @@ type row struct {
 // after its warm-up.
 func (b *bench) measure(ctx context.Context) ([]row, error) {
 	o := b.o
-	okStatus := func(status int, body []byte) error {
-		if status != http.StatusOK {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
-	// A GraphQL answer with errors starts with them; a clean one with data.
-	gqlOK := func(status int, body []byte) error {
-		if status != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"data":`)) {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
 	treeGQL := httpRequester(b.client, "POST", func(int) string { return b.plainURL + "/graphql" }, b.treeBody, b.token, gqlOK)
 	treeBase := httpRequester(b.client, "GET", func(int) string { return b.baseURL + "/tree/" + b.site.org + "/" + b.site.id }, nil, "", okStatus)
 	spaceURL := func(base string) func(i int) string {
@@ -384,4 +371,21 @@ func countSiteSpaces(data []byte) int {
 		}
 	}
 	return n
+}
+
+// okStatus accepts an answer of 200.
+func okStatus(status int, body []byte) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d: %.300s", status, body)
+	}
+	return nil
+}
+
+// gqlOK accepts a GraphQL answer of 200 without errors: one with errors
+// starts with them, a clean one with data.
+func gqlOK(status int, body []byte) error {
+	if status != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"data":`)) {
+		return fmt.Errorf("status %d: %.300s", status, body)
+	}
+	return nil
 }

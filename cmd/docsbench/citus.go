@@ -185,18 +185,6 @@ func citusBench(ctx context.Context, o options, out io.Writer) (err error) {
 		}
 		queries[i] = q
 	}
-	okStatus := func(status int, body []byte) error {
-		if status != http.StatusOK {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
-	gqlOK := func(status int, body []byte) error {
-		if status != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"data":`)) {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
 	tree := func(t *citusTarget) requester {
 		body := fmt.Appendf(nil, `{"query":%q,"variables":{"organizationId":%q,"siteId":%q}}`, treeQuery, t.site.org, t.site.id)
 		return httpRequester(client, "POST", func(int) string { return t.base + "/graphql" }, body, t.token, gqlOK)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -130,18 +129,6 @@ func replicaBench(ctx context.Context, o options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "seeded through the REST API in %s: %d spaces; the replica has replayed it\n",
 		time.Since(seedStart).Round(time.Millisecond), len(site.spaces))
 
-	okStatus := func(status int, body []byte) error {
-		if status != http.StatusOK {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
-	gqlOK := func(status int, body []byte) error {
-		if status != http.StatusOK || !bytes.HasPrefix(body, []byte(`{"data":`)) {
-			return fmt.Errorf("status %d: %.300s", status, body)
-		}
-		return nil
-	}
 	treeBody := fmt.Appendf(nil, `{"query":%q,"variables":{"organizationId":%q,"siteId":%q}}`, treeQuery, site.org, site.id)
 	space := func(base string) requester {
 		return httpRequester(client, "GET", func(i int) string { return base + "/v1/spaces/" + site.spaces[i%len(site.spaces)] },
