@@ -137,10 +137,25 @@ func replicaBench(ctx context.Context, o options, out io.Writer) (err error) {
 	tree := func(base string) requester {
 		return httpRequester(client, "POST", func(int) string { return base + "/graphql" }, treeBody, created.Token, gqlOK)
 	}
+	passes := 0
 	pass := func(name string, send requester) (loadResult, error) {
 		if _, err := load(ctx, o.concurrency, o.warmup, o.warmupRequests, send); err != nil {
 			return loadResult{}, fmt.Errorf("%s (warm-up): %w", name, err)
 		}
+		// With -cpuprofile, each pass has a profile of its own (the
+		// path, then the pass's number): pprof merges those it is given,
+		// so the passes of one server can be read against the other's.
+		passes++
+		profile := ""
+		if o.cpuProfile != "" {
+			profile = fmt.Sprintf("%s.%d", o.cpuProfile, passes)
+			fmt.Fprintf(out, "pass %d: %s (profile %s)\n", passes, name, profile)
+		}
+		stopProfile, err := startCPUProfile(profile)
+		if err != nil {
+			return loadResult{}, err
+		}
+		defer stopProfile()
 		// Only these two servers' PostgreSQL CPU: the machine may run others.
 		postmasters := []int{primary.PID(), standby.PID()}
 		before := readCPUOf(postmasters)
