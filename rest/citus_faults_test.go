@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,6 +187,27 @@ func TestCitusWorkerDownUnderLoad(t *testing.T) {
 	}
 	if answers["worker 2 down: 200"] > 0 {
 		t.Errorf("worker 2's organizations were served while it was down (%d answers): the test stopped nothing", answers["worker 2 down: 200"])
+	}
+
+	// The reads of each organization went to its worker (store/citus_reads.go),
+	// and both workers take them again: /metrics says so.
+	stats, ok := db.WorkerStats()
+	if !ok || len(stats.Workers) != 2 {
+		t.Fatalf("worker stats %+v, %v: want the cluster's two workers", stats, ok)
+	}
+	metrics := string(env.Do("GET", "/metrics", "", nil).Expect(http.StatusOK).Body)
+	for _, w := range stats.Workers {
+		if w.Reads == 0 {
+			t.Errorf("worker %s answered no read", w.Name)
+		}
+		for _, want := range []string{`docsapi_db_worker_up{worker="` + w.Name + `"} 1`, `docsapi_db_reads_total{pool="` + w.Name + `"}`} {
+			if !strings.Contains(metrics, want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+	}
+	if !strings.Contains(metrics, `docsapi_db_reads_total{pool="coordinator"}`) {
+		t.Errorf("/metrics lacks the coordinator's reads")
 	}
 }
 

@@ -70,6 +70,7 @@ func CreateChangeRequest(ctx context.Context, db bun.IDB, cr *ChangeRequest) err
 // GetChangeRequest returns the change request of space s with this id, or
 // with this number when ref is one.
 func GetChangeRequest(ctx context.Context, db bun.IDB, s *Space, ref string) (*ChangeRequest, error) {
+	ctx = inOrganization(ctx, s.OrganizationID)
 	cr := new(ChangeRequest)
 	err := db.NewSelect().Model(cr).Where("cr.organization_id = ? AND cr.space_id = ? AND (cr.id = ? OR cr.number::text = ?)", s.OrganizationID, s.ID, ref, ref).
 		OrderExpr("cr.id = ? DESC", ref).Limit(1).Scan(ctx)
@@ -111,6 +112,7 @@ type ChangeRequestFilter struct {
 // ListChangeRequests pages through the change requests of these spaces,
 // newest first.
 func ListChangeRequests(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, f ChangeRequestFilter, p Page) ([]*ChangeRequest, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*ChangeRequest
 	if len(spaceIDs) == 0 {
 		return rows, p.none()

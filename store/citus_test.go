@@ -127,9 +127,15 @@ func TestHotReadsAreSingleShardOnCitus(t *testing.T) {
 			if err := r.read(ctx); err != nil {
 				t.Fatal(err)
 			}
+			before := workerReads(t, db)
 			rctx, statements := store.RecordStatements(ctx)
 			if err := r.read(rctx); err != nil {
 				t.Fatal(err)
+			}
+			// And each ran on the worker holding the organization, not
+			// through the coordinator (citus_reads.go).
+			if ran := workerReads(t, db) - before; ran != len(*statements) {
+				t.Errorf("%d of its %d statements ran on the organization's worker", ran, len(*statements))
 			}
 			for _, s := range *statements {
 				plan := explain(t, conn.Conn(), "force_custom_plan", s)
@@ -143,6 +149,23 @@ func TestHotReadsAreSingleShardOnCitus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workerReads is how many reads db's Citus workers have answered.
+func workerReads(t *testing.T, db *store.DB) int {
+	t.Helper()
+	stats, ok := db.WorkerStats()
+	if !ok {
+		t.Fatal("the store does not read on the cluster's workers")
+	}
+	n := 0
+	for _, w := range stats.Workers {
+		if !w.Up {
+			t.Errorf("worker %s is down", w.Name)
+		}
+		n += int(w.Reads)
+	}
+	return n
 }
 
 // taskCounts are the task counts of the distributed parts of a JSON plan

@@ -55,6 +55,7 @@ func GetCollection(ctx context.Context, db bun.IDB, id string) (*Collection, err
 // ListCollections pages through the collections of orgID, oldest first;
 // with topLevel, only those at the organization's root.
 func ListCollections(ctx context.Context, db bun.IDB, orgID string, topLevel bool, p Page) ([]*Collection, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Collection
 	q := db.NewSelect().Model(&rows).Where("collection.organization_id = ?", orgID)
 	if topLevel {
@@ -104,6 +105,7 @@ type ContentTree struct {
 
 // LoadContentTree reads orgID's collections and spaces.
 func LoadContentTree(ctx context.Context, db bun.IDB, orgID string) (*ContentTree, error) {
+	ctx = inOrganization(ctx, orgID)
 	t := &ContentTree{}
 	if err := db.NewSelect().Model(&t.Collections).Where("organization_id = ?", orgID).Scan(ctx); err != nil {
 		return nil, translate(err)
@@ -180,6 +182,7 @@ func PlaceNew(ctx context.Context, tx bun.Tx, orgID string, parentID *string) (i
 // scanned every organization's spaces). An organization's collections are
 // few.
 func NextPosition(ctx context.Context, db bun.IDB, orgID string, parentID *string) (int, error) {
+	ctx = inOrganization(ctx, orgID)
 	parent := ""
 	if parentID != nil {
 		parent = *parentID

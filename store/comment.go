@@ -122,6 +122,7 @@ func parentGone(err error) error {
 // GetComment returns comment id of the space, on its content (crID nil) or
 // on change request crID.
 func GetComment(ctx context.Context, db bun.IDB, orgID, spaceID string, crID *string, id string) (*Comment, error) {
+	ctx = inOrganization(ctx, orgID)
 	c := new(Comment)
 	q := db.NewSelect().Model(c).Where("c.organization_id = ? AND c.id = ? AND c.space_id = ?", orgID, id, spaceID)
 	err := translate(onChangeRequest(q, crID).Scan(ctx))
@@ -153,6 +154,7 @@ type CommentFilter struct {
 // ListComments pages through the comments of the space's content (crID nil)
 // or of change request crID.
 func ListComments(ctx context.Context, db bun.IDB, orgID, spaceID string, crID *string, f CommentFilter, p Page) ([]*Comment, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Comment
 	q := onChangeRequest(db.NewSelect().Model(&rows).Where("c.organization_id = ? AND c.space_id = ?", orgID, spaceID), crID)
 	if f.Status != "" {
@@ -224,6 +226,7 @@ func DeleteReply(ctx context.Context, db bun.IDB, orgID, commentID, id string) (
 
 // Replies returns the replies of these comments of orgID, oldest first.
 func Replies(ctx context.Context, db bun.IDB, orgID string, commentIDs []string) ([]*CommentReply, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*CommentReply
 	err := db.NewSelect().Model(&rows).Where("r.organization_id = ? AND r.comment_id IN (?)", orgID, bun.List(commentIDs)).OrderExpr("r.posted_at, r.id").Scan(ctx)
 	return rows, translate(err)
@@ -232,6 +235,7 @@ func Replies(ctx context.Context, db bun.IDB, orgID string, commentIDs []string)
 // Reactions returns the reactions to these comments or replies of orgID,
 // oldest first.
 func Reactions(ctx context.Context, db bun.IDB, orgID string, targetIDs []string) ([]*Reaction, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Reaction
 	err := db.NewSelect().Model(&rows).Where("x.organization_id = ? AND x.target_id IN (?)", orgID, bun.List(targetIDs)).
 		OrderExpr("x.reacted_at, x.emoji, x.user_id").Scan(ctx)
@@ -276,5 +280,6 @@ func React(ctx context.Context, db bun.IDB, orgID, targetID, userID string, adde
 // OpenChangeRequestComments counts the open comments of these change
 // requests of orgID.
 func OpenChangeRequestComments(ctx context.Context, db bun.IDB, orgID string, crIDs []string) (map[string]int, error) {
+	ctx = inOrganization(ctx, orgID)
 	return countBy(ctx, db, "comments", "change_request_id", "organization_id = ? AND change_request_id IN (?) AND status = 'open'", orgID, bun.List(crIDs))
 }

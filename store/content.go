@@ -78,17 +78,20 @@ func NewEmptyRevision(spaceID string, createdBy *string, now time.Time) *Revisio
 
 // GetRevision returns revision id of space spaceID.
 func GetRevision(ctx context.Context, db bun.IDB, orgID, spaceID, id string) (*Revision, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRow[Revision](ctx, db, "organization_id = ? AND id = ? AND space_id = ?", orgID, id, spaceID)
 }
 
 // RevisionPages returns every page of a revision of orgID.
 func RevisionPages(ctx context.Context, db bun.IDB, orgID, revisionID string) ([]*RevisionPage, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRows[RevisionPage](ctx, db, "organization_id = ? AND revision_id = ?", "", orgID, revisionID)
 }
 
 // RevisionsPages returns every page of these revisions of orgID, by
 // revision.
 func RevisionsPages(ctx context.Context, db bun.IDB, orgID string, revisionIDs []string) (map[string][]*RevisionPage, error) {
+	ctx = inOrganization(ctx, orgID)
 	rows, err := selectRows[RevisionPage](ctx, db, "organization_id = ? AND revision_id = ANY(?)", "", orgID, revisionIDs)
 	out := make(map[string][]*RevisionPage, len(revisionIDs))
 	for _, p := range rows {
@@ -133,6 +136,7 @@ func (db *DB) PageTrees(ctx context.Context, orgID string, revisionIDs []string)
 
 // PageBodies returns the markdown of these body digests of orgID.
 func PageBodies(ctx context.Context, db bun.IDB, orgID string, digests []string) (map[string]string, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []struct {
 		SHA256   string `bun:"sha256"`
 		Markdown string `bun:"markdown"`
@@ -220,6 +224,7 @@ func (c Content) Copy() Content {
 
 // LoadContent reads the pages and files of a revision of orgID.
 func LoadContent(ctx context.Context, db bun.IDB, orgID, revisionID string) (Content, error) {
+	ctx = inOrganization(ctx, orgID)
 	pages, err := RevisionPages(ctx, db, orgID, revisionID)
 	if err != nil {
 		return Content{}, err
@@ -277,6 +282,7 @@ type RevisionFile struct {
 
 // RevisionFiles returns the files of a revision of orgID, by name.
 func RevisionFiles(ctx context.Context, db bun.IDB, orgID, revisionID string) ([]*RevisionFile, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRows[RevisionFile](ctx, db, "organization_id = ? AND revision_id = ?", "name, file_id", orgID, revisionID)
 }
 
@@ -424,5 +430,6 @@ func RevisionOrganization(ctx context.Context, db *DB, id string) (string, error
 // RevisionByID returns revision id of orgID, of whichever space (callers
 // reached it through a space they checked).
 func RevisionByID(ctx context.Context, db bun.IDB, orgID, id string) (*Revision, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRow[Revision](ctx, db, "organization_id = ? AND id = ?", orgID, id)
 }

@@ -131,6 +131,7 @@ func UpsertConversation(ctx context.Context, db bun.IDB, c *Conversation, keepCr
 
 // GetConversation returns conversation id of orgID.
 func GetConversation(ctx context.Context, db bun.IDB, orgID, id string) (*Conversation, error) {
+	ctx = inOrganization(ctx, orgID)
 	c := new(Conversation)
 	err := db.NewSelect().Model(c).Where("cv.organization_id = ? AND cv.id = ?", orgID, id).Scan(ctx)
 	return c, translate(err)
@@ -138,6 +139,7 @@ func GetConversation(ctx context.Context, db bun.IDB, orgID, id string) (*Conver
 
 // ConversationsByID returns the conversations of orgID with these ids.
 func ConversationsByID(ctx context.Context, db bun.IDB, orgID string, ids []string) (map[string]*Conversation, error) {
+	ctx = inOrganization(ctx, orgID)
 	out := map[string]*Conversation{}
 	if len(ids) == 0 {
 		return out, nil
@@ -153,6 +155,7 @@ func ConversationsByID(ctx context.Context, db bun.IDB, orgID string, ids []stri
 // ListConversations pages through the conversations of orgID, newest first;
 // source, when set, keeps those of that source.
 func ListConversations(ctx context.Context, db bun.IDB, orgID string, source *string, p Page) ([]*Conversation, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Conversation
 	q := db.NewSelect().Model(&rows).Where("cv.organization_id = ?", orgID)
 	if source != nil {
@@ -165,6 +168,7 @@ func ListConversations(ctx context.Context, db bun.IDB, orgID string, source *st
 // ListConversationIssues pages through the issues of orgID, newest first,
 // of one cluster and of one conversation when those are set.
 func ListConversationIssues(ctx context.Context, db bun.IDB, orgID string, cluster, conversation *string, p Page) ([]*ConversationIssue, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*ConversationIssue
 	q := db.NewSelect().Model(&rows).Where("ci.organization_id = ?", orgID)
 	if cluster != nil {
@@ -179,6 +183,7 @@ func ListConversationIssues(ctx context.Context, db bun.IDB, orgID string, clust
 
 // GetConversationIssue returns issue id of orgID.
 func GetConversationIssue(ctx context.Context, db bun.IDB, orgID, id string) (*ConversationIssue, error) {
+	ctx = inOrganization(ctx, orgID)
 	i := new(ConversationIssue)
 	err := db.NewSelect().Model(i).Where("ci.organization_id = ? AND ci.id = ?", orgID, id).Scan(ctx)
 	return i, translate(err)
@@ -213,6 +218,7 @@ var ClusterOrders = map[string]string{
 // (a key of ClusterOrders), then id; status, when set, keeps those in it.
 // The keyset holds the sort value: Time for updatedAt, Pos for counts.
 func ListIssuesClusters(ctx context.Context, db bun.IDB, orgID, orderBy string, desc bool, status *IssuesClusterStatus, p Page) ([]*IssuesCluster, error) {
+	ctx = inOrganization(ctx, orgID)
 	col, ok := ClusterOrders[orderBy]
 	if !ok {
 		return nil, fmt.Errorf("store: unknown cluster order %q", orderBy)
@@ -249,6 +255,7 @@ func ListIssuesClusters(ctx context.Context, db bun.IDB, orgID, orderBy string, 
 
 // GetIssuesCluster returns cluster id of orgID with its counts.
 func GetIssuesCluster(ctx context.Context, db bun.IDB, orgID, id string) (*IssuesCluster, error) {
+	ctx = inOrganization(ctx, orgID)
 	c := new(IssuesCluster)
 	err := db.NewRaw(`SELECT `+clusterColumns+` FROM conversation_issue_clusters cl `+clusterTasks+`
 		WHERE cl.organization_id = ? AND cl.id = ?`, orgID, id).Scan(ctx, c)
@@ -295,6 +302,7 @@ func ClusterDetails(ctx context.Context, db bun.IDB, clusterIDs []string, since 
 
 // ClusterExists reports whether cluster id belongs to orgID.
 func ClusterExists(ctx context.Context, db bun.IDB, orgID, id string) (bool, error) {
+	ctx = inOrganization(ctx, orgID)
 	ok, err := db.NewSelect().Model((*IssuesCluster)(nil)).Where("organization_id = ? AND id = ?", orgID, id).Exists(ctx)
 	return ok, translate(err)
 }
@@ -338,6 +346,7 @@ func ReplaceConversationIssues(ctx context.Context, db bun.IDB, orgID, conversat
 
 // OrganizationIssues are every issue of orgID, oldest first.
 func OrganizationIssues(ctx context.Context, db bun.IDB, orgID string) ([]*ConversationIssue, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*ConversationIssue
 	err := db.NewSelect().Model(&rows).Where("ci.organization_id = ?", orgID).OrderExpr("ci.created_at, ci.id").Scan(ctx)
 	return rows, translate(err)
@@ -345,6 +354,7 @@ func OrganizationIssues(ctx context.Context, db bun.IDB, orgID string) ([]*Conve
 
 // OrganizationIssuesClusters are the clusters of orgID (without counts), oldest first.
 func OrganizationIssuesClusters(ctx context.Context, db bun.IDB, orgID string) ([]*IssuesCluster, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*IssuesCluster
 	err := db.NewSelect().Model(&rows).Where("cl.organization_id = ?", orgID).OrderExpr("cl.created_at, cl.id").Scan(ctx)
 	return rows, translate(err)

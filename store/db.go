@@ -59,6 +59,9 @@ type DB struct {
 	// replicas take the reads of read-only requests (replica.go); nil
 	// without any.
 	replicas *replicaSet
+	// workers take the reads of one organization on a Citus cluster
+	// (citus_reads.go); nil on one PostgreSQL.
+	workers *workerSet
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -129,6 +132,16 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4))}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
+	if err := d.attachWorkers(ctx, url, opts, DefaultWorkerCheckEvery, slog.Default()); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect: %w", err)
+	}
+	if d.workers != nil {
+		// bun asks the resolver for a connection for every statement run
+		// outside a transaction; it answers for the reads of one
+		// organization (citus_reads.go). bun closes it with db.
+		bun.WithConnResolver(workerResolver{d.workers})(d.DB)
+	}
 	listenCtx, stop := context.WithCancel(context.Background())
 	d.stopListening = stop
 	go func() {

@@ -148,7 +148,7 @@ func readByIDs[T any](ctx context.Context, db bun.IDB, table string, ids []strin
 		}
 		found := map[string]bool{}
 		for _, org := range slices.Sorted(maps.Keys(byOrg)) {
-			rows, err := read(ctx, db, org, byOrg[org])
+			rows, err := read(inOrganization(ctx, org), db, org, byOrg[org])
 			if err != nil {
 				return nil, err
 			}

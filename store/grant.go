@@ -158,6 +158,7 @@ type AccessNode struct {
 // deciding the role on one space needs only the collections above it. One
 // query: it runs for most requests.
 func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, error) {
+	ctx = inOrganization(ctx, orgID)
 	var row struct{ Collections, Grants, Teams []byte }
 	err := eachRow(ctx, db, `SELECT
 		(SELECT COALESCE(jsonb_agg(jsonb_build_object('id', id, 'parent_id', parent_id, 'default_level', default_level)
@@ -207,6 +208,7 @@ func LoadOrgAccess(ctx context.Context, db bun.IDB, orgID string) (*OrgAccess, e
 // LoadOrgSpaces reads every space of orgID as access decisions see it,
 // oldest first, for the lists and counts that go over all of them.
 func LoadOrgSpaces(ctx context.Context, db bun.IDB, orgID string) ([]*AccessNode, error) {
+	ctx = inOrganization(ctx, orgID)
 	var spaces []*AccessNode
 	// Live and deleted spaces apart, each by its index (spaces_org_idx holds
 	// live spaces only; spaces_org_deleted_idx the few deleted ones, kept

@@ -160,6 +160,7 @@ func GetInstallation(ctx context.Context, db bun.IDB, integrationID, id string) 
 
 // InstallationOn reads the installation of an integration on an organization.
 func InstallationOn(ctx context.Context, db bun.IDB, integrationID, orgID string) (*IntegrationInstallation, error) {
+	ctx = inOrganization(ctx, orgID)
 	in := new(IntegrationInstallation)
 	err := withExtras(db.NewSelect().Model(in)).Where("ii.integration_id = ? AND ii.organization_id = ?", integrationID, orgID).Scan(ctx)
 	return in, translate(err)

@@ -29,6 +29,7 @@ func CreateInvite(ctx context.Context, db bun.IDB, i *Invite) error {
 
 // GetInvite returns invite id of orgID.
 func GetInvite(ctx context.Context, db bun.IDB, orgID, id string) (*Invite, error) {
+	ctx = inOrganization(ctx, orgID)
 	i := new(Invite)
 	err := db.NewSelect().Model(i).Where("invite.id = ? AND invite.organization_id = ?", id, orgID).Scan(ctx)
 	return i, translate(err)
@@ -36,6 +37,7 @@ func GetInvite(ctx context.Context, db bun.IDB, orgID, id string) (*Invite, erro
 
 // ListInvites pages through the invite links of orgID, oldest first.
 func ListInvites(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Invite, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Invite
 	q := db.NewSelect().Model(&rows).Where("invite.organization_id = ?", orgID)
 	err := p.scan(ctx, p.byTime(q, "invite.created_at", "invite.id", false))

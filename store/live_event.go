@@ -77,6 +77,7 @@ func RecordLiveEvent(ctx context.Context, db bun.IDB, e *LiveEvent) error {
 
 // GetLiveEvent reads live event id of organization orgID.
 func GetLiveEvent(ctx context.Context, db bun.IDB, orgID, id string) (*LiveEvent, error) {
+	ctx = inOrganization(ctx, orgID)
 	e := new(LiveEvent)
 	return e, translate(db.NewSelect().Model(e).Where("le.id = ? AND le.organization_id = ?", id, orgID).Scan(ctx))
 }
@@ -84,6 +85,7 @@ func GetLiveEvent(ctx context.Context, db bun.IDB, orgID, id string) (*LiveEvent
 // GetIntegrationEventByID reads integration event id of organization
 // orgID with its event, whatever its integration.
 func GetIntegrationEventByID(ctx context.Context, db bun.IDB, orgID, id string) (*IntegrationEvent, error) {
+	ctx = inOrganization(ctx, orgID)
 	e := new(IntegrationEvent)
 	return e, translate(db.NewSelect().Model(e).Relation("Event").Where("ie.id = ? AND ie.organization_id = ?", id, orgID).Scan(ctx))
 }

@@ -46,6 +46,7 @@ type MemberFilter struct {
 
 // ListMembers pages through the members of an organization.
 func ListMembers(ctx context.Context, db bun.IDB, orgID string, f MemberFilter, p Page) ([]*Member, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Member
 	q := db.NewSelect().Model(&rows).Where("m.organization_id = ?", orgID)
 	switch {
@@ -72,6 +73,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // GetMember returns the membership of userID in orgID.
 func GetMember(ctx context.Context, db bun.IDB, orgID, userID string) (*Member, error) {
+	ctx = inOrganization(ctx, orgID)
 	m := new(Member)
 	err := db.NewSelect().Model(m).Where("m.organization_id = ? AND m.user_id = ?", orgID, userID).Scan(ctx)
 	return m, translate(err)
@@ -105,6 +107,7 @@ func LockOrganization(ctx context.Context, tx bun.Tx, orgID string) error {
 
 // CountAdmins is the number of enabled admins of orgID.
 func CountAdmins(ctx context.Context, db bun.IDB, orgID string) (int, error) {
+	ctx = inOrganization(ctx, orgID)
 	n, err := db.NewSelect().Model((*Member)(nil)).
 		Where("m.organization_id = ? AND m.role = ? AND NOT m.disabled", orgID, RoleAdmin).Count(ctx)
 	return int(n), translate(err)
@@ -121,6 +124,7 @@ func TouchMember(ctx context.Context, db bun.IDB, orgID, userID string, now time
 
 // MemberIDsIn returns which of userIDs are members of orgID.
 func MemberIDsIn(ctx context.Context, db bun.IDB, orgID string, userIDs []string) ([]string, error) {
+	ctx = inOrganization(ctx, orgID)
 	var ids []string
 	err := db.NewSelect().Model((*Member)(nil)).Column("user_id").
 		Where("m.organization_id = ? AND m.user_id IN (?)", orgID, bun.List(userIDs)).Scan(ctx, &ids)
@@ -129,6 +133,7 @@ func MemberIDsIn(ctx context.Context, db bun.IDB, orgID string, userIDs []string
 
 // AllMembers returns the enabled members of orgID.
 func AllMembers(ctx context.Context, db bun.IDB, orgID string) ([]*Member, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Member
 	err := db.NewSelect().Model(&rows).Where("m.organization_id = ? AND NOT m.disabled", orgID).Scan(ctx)
 	return rows, translate(err)
@@ -136,6 +141,7 @@ func AllMembers(ctx context.Context, db bun.IDB, orgID string) ([]*Member, error
 
 // MemberIDsByEmail maps the emails (any case) of orgID's members to their user ids.
 func MemberIDsByEmail(ctx context.Context, db bun.IDB, orgID string, emails []string) (map[string]string, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []struct {
 		ID    string `bun:"id"`
 		Email string `bun:"email"`

@@ -85,5 +85,10 @@ func (db *DB) Migrate(ctx context.Context, log *slog.Logger) error {
 	if len(res.Versions) > 0 && log != nil {
 		log.Info("applied river migrations", "count", len(res.Versions))
 	}
+	if db.workers != nil {
+		// The tables are distributed now: the workers can take reads
+		// without waiting for their next check.
+		db.workers.check(ctx)
+	}
 	return nil
 }

@@ -137,6 +137,7 @@ func CreateOpenAPISpecIfMissing(ctx context.Context, db bun.IDB, s *OpenAPISpec)
 
 // GetOpenAPISpec returns the spec of orgID with slug.
 func GetOpenAPISpec(ctx context.Context, db bun.IDB, orgID, slug string) (*OpenAPISpec, error) {
+	ctx = inOrganization(ctx, orgID)
 	s := new(OpenAPISpec)
 	err := db.NewSelect().Model(s).Where("oas.organization_id = ? AND oas.slug = ?", orgID, slug).Scan(ctx)
 	return s, translate(err)
@@ -151,6 +152,7 @@ func LockOpenAPISpec(ctx context.Context, tx bun.Tx, orgID, id string) (*OpenAPI
 
 // ListOpenAPISpecs pages through the specs of an organization, oldest first.
 func ListOpenAPISpecs(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*OpenAPISpec, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*OpenAPISpec
 	q := db.NewSelect().Model(&rows).Where("oas.organization_id = ?", orgID)
 	err := p.scan(ctx, p.byTime(q, "oas.created_at", "oas.id", false))

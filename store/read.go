@@ -86,9 +86,13 @@ func selectModel[T any](ctx context.Context, db bun.IDB, m *readModel, where, or
 	pgArgs := make([]any, 0, len(args)+1)
 	pgArgs = append(pgArgs, pgx.QueryExecModeCacheStatement)
 	pgArgs = append(pgArgs, args...)
-	if d.replicas != nil {
+	if d.replicas != nil || d.workers != nil {
+		route := d.routedRead
+		if d.workers != nil {
+			route = d.workerRead
+		}
 		var out []*T
-		err := d.routedRead(ctx, func(ctx context.Context, pool *pgxpool.Pool) (err error) {
+		err := route(ctx, func(ctx context.Context, pool *pgxpool.Pool) (err error) {
 			out, err = scanModel[T](ctx, pool, m, query.pgSQL, pgArgs)
 			return err
 		})
@@ -483,7 +487,10 @@ func eachRow(ctx context.Context, db bun.IDB, query string, args []any, scan fun
 			c.count(pgQuery(query), args)
 		}
 		if d.replicas != nil && routeFrom(ctx) != nil {
-			return eachRowRouted(ctx, d, pgQuery(query), args, scan)
+			return eachRowRouted(ctx, d.routedRead, pgQuery(query), args, scan)
+		}
+		if d.workers != nil && d.workers.workerOf(ctx) != nil {
+			return eachRowRouted(ctx, d.workerRead, pgQuery(query), args, scan)
 		}
 		rows, err := d.Pool.Query(ctx, pgQuery(query), append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {

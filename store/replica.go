@@ -125,6 +125,12 @@ func (db *DB) AttachReplicas(ctx context.Context, urls []string, opts ReplicaOpt
 	if db.replicas != nil {
 		return errors.New("store: replicas are already attached")
 	}
+	if db.workers != nil {
+		// A coordinator's replica would plan reads on the workers'
+		// primaries anyway, and the workers' own replicas are Citus's
+		// configuration (docs/scaling.md).
+		return errors.New("store: DOCSAPI_REPLICA_URLS names replicas of one PostgreSQL; DATABASE_URL is a Citus coordinator, whose reads go to its workers")
+	}
 	if opts.MaxLag <= 0 {
 		opts.MaxLag = DefaultReplicaMaxLag
 	}

@@ -523,13 +523,15 @@ func (db *DB) ReplicaStats() (stats ReplicaStats, ok bool) {
 	return stats, true
 }
 
-// eachRowRouted is eachRow's pgx path under a route: the rows are read
-// whole before scan sees any, so a replica failing midway leaves nothing
-// half scanned, and the read runs again on the primary.
-func eachRowRouted(ctx context.Context, d *DB, query string, args []any, scan func(scan func(dest ...any) error) error) error {
+// eachRowRouted is eachRow's pgx path under a route (a replica's,
+// DB.routedRead, or a Citus worker's, DB.workerRead): the rows are read
+// whole before scan sees any, so a replica or worker failing midway
+// leaves nothing half scanned, and the read runs again on the primary.
+func eachRowRouted(ctx context.Context, route func(context.Context, func(context.Context, *pgxpool.Pool) error) error,
+	query string, args []any, scan func(scan func(dest ...any) error) error) error {
 	var fields []pgconn.FieldDescription
 	var values [][][]byte
-	err := d.routedRead(ctx, func(ctx context.Context, pool *pgxpool.Pool) error {
+	err := route(ctx, func(ctx context.Context, pool *pgxpool.Pool) error {
 		fields, values = nil, nil
 		rows, err := pool.Query(ctx, query, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 		if err != nil {

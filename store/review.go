@@ -116,6 +116,7 @@ func InsertReview(ctx context.Context, tx bun.IDB, rv *Review) error {
 
 // GetReview returns review id of change request crID.
 func GetReview(ctx context.Context, db bun.IDB, orgID, crID, id string) (*Review, error) {
+	ctx = inOrganization(ctx, orgID)
 	rv := new(Review)
 	err := selectReviews(db, rv).Where("rv.organization_id = ? AND rv.change_request_id = ? AND rv.id = ?", orgID, crID, id).Scan(ctx)
 	return rv, translate(err)
@@ -125,6 +126,7 @@ func GetReview(ctx context.Context, db bun.IDB, orgID, crID, id string) (*Review
 // first (Keyset.Pos is their seq); outdated, when set, keeps the reviews that are (or are not)
 // outdated.
 func ListReviews(ctx context.Context, db bun.IDB, orgID, crID string, outdated *bool, p Page) ([]*Review, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Review
 	q := selectReviews(db, &rows).Where("rv.organization_id = ? AND rv.change_request_id = ?", orgID, crID)
 	if outdated != nil {
@@ -137,6 +139,7 @@ func ListReviews(ctx context.Context, db bun.IDB, orgID, crID string, outdated *
 // CurrentReviews returns the reviews of change request crID that are not
 // outdated: at most one per reviewer, the verdicts merge rules weigh.
 func CurrentReviews(ctx context.Context, db bun.IDB, orgID, crID string) ([]*Review, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Review
 	err := selectReviews(db, &rows).Where("rv.organization_id = ? AND rv.change_request_id = ? AND NOT "+reviewOutdated, orgID, crID).
 		OrderExpr("rv.seq").Scan(ctx)
@@ -174,6 +177,7 @@ func RequestReviewers(ctx context.Context, tx bun.IDB, cr *ChangeRequest, userID
 // ListRequestedReviewers pages through the pending requests of change
 // request crID, oldest first (Keyset.Pos is their seq).
 func ListRequestedReviewers(ctx context.Context, db bun.IDB, orgID, crID string, p Page) ([]*RequestedReviewer, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*RequestedReviewer
 	q := db.NewSelect().Model(&rows).Where("rr.organization_id = ? AND rr.change_request_id = ?", orgID, crID)
 	err := p.scan(ctx, bySeq(p, q, "rr.seq", false))

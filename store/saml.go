@@ -61,6 +61,7 @@ func CreateSAMLProvider(ctx context.Context, db bun.IDB, p *SAMLProvider) error 
 
 // GetSAMLProvider returns provider id of orgID.
 func GetSAMLProvider(ctx context.Context, db bun.IDB, orgID, id string) (*SAMLProvider, error) {
+	ctx = inOrganization(ctx, orgID)
 	p := new(SAMLProvider)
 	err := db.NewSelect().Model(p).Where("sp.organization_id = ? AND sp.id = ?", orgID, id).Scan(ctx)
 	return p, translate(err)
@@ -76,6 +77,7 @@ func SAMLProviderByID(ctx context.Context, db bun.IDB, id string) (*SAMLProvider
 
 // ListSAMLProviders pages through the providers of an organization, oldest first.
 func ListSAMLProviders(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*SAMLProvider, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*SAMLProvider
 	q := db.NewSelect().Model(&rows).Where("sp.organization_id = ?", orgID)
 	err := p.scan(ctx, p.byTime(q, "sp.created_at", "sp.id", false))
@@ -85,6 +87,7 @@ func ListSAMLProviders(ctx context.Context, db bun.IDB, orgID string, p Page) ([
 // AllSAMLProviders is every provider of an organization, oldest first (the
 // sign-in entries: an organization has a handful).
 func AllSAMLProviders(ctx context.Context, db bun.IDB, orgID string) ([]*SAMLProvider, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*SAMLProvider
 	err := db.NewSelect().Model(&rows).Where("sp.organization_id = ?", orgID).Order("sp.created_at", "sp.id").Scan(ctx)
 	return rows, translate(err)

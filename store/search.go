@@ -148,6 +148,7 @@ const (
 // searched space, spilled to disk: 2 to 52 s per search until autovacuum
 // analyzed the table (docs/performance.md, the mixed run).
 func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, query string) ([]*SearchHit, error) {
+	ctx = inOrganization(ctx, orgID)
 	var hits []*SearchHit
 	if len(spaceIDs) == 0 {
 		return hits, nil

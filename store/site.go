@@ -39,6 +39,7 @@ func (Site) Object() string { return "site" }
 
 // GetSite returns site siteID of organization orgID.
 func GetSite(ctx context.Context, db bun.IDB, orgID, siteID string) (*Site, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRow[Site](ctx, db, "id = ? AND organization_id = ?", siteID, orgID)
 }
 
@@ -69,6 +70,7 @@ type SiteFilter struct {
 
 // ListSites pages through the sites of an organization.
 func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Page) ([]*Site, error) {
+	ctx = inOrganization(ctx, orgID)
 	var sites []*Site
 	q := db.NewSelect().Model(&sites).Where("site.organization_id = ?", orgID)
 	if f.SpaceID != nil {
@@ -133,6 +135,7 @@ func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, er
 // CountSiteSpaces counts the site spaces of live spaces in each of these
 // sites of orgID.
 func CountSiteSpaces(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) (map[string]int, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []struct {
 		SiteID string `bun:"site_id"`
 		N      int    `bun:"n"`
@@ -154,5 +157,6 @@ func escapeLike(s string) string {
 
 // SitesByIDs returns the sites of orgID with these ids.
 func SitesByIDs(ctx context.Context, db bun.IDB, orgID string, ids []string) ([]*Site, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRows[Site](ctx, db, "organization_id = ? AND "+idIn("id", ids), "", orgID, ids)
 }

@@ -75,6 +75,7 @@ func (SiteSpace) Object() string { return "site-space" }
 // GroupsOfSites returns the section groups of these sites of orgID, by
 // site and position.
 func GroupsOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) ([]*SiteSectionGroup, error) {
+	ctx = inOrganization(ctx, orgID)
 	rows, err := selectRows[SiteSectionGroup](ctx, db, "organization_id = ? AND site_id = ANY(?)", "", orgID, siteIDs)
 	sortBySitePosition(rows, func(g *SiteSectionGroup) (string, int, string) { return g.SiteID, g.Position, g.ID })
 	return rows, err
@@ -83,6 +84,7 @@ func GroupsOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []stri
 // SectionsOfSites returns the sections of these sites of orgID, by site
 // and position.
 func SectionsOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) ([]*SiteSection, error) {
+	ctx = inOrganization(ctx, orgID)
 	rows, err := selectRows[SiteSection](ctx, db, "organization_id = ? AND site_id = ANY(?)", "", orgID, siteIDs)
 	sortBySitePosition(rows, func(s *SiteSection) (string, int, string) { return s.SiteID, s.Position, s.ID })
 	return rows, err
@@ -108,6 +110,7 @@ func sortBySitePosition[T any](rows []*T, key func(*T) (site string, position in
 // With live set, site spaces of deleted spaces are left out: they are hidden
 // while the space can be restored.
 func SiteSpacesOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string, live bool) ([]*SiteSpace, error) {
+	ctx = inOrganization(ctx, orgID)
 	where, args := "site_space.organization_id = ? AND site_space.site_id = ANY(?)", []any{orgID, siteIDs}
 	if live {
 		where += " AND " + publishesLiveSpace("site_space")
@@ -137,6 +140,7 @@ func publishesLiveSpace(alias string) string {
 // orgID point to, in one query filtered by site (indexed) rather than by a
 // list of space ids.
 func SpacesOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) ([]*Space, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRows[Space](ctx, db, spacesOfSites, "", orgID, orgID, siteIDs)
 }
 
@@ -171,6 +175,7 @@ var SpaceSummaryColumns = []string{"id", "organization_id", "title", "emoji", "i
 // shows these, and a site of a thousand spaces reads several times faster
 // without the rest.
 func SpaceSummariesOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) ([]*Space, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectColumns[Space](ctx, db, SpaceSummaryColumns, spacesOfSites, "", orgID, orgID, siteIDs)
 }
 

@@ -109,6 +109,7 @@ func spaceID(s *Space) string { return s.ID }
 // ListSpaces pages through the live spaces of an organization.
 // Oldest first, or newest first with desc.
 func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page, desc bool) ([]*Space, error) {
+	ctx = inOrganization(ctx, orgID)
 	var spaces []*Space
 	q := db.NewSelect().Model(&spaces).Where("organization_id = ? AND deleted_at IS NULL", orgID)
 	err := p.scan(ctx, p.byTime(q, "space.created_at", "space.id", desc))

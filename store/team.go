@@ -64,6 +64,7 @@ func CreateTeam(ctx context.Context, tx bun.IDB, t *Team, members []*TeamMembers
 
 // GetTeam returns team id of orgID.
 func GetTeam(ctx context.Context, db bun.IDB, orgID, id string) (*Team, error) {
+	ctx = inOrganization(ctx, orgID)
 	t := new(Team)
 	err := db.NewSelect().Model(t).Where("team.id = ? AND team.organization_id = ?", id, orgID).Scan(ctx)
 	return t, translate(err)
@@ -81,6 +82,7 @@ type TeamFilter struct {
 
 // ListTeams pages through the teams of an organization, oldest first.
 func ListTeams(ctx context.Context, db bun.IDB, orgID string, f TeamFilter, p Page) ([]*Team, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Team
 	q := db.NewSelect().Model(&rows).Where("team.organization_id = ?", orgID)
 	if f.Title != "" {
@@ -130,6 +132,7 @@ func CountTeamMembers(ctx context.Context, db bun.IDB, teamIDs []string) (map[st
 
 // CountTeamsOfMembers is the number of teams of each of these users in orgID.
 func CountTeamsOfMembers(ctx context.Context, db bun.IDB, orgID string, userIDs []string) (map[string]int, error) {
+	ctx = inOrganization(ctx, orgID)
 	return countBy(ctx, db, "team_members", "user_id", "organization_id = ? AND user_id IN (?)", orgID, bun.List(userIDs))
 }
 

@@ -64,6 +64,7 @@ func CreateTranslation(ctx context.Context, db bun.IDB, t *Translation) error {
 
 // GetTranslation returns translation id of orgID.
 func GetTranslation(ctx context.Context, db bun.IDB, orgID, id string) (*Translation, error) {
+	ctx = inOrganization(ctx, orgID)
 	t := new(Translation)
 	err := db.NewSelect().Model(t).Where("tr.organization_id = ? AND tr.id = ?", orgID, id).Scan(ctx)
 	return t, translate(err)
@@ -72,6 +73,7 @@ func GetTranslation(ctx context.Context, db bun.IDB, orgID, id string) (*Transla
 // ListTranslations pages through the translations of an organization,
 // oldest first.
 func ListTranslations(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*Translation, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Translation
 	q := db.NewSelect().Model(&rows).Where("tr.organization_id = ?", orgID)
 	err := p.scan(ctx, p.byTime(q, "tr.created_at", "tr.id", false))

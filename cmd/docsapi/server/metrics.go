@@ -27,7 +27,8 @@ var (
 
 // metricsHandler serves the metrics of this process: requests, the Go
 // runtime, the subscriptions live holds and has refused, and, with
-// replicas, the routing of db's reads (replicas.go).
+// replicas or on a Citus cluster, the routing of db's reads (replicas.go,
+// citus.go).
 func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(requestsTotal, requestDuration,
@@ -42,6 +43,9 @@ func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
 		}, func() float64 { return float64(live.Refused()) }))
 	if db.Replicated() {
 		reg.MustRegister(replicaMetrics{db})
+	}
+	if db.ReadsOnWorkers() {
+		reg.MustRegister(workerMetrics{db})
 	}
 	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 }

@@ -92,7 +92,7 @@ type replicaMetrics struct{ db *store.DB }
 
 var (
 	readsDesc = prometheus.NewDesc("docsapi_db_reads_total",
-		"Reads of read-only requests (GraphQL queries, REST GETs) outside transactions, by the pool that answered them: primary, or a replica's host:port.",
+		"Reads outside transactions, by the pool that answered them: with replicas, the reads of read-only requests (GraphQL queries, REST GETs), on the primary or a replica's host:port; on a Citus cluster, the reads of one organization, on its worker's host:port or the coordinator.",
 		[]string{"pool"}, nil)
 	fallbacksDesc = prometheus.NewDesc("docsapi_db_replica_fallbacks_total",
 		"Reads of read-only requests the primary answered, and why no replica did: down (no replica up), lagging (past DOCSAPI_REPLICA_MAX_LAG), behind_caller (not yet past the caller's last write), request_wrote (the request wrote before), read_failed (a replica failed a read of the request).",
@@ -122,12 +122,19 @@ func (m replicaMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(fallbacksDesc, prometheus.CounterValue, float64(n), reason)
 	}
 	for _, r := range stats.Replicas {
-		up := 0.0
-		if r.Up {
-			up = 1
-		}
-		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(r.Reads), r.Name)
+		collectPool(ch, upDesc, r.Name, r.Up, r.Reads)
 		ch <- prometheus.MustNewConstMetric(lagDesc, prometheus.GaugeValue, r.Lag.Seconds(), r.Name)
-		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, r.Name)
 	}
+}
+
+// collectPool reports the reads a pool that takes reads (a replica, a
+// Citus worker) answered, and whether it takes them now (up, a gauge of
+// 1 or 0).
+func collectPool(ch chan<- prometheus.Metric, up *prometheus.Desc, name string, isUp bool, reads int64) {
+	v := 0.0
+	if isUp {
+		v = 1
+	}
+	ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(reads), name)
+	ch <- prometheus.MustNewConstMetric(up, prometheus.GaugeValue, v, name)
 }
