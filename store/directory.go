@@ -112,6 +112,19 @@ func (db *DB) PerOrganization(ctx context.Context, table string, ids []string, r
 	return nil
 }
 
+// directoryTables are the tables whose ids the directory places: those
+// routes and top-level fields name by id alone.
+var directoryTables = map[string]bool{"spaces": true, "collections": true, "sites": true}
+
+// placed is the organization the directory remembers of id (a row of
+// table), if it does.
+func (d *directory) placed(table, id string) (string, bool) {
+	if d == nil {
+		return "", false
+	}
+	return d.entries.Get(directoryKey{table, id})
+}
+
 func (d *directory) remember(table, id, org string) {
 	if d != nil {
 		d.entries.Add(directoryKey{table, id}, org)

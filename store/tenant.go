@@ -25,9 +25,19 @@ import (
 // and locked where it went (once: a row moved twice meanwhile is not
 // found). The caller goes on with the organization the row has now,
 // which scan read.
+//
+// Of a space, collection or site the directory (directory.go) may know
+// the organization: it is tried first, and forgotten if the row is not
+// found there.
 func lockRow(ctx context.Context, db bun.IDB, table, org, id, lock string, scan func(*bun.SelectQuery) error) error {
-	for range 2 {
+	dir := directoryOf(ctx, db)
+	lookups := 0
+	if org == "" && directoryTables[table] {
+		org, _ = dir.placed(table, id)
+	}
+	for lookups < 2 {
 		if org == "" {
+			lookups++
 			err := db.NewSelect().Table(table).Column("organization_id").Where("id = ?", id).Limit(1).Scan(ctx, &org)
 			if err != nil {
 				return translate(err)
@@ -35,7 +45,13 @@ func lockRow(ctx context.Context, db bun.IDB, table, org, id, lock string, scan 
 		}
 		q := db.NewSelect().Where("id = ? AND organization_id = ?", id, org).For(lock)
 		if err := translate(scan(q)); !errors.Is(err, ErrNotFound) {
+			if err == nil && directoryTables[table] {
+				dir.remember(table, id, org)
+			}
 			return err
+		}
+		if directoryTables[table] {
+			dir.forget(table, []string{id})
 		}
 		org = ""
 	}
