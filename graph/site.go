@@ -330,10 +330,13 @@ func (r *mutationResolver) UpdateSite(ctx context.Context, organizationID, id st
 		s.UpdatedAt = r.now()
 		err := store.UpdateSite(ctx, tx, s, p.columns...)
 		if errors.Is(err, store.ErrConflict) {
-			if strings.Contains(err.Error(), "basename") {
+			switch {
+			case strings.Contains(err.Error(), "basename") && s.Basename != nil:
 				return Conflict("basename %q is already used by another site of this organization", *s.Basename)
+			case strings.Contains(err.Error(), "hostname") && s.Hostname != nil:
+				return Conflict("hostname %q is already used by another site", *s.Hostname)
 			}
-			return Conflict("hostname %q is already used by another site", *s.Hostname)
+			return Conflict("another site has the same %s", strings.Join(p.columns, ", "))
 		}
 		return err
 	})

@@ -127,7 +127,7 @@ func checkShownBodies(t *testing.T, db *store.DB, step string) {
 	var wrongBodies, wrongSections, wrongPages int
 	err := db.Pool.QueryRow(context.Background(), `WITH counts AS (
 			SELECT s.organization_id, rp.body_sha256, count(*) AS n
-			FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+			FROM spaces s JOIN revision_pages rp ON rp.organization_id = s.organization_id AND rp.revision_id = s.revision_id
 			WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL
 			GROUP BY s.organization_id, rp.body_sha256)
 		SELECT (SELECT count(*) FROM counts c
@@ -137,9 +137,9 @@ func checkShownBodies(t *testing.T, db *store.DB, step string) {
 				WHERE s.shown <> EXISTS (SELECT 1 FROM counts c WHERE c.organization_id = s.organization_id AND c.body_sha256 = s.body_sha256)),
 			(SELECT count(*) FROM (
 				SELECT s.id, rp.page_id, s.organization_id, rp.body_sha256
-				FROM spaces s JOIN revision_pages rp ON rp.revision_id = s.revision_id
+				FROM spaces s JOIN revision_pages rp ON rp.organization_id = s.organization_id AND rp.revision_id = s.revision_id
 				WHERE s.deleted_at IS NULL AND rp.body_sha256 IS NOT NULL) cur
-				FULL JOIN current_pages cp ON cp.space_id = cur.id AND cp.page_id = cur.page_id
+				FULL JOIN current_pages cp ON cp.organization_id = cur.organization_id AND cp.space_id = cur.id AND cp.page_id = cur.page_id
 				WHERE (cp.organization_id, cp.body_sha256) IS DISTINCT FROM (cur.organization_id, cur.body_sha256))`).
 		Scan(&wrongBodies, &wrongSections, &wrongPages)
 	if err != nil {

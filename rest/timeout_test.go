@@ -36,7 +36,7 @@ func TestStatementTimeoutAnswers503(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT id FROM spaces WHERE id = $1 FOR UPDATE", space); err != nil {
+	if _, err := tx.Exec(ctx, "SELECT id FROM spaces WHERE organization_id = $1 AND id = $2 FOR UPDATE", org, space); err != nil {
 		t.Fatal(err)
 	}
 

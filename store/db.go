@@ -210,9 +210,27 @@ func translate(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%w: %s", ErrConflict, pgErr.ConstraintName)
+		return fmt.Errorf("%w: %s", ErrConflict, violatedConstraint(pgErr))
 	}
 	return err
+}
+
+// violatedConstraint is the name of the unique key a 23505 error
+// violated, as the schema names it. A Citus coordinator passes a worker's
+// error on without the constraint field, and a shard's key carries the
+// shard's id ("sites_basename_key_102040"): the name is then read from
+// the message, and the suffix cut (no key of the schema ends in digits).
+func violatedConstraint(e *pgconn.PgError) string {
+	name := e.ConstraintName
+	if name == "" {
+		if _, rest, ok := strings.Cut(e.Message, `constraint "`); ok {
+			name, _, _ = strings.Cut(rest, `"`)
+		}
+	}
+	if i := strings.LastIndexByte(name, '_'); i > 0 && i < len(name)-1 && strings.Trim(name[i+1:], "0123456789") == "" {
+		name = name[:i]
+	}
+	return name
 }
 
 // IsTimeout reports whether err is PostgreSQL cancelling a statement: the

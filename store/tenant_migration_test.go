@@ -71,6 +71,11 @@ var rowsBefore0035 = []string{
 // parent's organization, bodies are copied to each organization that shows
 // them, and what no organization can reach any more goes.
 func TestOrganizationIDMigrationFillsExistingRows(t *testing.T) {
+	if pgtest.Citus() {
+		// The schema before 0035 is not distributable (its keys lack the
+		// organization); a cluster's install starts from a later one.
+		t.Skip("the migrations before 0035 run on one PostgreSQL only")
+	}
 	ctx := context.Background()
 	db, err := store.OpenWith(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
 	if err != nil {
