@@ -12394,11 +12394,19 @@ type SearchSpaceResultEdge {
 # Links
 # ---------------------------------------------------------------------------
 
-"The versions of content a location is in."
+"""
+The version of content a location is in: the revision its page or file was
+read from. Select what you need of it (` + "`" + `revision { id }` + "`" + `); REST answers
+leave ` + "`" + `versionContext` + "`" + ` out, which GitBook's reference allows: the location
+is in the version the request names, and the reference's whole revision in
+every location made a backlink list of 200 pages 15 MB (docs/api-guide.md,
+Links).
+"""
 type VersionContext {
   "` + "`" + `revision` + "`" + `."
   type: String!
-  revision: ID!
+  "The revision the location was read from."
+  revision: Revision!
 }
 
 "A page as a link's source or target."
@@ -57038,15 +57046,24 @@ func (ec *executionContext) _VersionContext_revision(ctx context.Context, field 
 			return obj.Revision, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_VersionContext_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VersionContext", field, false, false, errors.New("field of type ID does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "VersionContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {

@@ -1466,11 +1466,17 @@ type UserURLs struct {
 	Location string `json:"location"`
 }
 
-// The versions of content a location is in.
+// The version of content a location is in: the revision its page or file was
+// read from. Select what you need of it (`revision { id }`); REST answers
+// leave `versionContext` out, which GitBook's reference allows: the location
+// is in the version the request names, and the reference's whole revision in
+// every location made a backlink list of 200 pages 15 MB (docs/api-guide.md,
+// Links).
 type VersionContext struct {
 	// `revision`.
-	Type     string `json:"type"`
-	Revision string `json:"revision"`
+	Type string `json:"type"`
+	// The revision the location was read from.
+	Revision *store.Revision `json:"revision"`
 }
 
 // Trial state.
