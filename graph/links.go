@@ -77,7 +77,7 @@ func (r *Resolver) linksOf(ctx context.Context, rev *store.Revision) (*revisionL
 func (l *revisionLinks) location(p *store.RevisionPage) model.ContentLocation {
 	return &model.ContentLocationPage{Kind: "page", Organization: l.org, Space: l.space,
 		Page:           &model.PageNode{RevisionPage: p, Revision: l.rev, Tree: l.tree},
-		VersionContext: &model.VersionContext{Type: "revision", Revision: l.rev.ID}}
+		VersionContext: &model.VersionContext{Type: "revision", Revision: l.rev}}
 }
 
 func (l *revisionLinks) target(k link) model.ContentLocation {
@@ -86,7 +86,7 @@ func (l *revisionLinks) target(k link) model.ContentLocation {
 		return l.location(k.Page)
 	case k.File != nil:
 		return &model.ContentLocationFile{Kind: "file", Organization: l.org, Space: l.space, File: k.File,
-			VersionContext: &model.VersionContext{Type: "revision", Revision: l.rev.ID}}
+			VersionContext: &model.VersionContext{Type: "revision", Revision: l.rev}}
 	}
 	return &model.ContentLocationURL{Kind: "url", URL: k.URL}
 }

@@ -41,6 +41,9 @@ type Loaders struct {
 	// for operations that select nothing else of them (projection.go).
 	SiteSpaceSpaces    loader[map[string]*store.Space]
 	SiteSpaceSummaries loader[map[string]*store.Space]
+	// SiteCustomizations are a site's customization settings and its site
+	// spaces' overrides (site_customization.go), keyed by site.
+	SiteCustomizations loader[*siteCustomizations]
 
 	// Counts shown on members and teams, and the caller's role in teams.
 	LiveSpaceCount  loader[int] // by organization
@@ -104,6 +107,7 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaceCount.init(db, loadSiteSpaceCount)
 	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
 	l.SiteSpaceSummaries.init(db, loadSiteSpaceSummaries)
+	l.SiteCustomizations.init(db, loadSiteCustomizations)
 	l.LiveSpaceCount.init(db, loadLiveSpaceCount)
 	l.MemberTeamCount.init(db, loadMemberTeamCount)
 	l.TeamMemberCount.init(db, loadTeamMemberCount)
@@ -154,6 +158,7 @@ var (
 	loadSiteSpaceCount = ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
 		return store.CountSiteSpaces(ctx, db, org, ids)
 	}))
+	loadSiteCustomizations = ancestorLoader(perSiteOrganization(readSiteCustomizations))
 	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
 	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
 	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {

@@ -75,40 +75,9 @@ func (r *queryResolver) PublishedContentSite(ctx context.Context, organizationID
 	if err != nil {
 		return nil, err
 	}
+	// Its customizations are read when selected (site_customization.go).
 	return &model.PublishedContentSite{Object: "published-content-site", Site: s, Structure: structure,
-		Customizations: &model.PublishedSiteCustomizations{Site: siteCustomization(), SiteSpaces: map[string]any{}},
-		Scripts:        []*model.SiteIntegrationScript{}}, nil
-}
-
-// siteCustomization is a site's settings in the reference's shape
-// (SiteCustomizationSettings). Nothing of it is stored and no published
-// site is rendered here, so each setting is the reference's documented
-// default, or the value that says the feature is off or unset; settings
-// with neither (styling, themes, internationalization, externalLinks) are
-// left out rather than made up.
-func siteCustomization() map[string]any {
-	off := map[string]any{"enabled": false}
-	return map[string]any{
-		// Unset: the reference's empty alternative.
-		"favicon":       map[string]any{},
-		"privacyPolicy": map[string]any{},
-		"socialPreview": map[string]any{},
-		// The preset named `default`, no links.
-		"header": map[string]any{"preset": "default", "links": []any{}},
-		"footer": map[string]any{"groups": []any{}},
-		// Features the server does not have.
-		"pdf":                   off,
-		"feedback":              off,
-		"advancedCustomization": off,
-		"trademark":             off,
-		"git":                   map[string]any{"showEditLink": false},
-		"ai":                    map[string]any{"mode": "none"},
-		"pageActions":           map[string]any{"externalAI": false, "markdown": false, "mcp": false},
-		// As every page's layout says (PageLayout.pagination).
-		"pagination": map[string]any{"enabled": true},
-		// The reference's default.
-		"insights": map[string]any{"trackingCookie": true},
-	}
+		Scripts: []*model.SiteIntegrationScript{}}, nil
 }
 
 func (r *queryResolver) SiteAdaptiveTemplateConditions(ctx context.Context, organizationID, siteID string) (*model.SiteAdaptiveTemplateConditionList, error) {
@@ -176,6 +145,15 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 		}
 		for _, id := range ids {
 			l.SiteSpaceCount.Prime(ctx, id, counts[id])
+		}
+	}
+	if fields["customization"] {
+		settings, err := readSiteCustomizations(ctx, r.DB, org, ids)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			l.SiteCustomizations.Prime(ctx, id, settings[id])
 		}
 	}
 	if fields["structure"] || fields["sectionGroups"] || fields["sections"] || fields["siteSpaceList"] {

@@ -296,10 +296,8 @@ var errSiteMissing = NotFound("site")
 // knew of the site. The caller has checked the caller's rights.
 func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx, s *store.Site, t *siteTree) error) error {
 	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := store.LockSite(ctx, tx, orgID, siteID)
-		if errors.Is(err, store.ErrNotFound) {
-			return errSiteMissing
-		} else if err != nil {
+		s, err := lockSite(ctx, tx, orgID, siteID)
+		if err != nil {
 			return err
 		}
 		t, err := loadSiteTree(ctx, tx, s)
@@ -324,6 +322,16 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	l.forget(siteTreeMemo(siteID))
 	l.forget(visibleSiteSpacesMemo(siteID))
 	return err
+}
+
+// lockSite locks site siteID of orgID for the rest of tx (store.LockSite):
+// errSiteMissing when there is none.
+func lockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*store.Site, error) {
+	s, err := store.LockSite(ctx, tx, orgID, siteID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errSiteMissing
+	}
+	return s, err
 }
 
 // visibleSiteSpaces is the site spaces of siteID the caller may see: all of

@@ -38,6 +38,15 @@ type siteSpaceSet struct {
 	inSection map[string][]*store.SiteSpace
 }
 
+// list is the set's site spaces: none for a site without any (whose set
+// is nil).
+func (s *siteSpaceSet) list() []*store.SiteSpace {
+	if s == nil {
+		return nil
+	}
+	return s.all
+}
+
 // rootKey is the key of the site root in siteTree.inSection.
 const rootKey = ""
 

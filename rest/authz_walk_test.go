@@ -400,6 +400,14 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	do("PUT", sitePath+"/adaptive-schema", map[string]any{"jsonSchema": map[string]any{"type": "object", "additionalProperties": false,
 		"properties": map[string]any{"beta": map[string]any{"type": "boolean", "description": internal("adaptiveSchema")}}}}, http.StatusOK)
 	do("POST", sitePath+"/publish", nil, http.StatusOK)
+	// The site's customization, which its visitors see (the published
+	// profile), and the overrides of the private collection's site space,
+	// which only those who read the space see there; both are the admins'
+	// to read whole (Site.customization, SiteSpace.customization).
+	do("PUT", sitePath+"/customization", strings.Replace(siteCustomizationBody, `"copyright": "© Acme"`,
+		`"copyright": "`+internal("siteCustomization")+`"`, 1), http.StatusOK)
+	do("PATCH", sitePath+"/site-spaces/"+siteSpaceID+"/customization",
+		map[string]any{"footer": map[string]any{"copyright": secret("siteSpaceCustomization")}}, http.StatusOK)
 
 	do("PATCH", "/v1/spaces/"+space, map[string]any{"title": secret("spaceTitle"), "defaultLevel": nil}, http.StatusOK)
 	do("PATCH", "/v1/collections/"+collection, map[string]any{"title": secret("collectionTitle"), "description": secret("collectionDescription"),
@@ -510,6 +518,7 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"Query.organization.id":                one("org", org),
 		"Query.space.id":                       three("privateSpace", space, "collectionSpace", collSpace, "publicSpace", public),
 		"Query.site.id":                        one("site", site),
+		"Site.siteSpace.id":                    one("siteSpace", siteSpaceID),
 		"Query.collection.id":                  one("collection", collection),
 		"Query.organizationInvite.id":          one("invite", invite),
 		"Query.integration.name":               two("privateIntegration", privateInt, "publicIntegration", publicInt),

@@ -70,8 +70,10 @@ func checkBody(schema *ast.Schema, t *ast.Type, v any, path string) error {
 			}
 			return nil
 		}
-		want := map[string]string{"Int": "a number", "Float": "a number", "Boolean": "a boolean",
-			"JSONObject": "an object", "Document": "an object"}[t.NamedType]
+		want := map[string]string{"Int": "a number", "Float": "a number", "Boolean": "a boolean"}[t.NamedType]
+		if objectScalars[t.NamedType] {
+			want = "an object"
+		}
 		if want == "" {
 			want = "a string"
 		}

@@ -373,6 +373,8 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"addSpaceToSite":                      `{"spaceId":"` + space + `"}`,
 		"updateSiteSpaceById":                 `{"path":"renamed"}`,
 		"moveSiteSpace":                       `{"position":{"before":{"type":"site-space","siteSpace":"` + siteSpaceID + `"}}}`,
+		"updateSiteCustomizationById":         siteCustomizationBody,
+		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 		"updateMemberInOrganizationById":      `{"role":"admin"}`,
 		"createOrganizationTeam":              `{"title":"Planted","members":["` + u.ID + `"]}`,
 		"updateTeamInOrganizationById":        `{"title":"Renamed"}`,

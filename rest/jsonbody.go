@@ -13,8 +13,9 @@ import (
 // order) and nothing is decoded into maps and encoded again.
 
 // keepNull names the members whose null is meaningful in the reference: a
-// null role or default level means "guest".
-var keepNull = [][]byte{[]byte(`"defaultRole"`), []byte(`"defaultLevel"`), []byte(`"role"`)}
+// null role or default level means "guest"; a site header item's `to`,
+// which the reference requires, is null for a menu leading nowhere.
+var keepNull = [][]byte{[]byte(`"defaultRole"`), []byte(`"defaultLevel"`), []byte(`"role"`), []byte(`"to"`)}
 
 var errMalformed = errors.New("malformed JSON in the response data")
 

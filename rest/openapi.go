@@ -439,8 +439,10 @@ var scalarSchemas = map[string]obj{
 }
 
 // objectScalars are the custom scalars whose JSON is an object; any other
-// custom scalar is a string.
-var objectScalars = map[string]bool{"JSONObject": true, "Document": true}
+// custom scalar is a string. (Request bodies are checked by the same list,
+// checkBody.)
+var objectScalars = map[string]bool{"JSONObject": true, "Document": true,
+	"SiteCustomizationSettings": true, "SiteCustomizationOverrides": true}
 
 // named is the schema of a named type without nullability: inline for the
 // built-in scalars and DateTime, a $ref to components/schemas otherwise.

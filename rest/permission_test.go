@@ -88,7 +88,8 @@ var routeNeeds = map[string]string{
 	"addSectionToGroup": "create", "removeSectionFromGroup": "create", "listSiteSections": "read", "addSectionToSite": "create",
 	"updateSiteSectionById": "create", "deleteSiteSectionById": "create", "moveSiteSection": "create",
 	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
-	"moveSiteSpace": "create",
+	"moveSiteSpace": "create", "getSiteCustomizationById": "admin", "updateSiteCustomizationById": "admin",
+	"getSiteSpaceCustomizationById": "admin", "overrideSiteSpaceCustomizationById": "admin", "deleteSiteSpaceCustomizationById": "admin",
 
 	"listOpenAPISpecs": "read", "getOpenAPISpecBySlug": "read", "listOpenAPISpecVersions": "read",
 	"getLatestOpenAPISpecVersion": "read", "getLatestOpenAPISpecVersionContent": "read", "getOpenAPISpecVersionById": "read",
@@ -266,6 +267,8 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"addSpaceToSite":                      `{"spaceId":"` + space + `","sectionId":"` + section + `"}`,
 			"updateSiteSpaceById":                 `{"path":"renamed"}`,
 			"moveSiteSpace":                       `{}`,
+			"updateSiteCustomizationById":         siteCustomizationBody,
+			"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 			"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 			"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,

@@ -401,6 +401,22 @@ var Routes = []Route{
 		Status: http.StatusNoContent, Tag: "site-structure", Summary: "Remove a site space"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/move", Operation: "moveSiteSpace",
 		Status: http.StatusOK, Tag: "site-structure", Summary: "Move a site space (deprecated: use sortSiteStructure)"},
+
+	// Site customization (graph/site_customization.go): the site's
+	// settings, and what each site space overrides of them
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/customization", Operation: "getSiteCustomizationById", Status: http.StatusOK,
+		Result: "site.customization", Tag: "site-customization", Summary: "Get a site's customization settings"},
+	{Method: "PUT", Path: "/v1/orgs/{organizationId}/sites/{siteId}/customization", Operation: "updateSiteCustomizationById", Status: http.StatusOK,
+		Result: "updateSiteCustomization.customization", Tag: "site-customization", Summary: "Replace a site's customization settings"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization", Operation: "getSiteSpaceCustomizationById",
+		Status: http.StatusOK, Result: "site.siteSpace.customization", Tag: "site-customization",
+		Summary: "Get a site space's customization settings: its site's, with its overrides"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization", Operation: "overrideSiteSpaceCustomizationById",
+		Status: http.StatusOK, Result: "overrideSiteSpaceCustomization.customization", Tag: "site-customization",
+		Summary: "Set or remove (null) overrides of a site space's customization settings"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization", Operation: "deleteSiteSpaceCustomizationById",
+		Status: http.StatusResetContent, Tag: "site-customization",
+		Summary: "Remove a site space's overrides (205; 204 when it had none)"},
 	// SAML single sign-on (graph/saml.go; the sign-in itself is
 	// served outside /v1, graph/sso_login.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,

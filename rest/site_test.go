@@ -18,8 +18,8 @@ type siteFixture struct {
 	spaces []string
 }
 
-func newSiteFixture(t *testing.T, spaces int) *siteFixture {
-	env := servertest.New(t)
+func newSiteFixture(t *testing.T, spaces int, opts ...servertest.Options) *siteFixture {
+	env := servertest.New(t, opts...)
 	f := &siteFixture{env: env, admin: env.NewUser("Alice")}
 	f.org = f.admin.NewOrg("Acme")
 	for i := range spaces {

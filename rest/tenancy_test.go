@@ -152,6 +152,8 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"addSpaceToSite":                      `{"spaceId":"` + space + `"}`,
 		"updateSiteSpaceById":                 `{"path":"pwned"}`,
 		"moveSiteSpace":                       `{}`,
+		"updateSiteCustomizationById":         siteCustomizationBody,
+		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 		"updateMemberInOrganizationById":      `{"role":"read"}`,
 		"createOrganizationTeam":              `{"title":"Planted"}`,
 		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,

@@ -90,6 +90,14 @@ func fillOrganizations(t *testing.T, db *store.DB, others int) {
 		`INSERT INTO revision_pages (organization_id, revision_id, page_id, position, type, title, slug, body_sha256, created_at, updated_at)
 			SELECT 'mine', 'mr1', 'mp' || i, i, 'document', 'Page ' || i, 'p' || i, 'mb' || i, now(), now()
 			FROM generate_series(1, 100) i`,
+		// Customized sites: the other organization's site spaces all
+		// override their site's settings; of mine, the site and a tenth of
+		// its site spaces.
+		`INSERT INTO site_customizations (site_id, organization_id, settings, updated_at)
+			SELECT id, organization_id, '{"title": "Docs"}', now() FROM sites`,
+		`INSERT INTO site_space_customizations (site_space_id, organization_id, site_id, overrides, updated_at)
+			SELECT id, organization_id, site_id, '{"title": "Variant"}', now() FROM site_spaces
+			WHERE organization_id = 'other' OR position % 10 = 0`,
 		`ANALYZE`,
 	}...)
 	for _, s := range statements {
@@ -185,6 +193,13 @@ func hotReads(db *store.DB) []hotRead {
 		}},
 		{"site spaces of a site", false, func(ctx context.Context) error {
 			_, err := store.SiteSpacesOfSites(ctx, db, "mine", []string{"msite"}, true)
+			return err
+		}},
+		{"customizations of a site and its site spaces (a published site)", false, func(ctx context.Context) error {
+			c, err := store.CustomizationsOfSites(ctx, db, "mine", []string{"msite"})
+			if err == nil && len(c) != 101 {
+				err = fmt.Errorf("%d customizations, want 101", len(c))
+			}
 			return err
 		}},
 		{"spaces of sites", false, func(ctx context.Context) error {

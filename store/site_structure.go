@@ -121,6 +121,14 @@ func SiteSpacesOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []
 	return rows, err
 }
 
+// GetLiveSiteSpace returns site space id of site siteID of orgID:
+// ErrNotFound when there is none, or when the space it publishes is deleted
+// (hidden while it can be restored, as SiteSpacesOfSites leaves it out).
+func GetLiveSiteSpace(ctx context.Context, db bun.IDB, orgID, siteID, id string) (*SiteSpace, error) {
+	return selectRow[SiteSpace](ctx, db, "site_space.organization_id = ? AND site_space.site_id = ? AND site_space.id = ? AND "+
+		publishesLiveSpace("site_space"), orgID, siteID, id, orgID)
+}
+
 // publishesLiveSpace is the condition that the site space aliased alias
 // publishes a space that is not deleted; its argument is the site's
 // organization. Deleted spaces are few (purged 7 days after deletion) and

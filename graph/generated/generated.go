@@ -53,6 +53,7 @@ type ResolverRoot interface {
 	Organization() OrganizationResolver
 	OrganizationInvite() OrganizationInviteResolver
 	OrganizationSummary() OrganizationSummaryResolver
+	PublishedContentSite() PublishedContentSiteResolver
 	Query() QueryResolver
 	Revision() RevisionResolver
 	RevisionFile() RevisionFileResolver
@@ -902,6 +903,7 @@ type ComplexityRoot struct {
 		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string) int
+		DeleteSiteSpaceCustomization        func(childComplexity int, organizationID string, siteID string, siteSpaceID string) int
 		DeleteSpace                         func(childComplexity int, id string) int
 		DeleteTeam                          func(childComplexity int, organizationID string, id string) int
 		DeleteTranslation                   func(childComplexity int, organizationID string, translationID string) int
@@ -924,6 +926,7 @@ type ComplexityRoot struct {
 		MoveSiteSectionGroup                func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSectionGroupInput) int
 		MoveSiteSpace                       func(childComplexity int, organizationID string, siteID string, id string, input model.MoveSiteSpaceInput) int
 		MoveSpace                           func(childComplexity int, id string, input model.MoveContentInput) int
+		OverrideSiteSpaceCustomization      func(childComplexity int, organizationID string, siteID string, siteSpaceID string, input model.CustomizationSettings) int
 		PingOrganization                    func(childComplexity int, organizationID string) int
 		PostComment                         func(childComplexity int, spaceID string, changeRequestID *string, input model.PostCommentInput) int
 		PostCommentReply                    func(childComplexity int, spaceID string, changeRequestID *string, commentID string, input model.PostCommentReplyInput) int
@@ -971,6 +974,7 @@ type ComplexityRoot struct {
 		UpdateSAMLProvider                  func(childComplexity int, organizationID string, samlProviderID string, input model.UpdateSAMLProviderInput) int
 		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
 		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
+		UpdateSiteCustomization             func(childComplexity int, organizationID string, siteID string, input model.CustomizationSettings) int
 		UpdateSiteSection                   func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) int
 		UpdateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) int
 		UpdateSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSpaceInput) int
@@ -1461,6 +1465,7 @@ type ComplexityRoot struct {
 		AgentsContext   func(childComplexity int) int
 		Basename        func(childComplexity int) int
 		CreatedAt       func(childComplexity int) int
+		Customization   func(childComplexity int) int
 		Features        func(childComplexity int) int
 		Hostname        func(childComplexity int) int
 		ID              func(childComplexity int) int
@@ -1470,6 +1475,7 @@ type ComplexityRoot struct {
 		SectionGroups   func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Sections        func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ShareKey        func(childComplexity int) int
+		SiteSpace       func(childComplexity int, id string) int
 		SiteSpaceList   func(childComplexity int, page *string, limit *int, first *int, after *string, defaultArg *bool) int
 		SiteSpaces      func(childComplexity int) int
 		Structure       func(childComplexity int) int
@@ -1582,15 +1588,17 @@ type ComplexityRoot struct {
 	}
 
 	SiteSpace struct {
-		Condition func(childComplexity int) int
-		ID        func(childComplexity int) int
-		IsDefault func(childComplexity int) int
-		Object    func(childComplexity int) int
-		Path      func(childComplexity int) int
-		SectionID func(childComplexity int) int
-		Space     func(childComplexity int) int
-		Title     func(childComplexity int) int
-		Urls      func(childComplexity int) int
+		Condition              func(childComplexity int) int
+		Customization          func(childComplexity int) int
+		CustomizationOverrides func(childComplexity int) int
+		ID                     func(childComplexity int) int
+		IsDefault              func(childComplexity int) int
+		Object                 func(childComplexity int) int
+		Path                   func(childComplexity int) int
+		SectionID              func(childComplexity int) int
+		Space                  func(childComplexity int) int
+		Title                  func(childComplexity int) int
+		Urls                   func(childComplexity int) int
 	}
 
 	SiteSpaceEdge struct {
@@ -2088,6 +2096,9 @@ type MutationResolver interface {
 	PublishSite(ctx context.Context, organizationID string, id string) (*store.Site, error)
 	UnpublishSite(ctx context.Context, organizationID string, id string) (*store.Site, error)
 	UpdateSiteAdaptiveSchema(ctx context.Context, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) (*model.SiteAdaptiveSchema, error)
+	UpdateSiteCustomization(ctx context.Context, organizationID string, siteID string, input model.CustomizationSettings) (*store.Site, error)
+	OverrideSiteSpaceCustomization(ctx context.Context, organizationID string, siteID string, siteSpaceID string, input model.CustomizationSettings) (*store.SiteSpace, error)
+	DeleteSiteSpaceCustomization(ctx context.Context, organizationID string, siteID string, siteSpaceID string) (bool, error)
 	CreateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
 	UpdateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
 	DeleteSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
@@ -2179,6 +2190,9 @@ type OrganizationSummaryResolver interface {
 	Urls(ctx context.Context, obj *model.OrganizationSummary) (*model.OrganizationURLs, error)
 	Permissions(ctx context.Context, obj *model.OrganizationSummary) (*model.OrganizationPermissions, error)
 }
+type PublishedContentSiteResolver interface {
+	Customizations(ctx context.Context, obj *model.PublishedContentSite) (*model.PublishedSiteCustomizations, error)
+}
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*store.User, error)
 	Node(ctx context.Context, id string) (model.Node, error)
@@ -2248,6 +2262,8 @@ type SiteResolver interface {
 	Sections(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string) (*model.List[*store.SiteSection], error)
 	SiteSpaceList(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string, defaultArg *bool) (*model.List[*store.SiteSpace], error)
 	AdaptiveSchema(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveSchema, error)
+	Customization(ctx context.Context, obj *store.Site) (model.CustomizationSettings, error)
+	SiteSpace(ctx context.Context, obj *store.Site, id string) (*store.SiteSpace, error)
 }
 type SiteSectionResolver interface {
 	SiteSpaces(ctx context.Context, obj *store.SiteSection) ([]*store.SiteSpace, error)
@@ -2262,6 +2278,8 @@ type SiteSpaceResolver interface {
 	Title(ctx context.Context, obj *store.SiteSpace) (string, error)
 
 	Urls(ctx context.Context, obj *store.SiteSpace) (*model.SiteSpaceURLs, error)
+	Customization(ctx context.Context, obj *store.SiteSpace) (model.CustomizationSettings, error)
+	CustomizationOverrides(ctx context.Context, obj *store.SiteSpace) (model.CustomizationSettings, error)
 }
 type SpaceResolver interface {
 	Urls(ctx context.Context, obj *store.Space) (*model.SpaceURLs, error)
@@ -5719,6 +5737,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSiteSpace(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string)), true
+	case "Mutation.deleteSiteSpaceCustomization":
+		if e.ComplexityRoot.Mutation.DeleteSiteSpaceCustomization == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSiteSpaceCustomization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSiteSpaceCustomization(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["siteSpaceId"].(string)), true
 	case "Mutation.deleteSpace":
 		if e.ComplexityRoot.Mutation.DeleteSpace == nil {
 			break
@@ -5961,6 +5990,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MoveSpace(childComplexity, args["id"].(string), args["input"].(model.MoveContentInput)), true
+	case "Mutation.overrideSiteSpaceCustomization":
+		if e.ComplexityRoot.Mutation.OverrideSiteSpaceCustomization == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_overrideSiteSpaceCustomization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.OverrideSiteSpaceCustomization(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["siteSpaceId"].(string), args["input"].(model.CustomizationSettings)), true
 	case "Mutation.pingOrganization":
 		if e.ComplexityRoot.Mutation.PingOrganization == nil {
 			break
@@ -6478,6 +6518,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSiteAdaptiveSchema(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.UpdateSiteAdaptiveSchemaInput)), true
+	case "Mutation.updateSiteCustomization":
+		if e.ComplexityRoot.Mutation.UpdateSiteCustomization == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteCustomization_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteCustomization(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CustomizationSettings)), true
 	case "Mutation.updateSiteSection":
 		if e.ComplexityRoot.Mutation.UpdateSiteSection == nil {
 			break
@@ -8720,6 +8771,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.CreatedAt(childComplexity), true
+	case "Site.customization":
+		if e.ComplexityRoot.Site.Customization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Customization(childComplexity), true
 	case "Site.features":
 		if e.ComplexityRoot.Site.Features == nil {
 			break
@@ -8784,6 +8841,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.ShareKey(childComplexity), true
+	case "Site.siteSpace":
+		if e.ComplexityRoot.Site.SiteSpace == nil {
+			break
+		}
+
+		args, err := ec.field_Site_siteSpace_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.SiteSpace(childComplexity, args["id"].(string)), true
 	case "Site.siteSpaceList":
 		if e.ComplexityRoot.Site.SiteSpaceList == nil {
 			break
@@ -9178,6 +9246,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSpace.Condition(childComplexity), true
+	case "SiteSpace.customization":
+		if e.ComplexityRoot.SiteSpace.Customization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.Customization(childComplexity), true
+	case "SiteSpace.customizationOverrides":
+		if e.ComplexityRoot.SiteSpace.CustomizationOverrides == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpace.CustomizationOverrides(childComplexity), true
 	case "SiteSpace.id":
 		if e.ComplexityRoot.SiteSpace.ID == nil {
 			break
@@ -12394,11 +12474,19 @@ type SearchSpaceResultEdge {
 # Links
 # ---------------------------------------------------------------------------
 
-"The versions of content a location is in."
+"""
+The version of content a location is in: the revision its page or file was
+read from. Select what you need of it (` + "`" + `revision { id }` + "`" + `); REST answers
+leave ` + "`" + `versionContext` + "`" + ` out, which GitBook's reference allows: the location
+is in the version the request names, and the reference's whole revision in
+every location made a backlink list of 200 pages 15 MB (docs/api-guide.md,
+Links).
+"""
 type VersionContext {
   "` + "`" + `revision` + "`" + `."
   type: String!
-  revision: ID!
+  "The revision the location was read from."
+  revision: Revision!
 }
 
 "A page as a link's source or target."
@@ -12550,6 +12638,16 @@ type Site implements Node {
   siteSpaceList(page: String, limit: Int, first: Int, after: String, default: Boolean): SiteSpaceList!
   "The visitor schema of adaptive content; null until one is set."
   adaptiveSchema: SiteAdaptiveSchema
+  """
+  The site's customization settings: those last set
+  (updateSiteCustomization), or the defaults. For the organization's
+  admins: other members get null and a FORBIDDEN error. (Visitors see the
+  settings in effect in the site's published profile,
+  ` + "`" + `publishedContentSite.customizations` + "`" + `.)
+  """
+  customization: SiteCustomizationSettings
+  "A site space of the site, by id: null (NOT_FOUND) when it has none the caller may see."
+  siteSpace(id: ID!): SiteSpace
 }
 
 "Where a site is served through a proxy."
@@ -12660,6 +12758,18 @@ type SiteSpace implements Node {
   "An expression deciding whether a visitor sees the site space; at most 1024 characters."
   condition: String
   urls: SiteSpaceURLs!
+  """
+  The settings of the site space's published variant: its site's, with the
+  site space's overrides over them. For the organization's admins (others
+  get null and a FORBIDDEN error).
+  """
+  customization: SiteCustomizationSettings
+  """
+  What the site space overrides of its site's settings: the members set by
+  overrideSiteSpaceCustomization, an empty object when none. For the
+  organization's admins (others get null and a FORBIDDEN error).
+  """
+  customizationOverrides: SiteCustomizationOverrides
 }
 
 "Addresses of a site space."
@@ -12699,21 +12809,56 @@ type PublishedContentSite {
 }
 
 """
-How a published site is customized: the site's settings and each site
-space's own. The server stores no customization and renders no site, so the
-settings are the reference's (SiteCustomizationSettings) documented defaults
-and, for the features the server does not have (PDF export, feedback, AI,
-page actions, edit links, advanced customization, trademark), off;
-pagination is on, as every page's layout says. The settings the reference
-gives no default for and the server has no value of (` + "`" + `styling` + "`" + `, ` + "`" + `themes` + "`" + `,
-` + "`" + `internationalization` + "`" + `, ` + "`" + `externalLinks` + "`" + `) are left out rather than made up.
+How a published site looks to its visitors: the settings in effect, as
+front ends render them. Anyone who may read the published site reads them
+(its customization fields are for the organization's admins).
 """
 type PublishedSiteCustomizations {
-  "The site's settings."
-  site: JSONObject!
-  "The settings of site spaces that have their own, by site space id: none."
+  "The site's settings: those last set, or the defaults (Site.customization)."
+  site: SiteCustomizationSettings!
+  """
+  The settings of each site space that overrides some, by site space id:
+  the site's, with its overrides over them (SiteSpace.customization). Only
+  the site spaces the caller may see, as the structure lists them.
+  """
   siteSpaces: JSONObject!
 }
+
+"""
+A site's customization settings: a JSON object in the shape of GitBook's
+` + "`" + `SiteCustomizationSettings` + "`" + ` (API reference 0.146). Its groups: ` + "`" + `styling` + "`" + `
+(` + "`" + `theme` + "`" + `, colors ` + "`" + `{light, dark}` + "`" + ` each ` + "`" + `#rgb` + "`" + ` or ` + "`" + `#rrggbb` + "`" + `, ` + "`" + `tint` + "`" + `,
+` + "`" + `corners` + "`" + `, ` + "`" + `depth` + "`" + `, ` + "`" + `links` + "`" + `, ` + "`" + `font` + "`" + ` and ` + "`" + `monospaceFont` + "`" + ` (a name or a
+definition), ` + "`" + `background` + "`" + `, ` + "`" + `icons` + "`" + `, ` + "`" + `sidebar` + "`" + `, ` + "`" + `search` + "`" + `),
+` + "`" + `internationalization` + "`" + ` (` + "`" + `locale` + "`" + `: en, fr, es, zh, ja, de, nl, no, pt-br,
+ru), ` + "`" + `favicon` + "`" + `, ` + "`" + `header` + "`" + `, ` + "`" + `footer` + "`" + `, ` + "`" + `announcement` + "`" + `, ` + "`" + `themes` + "`" + `, ` + "`" + `pdf` + "`" + `,
+` + "`" + `feedback` + "`" + `, ` + "`" + `ai` + "`" + `, ` + "`" + `advancedCustomization` + "`" + `, ` + "`" + `git` + "`" + `, ` + "`" + `pageActions` + "`" + `,
+` + "`" + `externalLinks` + "`" + `, ` + "`" + `pagination` + "`" + `, ` + "`" + `trademark` + "`" + `, ` + "`" + `privacyPolicy` + "`" + `,
+` + "`" + `socialPreview` + "`" + `, ` + "`" + `insights` + "`" + `, and an optional ` + "`" + `title` + "`" + ` (2 to 128
+characters). As input, every group the reference requires is required,
+each value is checked as the reference constrains it, and no other member
+is taken: a bad one is BAD_REQUEST naming it (` + "`" + `styling.primaryColor.light` + "`" + `).
+Addresses of logos, icons, fonts, the privacy policy and the social preview
+are absolute http(s) URLs; links may lead anywhere but to a ` + "`" + `javascript:` + "`" + `,
+` + "`" + `vbscript:` + "`" + ` or ` + "`" + `data:` + "`" + ` address;
+header items' conditions are visitor conditions, as sections' are. A scalar
+rather than object types: its unions mix names and objects, some values are
+no GraphQL names (` + "`" + `pt-br` + "`" + `), and front ends read it whole.
+"""
+scalar SiteCustomizationSettings
+
+"""
+What a site space overrides of its site's customization settings: a JSON
+object in the shape of the body of GitBook's
+` + "`" + `overrideSiteSpaceCustomizationById` + "`" + `: any of ` + "`" + `title` + "`" + `, ` + "`" + `styling` + "`" + ` (but the
+fonts), ` + "`" + `internationalization` + "`" + `, ` + "`" + `favicon` + "`" + `, ` + "`" + `announcement` + "`" + `, ` + "`" + `header` + "`" + `,
+` + "`" + `footer` + "`" + `, ` + "`" + `themes` + "`" + `, ` + "`" + `pdf` + "`" + `, ` + "`" + `feedback` + "`" + `, ` + "`" + `git` + "`" + `, ` + "`" + `externalLinks` + "`" + `,
+` + "`" + `pagination` + "`" + `, ` + "`" + `trademark` + "`" + `, ` + "`" + `privacyPolicy` + "`" + `, ` + "`" + `socialPreview` + "`" + `, with the
+values SiteCustomizationSettings takes. Given, a member sets its override
+and null removes it (the site's value shows again); a group's members
+change one by one, and those not given are kept.
+"""
+scalar SiteCustomizationOverrides
 
 "A script an integration injects into a published site's pages."
 type SiteIntegrationScript {
@@ -14368,6 +14513,16 @@ type Mutation {
   unpublishSite(organizationId: ID!, id: ID!): Site!
   "Sets the visitor schema of a site's adaptive content."
   updateSiteAdaptiveSchema(organizationId: ID!, siteId: ID!, input: UpdateSiteAdaptiveSchemaInput!): SiteAdaptiveSchema!
+  "Replaces a site's customization settings, whole (organization admins)."
+  updateSiteCustomization(organizationId: ID!, siteId: ID!, input: SiteCustomizationSettings!): Site!
+  """
+  Changes what a site space overrides of its site's customization settings
+  (organization admins): the members given are set, those given null
+  removed, the others kept.
+  """
+  overrideSiteSpaceCustomization(organizationId: ID!, siteId: ID!, siteSpaceId: ID!, input: SiteCustomizationOverrides!): SiteSpace!
+  "Removes every override of a site space (organization admins): it has its site's settings again. True when it had any."
+  deleteSiteSpaceCustomization(organizationId: ID!, siteId: ID!, siteSpaceId: ID!): Boolean!
   "Adds a section group."
   createSiteSectionGroup(organizationId: ID!, siteId: ID!, input: CreateSiteSectionGroupInput!): SiteSectionGroup!
   "Updates a section group."
@@ -16989,6 +17144,10 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_siteSpaceList(ctx, field)
 	case "adaptiveSchema":
 		return ec.fieldContext_Site_adaptiveSchema(ctx, field)
+	case "customization":
+		return ec.fieldContext_Site_customization(ctx, field)
+	case "siteSpace":
+		return ec.fieldContext_Site_siteSpace(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -17217,6 +17376,10 @@ func (ec *executionContext) childFields_SiteSpace(ctx context.Context, field gra
 		return ec.fieldContext_SiteSpace_condition(ctx, field)
 	case "urls":
 		return ec.fieldContext_SiteSpace_urls(ctx, field)
+	case "customization":
+		return ec.fieldContext_SiteSpace_customization(ctx, field)
+	case "customizationOverrides":
+		return ec.fieldContext_SiteSpace_customizationOverrides(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SiteSpace", field.Name)
 }
@@ -19453,6 +19616,36 @@ func (ec *executionContext) field_Mutation_deleteSiteSection_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteSiteSpaceCustomization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "siteSpaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteSpaceId"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -20050,6 +20243,44 @@ func (ec *executionContext) field_Mutation_moveSpace_args(ctx context.Context, r
 		return nil, err
 	}
 	args["input"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_overrideSiteSpaceCustomization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "siteSpaceId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteSpaceId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CustomizationSettings, error) {
+			return ec.unmarshalNSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
 	return args, nil
 }
 
@@ -21313,6 +21544,36 @@ func (ec *executionContext) field_Mutation_updateSiteAdaptiveSchema_args(ctx con
 	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateSiteAdaptiveSchemaInput, error) {
 			return ec.unmarshalNUpdateSiteAdaptiveSchemaInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteAdaptiveSchemaInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteCustomization_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CustomizationSettings, error) {
+			return ec.unmarshalNSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -23280,6 +23541,20 @@ func (ec *executionContext) field_Site_siteSpaceList_args(ctx context.Context, r
 		return nil, err
 	}
 	args["default"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_siteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -39780,6 +40055,138 @@ func (ec *executionContext) fieldContext_Mutation_updateSiteAdaptiveSchema(ctx c
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateSiteCustomization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteCustomization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteCustomization(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.CustomizationSettings))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteCustomization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteCustomization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_overrideSiteSpaceCustomization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_overrideSiteSpaceCustomization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().OverrideSiteSpaceCustomization(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["siteSpaceId"].(string), fc.Args["input"].(model.CustomizationSettings))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalNSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_overrideSiteSpaceCustomization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_overrideSiteSpaceCustomization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSiteSpaceCustomization(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSiteSpaceCustomization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSiteSpaceCustomization(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["siteSpaceId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSiteSpaceCustomization(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSiteSpaceCustomization_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -46079,7 +46486,7 @@ func (ec *executionContext) _PublishedContentSite_customizations(ctx context.Con
 			return ec.fieldContext_PublishedContentSite_customizations(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customizations, nil
+			return ec.Resolvers.PublishedContentSite().Customizations(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
@@ -46093,8 +46500,8 @@ func (ec *executionContext) fieldContext_PublishedContentSite_customizations(_ c
 	fc = &graphql.FieldContext{
 		Object:     "PublishedContentSite",
 		Field:      field,
-		IsMethod:   false,
-		IsResolver: false,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PublishedSiteCustomizations(ctx, field)
 		},
@@ -46146,15 +46553,15 @@ func (ec *executionContext) _PublishedSiteCustomizations_site(ctx context.Contex
 			return obj.Site, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
-			return ec.marshalNJSONObject2map(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+			return ec.marshalNSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_PublishedSiteCustomizations_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type JSONObject does not have child fields"))
+	return graphql.NewScalarFieldContext("PublishedSiteCustomizations", field, false, false, errors.New("field of type SiteCustomizationSettings does not have child fields"))
 }
 
 func (ec *executionContext) _PublishedSiteCustomizations_siteSpaces(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
@@ -50915,6 +51322,73 @@ func (ec *executionContext) fieldContext_Site_adaptiveSchema(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _Site_customization(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_customization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Customization(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+			return ec.marshalOSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_customization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type SiteCustomizationSettings does not have child fields"))
+}
+
+func (ec *executionContext) _Site_siteSpace(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_siteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().SiteSpace(ctx, obj, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+			return ec.marshalOSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_siteSpace(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteSpace(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_siteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SiteAdaptiveContent_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveContent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52551,6 +53025,52 @@ func (ec *executionContext) fieldContext_SiteSpace_urls(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SiteSpace_customization(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_customization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSpace().Customization(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+			return ec.marshalOSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_customization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, true, true, errors.New("field of type SiteCustomizationSettings does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpace_customizationOverrides(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpace_customizationOverrides(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteSpace().CustomizationOverrides(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+			return ec.marshalOSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpace_customizationOverrides(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpace", field, true, true, errors.New("field of type SiteCustomizationOverrides does not have child fields"))
 }
 
 func (ec *executionContext) _SiteSpaceEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteSpace]) (ret graphql.Marshaler) {
@@ -57038,15 +57558,24 @@ func (ec *executionContext) _VersionContext_revision(ctx context.Context, field 
 			return obj.Revision, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *store.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_VersionContext_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("VersionContext", field, false, false, errors.New("field of type ID does not have child fields"))
+	fc = &graphql.FieldContext{
+		Object:     "VersionContext",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -72171,6 +72700,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateSiteCustomization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteCustomization(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "overrideSiteSpaceCustomization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_overrideSiteSpaceCustomization(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSiteSpaceCustomization":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSiteSpaceCustomization(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createSiteSectionGroup":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createSiteSectionGroup(ctx, field)
@@ -75511,27 +76061,60 @@ func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.S
 		case "object":
 			out.Values[i] = ec._PublishedContentSite_object(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "site":
 			out.Values[i] = ec._PublishedContentSite_site(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "structure":
 			out.Values[i] = ec._PublishedContentSite_structure(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customizations":
-			out.Values[i] = ec._PublishedContentSite_customizations(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PublishedContentSite_customizations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
 			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "scripts":
 			out.Values[i] = ec._PublishedContentSite_scripts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78957,6 +79540,82 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customization":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_customization(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "siteSpace":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_siteSpace(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -80136,6 +80795,82 @@ func (ec *executionContext) _SiteSpace(ctx context.Context, sel ast.SelectionSet
 				}()
 				res = ec._SiteSpace_urls(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customization":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpace_customization(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "customizationOverrides":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpace_customizationOverrides(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -87062,6 +87797,38 @@ func (ec *executionContext) marshalNSiteAgentsContext2githubᚗcomᚋdocsapiᚋd
 	return v
 }
 
+func (ec *executionContext) unmarshalNSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, v any) (model.CustomizationSettings, error) {
+	var res model.CustomizationSettings
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, sel ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalNSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, v any) (model.CustomizationSettings, error) {
+	var res model.CustomizationSettings
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, sel ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalNSiteEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.Site]) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -89278,6 +90045,38 @@ func (ec *executionContext) marshalOSiteAgentsContext2ᚖgithubᚗcomᚋdocsapi�
 	return v
 }
 
+func (ec *executionContext) unmarshalOSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, v any) (model.CustomizationSettings, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res model.CustomizationSettings
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteCustomizationOverrides2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, sel ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalOSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, v any) (model.CustomizationSettings, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res model.CustomizationSettings
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteCustomizationSettings2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCustomizationSettings(ctx context.Context, sel ast.SelectionSet, v model.CustomizationSettings) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalOSiteProxy2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteProxy(ctx context.Context, sel ast.SelectionSet, v *model.SiteProxy) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -89299,6 +90098,13 @@ func (ec *executionContext) unmarshalOSiteSectionPointer2ᚖgithubᚗcomᚋdocsa
 	}
 	res, err := ec.unmarshalInputSiteSectionPointer(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx context.Context, sel ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SiteSpace(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSiteSpaceMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSpaceMovePosition(ctx context.Context, v any) (*model.SiteSpaceMovePosition, error) {

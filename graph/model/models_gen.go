@@ -847,18 +847,15 @@ type PublishedContentSite struct {
 	Scripts []*SiteIntegrationScript `json:"scripts"`
 }
 
-// How a published site is customized: the site's settings and each site
-// space's own. The server stores no customization and renders no site, so the
-// settings are the reference's (SiteCustomizationSettings) documented defaults
-// and, for the features the server does not have (PDF export, feedback, AI,
-// page actions, edit links, advanced customization, trademark), off;
-// pagination is on, as every page's layout says. The settings the reference
-// gives no default for and the server has no value of (`styling`, `themes`,
-// `internationalization`, `externalLinks`) are left out rather than made up.
+// How a published site looks to its visitors: the settings in effect, as
+// front ends render them. Anyone who may read the published site reads them
+// (its customization fields are for the organization's admins).
 type PublishedSiteCustomizations struct {
-	// The site's settings.
-	Site map[string]any `json:"site"`
-	// The settings of site spaces that have their own, by site space id: none.
+	// The site's settings: those last set, or the defaults (Site.customization).
+	Site CustomizationSettings `json:"site"`
+	// The settings of each site space that overrides some, by site space id:
+	// the site's, with its overrides over them (SiteSpace.customization). Only
+	// the site spaces the caller may see, as the structure lists them.
 	SiteSpaces map[string]any `json:"siteSpaces"`
 }
 
@@ -1466,11 +1463,17 @@ type UserURLs struct {
 	Location string `json:"location"`
 }
 
-// The versions of content a location is in.
+// The version of content a location is in: the revision its page or file was
+// read from. Select what you need of it (`revision { id }`); REST answers
+// leave `versionContext` out, which GitBook's reference allows: the location
+// is in the version the request names, and the reference's whole revision in
+// every location made a backlink list of 200 pages 15 MB (docs/api-guide.md,
+// Links).
 type VersionContext struct {
 	// `revision`.
-	Type     string `json:"type"`
-	Revision string `json:"revision"`
+	Type string `json:"type"`
+	// The revision the location was read from.
+	Revision *store.Revision `json:"revision"`
 }
 
 // Trial state.

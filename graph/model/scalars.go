@@ -80,3 +80,23 @@ func (d Document) MarshalGQL(w io.Writer) {
 	}
 	_, _ = w.Write(d)
 }
+
+// CustomizationSettings is a site's customization settings, or a site
+// space's overrides of them: a JSON object, whose members the resolvers
+// check (graph/internal/customization).
+type CustomizationSettings map[string]any
+
+// UnmarshalGQL accepts a JSON object.
+func (c *CustomizationSettings) UnmarshalGQL(v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return store.InvalidValue("customization settings must be an object, not %s", JSONType(v))
+	}
+	*c = m
+	return nil
+}
+
+// MarshalGQL writes the settings' JSON.
+func (c CustomizationSettings) MarshalGQL(w io.Writer) {
+	graphql.MarshalMap(c).MarshalGQL(w)
+}
