@@ -317,6 +317,7 @@ func LockConversationInsights(ctx context.Context, tx bun.Tx, orgID string) erro
 
 // UnprocessedConversations are orgID's conversations whose issues are due.
 func UnprocessedConversations(ctx context.Context, db bun.IDB, orgID string) ([]*Conversation, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Conversation
 	err := db.NewSelect().Model(&rows).Where("cv.organization_id = ? AND cv.processed_at IS NULL", orgID).
 		OrderExpr("cv.created_at, cv.id").Scan(ctx)

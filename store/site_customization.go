@@ -45,6 +45,7 @@ type Customization struct {
 // have any: a published site answers both, and a round trip less counts
 // on every visit.
 func CustomizationsOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []string) ([]Customization, error) {
+	ctx = inOrganization(ctx, orgID)
 	var out []Customization
 	err := eachRow(ctx, db, `SELECT site_id, '' AS site_space_id, settings FROM site_customizations
 			WHERE organization_id = ? AND site_id = ANY(?)
@@ -72,6 +73,7 @@ func SaveSiteCustomization(ctx context.Context, db bun.IDB, c *SiteCustomization
 // GetSiteSpaceCustomization returns the overrides of site space
 // siteSpaceID of orgID: ErrNotFound when it has none.
 func GetSiteSpaceCustomization(ctx context.Context, db bun.IDB, orgID, siteSpaceID string) (*SiteSpaceCustomization, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRow[SiteSpaceCustomization](ctx, db, "site_space_id = ? AND organization_id = ?", siteSpaceID, orgID)
 }
 

@@ -125,6 +125,7 @@ func SiteSpacesOfSites(ctx context.Context, db bun.IDB, orgID string, siteIDs []
 // ErrNotFound when there is none, or when the space it publishes is deleted
 // (hidden while it can be restored, as SiteSpacesOfSites leaves it out).
 func GetLiveSiteSpace(ctx context.Context, db bun.IDB, orgID, siteID, id string) (*SiteSpace, error) {
+	ctx = inOrganization(ctx, orgID)
 	return selectRow[SiteSpace](ctx, db, "site_space.organization_id = ? AND site_space.site_id = ? AND site_space.id = ? AND "+
 		publishesLiveSpace("site_space"), orgID, siteID, id, orgID)
 }
