@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"log/slog"
 	"os"
@@ -192,6 +193,49 @@ func TestReplicaConfig(t *testing.T) {
 		err := cfg.check()
 		if (err == nil) != c.ok || (c.ok && (len(cfg.replicaURLs()) != c.urls || cfg.replicas(nil).MaxLag != c.lag)) {
 			t.Errorf("env %v, args %v: %d replicas, lag %s, %v", c.env, c.args, len(cfg.replicaURLs()), cfg.ReplicaMaxLag, err)
+		}
+	}
+}
+
+// DOCSAPI_LOG_LEVEL: info by default or empty (a line per request),
+// debug, warn or error (in any case), the flag overriding it; anything else
+// stops the server, saying what it takes.
+func TestLogLevelConfig(t *testing.T) {
+	t.Setenv("DOCSAPI_LOG_LEVEL", "")
+	for _, c := range []struct {
+		env  *string
+		args []string
+		want slog.Level
+		ok   bool
+	}{
+		{nil, nil, slog.LevelInfo, true},
+		{ptr("debug"), nil, slog.LevelDebug, true},
+		{ptr("WARN"), nil, slog.LevelWarn, true},
+		{ptr("debug"), []string{"-log-level", "error"}, slog.LevelError, true},
+		{ptr("verbose"), nil, 0, false},
+		{ptr(""), nil, slog.LevelInfo, true},
+	} {
+		if c.env != nil {
+			os.Setenv("DOCSAPI_LOG_LEVEL", *c.env)
+		} else {
+			os.Unsetenv("DOCSAPI_LOG_LEVEL")
+		}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok || (!c.ok && !strings.Contains(err.Error(), "DOCSAPI_LOG_LEVEL")) {
+			t.Errorf("env %v, args %v: %v", c.env, c.args, err)
+			continue
+		}
+		if !c.ok {
+			continue
+		}
+		log := cfg.logger()
+		if !log.Enabled(context.Background(), c.want) || log.Enabled(context.Background(), c.want-1) {
+			t.Errorf("env %v, args %v: the logger does not log from %s on", c.env, c.args, c.want)
 		}
 	}
 }

@@ -23,7 +23,8 @@ type requestIDKey struct{}
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // observe gives every request an id (the caller's X-Request-Id when it is
-// sane), logs it, records its metrics and turns a panic into a 500.
+// sane), logs it, records its metrics and turns a panic into a 500. The
+// request's line is at info level, at error level for a 5xx answer.
 func observe(log *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -49,7 +50,11 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 			elapsed := time.Since(start)
 			requestsTotal.WithLabelValues(r.Method, label.name, strconv.Itoa(rec.status)).Inc()
 			requestDuration.WithLabelValues(r.Method, label.name).Observe(elapsed.Seconds())
-			log.LogAttrs(ctx, slog.LevelInfo, "request",
+			level := slog.LevelInfo
+			if rec.status >= http.StatusInternalServerError {
+				level = slog.LevelError
+			}
+			log.LogAttrs(ctx, level, "request",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status), slog.Duration("duration", elapsed))
 		}()
@@ -92,24 +97,6 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// requestIDHandler adds the request id to every log record made with a request's context.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
-		rec.AddAttrs(slog.String("request_id", id))
-	}
-	return h.Handler.Handle(ctx, rec)
-}
-
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
-}
 
 // limitBody bounds request bodies; the REST adapter answers 413 past it.
 // GraphQL multipart requests (file uploads) may carry up to maxUpload.

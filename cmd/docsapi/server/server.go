@@ -163,7 +163,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
-	log := slog.New(requestIDHandler{cfg.Log.Handler()})
+	log := slog.New(LogHandler(cfg.Log.Handler()))
 	live := graph.NewLiveHub(db, log)
 	live.MaxPerToken, live.MaxTotal = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
