@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
@@ -92,6 +94,10 @@ type config struct {
 	// ReplicaMaxLag, how far behind the primary one may be and take them.
 	ReplicaURLs   string
 	ReplicaMaxLag time.Duration
+
+	// tracing is the TracerProvider the OTEL_* variables made at start
+	// (tracing/otlp), nil while tracing is off.
+	tracing trace.TracerProvider
 
 	// invalid holds what bindConfig could not parse, reported by check.
 	invalid error
@@ -308,7 +314,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,
-		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
+		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log, Tracing: c.tracing,
 		SubscriptionsPerToken: c.SubscriptionsPerToken, SubscriptionsMax: c.SubscriptionsMax, WebsocketWriteTimeout: c.WebsocketWriteTimeout,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/tracing/otlp"
 )
 
 // DOCSAPI_SECRET_KEY: empty (no key), 64 hex digits or base64 of 32 bytes;
@@ -236,6 +237,63 @@ func TestLogLevelConfig(t *testing.T) {
 		log := cfg.logger()
 		if !log.Enabled(context.Background(), c.want) || log.Enabled(context.Background(), c.want-1) {
 			t.Errorf("env %v, args %v: the logger does not log from %s on", c.env, c.args, c.want)
+		}
+	}
+}
+
+// Tracing is off unless an OTLP endpoint is named (or OTEL_TRACES_EXPORTER
+// is otlp), and never with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none;
+// the exporter speaks grpc, http/protobuf (the default) or http/json as
+// OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says; an exporter, a protocol or a
+// sampler it cannot use stops the server, naming the variable.
+func TestTracingConfig(t *testing.T) {
+	vars := []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"}
+	for _, v := range vars {
+		t.Setenv(v, "")
+	}
+	const endpoint = "http://127.0.0.1:4318"
+	for _, c := range []struct {
+		env     map[string]string
+		on      bool
+		refused string // in the error, if the server refuses to start
+	}{
+		{nil, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint + "/v1/traces"}, true, ""},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SDK_DISABLED": "true"}, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_EXPORTER": "none"}, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, false, "OTEL_EXPORTER_OTLP_PROTOCOL"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": ""}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "sometimes"}, false, "OTEL_TRACES_SAMPLER"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, false, "OTEL_TRACES_SAMPLER_ARG"},
+	} {
+		for _, v := range vars {
+			os.Unsetenv(v)
+		}
+		for k, v := range c.env {
+			os.Setenv(k, v)
+		}
+		provider, err := otlp.New(context.Background(), slog.New(slog.DiscardHandler))
+		switch {
+		case c.refused != "":
+			if err == nil || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%v: %v, want an error naming %s", c.env, err, c.refused)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case (provider != nil) != c.on:
+			t.Errorf("%v: tracing on %v, want %v", c.env, provider != nil, c.on)
+		}
+		if provider != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = provider.Shutdown(ctx)
+			cancel()
 		}
 	}
 }

@@ -89,6 +89,8 @@ func New(cfg Config) *Engine {
 		return errors.New("internal error")
 	})
 	ex.Use(extension.Introspection{})
+	// Outermost: an operation's span covers all that runs it.
+	ex.Use(operationSpans{})
 	ex.SetParserTokenLimit(MaxTokens)
 	// First: nothing else sees, or keeps, text the database cannot store.
 	ex.Use(textCheck{parsed: parsed})

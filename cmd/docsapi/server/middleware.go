@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/rest"
@@ -23,9 +25,10 @@ type requestIDKey struct{}
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // observe gives every request an id (the caller's X-Request-Id when it is
-// sane), logs it, records its metrics and turns a panic into a 500. The
-// request's line is at info level, at error level for a 5xx answer.
-func observe(log *slog.Logger, next http.Handler) http.Handler {
+// sane) and, with tracing on (tracer not nil), a span (tracing.go); logs it,
+// records its metrics and turns a panic into a 500. The request's line is
+// at info level, at error level for a 5xx answer.
+func observe(log *slog.Logger, tracer trace.Tracer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -37,6 +40,10 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		label := &routeLabel{name: "unmatched"}
 		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
 		ctx = context.WithValue(ctx, routeLabelKey{}, label)
+		var span trace.Span
+		if tracer != nil && !engine.IsWebsocket(r) {
+			ctx, span = startRequestSpan(ctx, tracer, r, id)
+		}
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -57,6 +64,9 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 			log.LogAttrs(ctx, level, "request",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status), slog.Duration("duration", elapsed))
+			if span != nil {
+				endRequestSpan(span, r.Method, label.name, rec.status)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})
