@@ -246,29 +246,38 @@ func (l *loader[V]) init(db *store.DB, name string, build loaderBuild[V]) {
 	l.db, l.name, l.build = db, name, build
 }
 
-func (l *loader[V]) get() *dataloader.Loader[string, V] {
-	l.once.Do(func() { l.l = l.build(l.db, dataloader.WithTracer[string, V](batchSpans[V]{loader: l.name})) })
+// get is the loader, built on first use: with spans of its batches when
+// that use is under a recording span (a traced request), as dataloader
+// builds it otherwise.
+func (l *loader[V]) get(ctx context.Context) *dataloader.Loader[string, V] {
+	l.once.Do(func() {
+		if tracing.Recording(ctx) {
+			l.l = l.build(l.db, dataloader.WithTracer[string, V](batchSpans[V]{loader: l.name}))
+			return
+		}
+		l.l = l.build(l.db)
+	})
 	return l.l
 }
 
 // Load loads key: call the thunk for its value.
 func (l *loader[V]) Load(ctx context.Context, key string) dataloader.Thunk[V] {
-	return l.get().Load(ctx, key)
+	return l.get(ctx).Load(ctx, key)
 }
 
 // LoadMany loads keys in as few batches as it can.
 func (l *loader[V]) LoadMany(ctx context.Context, keys []string) dataloader.ThunkMany[V] {
-	return l.get().LoadMany(ctx, keys)
+	return l.get(ctx).LoadMany(ctx, keys)
 }
 
 // Prime caches v for key, unless key is already loaded or loading.
 func (l *loader[V]) Prime(ctx context.Context, key string, v V) {
-	l.get().Prime(ctx, key, v)
+	l.get(ctx).Prime(ctx, key, v)
 }
 
 // Clear forgets key, so that its next load reads it again.
 func (l *loader[V]) Clear(ctx context.Context, key string) {
-	l.get().Clear(ctx, key)
+	l.get(ctx).Clear(ctx, key)
 }
 
 // loadAll loads keys in one batch: their values in order, or the first error.
@@ -282,22 +291,22 @@ func (l *loader[V]) loadAll(ctx context.Context, keys []string) ([]V, error) {
 	return values, nil
 }
 
-// batchSpans is the loaders' dataloader tracer: a span per batch (its
-// reads), under the span of the field that asked first, and none per load,
-// which costs as little as dataloader's default tracer.
+// batchSpans is the dataloader tracer of the loaders of a traced request:
+// a span per batch (its reads), under the span of the field that asked
+// first, and none per load.
 type batchSpans[V any] struct{ loader string }
 
-func (batchSpans[V]) TraceLoad(ctx context.Context, _ string) (context.Context, dataloader.TraceLoadFinishFunc[V]) {
-	return ctx, func(dataloader.Thunk[V]) {}
+func (batchSpans[V]) TraceLoad(ctx context.Context, key string) (context.Context, dataloader.TraceLoadFinishFunc[V]) {
+	return dataloader.NoopTracer[string, V]{}.TraceLoad(ctx, key)
 }
 
-func (batchSpans[V]) TraceLoadMany(ctx context.Context, _ []string) (context.Context, dataloader.TraceLoadManyFinishFunc[V]) {
-	return ctx, func(dataloader.ThunkMany[V]) {}
+func (batchSpans[V]) TraceLoadMany(ctx context.Context, keys []string) (context.Context, dataloader.TraceLoadManyFinishFunc[V]) {
+	return dataloader.NoopTracer[string, V]{}.TraceLoadMany(ctx, keys)
 }
 
 func (b batchSpans[V]) TraceBatch(ctx context.Context, keys []string) (context.Context, dataloader.TraceBatchFinishFunc[V]) {
 	if !tracing.Recording(ctx) {
-		return ctx, func([]*dataloader.Result[V]) {}
+		return dataloader.NoopTracer[string, V]{}.TraceBatch(ctx, keys)
 	}
 	ctx, span := tracing.Child(ctx, "load "+b.loader, trace.WithAttributes(attribute.Int("docsapi.loader.keys", len(keys))))
 	return ctx, func([]*dataloader.Result[V]) { span.End() }
@@ -348,10 +357,12 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 		}
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch, append(opts,
+	options := []dataloader.Option[string, T]{
 		dataloader.WithWait[string, T](batchWindow),
 		dataloader.WithBatchCapacity[string, T](maxBatch),
-		dataloader.WithInputCapacity[string, T](maxBatch))...) // a batch never holds more
+		dataloader.WithInputCapacity[string, T](maxBatch), // a batch never holds more
+	}
+	return dataloader.NewBatchedLoader(batch, append(options, opts...)...)
 }
 
 // newAncestorLoader builds a loader keyed by a shared ancestor (a site, an
@@ -381,10 +392,12 @@ func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[strin
 		}
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch, append(opts,
+	options := []dataloader.Option[string, V]{
 		dataloader.WithWait[string, V](wait),
 		dataloader.WithBatchCapacity[string, V](maxBatch),
-		dataloader.WithInputCapacity[string, V](input))...)
+		dataloader.WithInputCapacity[string, V](input),
+	}
+	return dataloader.NewBatchedLoader(batch, append(options, opts...)...)
 }
 
 // groupBy groups rows by key (their site, comment...), keeping their order;

@@ -74,7 +74,8 @@ type Resolver struct {
 	// Budget, when set, is the rate budget every operation draws on
 	// (graph/budget).
 	Budget *budget.Budget
-	// Tracing, when set, traces the jobs enqueued (JobMiddleware); the
+	// Tracing, when set, gives GraphQL operations spans (the engine's
+	// Config.Traced) and traces the jobs enqueued (JobMiddleware); the
 	// spans of requests are the server's, and those below them children
 	// of theirs (package tracing).
 	Tracing trace.TracerProvider

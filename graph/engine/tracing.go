@@ -20,8 +20,9 @@ import (
 // below the root get none: a site's tree has thousands, most of them
 // copying a value, and the few that read do so through a loader.
 //
-// Spans are children of the request's (tracing.Child): with tracing off,
-// or a request not sampled, each costs a context lookup.
+// The engine has it with tracing on (Config.Traced). Its spans are children
+// of the request's (tracing.Child): a request not sampled costs a context
+// lookup per operation and root field.
 type operationSpans struct{}
 
 var _ interface {
