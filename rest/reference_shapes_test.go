@@ -84,7 +84,9 @@ func deviates(op, leaf string, seen map[int]bool) bool {
 // and its body is validated against the reference's response schema for the
 // status it answered (the reference operation is found by operationId, else
 // by method and path). The test fails listing every route whose body does
-// not match, with the validator's messages.
+// not match, with the validator's messages. TestGitBookClient makes the
+// same calls, and those of the routes answering no body, through GitBook's
+// own client.
 func TestReferenceShapes(t *testing.T) {
 	t.Parallel()
 	ref := loadReference(t)
@@ -189,19 +191,23 @@ func newShapesFixture(t *testing.T, env *servertest.Env) *shapesFixture {
 
 	// The writes run one after another on the same objects: those that
 	// would collide with an earlier one (the space moved into the
-	// collection, a site space's path taken) or cannot take objects a site
+	// collection, a site space's path taken, a git import replacing the
+	// pages the change request edits) or cannot take objects a site
 	// publishes (transfers) get their own.
 	f.bodies["moveCollection"] = `{"parent":null}`
 	f.bodies["updateSiteSpaceById"] = `{"path":"moved-elsewhere"}`
 	spare := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Spare"}`).Expect(http.StatusCreated).String("id")
+	synced := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Synced"}`).Expect(http.StatusCreated).String("id")
 	archive := admin.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Archive"}`).Expect(http.StatusCreated).String("id")
 	admin.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Archived", "parent": archive}).Expect(http.StatusCreated)
 	f.idsFor = map[string]map[string]string{
-		"transferSpace":                  {"spaceId": spare},
-		"transferCollection":             {"collectionId": archive},
-		"listPageLinksInSpace":           {"pageId": links},
-		"listPageLinksInChangeRequest":   {"changeRequestId": linksCR, "pageId": links},
-		"listChangeRequestFileBacklinks": {"changeRequestId": linksCR},
+		"transferSpace":                            {"spaceId": spare},
+		"transferCollection":                       {"collectionId": archive},
+		"importGitRepository":                      {"spaceId": synced},
+		"removeRequestedReviewerFromChangeRequest": {"userId": f.users["review"].ID},
+		"listPageLinksInSpace":                     {"pageId": links},
+		"listPageLinksInChangeRequest":             {"changeRequestId": linksCR, "pageId": links},
+		"listChangeRequestFileBacklinks":           {"changeRequestId": linksCR},
 	}
 	return f
 }
@@ -245,6 +251,14 @@ type referenceCall struct {
 	body string
 }
 
+// listQueries are query parameters some calls add: a number and a list,
+// which clients serialize each their own way (GitBook's repeats a list's
+// key), and a page of one, whose answer has a next page.
+var listQueries = map[string]map[string]any{
+	"listSpacesInOrganizationById": {"limit": 1},
+	"listSites":                    {"type": []any{"premium", "basic"}},
+}
+
 // calls are the calls of route the fixture makes: one, and one more with
 // extended=true when the route takes it.
 func (f *shapesFixture) calls(t *testing.T, route rest.Route) []referenceCall {
@@ -266,7 +280,7 @@ func (f *shapesFixture) calls(t *testing.T, route rest.Route) []referenceCall {
 	if route.Method != "GET" && route.Method != "DELETE" {
 		body = f.bodies[route.Operation]
 	}
-	var query map[string]any
+	query := maps.Clone(listQueries[route.Operation])
 	if q, ok := requiredQuery[route.Operation]; ok {
 		values, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
 		if err != nil {
@@ -300,6 +314,12 @@ func (c referenceCall) target() string {
 func (c referenceCall) queryString() string {
 	values := url.Values{}
 	for k, v := range c.query {
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				values.Add(k, fmt.Sprint(e))
+			}
+			continue
+		}
 		values.Set(k, fmt.Sprint(v))
 	}
 	return values.Encode()
