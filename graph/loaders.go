@@ -46,7 +46,6 @@ type Loaders struct {
 	SiteCustomizations loader[*siteCustomizations]
 
 	// Counts shown on members and teams, and the caller's role in teams.
-	LiveSpaceCount  loader[int] // by organization
 	MemberTeamCount loader[int] // by orgKey(organization, user)
 	TeamMemberCount loader[int] // by team
 	CallerTeamRole  loader[store.TeamRole]
@@ -108,7 +107,6 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
 	l.SiteSpaceSummaries.init(db, loadSiteSpaceSummaries)
 	l.SiteCustomizations.init(db, loadSiteCustomizations)
-	l.LiveSpaceCount.init(db, loadLiveSpaceCount)
 	l.MemberTeamCount.init(db, loadMemberTeamCount)
 	l.TeamMemberCount.init(db, loadTeamMemberCount)
 	l.CallerTeamRole.init(db, loadCallerTeamRole)
@@ -161,10 +159,7 @@ var (
 	loadSiteCustomizations = ancestorLoader(perSiteOrganization(readSiteCustomizations))
 	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
 	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
-	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.CountLiveSpaces(ctx, db, ids)
-	})
-	loadMemberTeamCount = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
+	loadMemberTeamCount    = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
 		return store.CountTeamsOfMembers(ctx, db, org, users)
 	}))
 	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {

@@ -55,7 +55,7 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 		}
 		return store.Keyset{Time: t, ID: m.UserID}
 	})
-	return &model.MemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.MemberList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Member(ctx context.Context, o *store.Organization, userID string) (*store.Member, error) {
@@ -143,7 +143,7 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 		items[i] = &model.MemberContentPermission{Permission: role, Space: s}
 	}
-	return &model.MemberContentPermissionList{Items: items, Total: r.spaceCount(m.OrganizationID, fetch, anySpace, g, caller), Next: next, PageInfo: info}, nil
+	return &model.MemberContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, title *string) (*model.MemberTeamList, error) {
@@ -169,7 +169,7 @@ func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, p
 	for i, t := range teams {
 		items[i] = &model.MemberTeam{Team: t, Member: &model.TeamMember{Role: roles[t.ID]}}
 	}
-	return &model.MemberTeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.MemberTeamList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) UpdateMember(ctx context.Context, orgID, userID string, input model.UpdateMemberInput) (*store.Member, error) {

@@ -100,11 +100,11 @@ func complexityOf(c *generated.ComplexityRoot) {
 }
 
 // ListQueryCost is what a list costs besides its items: the SQL it runs for
-// its page and its count, whatever the page's size. Priced by their page
-// alone, aliases and fragment spreads of one-item lists (`members(limit:
-// 1) { count }`, 2 each) ran 10,000 list queries from some 2,000 tokens, two
-// seconds of database time, within the complexity limit; at 100 a request
-// runs at most some 2,500 of them (TestListsCostTheirQueries).
+// its page, whatever the page's size. Priced by their page alone, aliases
+// and fragment spreads of one-item lists (`members(limit: 1) { count }`, 2
+// each, when count was a query too) ran 10,000 list queries from some 2,000
+// tokens, two seconds of database time, within the complexity limit; at 100
+// a request runs at most some 2,500 of them (TestListsCostTheirQueries).
 const ListQueryCost = 100
 
 // searchCosts adds to the cost of the searches, a list's, the rows each

@@ -51,7 +51,7 @@ func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization,
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, teamKey)
-	return &model.TeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.TeamList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, id string) (*store.Team, error) {
@@ -253,7 +253,7 @@ func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *str
 		items[i] = &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
 			Permissions: &model.TeamMemberPermissions{View: true}}
 	}
-	return &model.TeamMemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.TeamMemberList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // managedTeam reads a team the caller manages (admins and the team's owners).

@@ -168,6 +168,9 @@ func TestAuthorizationWalk(t *testing.T) {
 					}
 					routes++
 					res := rc.user.Do("GET", path, nil)
+					if err := countIsItems(res.Body); err != nil {
+						t.Errorf("GET %s: %v", path, err)
+					}
 					for _, m := range f.markers {
 						if containsFold(res.Body, m.text) {
 							found[m.kind] = append(found[m.kind], walkHit{node: fmt.Sprintf("GET %s (%s, %d)", route.Path, route.Operation, res.Status), edge: route.Operation})

@@ -296,7 +296,7 @@ func TestConnectionWalk(t *testing.T) {
 	// Both names of one argument: the same value is fine, different ones
 	// are a bad request.
 	same := alice.GraphQL(`query($o: ID!) { organization(id: $o) { spaces(first: 3, limit: 3) { count } } }`, map[string]any{"o": org})
-	if string(same.Data) != `{"organization":{"spaces":{"count":1000}}}` || len(same.Errors) > 0 {
+	if string(same.Data) != `{"organization":{"spaces":{"count":3}}}` || len(same.Errors) > 0 {
 		t.Fatalf("first = limit = 3: %s %+v", same.Data, same.Errors)
 	}
 	for _, q := range []string{

@@ -260,33 +260,6 @@ func hotReads(db *store.DB) []hotRead {
 			_, err := store.RevisionsPages(ctx, db, "mine", []string{"mr1"})
 			return err
 		}},
-		// The totals of the hottest lists (their `count`): the list's own
-		// filters, counted.
-		{"count of the spaces of an organization", false, func(ctx context.Context) error {
-			p, total := store.CountPage()
-			if _, err := store.ListSpaces(ctx, db, "mine", p, false); err != nil {
-				return err
-			}
-			return wantTotal(total, 1000)
-		}},
-		{"spaces of an organization as access decisions see them (a member's counts)", false, func(ctx context.Context) error {
-			_, err := store.LoadOrgSpaces(ctx, db, "mine")
-			return err
-		}},
-		{"count of the change requests of a space", false, func(ctx context.Context) error {
-			p, total := store.CountPage()
-			if _, err := store.ListChangeRequests(ctx, db, "mine", []string{"ms1"}, store.ChangeRequestFilter{Status: store.CROpen}, p); err != nil {
-				return err
-			}
-			return wantTotal(total, -1)
-		}},
-		{"count of the comments of a space", false, func(ctx context.Context) error {
-			p, total := store.CountPage()
-			if _, err := store.ListComments(ctx, db, "mine", "ms1", nil, store.CommentFilter{Status: store.CommentOpen}, p); err != nil {
-				return err
-			}
-			return wantTotal(total, -1)
-		}},
 	}
 }
 
@@ -348,16 +321,6 @@ func checkShownBodiesWritesByKey(t *testing.T, conn *pgx.Conn) {
 	if shown != 100 {
 		t.Errorf("%d of mine's sections are shown, want the 100 of its space's pages", shown)
 	}
-}
-
-// wantTotal checks a list counted its rows: want of them, or any number
-// when want is -1.
-func wantTotal(total func() (int, error), want int) error {
-	n, err := total()
-	if err == nil && want >= 0 && n != want {
-		err = fmt.Errorf("counted %d rows, want %d", n, want)
-	}
-	return err
 }
 
 // explain returns the JSON plan of s under plan_cache_mode mode.

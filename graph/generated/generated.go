@@ -10899,7 +10899,7 @@ type OrganizationList {
   items: [Organization!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OrganizationEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11022,7 +11022,7 @@ type MemberList {
   items: [Member!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11059,6 +11059,7 @@ type MemberTeamList {
   items: [MemberTeam!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberTeamEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11106,6 +11107,7 @@ type TeamMemberList {
   items: [OrganizationTeamMember!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamMemberEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11146,6 +11148,7 @@ type TeamList {
   items: [Team!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11178,6 +11181,7 @@ type OrganizationInviteList {
   items: [OrganizationInvite!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OrganizationInviteEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11278,6 +11282,7 @@ type MemberContentPermissionList {
   items: [MemberContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11301,6 +11306,7 @@ type UserContentPermissionList {
   items: [UserContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [UserContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11324,6 +11330,7 @@ type TeamContentPermissionList {
   items: [TeamContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11481,7 +11488,7 @@ type SpaceList {
   items: [Space!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SpaceEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11585,6 +11592,7 @@ type CollectionList {
   items: [Collection!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CollectionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11742,6 +11750,7 @@ type RevisionFileList {
   items: [RevisionFile!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [RevisionFileEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12068,6 +12077,7 @@ type ChangeRequestList {
   items: [ChangeRequest!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12143,6 +12153,7 @@ type ChangeRequestReviewList {
   items: [ChangeRequestReview!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestReviewEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12173,6 +12184,7 @@ type ChangeRequestRequestedReviewerList {
   items: [ChangeRequestRequestedReviewer!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestRequestedReviewerEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12328,6 +12340,7 @@ type CommentList {
   items: [Comment!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CommentEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12345,6 +12358,7 @@ type CommentReplyList {
   items: [CommentReply!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CommentReplyEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12441,6 +12455,7 @@ type SearchPageResultList {
   items: [SearchPageResult!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SearchPageResultEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12458,6 +12473,7 @@ type SearchSpaceResultList {
   items: [SearchSpaceResult!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SearchSpaceResultEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12545,6 +12561,7 @@ type LinkList {
   items: [LinkItem!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [LinkEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12564,6 +12581,7 @@ type ContentLocationList {
   items: [ContentLocation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ContentLocationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12873,6 +12891,7 @@ type SiteList {
   items: [Site!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12890,6 +12909,7 @@ type SiteSectionGroupList {
   items: [SiteSectionGroup!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSectionGroupEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12907,6 +12927,7 @@ type SiteSectionList {
   items: [SiteSection!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSectionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12924,6 +12945,7 @@ type SiteSpaceList {
   items: [SiteSpace!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSpaceEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13320,6 +13342,7 @@ type IntegrationList {
   items: [Integration!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13373,6 +13396,7 @@ type IntegrationInstallationList {
   items: [IntegrationInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13424,6 +13448,7 @@ type IntegrationSpaceInstallationList {
   items: [IntegrationSpaceInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationSpaceInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13441,6 +13466,7 @@ type IntegrationSiteInstallationList {
   items: [IntegrationSiteInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationSiteInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13496,6 +13522,7 @@ type IntegrationEventList {
   items: [IntegrationEvent!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationEventEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13667,6 +13694,7 @@ type OpenAPISpecList {
   items: [OpenAPISpec!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OpenAPISpecEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13711,6 +13739,7 @@ type OpenAPISpecVersionList {
   items: [OpenAPISpecVersion!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OpenAPISpecVersionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13828,6 +13857,7 @@ type TranslationList {
   items: [Translation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TranslationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13914,6 +13944,7 @@ type ConversationList {
   items: [Conversation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13962,6 +13993,7 @@ type ConversationIssueList {
   items: [ConversationIssueItem!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationIssueEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -14035,6 +14067,7 @@ type ConversationsIssuesClusterList {
   items: [ConversationsIssuesCluster!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationsIssuesClusterEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -14132,6 +14165,7 @@ type SAMLProviderList {
   items: [SAMLProvider!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SAMLProviderEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -25147,7 +25181,7 @@ func (ec *executionContext) _ChangeRequestList_count(ctx context.Context, field 
 			return ec.fieldContext_ChangeRequestList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -25532,7 +25566,7 @@ func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx contex
 			return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -26027,7 +26061,7 @@ func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, 
 			return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -26703,7 +26737,7 @@ func (ec *executionContext) _CollectionList_count(ctx context.Context, field gra
 			return ec.fieldContext_CollectionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -27610,7 +27644,7 @@ func (ec *executionContext) _CommentList_count(ctx context.Context, field graphq
 			return ec.fieldContext_CommentList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -28383,7 +28417,7 @@ func (ec *executionContext) _CommentReplyList_count(ctx context.Context, field g
 			return ec.fieldContext_CommentReplyList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -28924,7 +28958,7 @@ func (ec *executionContext) _ContentLocationList_count(ctx context.Context, fiel
 			return ec.fieldContext_ContentLocationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -29951,7 +29985,7 @@ func (ec *executionContext) _ConversationIssueList_count(ctx context.Context, fi
 			return ec.fieldContext_ConversationIssueList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -30125,7 +30159,7 @@ func (ec *executionContext) _ConversationList_count(ctx context.Context, field g
 			return ec.fieldContext_ConversationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -30809,7 +30843,7 @@ func (ec *executionContext) _ConversationsIssuesClusterList_count(ctx context.Co
 			return ec.fieldContext_ConversationsIssuesClusterList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -33061,7 +33095,7 @@ func (ec *executionContext) _IntegrationEventList_count(ctx context.Context, fie
 			return ec.fieldContext_IntegrationEventList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -33861,7 +33895,7 @@ func (ec *executionContext) _IntegrationInstallationList_count(ctx context.Conte
 			return ec.fieldContext_IntegrationInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34104,7 +34138,7 @@ func (ec *executionContext) _IntegrationList_count(ctx context.Context, field gr
 			return ec.fieldContext_IntegrationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34535,7 +34569,7 @@ func (ec *executionContext) _IntegrationSiteInstallationList_count(ctx context.C
 			return ec.fieldContext_IntegrationSiteInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34943,7 +34977,7 @@ func (ec *executionContext) _IntegrationSpaceInstallationList_count(ctx context.
 			return ec.fieldContext_IntegrationSpaceInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -35411,7 +35445,7 @@ func (ec *executionContext) _LinkList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_LinkList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -36339,7 +36373,7 @@ func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Conte
 			return ec.fieldContext_MemberContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -36545,7 +36579,7 @@ func (ec *executionContext) _MemberList_count(ctx context.Context, field graphql
 			return ec.fieldContext_MemberList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -36815,7 +36849,7 @@ func (ec *executionContext) _MemberTeamList_count(ctx context.Context, field gra
 			return ec.fieldContext_MemberTeamList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -42604,7 +42638,7 @@ func (ec *executionContext) _OpenAPISpecList_count(ctx context.Context, field gr
 			return ec.fieldContext_OpenAPISpecList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -43081,7 +43115,7 @@ func (ec *executionContext) _OpenAPISpecVersionList_count(ctx context.Context, f
 			return ec.fieldContext_OpenAPISpecVersionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -45040,7 +45074,7 @@ func (ec *executionContext) _OrganizationInviteList_count(ctx context.Context, f
 			return ec.fieldContext_OrganizationInviteList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -45191,7 +45225,7 @@ func (ec *executionContext) _OrganizationList_count(ctx context.Context, field g
 			return ec.fieldContext_OrganizationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -48349,7 +48383,7 @@ func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field g
 			return ec.fieldContext_RevisionFileList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -49626,7 +49660,7 @@ func (ec *executionContext) _SAMLProviderList_count(ctx context.Context, field g
 			return ec.fieldContext_SAMLProviderList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -50213,7 +50247,7 @@ func (ec *executionContext) _SearchPageResultList_count(ctx context.Context, fie
 			return ec.fieldContext_SearchPageResultList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -50621,7 +50655,7 @@ func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, fi
 			return ec.fieldContext_SearchSpaceResultList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -51802,7 +51836,7 @@ func (ec *executionContext) _SiteList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_SiteList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -52550,7 +52584,7 @@ func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, fie
 			return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -52701,7 +52735,7 @@ func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field gr
 			return ec.fieldContext_SiteSectionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -53201,7 +53235,7 @@ func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field grap
 			return ec.fieldContext_SiteSpaceList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -54571,7 +54605,7 @@ func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.
 			return ec.fieldContext_SpaceList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -55638,7 +55672,7 @@ func (ec *executionContext) _TeamContentPermissionList_count(ctx context.Context
 			return ec.fieldContext_TeamContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -55844,7 +55878,7 @@ func (ec *executionContext) _TeamList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_TeamList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -56073,7 +56107,7 @@ func (ec *executionContext) _TeamMemberList_count(ctx context.Context, field gra
 			return ec.fieldContext_TeamMemberList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -56692,7 +56726,7 @@ func (ec *executionContext) _TranslationList_count(ctx context.Context, field gr
 			return ec.fieldContext_TranslationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -57422,7 +57456,7 @@ func (ec *executionContext) _UserContentPermissionList_count(ctx context.Context
 			return ec.fieldContext_UserContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -63320,60 +63354,27 @@ func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.Sele
 		case "items":
 			out.Values[i] = ec._ChangeRequestList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -63654,60 +63655,27 @@ func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Cont
 		case "items":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -64008,60 +63976,27 @@ func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel as
 		case "items":
 			out.Values[i] = ec._ChangeRequestReviewList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestReviewList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestReviewList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestReviewList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestReviewList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestReviewList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -64519,60 +64454,27 @@ func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._CollectionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._CollectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CollectionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._CollectionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CollectionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CollectionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -65273,60 +65175,27 @@ func (ec *executionContext) _CommentList(ctx context.Context, sel ast.SelectionS
 		case "items":
 			out.Values[i] = ec._CommentList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._CommentList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CommentList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._CommentList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CommentList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CommentList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -65842,60 +65711,27 @@ func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._CommentReplyList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._CommentReplyList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CommentReplyList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._CommentReplyList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CommentReplyList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CommentReplyList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -66173,60 +66009,27 @@ func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.Se
 		case "items":
 			out.Values[i] = ec._ContentLocationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ContentLocationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ContentLocationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ContentLocationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ContentLocationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ContentLocationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -66825,60 +66628,27 @@ func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.
 		case "items":
 			out.Values[i] = ec._ConversationIssueList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationIssueList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationIssueList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationIssueList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationIssueList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationIssueList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -66954,60 +66724,27 @@ func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._ConversationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -67452,60 +67189,27 @@ func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context,
 		case "items":
 			out.Values[i] = ec._ConversationsIssuesClusterList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationsIssuesClusterList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationsIssuesClusterList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationsIssuesClusterList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationsIssuesClusterList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationsIssuesClusterList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -69230,60 +68934,27 @@ func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._IntegrationEventList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationEventList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationEventList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationEventList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationEventList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationEventList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -69865,60 +69536,27 @@ func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, se
 		case "items":
 			out.Values[i] = ec._IntegrationInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70042,60 +69680,27 @@ func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._IntegrationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70419,60 +70024,27 @@ func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context
 		case "items":
 			out.Values[i] = ec._IntegrationSiteInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationSiteInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationSiteInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationSiteInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationSiteInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationSiteInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70758,60 +70330,27 @@ func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Contex
 		case "items":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationSpaceInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationSpaceInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71079,65 +70618,32 @@ func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._LinkList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._LinkList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._LinkList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._LinkList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._LinkList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._LinkList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "stats":
 			out.Values[i] = ec._LinkList_stats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71683,60 +71189,27 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 		case "items":
 			out.Values[i] = ec._MemberContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._MemberContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MemberContentPermissionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._MemberContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71817,60 +71290,27 @@ func (ec *executionContext) _MemberList(ctx context.Context, sel ast.SelectionSe
 		case "items":
 			out.Values[i] = ec._MemberList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._MemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MemberList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._MemberList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71994,60 +71434,27 @@ func (ec *executionContext) _MemberTeamList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._MemberTeamList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._MemberTeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MemberTeamList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._MemberTeamList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberTeamList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberTeamList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -73411,60 +72818,27 @@ func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._OpenAPISpecList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OpenAPISpecList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OpenAPISpecList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OpenAPISpecList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OpenAPISpecList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OpenAPISpecList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -73798,60 +73172,27 @@ func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast
 		case "items":
 			out.Values[i] = ec._OpenAPISpecVersionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OpenAPISpecVersionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OpenAPISpecVersionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OpenAPISpecVersionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OpenAPISpecVersionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OpenAPISpecVersionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -75319,60 +74660,27 @@ func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast
 		case "items":
 			out.Values[i] = ec._OrganizationInviteList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OrganizationInviteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrganizationInviteList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OrganizationInviteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OrganizationInviteList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OrganizationInviteList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -75410,60 +74718,27 @@ func (ec *executionContext) _OrganizationList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._OrganizationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OrganizationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrganizationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OrganizationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OrganizationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OrganizationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -77427,60 +76702,27 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._RevisionFileList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._RevisionFileList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._RevisionFileList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._RevisionFileList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._RevisionFileList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._RevisionFileList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78299,60 +77541,27 @@ func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._SAMLProviderList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SAMLProviderList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SAMLProviderList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SAMLProviderList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SAMLProviderList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SAMLProviderList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78706,60 +77915,27 @@ func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._SearchPageResultList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SearchPageResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SearchPageResultList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SearchPageResultList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SearchPageResultList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SearchPageResultList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78946,60 +78122,27 @@ func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.
 		case "items":
 			out.Values[i] = ec._SearchSpaceResultList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SearchSpaceResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SearchSpaceResultList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SearchSpaceResultList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SearchSpaceResultList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SearchSpaceResultList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -79953,60 +79096,27 @@ func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._SiteList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SiteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SiteList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SiteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80461,60 +79571,27 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._SiteSectionGroupList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSectionGroupList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SiteSectionGroupList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SiteSectionGroupList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSectionGroupList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSectionGroupList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80552,60 +79629,27 @@ func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._SiteSectionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SiteSectionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SiteSectionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSectionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSectionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80977,60 +80021,27 @@ func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.Selectio
 		case "items":
 			out.Values[i] = ec._SiteSpaceList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SiteSpaceList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SiteSpaceList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSpaceList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSpaceList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -81900,60 +80911,27 @@ func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet
 		case "items":
 			out.Values[i] = ec._SpaceList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SpaceList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SpaceList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SpaceList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SpaceList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -82505,60 +81483,27 @@ func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel 
 		case "items":
 			out.Values[i] = ec._TeamContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamContentPermissionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -82639,60 +81584,27 @@ func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._TeamList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -82811,60 +81723,27 @@ func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._TeamMemberList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamMemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamMemberList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamMemberList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamMemberList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamMemberList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -83322,60 +82201,27 @@ func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._TranslationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TranslationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TranslationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TranslationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TranslationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TranslationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -83830,60 +82676,27 @@ func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel 
 		case "items":
 			out.Values[i] = ec._UserContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._UserContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._UserContentPermissionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._UserContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._UserContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._UserContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -1,9 +1,6 @@
 package model
 
 import (
-	"context"
-	"errors"
-
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -18,20 +15,11 @@ type List[T any] struct {
 	Items    []T       `json:"items"`
 	Next     *ListNext `json:"next,omitempty"`
 	PageInfo *PageInfo `json:"pageInfo"`
-	// Total counts the items of the whole list, every page, as the caller
-	// sees them (graph/pagination.go makes it). It runs only when `count`
-	// is asked for: a count is a query a page need not pay for.
-	Total func(ctx context.Context) (int, error) `json:"-"`
 }
 
-// Count is the number of items of the whole list, not of this page.
-func (l *List[T]) Count(ctx context.Context) (int, error) {
-	if l.Total == nil {
-		// A list made without its total: a bug, not a 0 that would lie.
-		return 0, errors.New("model: this list has no total")
-	}
-	return l.Total(ctx)
-}
+// Count is the number of items in this page: the specification's `count`
+// (section 1.2), on REST and in GraphQL alike. It costs nothing.
+func (l *List[T]) Count() int { return len(l.Items) }
 
 // Edge is an item of a list with its cursor.
 type Edge[T any] struct {
