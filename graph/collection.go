@@ -69,7 +69,7 @@ func (r *organizationResolver) Collections(ctx context.Context, o *store.Organiz
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, key)
-	return &model.CollectionList{Items: items, Next: next, PageInfo: info}, nil
+	return &model.CollectionList{Items: items, Total: r.collectionTotal(o.ID, topLevel, g), Next: next, PageInfo: info}, nil
 }
 
 type collectionResolver struct{ *Resolver }
@@ -117,7 +117,7 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	return &model.SpaceList{Items: items, Next: next, PageInfo: info}, nil
+	return &model.SpaceList{Items: items, Total: r.spaceTotal(c.OrganizationID, &c.ID, g), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) CreateCollection(ctx context.Context, orgID string, input model.CreateCollectionInput) (*store.Collection, error) {

@@ -611,7 +611,7 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 	for i, x := range got {
 		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
 	}
-	return &model.CommentReplyList{Items: items, Next: next, PageInfo: info}, nil
+	return &model.CommentReplyList{Items: items, Total: totalIs(len(replies)), Next: next, PageInfo: info}, nil
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {

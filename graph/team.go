@@ -202,17 +202,7 @@ func (r *teamResolver) Members(ctx context.Context, t *store.Team) (int, error) 
 // Spaces is the number of live spaces a grant to the team reaches (on the
 // space, or on a collection enclosing it).
 func (r *teamResolver) Spaces(ctx context.Context, t *store.Team) (int, error) {
-	a, spaces, err := r.orgSpaces(ctx, t.OrganizationID)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, s := range spaces {
-		if s.Live && a.teamReaches(t.ID, s.ID, s.ParentID) {
-			n++
-		}
-	}
-	return n, nil
+	return r.teamSpaces(ctx, t.OrganizationID, t.ID)
 }
 
 func (r *teamResolver) Permissions(ctx context.Context, t *store.Team) (*model.TeamPermissions, error) {

@@ -211,11 +211,12 @@ type ComplexityRoot struct {
 	}
 
 	CollectionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	CollectionPermissions struct {
@@ -310,11 +311,12 @@ type ComplexityRoot struct {
 	}
 
 	CommentReplyList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	CommentTarget struct {
@@ -348,11 +350,12 @@ type ComplexityRoot struct {
 	}
 
 	ContentLocationList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	ContentLocationPage struct {
@@ -763,12 +766,13 @@ type ComplexityRoot struct {
 	}
 
 	LinkList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
-		Stats    func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Stats      func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	LinkStats struct {
@@ -819,11 +823,12 @@ type ComplexityRoot struct {
 	}
 
 	MemberContentPermissionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	MemberEdge struct {
@@ -1305,11 +1310,12 @@ type ComplexityRoot struct {
 	}
 
 	RevisionFileList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	RevisionGit struct {
@@ -1421,11 +1427,12 @@ type ComplexityRoot struct {
 	}
 
 	SearchPageResultList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SearchSectionResult struct {
@@ -1448,11 +1455,12 @@ type ComplexityRoot struct {
 	}
 
 	SearchSpaceResultList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SearchURLs struct {
@@ -1568,19 +1576,21 @@ type ComplexityRoot struct {
 	}
 
 	SiteSectionGroupList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSectionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSectionURLs struct {
@@ -1607,11 +1617,12 @@ type ComplexityRoot struct {
 	}
 
 	SiteSpaceList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSpaceURLs struct {
@@ -1671,11 +1682,12 @@ type ComplexityRoot struct {
 	}
 
 	SpaceList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SpacePermissions struct {
@@ -2971,6 +2983,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CollectionList.PageInfo(childComplexity), true
+	case "CollectionList.totalCount":
+		if e.ComplexityRoot.CollectionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CollectionList.TotalCount(childComplexity), true
 
 	case "CollectionPermissions.admin":
 		if e.ComplexityRoot.CollectionPermissions.Admin == nil {
@@ -3364,6 +3382,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentReplyList.PageInfo(childComplexity), true
+	case "CommentReplyList.totalCount":
+		if e.ComplexityRoot.CommentReplyList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentReplyList.TotalCount(childComplexity), true
 
 	case "CommentTarget.changeRequest":
 		if e.ComplexityRoot.CommentTarget.ChangeRequest == nil {
@@ -3490,6 +3514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContentLocationList.PageInfo(childComplexity), true
+	case "ContentLocationList.totalCount":
+		if e.ComplexityRoot.ContentLocationList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.TotalCount(childComplexity), true
 
 	case "ContentLocationPage.kind":
 		if e.ComplexityRoot.ContentLocationPage.Kind == nil {
@@ -5050,6 +5080,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LinkList.Stats(childComplexity), true
+	case "LinkList.totalCount":
+		if e.ComplexityRoot.LinkList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.TotalCount(childComplexity), true
 
 	case "LinkStats.broken":
 		if e.ComplexityRoot.LinkStats.Broken == nil {
@@ -5271,6 +5307,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MemberContentPermissionList.PageInfo(childComplexity), true
+	case "MemberContentPermissionList.totalCount":
+		if e.ComplexityRoot.MemberContentPermissionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberContentPermissionList.TotalCount(childComplexity), true
 
 	case "MemberEdge.cursor":
 		if e.ComplexityRoot.MemberEdge.Cursor == nil {
@@ -8188,6 +8230,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionFileList.PageInfo(childComplexity), true
+	case "RevisionFileList.totalCount":
+		if e.ComplexityRoot.RevisionFileList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.TotalCount(childComplexity), true
 
 	case "RevisionGit.createdByGitBook":
 		if e.ComplexityRoot.RevisionGit.CreatedByGitBook == nil {
@@ -8639,6 +8687,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchPageResultList.PageInfo(childComplexity), true
+	case "SearchPageResultList.totalCount":
+		if e.ComplexityRoot.SearchPageResultList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPageResultList.TotalCount(childComplexity), true
 
 	case "SearchSectionResult.body":
 		if e.ComplexityRoot.SearchSectionResult.Body == nil {
@@ -8733,6 +8787,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchSpaceResultList.PageInfo(childComplexity), true
+	case "SearchSpaceResultList.totalCount":
+		if e.ComplexityRoot.SearchSpaceResultList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResultList.TotalCount(childComplexity), true
 
 	case "SearchURLs.app":
 		if e.ComplexityRoot.SearchURLs.App == nil {
@@ -9201,6 +9261,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionGroupList.PageInfo(childComplexity), true
+	case "SiteSectionGroupList.totalCount":
+		if e.ComplexityRoot.SiteSectionGroupList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.TotalCount(childComplexity), true
 
 	case "SiteSectionList.count":
 		if e.ComplexityRoot.SiteSectionList.Count == nil {
@@ -9232,6 +9298,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionList.PageInfo(childComplexity), true
+	case "SiteSectionList.totalCount":
+		if e.ComplexityRoot.SiteSectionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.TotalCount(childComplexity), true
 
 	case "SiteSectionURLs.published":
 		if e.ComplexityRoot.SiteSectionURLs.Published == nil {
@@ -9350,6 +9422,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSpaceList.PageInfo(childComplexity), true
+	case "SiteSpaceList.totalCount":
+		if e.ComplexityRoot.SiteSpaceList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.TotalCount(childComplexity), true
 
 	case "SiteSpaceURLs.published":
 		if e.ComplexityRoot.SiteSpaceURLs.Published == nil {
@@ -9687,6 +9765,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SpaceList.PageInfo(childComplexity), true
+	case "SpaceList.totalCount":
+		if e.ComplexityRoot.SpaceList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceList.TotalCount(childComplexity), true
 
 	case "SpacePermissions.access":
 		if e.ComplexityRoot.SpacePermissions.Access == nil {
@@ -11284,6 +11368,14 @@ type MemberContentPermissionList {
   edges: [MemberContentPermissionEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11490,6 +11582,14 @@ type SpaceList {
   edges: [SpaceEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11594,6 +11694,14 @@ type CollectionList {
   edges: [CollectionEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11752,6 +11860,8 @@ type RevisionFileList {
   edges: [RevisionFileEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12360,6 +12470,8 @@ type CommentReplyList {
   edges: [CommentReplyEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12457,6 +12569,8 @@ type SearchPageResultList {
   edges: [SearchPageResultEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12475,6 +12589,8 @@ type SearchSpaceResultList {
   edges: [SearchSpaceResultEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12563,6 +12679,8 @@ type LinkList {
   edges: [LinkEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
   "Over all the links listed, not only this page."
@@ -12583,6 +12701,8 @@ type ContentLocationList {
   edges: [ContentLocationEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12911,6 +13031,8 @@ type SiteSectionGroupList {
   edges: [SiteSectionGroupEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12929,6 +13051,8 @@ type SiteSectionList {
   edges: [SiteSectionEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12947,6 +13071,8 @@ type SiteSpaceList {
   edges: [SiteSpaceEdge!]!
   "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -14950,6 +15076,8 @@ func (ec *executionContext) childFields_CollectionList(ctx context.Context, fiel
 		return ec.fieldContext_CollectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CollectionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CollectionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_CollectionList_next(ctx, field)
 	case "pageInfo":
@@ -15148,6 +15276,8 @@ func (ec *executionContext) childFields_CommentReplyList(ctx context.Context, fi
 		return ec.fieldContext_CommentReplyList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CommentReplyList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CommentReplyList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_CommentReplyList_next(ctx, field)
 	case "pageInfo":
@@ -15208,6 +15338,8 @@ func (ec *executionContext) childFields_ContentLocationList(ctx context.Context,
 		return ec.fieldContext_ContentLocationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ContentLocationList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ContentLocationList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_ContentLocationList_next(ctx, field)
 	case "pageInfo":
@@ -16014,6 +16146,8 @@ func (ec *executionContext) childFields_LinkList(ctx context.Context, field grap
 		return ec.fieldContext_LinkList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_LinkList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_LinkList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_LinkList_next(ctx, field)
 	case "pageInfo":
@@ -16126,6 +16260,8 @@ func (ec *executionContext) childFields_MemberContentPermissionList(ctx context.
 		return ec.fieldContext_MemberContentPermissionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_MemberContentPermissionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_MemberContentPermissionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_MemberContentPermissionList_next(ctx, field)
 	case "pageInfo":
@@ -16832,6 +16968,8 @@ func (ec *executionContext) childFields_RevisionFileList(ctx context.Context, fi
 		return ec.fieldContext_RevisionFileList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_RevisionFileList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RevisionFileList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_RevisionFileList_next(ctx, field)
 	case "pageInfo":
@@ -17064,6 +17202,8 @@ func (ec *executionContext) childFields_SearchPageResultList(ctx context.Context
 		return ec.fieldContext_SearchPageResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchPageResultList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SearchPageResultList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SearchPageResultList_next(ctx, field)
 	case "pageInfo":
@@ -17118,6 +17258,8 @@ func (ec *executionContext) childFields_SearchSpaceResultList(ctx context.Contex
 		return ec.fieldContext_SearchSpaceResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchSpaceResultList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SearchSpaceResultList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SearchSpaceResultList_next(ctx, field)
 	case "pageInfo":
@@ -17358,6 +17500,8 @@ func (ec *executionContext) childFields_SiteSectionGroupList(ctx context.Context
 		return ec.fieldContext_SiteSectionGroupList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSectionGroupList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSectionGroupList_next(ctx, field)
 	case "pageInfo":
@@ -17374,6 +17518,8 @@ func (ec *executionContext) childFields_SiteSectionList(ctx context.Context, fie
 		return ec.fieldContext_SiteSectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSectionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSectionList_next(ctx, field)
 	case "pageInfo":
@@ -17436,6 +17582,8 @@ func (ec *executionContext) childFields_SiteSpaceList(ctx context.Context, field
 		return ec.fieldContext_SiteSpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSpaceList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSpaceList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSpaceList_next(ctx, field)
 	case "pageInfo":
@@ -17564,6 +17712,8 @@ func (ec *executionContext) childFields_SpaceList(ctx context.Context, field gra
 		return ec.fieldContext_SpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SpaceList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SpaceList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SpaceList_next(ctx, field)
 	case "pageInfo":
@@ -26751,6 +26901,29 @@ func (ec *executionContext) fieldContext_CollectionList_count(_ context.Context,
 	return graphql.NewScalarFieldContext("CollectionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _CollectionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CollectionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CollectionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CollectionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _CollectionList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28431,6 +28604,29 @@ func (ec *executionContext) fieldContext_CommentReplyList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("CommentReplyList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _CommentReplyList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentReplyList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentReplyList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentReplyList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _CommentReplyList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28969,6 +29165,29 @@ func (ec *executionContext) _ContentLocationList_count(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ContentLocationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContentLocationList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -35459,6 +35678,29 @@ func (ec *executionContext) fieldContext_LinkList_count(_ context.Context, field
 	return graphql.NewScalarFieldContext("LinkList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _LinkList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _LinkList_next(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -36384,6 +36626,29 @@ func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_MemberContentPermissionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberContentPermissionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MemberContentPermissionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberContentPermissionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberContentPermissionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MemberContentPermissionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -48397,6 +48662,29 @@ func (ec *executionContext) fieldContext_RevisionFileList_count(_ context.Contex
 	return graphql.NewScalarFieldContext("RevisionFileList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _RevisionFileList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFileList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _RevisionFileList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -50261,6 +50549,29 @@ func (ec *executionContext) fieldContext_SearchPageResultList_count(_ context.Co
 	return graphql.NewScalarFieldContext("SearchPageResultList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SearchPageResultList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPageResultList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPageResultList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchPageResultList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _SearchPageResultList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -50666,6 +50977,29 @@ func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SearchSpaceResultList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchSpaceResultList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchSpaceResultList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResultList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResultList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchSpaceResultList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -52598,6 +52932,29 @@ func (ec *executionContext) fieldContext_SiteSectionGroupList_count(_ context.Co
 	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _SiteSectionGroupList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _SiteSectionGroupList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52746,6 +53103,29 @@ func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SiteSectionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSectionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -53246,6 +53626,29 @@ func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_SiteSpaceList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpaceList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -54616,6 +55019,29 @@ func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_SpaceList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -64454,27 +64880,65 @@ func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._CollectionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._CollectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._CollectionList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CollectionList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CollectionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CollectionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -65711,27 +66175,65 @@ func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._CommentReplyList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._CommentReplyList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._CommentReplyList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._CommentReplyList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CommentReplyList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CommentReplyList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -66009,27 +66511,65 @@ func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.Se
 		case "items":
 			out.Values[i] = ec._ContentLocationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._ContentLocationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._ContentLocationList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ContentLocationList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ContentLocationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ContentLocationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70618,32 +71158,70 @@ func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._LinkList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._LinkList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._LinkList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._LinkList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._LinkList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._LinkList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "stats":
 			out.Values[i] = ec._LinkList_stats(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71189,27 +71767,65 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 		case "items":
 			out.Values[i] = ec._MemberContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._MemberContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._MemberContentPermissionList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MemberContentPermissionList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -76702,27 +77318,65 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._RevisionFileList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._RevisionFileList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._RevisionFileList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionFileList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._RevisionFileList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._RevisionFileList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -77915,27 +78569,65 @@ func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._SearchPageResultList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SearchPageResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SearchPageResultList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SearchPageResultList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SearchPageResultList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SearchPageResultList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78122,27 +78814,65 @@ func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.
 		case "items":
 			out.Values[i] = ec._SearchSpaceResultList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SearchSpaceResultList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SearchSpaceResultList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SearchSpaceResultList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SearchSpaceResultList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SearchSpaceResultList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -79571,27 +80301,65 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._SiteSectionGroupList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSectionGroupList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SiteSectionGroupList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSectionGroupList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSectionGroupList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSectionGroupList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -79629,27 +80397,65 @@ func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._SiteSectionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSectionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SiteSectionList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSectionList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSectionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSectionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80021,27 +80827,65 @@ func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.Selectio
 		case "items":
 			out.Values[i] = ec._SiteSpaceList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SiteSpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SiteSpaceList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteSpaceList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteSpaceList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteSpaceList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80911,27 +81755,65 @@ func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet
 		case "items":
 			out.Values[i] = ec._SpaceList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "edges":
 			out.Values[i] = ec._SpaceList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
 			out.Values[i] = ec._SpaceList_count(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SpaceList_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SpaceList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SpaceList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

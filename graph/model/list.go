@@ -1,6 +1,9 @@
 package model
 
 import (
+	"context"
+	"errors"
+
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -15,11 +18,25 @@ type List[T any] struct {
 	Items    []T       `json:"items"`
 	Next     *ListNext `json:"next,omitempty"`
 	PageInfo *PageInfo `json:"pageInfo"`
+	// Total is the number of items of the whole list the caller can see,
+	// every page: the `totalCount` of the list types that have one
+	// (graph/total_count.go makes it). It runs only when totalCount is
+	// asked for.
+	Total func(ctx context.Context) (int, error) `json:"-"`
 }
 
 // Count is the number of items in this page: the specification's `count`
 // (section 1.2), on REST and in GraphQL alike. It costs nothing.
 func (l *List[T]) Count() int { return len(l.Items) }
+
+// TotalCount is the number of items of the whole list the caller can see.
+func (l *List[T]) TotalCount(ctx context.Context) (int, error) {
+	if l.Total == nil {
+		// A list made without its total: a bug, not a 0 that would lie.
+		return 0, errors.New("model: this list has no total")
+	}
+	return l.Total(ctx)
+}
 
 // Edge is an item of a list with its cursor.
 type Edge[T any] struct {
