@@ -297,7 +297,7 @@ func hotReads(db *store.DB, mine int) []hotRead {
 			return err
 		}},
 		{"spaces of a collection, a page", true, func(ctx context.Context) error {
-			_, err := store.ListSpacesInCollection(ctx, db, "mcol7", store.Page{Limit: 20})
+			_, err := store.ListSpacesInCollection(ctx, db, "mine", "mcol7", store.Page{Limit: 20})
 			return err
 		}},
 		{"collections of an organization, a page", true, func(ctx context.Context) error {
