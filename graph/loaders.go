@@ -46,7 +46,6 @@ type Loaders struct {
 	SiteCustomizations loader[*siteCustomizations]
 
 	// Counts shown on members and teams, and the caller's role in teams.
-	LiveSpaceCount  loader[int] // by organization
 	MemberTeamCount loader[int] // by orgKey(organization, user)
 	TeamMemberCount loader[int] // by team
 	CallerTeamRole  loader[store.TeamRole]
@@ -63,9 +62,18 @@ type Loaders struct {
 	Reactions                 loader[[]*store.Reaction]
 	ChangeRequestOpenComments loader[int]
 	// OrgAccess decides roles on an organization's content (access.go);
-	// OrgSpaces is every space of an organization, for lists and counts.
-	OrgAccess loader[*orgAccess]
-	OrgSpaces loader[[]*store.AccessNode]
+	// OrgSpaces is every space of an organization, for the lists that look
+	// at all of them (an organization's change requests, its search);
+	// ContentTotals, ContentGroups and GrantedSpaces are what the totals of
+	// its lists of spaces and collections read (total_count.go), once for
+	// every total of the request: its counts, its spaces and collections
+	// counted by what decides who reads them, and the spaces granted to
+	// someone on themselves.
+	OrgAccess     loader[*orgAccess]
+	OrgSpaces     loader[[]*store.AccessNode]
+	ContentTotals loader[store.ContentTotals]
+	ContentGroups loader[[]*store.ContentGroup]
+	GrantedSpaces loader[[]*store.AccessNode]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -108,7 +116,6 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
 	l.SiteSpaceSummaries.init(db, loadSiteSpaceSummaries)
 	l.SiteCustomizations.init(db, loadSiteCustomizations)
-	l.LiveSpaceCount.init(db, loadLiveSpaceCount)
 	l.MemberTeamCount.init(db, loadMemberTeamCount)
 	l.TeamMemberCount.init(db, loadTeamMemberCount)
 	l.CallerTeamRole.init(db, loadCallerTeamRole)
@@ -119,6 +126,9 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.ChangeRequestOpenComments.init(db, loadChangeRequestOpenComments)
 	l.OrgAccess.init(db, loadOrgAccess)
 	l.OrgSpaces.init(db, loadOrgSpaces)
+	l.ContentTotals.init(db, loadContentTotals)
+	l.ContentGroups.init(db, loadContentGroups)
+	l.GrantedSpaces.init(db, loadGrantedSpaces)
 	return l
 }
 
@@ -161,10 +171,7 @@ var (
 	loadSiteCustomizations = ancestorLoader(perSiteOrganization(readSiteCustomizations))
 	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
 	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
-	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.CountLiveSpaces(ctx, db, ids)
-	})
-	loadMemberTeamCount = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
+	loadMemberTeamCount    = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
 		return store.CountTeamsOfMembers(ctx, db, org, users)
 	}))
 	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
@@ -201,28 +208,17 @@ var (
 	loadChangeRequestOpenComments = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
 		return store.OpenChangeRequestComments(ctx, db, org, ids)
 	}))
-	loadOrgSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.AccessNode, error) {
-		out := make(map[string][]*store.AccessNode, len(ids))
-		for _, id := range ids {
-			spaces, err := store.LoadOrgSpaces(ctx, db, id)
-			if err != nil {
-				return nil, err
-			}
-			out[id] = spaces
+	loadOrgSpaces     = ancestorLoader(eachOrganization(store.LoadOrgSpaces))
+	loadContentTotals = ancestorLoader(eachOrganization(store.LoadContentTotals))
+	loadContentGroups = ancestorLoader(eachOrganization(store.ContentGroups))
+	loadGrantedSpaces = ancestorLoader(eachOrganization(store.GrantedSpaceNodes))
+	loadOrgAccess     = ancestorLoader(eachOrganization(func(ctx context.Context, db bun.IDB, id string) (*orgAccess, error) {
+		a, err := store.LoadOrgAccess(ctx, db, id)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
-	})
-	loadOrgAccess = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*orgAccess, error) {
-		out := make(map[string]*orgAccess, len(ids))
-		for _, id := range ids {
-			a, err := store.LoadOrgAccess(ctx, db, id)
-			if err != nil {
-				return nil, err
-			}
-			out[id] = newOrgAccess(a)
-		}
-		return out, nil
-	})
+		return newOrgAccess(a), nil
+	}))
 )
 
 // loader is one of a request's loaders, built from its database on first
@@ -428,6 +424,22 @@ func spacesBySite(read func(context.Context, bun.IDB, string, []string) ([]*stor
 // orgKey is the key of a loader of an organization's rows (perOrganization):
 // the organization, then the row's id (no id has a '/').
 func orgKey(orgID, id string) string { return orgID + "/" + id }
+
+// eachOrganization makes the batch of a loader keyed by organization out
+// of a read of one organization: a request asks for one or two.
+func eachOrganization[V any](read func(context.Context, bun.IDB, string) (V, error)) func(context.Context, *store.DB, []string) (map[string]V, error) {
+	return func(ctx context.Context, db *store.DB, ids []string) (map[string]V, error) {
+		out := make(map[string]V, len(ids))
+		for _, id := range ids {
+			v, err := read(ctx, db, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = v
+		}
+		return out, nil
+	}
+}
 
 // perOrganization makes a loader's batch over orgKey keys of fetch, which
 // reads rows of one organization by id: each query names its organization,

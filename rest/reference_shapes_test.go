@@ -336,8 +336,12 @@ func (c referenceCall) requestBody() any {
 // answerProblems is what the reference finds wrong with an answer of route
 // (op's in the reference) answering JSON: the validator's messages (at most
 // ten), those of referenceDeviations set aside and marked in seen; nil when
-// it validates.
+// it validates. A list whose count is not its number of items (the
+// specification, 1.2) is wrong too.
 func (r *reference) answerProblems(route rest.Route, op *referenceOperation, status int, body []byte, seen map[int]bool) []string {
+	if err := countIsItems(body); err != nil {
+		return []string{err.Error()}
+	}
 	leaves, err := r.validate(op, status, body)
 	if err != nil {
 		return []string{err.Error()}
