@@ -108,7 +108,9 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	}
 	key := func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} }
 	// SECURITY: only the spaces the caller has a role on.
-	fetch := func(q store.Page) ([]*store.Space, error) { return store.ListSpacesInCollection(ctx, r.DB, c.OrganizationID, c.ID, q) }
+	fetch := func(q store.Page) ([]*store.Space, error) {
+		return store.ListSpacesInCollection(ctx, r.DB, c.OrganizationID, c.ID, q)
+	}
 	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), key)
 	if err != nil {
 		return nil, err
