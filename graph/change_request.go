@@ -78,7 +78,7 @@ func (r *Resolver) changeRequestList(ctx context.Context, orgID string, spaces [
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(cr *store.ChangeRequest) store.Keyset { return store.Keyset{Time: cr.CreatedAt, ID: cr.ID} })
-	return &model.ChangeRequestList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 type changeRequestResolver struct{ *Resolver }

@@ -69,7 +69,7 @@ func (r *organizationResolver) Collections(ctx context.Context, o *store.Organiz
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, key)
-	return &model.CollectionList{Items: items, Total: r.collectionCount(o.ID, fetch, topLevel, g), Next: next, PageInfo: info}, nil
+	return &model.CollectionList{Items: items, Total: r.collectionTotal(o.ID, topLevel, g), Next: next, PageInfo: info}, nil
 }
 
 type collectionResolver struct{ *Resolver }
@@ -108,7 +108,9 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	}
 	key := func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} }
 	// SECURITY: only the spaces the caller has a role on.
-	fetch := func(q store.Page) ([]*store.Space, error) { return store.ListSpacesInCollection(ctx, r.DB, c.ID, q) }
+	fetch := func(q store.Page) ([]*store.Space, error) {
+		return store.ListSpacesInCollection(ctx, r.DB, c.OrganizationID, c.ID, q)
+	}
 	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), key)
 	if err != nil {
 		return nil, err
@@ -117,8 +119,7 @@ func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, pa
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	inCollection := func(s *store.AccessNode) bool { return s.ParentID != nil && *s.ParentID == c.ID }
-	return &model.SpaceList{Items: items, Total: r.spaceCount(c.OrganizationID, fetch, inCollection, g), Next: next, PageInfo: info}, nil
+	return &model.SpaceList{Items: items, Total: r.spaceTotal(c.OrganizationID, &c.ID, g), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) CreateCollection(ctx context.Context, orgID string, input model.CreateCollectionInput) (*store.Collection, error) {

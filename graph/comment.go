@@ -130,7 +130,7 @@ func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limi
 	if err := r.preloadComments(ctx, comments); err != nil {
 		return nil, err
 	}
-	return &model.CommentList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.CommentList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // preloadComments asks at once for what the page's comments show of their
@@ -611,7 +611,7 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 	for i, x := range got {
 		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
 	}
-	return &model.CommentReplyList{Items: items, Total: countIs(len(replies)), Next: next, PageInfo: info}, nil
+	return &model.CommentReplyList{Items: items, Total: totalIs(len(replies)), Next: next, PageInfo: info}, nil
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {

@@ -194,7 +194,7 @@ func (r *organizationResolver) Conversations(ctx context.Context, o *store.Organ
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(c *store.Conversation) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} })
-	return &model.ConversationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ConversationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organization, id string) (*model.ConversationDetail, error) {
@@ -245,7 +245,7 @@ func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.
 	for _, i := range items {
 		i.Conversation = convs[i.ConversationID]
 	}
-	return &model.ConversationIssueList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ConversationIssueList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.Organization, id string) (*store.ConversationIssue, error) {
@@ -306,7 +306,7 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 	for _, c := range items {
 		c.Details = details[c.ID]
 	}
-	return &model.ConversationsIssuesClusterList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ConversationsIssuesClusterList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) ConversationsCluster(ctx context.Context, o *store.Organization, id string) (*store.IssuesCluster, error) {

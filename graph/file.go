@@ -171,7 +171,7 @@ func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, pa
 	if err != nil {
 		return nil, err
 	}
-	return &model.RevisionFileList{Items: items, Total: countIs(len(files)), Next: next, PageInfo: info}, nil
+	return &model.RevisionFileList{Items: items, Total: totalIs(len(files)), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name, base *string) (*store.RevisionFile, error) {

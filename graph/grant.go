@@ -182,7 +182,7 @@ func (r *Resolver) userGrants(ctx context.Context, t contentTarget, page *string
 		}
 		items[i] = &model.UserContentPermission{Permission: g.Role, User: u}
 	}
-	return &model.UserContentPermissionList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.UserContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // teamGrants lists the team grants on t.
@@ -210,7 +210,7 @@ func (r *Resolver) teamGrants(ctx context.Context, t contentTarget, page *string
 		}
 		items[i] = &model.TeamContentPermission{Permission: g.Role, Team: team}
 	}
-	return &model.TeamContentPermissionList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.TeamContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // aggregate lists every member with a role on t (one role, with role), by
@@ -243,7 +243,7 @@ func (r *Resolver) aggregate(ctx context.Context, t contentTarget, page *string,
 			return nil, err
 		}
 	}
-	return &model.UserContentPermissionList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
+	return &model.UserContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // The resolvers: spaces and collections alike.

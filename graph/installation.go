@@ -398,7 +398,7 @@ func (r *integrationResolver) Installations(ctx context.Context, in *store.Integ
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.ID}
 	})
-	return &model.IntegrationInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.IntegrationInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *integrationResolver) Installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
@@ -430,7 +430,7 @@ func (r *Resolver) spaceInstallations(ctx context.Context, f store.ContentInstal
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationSpaceInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.SpaceID}
 	})
-	return &model.IntegrationSpaceInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.IntegrationSpaceInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *Resolver) siteInstallations(ctx context.Context, f store.ContentInstallationFilter, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
@@ -448,7 +448,7 @@ func (r *Resolver) siteInstallations(ctx context.Context, f store.ContentInstall
 	items, next, info := pageOf(rows, p, func(i *store.IntegrationSiteInstallation) store.Keyset {
 		return store.Keyset{Time: i.CreatedAt, ID: i.SiteID}
 	})
-	return &model.IntegrationSiteInstallationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.IntegrationSiteInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 type installationResolver struct{ *Resolver }
@@ -562,7 +562,7 @@ func (r *integrationResolver) Events(ctx context.Context, in *store.Integration,
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(e *store.IntegrationEvent) store.Keyset { return store.Keyset{Pos: int(e.Seq), ID: e.ID} })
-	return &model.IntegrationEventList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.IntegrationEventList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *integrationResolver) Event(ctx context.Context, in *store.Integration, id string) (*model.IntegrationEventDetail, error) {

@@ -113,7 +113,7 @@ func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *i
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.Integration) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.IntegrationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.IntegrationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // publication is a checked PublishIntegrationInput, ready to store.

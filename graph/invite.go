@@ -33,7 +33,7 @@ func (r *organizationResolver) Invites(ctx context.Context, o *store.Organizatio
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(i *store.Invite) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.OrganizationInviteList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.OrganizationInviteList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *queryResolver) OrganizationInvite(ctx context.Context, orgID, id string) (*store.Invite, error) {

@@ -131,7 +131,7 @@ func (l *revisionLinks) list(from *store.RevisionPage, status *string, page *str
 	if err != nil {
 		return nil, err
 	}
-	return &model.LinkList{List: model.List[*model.LinkItem]{Items: got, Total: countIs(len(items)), Next: next, PageInfo: info}, Stats: stats}, nil
+	return &model.LinkList{List: model.List[*model.LinkItem]{Items: got, Total: totalIs(len(items)), Next: next, PageInfo: info}, Stats: stats}, nil
 }
 
 // backlinks lists the pages linking to the target key, in tree order.
@@ -150,7 +150,7 @@ func (l *revisionLinks) backlinks(key string, page *string, limit *int) (*model.
 	for i, p := range got {
 		items[i] = l.location(p)
 	}
-	return &model.ContentLocationList{Items: items, Total: countIs(len(from)), Next: next, PageInfo: info}, nil
+	return &model.ContentLocationList{Items: items, Total: totalIs(len(from)), Next: next, PageInfo: info}, nil
 }
 
 func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {

@@ -49,7 +49,6 @@ type Loaders struct {
 	SiteCustomizations loader[*siteCustomizations]
 
 	// Counts shown on members and teams, and the caller's role in teams.
-	LiveSpaceCount  loader[int] // by organization
 	MemberTeamCount loader[int] // by orgKey(organization, user)
 	TeamMemberCount loader[int] // by team
 	CallerTeamRole  loader[store.TeamRole]
@@ -66,9 +65,18 @@ type Loaders struct {
 	Reactions                 loader[[]*store.Reaction]
 	ChangeRequestOpenComments loader[int]
 	// OrgAccess decides roles on an organization's content (access.go);
-	// OrgSpaces is every space of an organization, for lists and counts.
-	OrgAccess loader[*orgAccess]
-	OrgSpaces loader[[]*store.AccessNode]
+	// OrgSpaces is every space of an organization, for the lists that look
+	// at all of them (an organization's change requests, its search);
+	// ContentTotals, ContentGroups and GrantedSpaces are what the totals of
+	// its lists of spaces and collections read (total_count.go), once for
+	// every total of the request: its counts, its spaces and collections
+	// counted by what decides who reads them, and the spaces granted to
+	// someone on themselves.
+	OrgAccess     loader[*orgAccess]
+	OrgSpaces     loader[[]*store.AccessNode]
+	ContentTotals loader[store.ContentTotals]
+	ContentGroups loader[[]*store.ContentGroup]
+	GrantedSpaces loader[[]*store.AccessNode]
 
 	// shareKeys are the share keys presented in this request, by site id,
 	// so the published addresses of share-link sites resolve below the field
@@ -111,7 +119,6 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaceSpaces.init(db, "SiteSpaceSpaces", loadSiteSpaceSpaces)
 	l.SiteSpaceSummaries.init(db, "SiteSpaceSummaries", loadSiteSpaceSummaries)
 	l.SiteCustomizations.init(db, "SiteCustomizations", loadSiteCustomizations)
-	l.LiveSpaceCount.init(db, "LiveSpaceCount", loadLiveSpaceCount)
 	l.MemberTeamCount.init(db, "MemberTeamCount", loadMemberTeamCount)
 	l.TeamMemberCount.init(db, "TeamMemberCount", loadTeamMemberCount)
 	l.CallerTeamRole.init(db, "CallerTeamRole", loadCallerTeamRole)
@@ -122,6 +129,9 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.ChangeRequestOpenComments.init(db, "ChangeRequestOpenComments", loadChangeRequestOpenComments)
 	l.OrgAccess.init(db, "OrgAccess", loadOrgAccess)
 	l.OrgSpaces.init(db, "OrgSpaces", loadOrgSpaces)
+	l.ContentTotals.init(db, "ContentTotals", loadContentTotals)
+	l.ContentGroups.init(db, "ContentGroups", loadContentGroups)
+	l.GrantedSpaces.init(db, "GrantedSpaces", loadGrantedSpaces)
 	return l
 }
 
@@ -164,10 +174,7 @@ var (
 	loadSiteCustomizations = ancestorLoader(perSiteOrganization(readSiteCustomizations))
 	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
 	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
-	loadLiveSpaceCount     = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.CountLiveSpaces(ctx, db, ids)
-	})
-	loadMemberTeamCount = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
+	loadMemberTeamCount    = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
 		return store.CountTeamsOfMembers(ctx, db, org, users)
 	}))
 	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
@@ -204,28 +211,17 @@ var (
 	loadChangeRequestOpenComments = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
 		return store.OpenChangeRequestComments(ctx, db, org, ids)
 	}))
-	loadOrgSpaces = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string][]*store.AccessNode, error) {
-		out := make(map[string][]*store.AccessNode, len(ids))
-		for _, id := range ids {
-			spaces, err := store.LoadOrgSpaces(ctx, db, id)
-			if err != nil {
-				return nil, err
-			}
-			out[id] = spaces
+	loadOrgSpaces     = ancestorLoader(eachOrganization(store.LoadOrgSpaces))
+	loadContentTotals = ancestorLoader(eachOrganization(store.LoadContentTotals))
+	loadContentGroups = ancestorLoader(eachOrganization(store.ContentGroups))
+	loadGrantedSpaces = ancestorLoader(eachOrganization(store.GrantedSpaceNodes))
+	loadOrgAccess     = ancestorLoader(eachOrganization(func(ctx context.Context, db bun.IDB, id string) (*orgAccess, error) {
+		a, err := store.LoadOrgAccess(ctx, db, id)
+		if err != nil {
+			return nil, err
 		}
-		return out, nil
-	})
-	loadOrgAccess = ancestorLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]*orgAccess, error) {
-		out := make(map[string]*orgAccess, len(ids))
-		for _, id := range ids {
-			a, err := store.LoadOrgAccess(ctx, db, id)
-			if err != nil {
-				return nil, err
-			}
-			out[id] = newOrgAccess(a)
-		}
-		return out, nil
-	})
+		return newOrgAccess(a), nil
+	}))
 )
 
 // loader is one of a request's loaders, built from its database on first
@@ -470,6 +466,22 @@ func spacesBySite(read func(context.Context, bun.IDB, string, []string) ([]*stor
 // orgKey is the key of a loader of an organization's rows (perOrganization):
 // the organization, then the row's id (no id has a '/').
 func orgKey(orgID, id string) string { return orgID + "/" + id }
+
+// eachOrganization makes the batch of a loader keyed by organization out
+// of a read of one organization: a request asks for one or two.
+func eachOrganization[V any](read func(context.Context, bun.IDB, string) (V, error)) func(context.Context, *store.DB, []string) (map[string]V, error) {
+	return func(ctx context.Context, db *store.DB, ids []string) (map[string]V, error) {
+		out := make(map[string]V, len(ids))
+		for _, id := range ids {
+			v, err := read(ctx, db, id)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = v
+		}
+		return out, nil
+	}
+}
 
 // perOrganization makes a loader's batch over orgKey keys of fetch, which
 // reads rows of one organization by id: each query names its organization,

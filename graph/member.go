@@ -55,7 +55,7 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 		}
 		return store.Keyset{Time: t, ID: m.UserID}
 	})
-	return &model.MemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.MemberList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Member(ctx context.Context, o *store.Organization, userID string) (*store.Member, error) {
@@ -85,23 +85,13 @@ func (r *memberResolver) User(ctx context.Context, m *store.Member) (*store.User
 }
 
 func (r *memberResolver) Spaces(ctx context.Context, m *store.Member) (int, error) {
-	a, spaces, err := r.orgSpaces(ctx, m.OrganizationID)
-	if err != nil {
-		return 0, err
-	}
 	caller, err := callerGrantee(ctx, m.OrganizationID)
 	if err != nil {
 		return 0, err
 	}
 	// SECURITY: the spaces the caller can read too, as contentPermissions
 	// lists them: a member's list is no window on others' spaces.
-	g, n := memberGrantee(m), 0
-	for _, s := range spaces {
-		if s.Live && a.spaceRole(g, s) != "" && a.spaceRole(caller, s) != "" {
-			n++
-		}
-	}
-	return n, nil
+	return r.spaceTotal(m.OrganizationID, nil, memberGrantee(m), caller)(ctx)
 }
 
 func (r *memberResolver) Teams(ctx context.Context, m *store.Member) (int, error) {
@@ -143,7 +133,7 @@ func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 		items[i] = &model.MemberContentPermission{Permission: role, Space: s}
 	}
-	return &model.MemberContentPermissionList{Items: items, Total: r.spaceCount(m.OrganizationID, fetch, anySpace, g, caller), Next: next, PageInfo: info}, nil
+	return &model.MemberContentPermissionList{Items: items, Total: r.spaceTotal(m.OrganizationID, nil, g, caller), Next: next, PageInfo: info}, nil
 }
 
 func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, title *string) (*model.MemberTeamList, error) {
@@ -169,7 +159,7 @@ func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, p
 	for i, t := range teams {
 		items[i] = &model.MemberTeam{Team: t, Member: &model.TeamMember{Role: roles[t.ID]}}
 	}
-	return &model.MemberTeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.MemberTeamList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) UpdateMember(ctx context.Context, orgID, userID string, input model.UpdateMemberInput) (*store.Member, error) {

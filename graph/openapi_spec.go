@@ -61,7 +61,7 @@ func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organi
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(s *store.OpenAPISpec) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.OpenAPISpecList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.OpenAPISpecList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organization, slug string) (*store.OpenAPISpec, error) {
@@ -231,7 +231,7 @@ func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec
 		v.Spec = s
 	}
 	items, next, info := pageOf(rows, p, func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} })
-	return &model.OpenAPISpecVersionList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.OpenAPISpecVersionList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error) {

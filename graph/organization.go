@@ -41,7 +41,7 @@ func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *
 	items, next, info := pageOf(rows, p, func(o *store.Organization) store.Keyset {
 		return store.Keyset{Time: o.CreatedAt, ID: o.ID}
 	})
-	return &model.OrganizationList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.OrganizationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *queryResolver) Organization(ctx context.Context, id string) (*store.Organization, error) {

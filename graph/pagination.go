@@ -81,37 +81,6 @@ func pageOf[T any](rows []T, p store.Page, key func(T) store.Keyset) (items []T,
 	return rows, next, info
 }
 
-// A list's `count` is its total, every page (GitBook's "Total count of
-// objects in the list"), as the caller sees it: the same filters and the
-// same read rule as its items, or it would tell of objects the caller may
-// not see. It is a function the list's `count` field calls
-// (model.List.Count), so a page that does not ask for it costs no query.
-// The totals are made by the functions below:
-//
-//   - countOf, for a list whose items are a store list's rows: the store
-//     function counts with its own filters (store.Page.Total), one
-//     count(*) query over the rows its pages read;
-//   - countIs, for a list that is whole in memory;
-//   - the lists whose rows are checked one by one (pageVisible) count the
-//     caller's readable rows by the same rule (see Resolver.spaceCount).
-
-// countOf is the total of the store list fetch reads: fetch, asked for a
-// counting page, counts its rows with the filters of its pages.
-func countOf[T any](fetch func(store.Page) ([]T, error)) func(context.Context) (int, error) {
-	return func(context.Context) (int, error) {
-		p, total := store.CountPage()
-		if _, err := fetch(p); err != nil {
-			return 0, err
-		}
-		return total()
-	}
-}
-
-// countIs is the total of a list that is whole in memory.
-func countIs(n int) func(context.Context) (int, error) {
-	return func(context.Context) (int, error) { return n, nil }
-}
-
 // relayPaging is the field middleware that lets every list take Relay's
 // `first` and `after`: it hands them to the resolver as `limit` and `page`,
 // which they name (so resolvers read only those, and ignore the Relay

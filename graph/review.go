@@ -43,7 +43,7 @@ func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.Change
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(rv *store.Review) store.Keyset { return store.Keyset{Pos: int(rv.Seq), ID: rv.ID} })
-	return &model.ChangeRequestReviewList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestReviewList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string) (*model.ChangeRequestRequestedReviewerList, error) {
@@ -61,7 +61,7 @@ func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *s
 	items, next, info := pageOf(rows, p, func(q *store.RequestedReviewer) store.Keyset {
 		return store.Keyset{Pos: int(q.Seq), ID: q.UserID}
 	})
-	return &model.ChangeRequestRequestedReviewerList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.ChangeRequestRequestedReviewerList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // reviewableChangeRequest locks the change request of t for a review or a

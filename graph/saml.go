@@ -39,7 +39,7 @@ func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organ
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, func(s *store.SAMLProvider) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.SAMLProviderList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.SAMLProviderList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) SamlProvider(ctx context.Context, o *store.Organization, id string) (*store.SAMLProvider, error) {

@@ -52,10 +52,21 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 // item does. A list costs ListQueryCost for the queries it runs, plus its
 // page size (`first` or `limit`, else the default) times what is selected
 // of it (its items, its edges' nodes, its page info), so a selection of
-// `edges { node }` costs what one of `items` does. The functions are set by
-// reflection, from the schema: every field taking `limit` gets one
-// (TestListsAreConnections).
+// `edges { node }` costs what one of `items` does, plus TotalCountCost when
+// its totalCount is selected. The functions are set by reflection, from
+// the schema: every field taking `limit` gets one (TestListsAreConnections).
+//
+// gqlgen's walk hands a list's function the sum of what its selection
+// costs, which the function multiplies by the page size: right for the
+// items, wrong for a total computed once per list. So totalCount costs
+// totalCountMark in the walk, far above anything the walk can add up below
+// a list (a selection of at most MaxComplexity fields, each list in it at
+// most 1 + ListQueryCost + MaxPageSize × (MaxComplexity + 1)), and the
+// list's function takes the marks out of the sum and prices each once.
+// A sum the walk saturated (a document far past the limit) reads as
+// thousands of marks: refused all the same.
 func complexityOf(c *generated.ComplexityRoot) {
+	totalCounts(c)
 	c.Query.Nodes = nodesCost
 	defer searchCosts(c)
 	schema := Schema()
@@ -91,22 +102,42 @@ func complexityOf(c *generated.ComplexityRoot) {
 						n = int(a.Elem().Int())
 					}
 				}
+				totals, perItem := int(args[0].Int())/totalCountMark, int(args[0].Int())%totalCountMark
 				// Saturated past the limit: nested lists multiply, and
 				// an overflow would wrap around below it.
-				child := min(int(args[0].Int()), engine.MaxComplexity+1)
-				return []reflect.Value{reflect.ValueOf(1 + ListQueryCost + n*child)}
+				child := min(perItem, engine.MaxComplexity+1)
+				return []reflect.Value{reflect.ValueOf(1 + ListQueryCost + totals*TotalCountCost + n*child)}
 			}))
 		}
 	}
 }
 
 // ListQueryCost is what a list costs besides its items: the SQL it runs for
-// its page and its count, whatever the page's size. Priced by their page
-// alone, aliases and fragment spreads of one-item lists (`members(limit:
-// 1) { count }`, 2 each) ran 10,000 list queries from some 2,000 tokens, two
-// seconds of database time, within the complexity limit; at 100 a request
-// runs at most some 2,500 of them (TestListsCostTheirQueries).
+// its page, whatever the page's size. Priced by their page alone, aliases
+// and fragment spreads of one-item lists (`members(limit: 1) { count }`, 2
+// each, when count was a query too) ran 10,000 list queries from some 2,000
+// tokens, two seconds of database time, within the complexity limit; at 100
+// a request runs at most some 2,500 of them (TestListsCostTheirQueries).
 const ListQueryCost = 100
+
+// TotalCountCost is what a list's totalCount costs, once per list whatever
+// its page size: a query's worth, like the list's page (the totals are read
+// from counts the database keeps, or known from a list read whole).
+const TotalCountCost = ListQueryCost
+
+// totalCountMark is the cost of totalCount in gqlgen's walk, which the
+// list's function turns into TotalCountCost (complexityOf).
+const totalCountMark = 1 << 50
+
+// totalCounts gives every list's totalCount its mark.
+func totalCounts(c *generated.ComplexityRoot) {
+	root := reflect.ValueOf(c).Elem()
+	for i := range root.NumField() {
+		if f := root.Field(i).FieldByName("TotalCount"); f.IsValid() {
+			f.Set(reflect.ValueOf(func(int) int { return totalCountMark }))
+		}
+	}
+}
 
 // searchCosts adds to the cost of the searches, a list's, the rows each
 // ranks whatever page it answers (its page is cut from the ranked hits):

@@ -37,7 +37,7 @@ func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string
 	if err != nil {
 		return nil, err
 	}
-	return &model.SearchPageResultList{Items: items, Total: countIs(len(results[s.ID])), Next: next, PageInfo: info}, nil
+	return &model.SearchPageResultList{Items: items, Total: totalIs(len(results[s.ID])), Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Search(ctx context.Context, o *store.Organization, query string, page *string, limit *int, _ *int, _ *string) (*model.SearchSpaceResultList, error) {
@@ -93,7 +93,7 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 	for _, id := range ids {
 		items = append(items, &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]})
 	}
-	return &model.SearchSpaceResultList{Items: items, Total: countIs(len(order)), Next: next, PageInfo: info}, nil
+	return &model.SearchSpaceResultList{Items: items, Total: totalIs(len(order)), Next: next, PageInfo: info}, nil
 }
 
 // pageResults groups hits (best first) by space and page, in the order of

@@ -101,7 +101,7 @@ func (r *queryResolver) SiteAdaptiveTemplateConditions(ctx context.Context, orga
 func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization, page *string, limit *int, _ *int, _ *string, space *string, title *string, published *bool, types []store.SiteType) (*model.SiteList, error) {
 	// SECURITY: the organization's sites are listed to its readers.
 	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
-		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}, Total: countIs(0)}, err
+		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}}, err
 	}
 	p, err := pageArgs(page, limit)
 	if err != nil {
@@ -118,7 +118,7 @@ func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization,
 	if err := r.primeSites(ctx, items); err != nil {
 		return nil, err
 	}
-	return &model.SiteList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.SiteList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // primeSites loads, for all the sites of a list at once, what the query asks

@@ -89,7 +89,7 @@ func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *s
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSectionGroupList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
+	return &model.SiteSectionGroupList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string) (*model.SiteSectionList, error) {
@@ -102,7 +102,7 @@ func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSectionList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
+	return &model.SiteSectionList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string, isDefault *bool) (*model.SiteSpaceList, error) {
@@ -131,7 +131,7 @@ func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *s
 	if err != nil {
 		return nil, err
 	}
-	return &model.SiteSpaceList{Items: items, Total: countIs(len(all)), Next: next, PageInfo: info}, nil
+	return &model.SiteSpaceList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
 }
 
 // pageOfOrdered pages through a list ordered in memory (a site's structure,

@@ -64,7 +64,7 @@ func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization
 	for _, s := range items {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	return &model.SpaceList{Items: items, Total: r.spaceCount(o.ID, fetch, anySpace, g), Next: next, PageInfo: info}, nil
+	return &model.SpaceList{Items: items, Total: r.spaceTotal(o.ID, nil, g), Next: next, PageInfo: info}, nil
 }
 
 func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID string, input model.CreateSpaceInput) (*store.Space, error) {

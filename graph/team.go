@@ -51,7 +51,7 @@ func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization,
 		return nil, err
 	}
 	items, next, info := pageOf(rows, p, teamKey)
-	return &model.TeamList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.TeamList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, id string) (*store.Team, error) {
@@ -202,17 +202,7 @@ func (r *teamResolver) Members(ctx context.Context, t *store.Team) (int, error) 
 // Spaces is the number of live spaces a grant to the team reaches (on the
 // space, or on a collection enclosing it).
 func (r *teamResolver) Spaces(ctx context.Context, t *store.Team) (int, error) {
-	a, spaces, err := r.orgSpaces(ctx, t.OrganizationID)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, s := range spaces {
-		if s.Live && a.teamReaches(t.ID, s.ID, s.ParentID) {
-			n++
-		}
-	}
-	return n, nil
+	return r.teamSpaces(ctx, t.OrganizationID, t.ID)
 }
 
 func (r *teamResolver) Permissions(ctx context.Context, t *store.Team) (*model.TeamPermissions, error) {
@@ -253,7 +243,7 @@ func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *str
 		items[i] = &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
 			Permissions: &model.TeamMemberPermissions{View: true}}
 	}
-	return &model.TeamMemberList{Items: items, Total: countOf(fetch), Next: next, PageInfo: info}, nil
+	return &model.TeamMemberList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // managedTeam reads a team the caller manages (admins and the team's owners).

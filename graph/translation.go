@@ -73,16 +73,7 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 			return nil, err
 		}
 	}
-	// SECURITY: the total counts by the same rule: the translations whose
-	// source space is live and readable by the caller.
-	total := func(ctx context.Context) (int, error) {
-		readable, err := r.readableSpaces(ctx, o.ID)
-		if err != nil {
-			return 0, err
-		}
-		return countVisible(fetch, func(t *store.Translation) (bool, error) { return readable[t.SourceSpaceID], nil }, key)(ctx)
-	}
-	return &model.TranslationList{Items: visible, Total: total, Next: next, PageInfo: info}, nil
+	return &model.TranslationList{Items: visible, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Translation(ctx context.Context, o *store.Organization, id string) (*store.Translation, error) {

@@ -88,6 +88,7 @@ func TestAuthorizationWalk(t *testing.T) {
 				t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), wk.floor)
 			}
 			if wk.leaks == nil {
+				w.checkTotals()
 				// The owner reaches every marker: the walk sees what it must.
 				var missing []string
 				for _, m := range f.markers {
@@ -119,6 +120,7 @@ func TestAuthorizationWalk(t *testing.T) {
 				return
 			}
 			reportLeaks(t, wk.name, f, w.found, wk.leaks)
+			w.checkTotals()
 			if wk.user == f.reader {
 				// The reader's walk reaches what the reader may read.
 				var seen []string
@@ -168,6 +170,9 @@ func TestAuthorizationWalk(t *testing.T) {
 					}
 					routes++
 					res := rc.user.Do("GET", path, nil)
+					if err := countIsItems(res.Body); err != nil {
+						t.Errorf("GET %s: %v", path, err)
+					}
 					for _, m := range f.markers {
 						if containsFold(res.Body, m.text) {
 							found[m.kind] = append(found[m.kind], walkHit{node: fmt.Sprintf("GET %s (%s, %d)", route.Path, route.Operation, res.Status), edge: route.Operation})
@@ -816,6 +821,10 @@ type walker struct {
 	found    map[string][]walkHit // marker kind → where
 	failures []string             // requests the walk could not make sense of
 	requests int
+	// lists are live paths that end at a list with a totalCount, listsOf
+	// how many of each list field (checkTotals).
+	lists   []*walkPath
+	listsOf map[string]int
 }
 
 func newWalker(t *testing.T, env *servertest.Env, u *servertest.User, s *walkSchema, f *walkFixture) *walker {
@@ -846,6 +855,7 @@ func (w *walker) walk() {
 	w.paths += len(roots)
 	live := w.run(roots)
 	w.live += len(live)
+	w.keepLists(live)
 	for depth := 2; depth <= walkDepth && len(live) > 0; depth++ {
 		var groups []*walkGroup
 		for _, p := range live {
@@ -856,6 +866,7 @@ func (w *walker) walk() {
 		}
 		live = w.runGroups(groups)
 		w.live += len(live)
+		w.keepLists(live)
 	}
 	if len(w.failures) > 0 {
 		w.t.Fatalf("%d requests failed:\n%s", len(w.failures), strings.Join(firstN(w.failures, 10), "\n"))

@@ -275,8 +275,8 @@ func TestOrganizationListPagination(t *testing.T) {
 		res := alice.Do("GET", "/v1/orgs?limit=3"+page, nil).Expect(http.StatusOK).JSON()
 		pages++
 		items := res["items"].([]any)
-		if int(res["count"].(float64)) != len(want) {
-			t.Fatalf("count %v on a page of %d items, want the total %d", res["count"], len(items), len(want))
+		if int(res["count"].(float64)) != len(items) {
+			t.Fatalf("count %v on a page of %d items, want the page's (the specification, 1.2)", res["count"], len(items))
 		}
 		for _, it := range items {
 			id := it.(map[string]any)["id"].(string)

@@ -214,7 +214,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"updateIntegrationInstallation":       `{"configuration":{"channel":"x"}}`,
 			"installIntegrationOnSpace":           `{"space":"` + other + `"}`,
 			"updateIntegrationSpaceInstallation":  `{"externalIds":["a"]}`,
-			"installIntegrationOnSite":            `{"site":"` + site + `"}`,
+			"installIntegrationOnSite":            `{"siteId":"` + site + `"}`,
 			"updateIntegrationSiteInstallation":   `{"configuration":{}}`,
 			"setIntegrationDevelopmentMode":       `{"tunnelUrl":"https://example.com/hook"}`,
 			"createOrganization":                  `{"title":"Mine"}`,

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
@@ -21,9 +22,13 @@ import (
 	"github.com/docsapi/docsapi/rest"
 )
 
+// referenceVersion is the release of GitBook's API description, and of its
+// client (@gitbook/api), that referenceFile is.
+const referenceVersion = "0.146.0"
+
 // referenceFile is GitBook's API description, kept byte for byte
 // (reference/README.md).
-const referenceFile = "reference/gitbook-openapi-0.146.0.json"
+const referenceFile = "reference/gitbook-openapi-" + referenceVersion + ".json"
 
 // referenceShapeSkips are the routes answering JSON whose body is not
 // validated against the reference, each with why. Routes answering no body
@@ -79,27 +84,14 @@ func deviates(op, leaf string, seen map[int]bool) bool {
 // and its body is validated against the reference's response schema for the
 // status it answered (the reference operation is found by operationId, else
 // by method and path). The test fails listing every route whose body does
-// not match, with the validator's messages.
+// not match, with the validator's messages. TestGitBookClient makes the
+// same calls, and those of the routes answering no body, through GitBook's
+// own client.
 func TestReferenceShapes(t *testing.T) {
 	t.Parallel()
 	ref := loadReference(t)
 	env := servertest.New(t)
 	f := newShapesFixture(t, env)
-
-	// Reads first, then writes, then the writes that take the fixture's
-	// objects away (a merge, transfers to another organization).
-	last := []string{"mergeChangeRequest", "transferSpace", "transferCollection"}
-	phase := func(r rest.Route) int {
-		switch {
-		case r.Method == "GET":
-			return 0
-		case slices.Contains(last, r.Operation):
-			return 2
-		}
-		return 1
-	}
-	routes := slices.Clone(rest.Routes)
-	slices.SortStableFunc(routes, func(a, b rest.Route) int { return cmp.Compare(phase(a), phase(b)) })
 
 	var failures []string
 	fail := func(route rest.Route, format string, args ...any) {
@@ -107,7 +99,7 @@ func TestReferenceShapes(t *testing.T) {
 	}
 	validated, answers, noBody, skipped := 0, 0, 0, 0
 	deviationsSeen := map[int]bool{}
-	for _, route := range routes {
+	for _, route := range referenceOrder(rest.Routes) {
 		op := ref.operation(route)
 		if reason, ok := referenceShapeSkips[route.Operation]; ok {
 			if op != nil && strings.HasPrefix(reason, "not in the reference") {
@@ -136,30 +128,16 @@ func TestReferenceShapes(t *testing.T) {
 			}
 			continue
 		}
-		queries := []string{requiredQuery[route.Operation]}
-		if route.Extended != "" {
-			queries = append(queries, "?extended=true")
-		}
 		valid := true
-		for _, query := range queries {
-			res := f.call(t, route, query)
+		for _, call := range f.calls(t, route) {
+			res := f.caller.Do(route.Method, call.target(), call.requestBody())
 			if res.Status < 200 || res.Status > 299 {
 				fail(route, "the fixture does not make it succeed: %d %s", res.Status, res.Body)
 				valid = false
 				continue
 			}
-			leaves, err := ref.validate(op, res.Status, res.Body)
-			if err != nil {
-				fail(route, "%s%v", strings.TrimPrefix(query, "?"), err)
-				valid = false
-				continue
-			}
-			leaves = slices.DeleteFunc(leaves, func(leaf string) bool { return deviates(route.Operation, leaf, deviationsSeen) })
-			if len(leaves) > 0 {
-				if len(leaves) > 10 {
-					leaves = append(leaves[:10], fmt.Sprintf("(and %d more)", len(leaves)-10))
-				}
-				fail(route, "%s\n    %s", strings.TrimPrefix(query, "?"), strings.Join(leaves, "\n    "))
+			if problems := ref.answerProblems(route, op, res.Status, res.Body, deviationsSeen); len(problems) > 0 {
+				fail(route, "%s\n    %s", call.queryString(), strings.Join(problems, "\n    "))
 				valid = false
 				continue
 			}
@@ -169,11 +147,7 @@ func TestReferenceShapes(t *testing.T) {
 			validated++
 		}
 	}
-	for i, d := range referenceDeviations {
-		if !deviationsSeen[i] {
-			failures = append(failures, fmt.Sprintf("the deviation %q of %v is no longer seen: remove it", d.message, d.ops))
-		}
-	}
+	failures = append(failures, unseenDeviations(deviationsSeen)...)
 	t.Logf("%d of %d routes validated against the reference (%d answers, %d deviations kept); %d answer no body; %d skipped",
 		validated, len(rest.Routes), answers, len(referenceDeviations), noBody, skipped)
 	if len(failures) > 0 {
@@ -217,43 +191,178 @@ func newShapesFixture(t *testing.T, env *servertest.Env) *shapesFixture {
 
 	// The writes run one after another on the same objects: those that
 	// would collide with an earlier one (the space moved into the
-	// collection, a site space's path taken) or cannot take objects a site
+	// collection, a site space's path taken, a git import replacing the
+	// pages the change request edits) or cannot take objects a site
 	// publishes (transfers) get their own.
 	f.bodies["moveCollection"] = `{"parent":null}`
 	f.bodies["updateSiteSpaceById"] = `{"path":"moved-elsewhere"}`
 	spare := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Spare"}`).Expect(http.StatusCreated).String("id")
+	synced := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Synced"}`).Expect(http.StatusCreated).String("id")
 	archive := admin.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Archive"}`).Expect(http.StatusCreated).String("id")
 	admin.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Archived", "parent": archive}).Expect(http.StatusCreated)
 	f.idsFor = map[string]map[string]string{
-		"transferSpace":                  {"spaceId": spare},
-		"transferCollection":             {"collectionId": archive},
-		"listPageLinksInSpace":           {"pageId": links},
-		"listPageLinksInChangeRequest":   {"changeRequestId": linksCR, "pageId": links},
-		"listChangeRequestFileBacklinks": {"changeRequestId": linksCR},
+		"transferSpace":                            {"spaceId": spare},
+		"transferCollection":                       {"collectionId": archive},
+		"importGitRepository":                      {"spaceId": synced},
+		"removeRequestedReviewerFromChangeRequest": {"userId": f.users["review"].ID},
+		"listPageLinksInSpace":                     {"pageId": links},
+		"listPageLinksInChangeRequest":             {"changeRequestId": linksCR, "pageId": links},
+		"listChangeRequestFileBacklinks":           {"changeRequestId": linksCR},
 	}
 	return f
 }
 
-// call calls route as the fixture's admin with the fixture's ids and body.
-func (f *shapesFixture) call(t *testing.T, route rest.Route, query string) *servertest.Response {
+// referenceOrder is routes in the order one fixture makes them all
+// succeed: reads first, then writes, then the writes that take the
+// fixture's objects away (a merge, transfers to another organization), then
+// the deletions, of the deepest paths first (a reply before its comment, a
+// site space before its site).
+func referenceOrder(routes []rest.Route) []rest.Route {
+	last := []string{"mergeChangeRequest", "transferSpace", "transferCollection"}
+	phase := func(r rest.Route) int {
+		switch {
+		case r.Method == "GET":
+			return 0
+		case r.Method == "DELETE":
+			return 3
+		case slices.Contains(last, r.Operation):
+			return 2
+		}
+		return 1
+	}
+	out := slices.Clone(routes)
+	slices.SortStableFunc(out, func(a, b rest.Route) int {
+		if c := cmp.Compare(phase(a), phase(b)); c != 0 || phase(a) != 3 {
+			return c
+		}
+		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
+	})
+	return out
+}
+
+// referenceCall is a call of a route with the fixture's ids and body.
+type referenceCall struct {
+	route rest.Route
+	// params are the path's parameters.
+	params map[string]string
+	// query is nil for none.
+	query map[string]any
+	// body is JSON; "" for none.
+	body string
+}
+
+// listQueries are query parameters some calls add: a number and a list,
+// which clients serialize each their own way (GitBook's repeats a list's
+// key), and a page of one, whose answer has a next page.
+var listQueries = map[string]map[string]any{
+	"listSpacesInOrganizationById": {"limit": 1},
+	"listSites":                    {"type": []any{"premium", "basic"}},
+}
+
+// calls are the calls of route the fixture makes: one, and one more with
+// extended=true when the route takes it.
+func (f *shapesFixture) calls(t *testing.T, route rest.Route) []referenceCall {
 	t.Helper()
-	path := route.DocumentedPath()
-	for name, id := range f.idsFor[route.Operation] {
-		path = strings.ReplaceAll(path, "{"+name+"}", id)
+	ids := threadIDs(route, f.ids)
+	params := map[string]string{}
+	for _, p := range pathParamName.FindAllString(route.DocumentedPath(), -1) {
+		name := strings.Trim(p, "{}")
+		id, ok := f.idsFor[route.Operation][name]
+		if !ok {
+			id, ok = ids[name]
+		}
+		if !ok {
+			t.Fatalf("no id for the parameter %s of %s", name, route.Path)
+		}
+		params[name] = id
 	}
-	for name, id := range threadIDs(route, f.ids) {
-		path = strings.ReplaceAll(path, "{"+name+"}", id)
-	}
-	if strings.Contains(path, "{") {
-		t.Fatalf("no id for a parameter of %s", route.Path)
-	}
-	var body any
+	var body string
 	if route.Method != "GET" && route.Method != "DELETE" {
-		if b, ok := f.bodies[route.Operation]; ok {
-			body = b
+		body = f.bodies[route.Operation]
+	}
+	query := maps.Clone(listQueries[route.Operation])
+	if q, ok := requiredQuery[route.Operation]; ok {
+		values, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		query = map[string]any{}
+		for k := range values {
+			query[k] = values.Get(k)
 		}
 	}
-	return f.caller.Do(route.Method, path+query, body)
+	calls := []referenceCall{{route: route, params: params, query: query, body: body}}
+	if route.Extended != "" {
+		calls = append(calls, referenceCall{route: route, params: params, query: map[string]any{"extended": true}, body: body})
+	}
+	return calls
+}
+
+// target is the call's path and query.
+func (c referenceCall) target() string {
+	path := c.route.DocumentedPath()
+	for name, id := range c.params {
+		path = strings.ReplaceAll(path, "{"+name+"}", id)
+	}
+	if q := c.queryString(); q != "" {
+		path += "?" + q
+	}
+	return path
+}
+
+// queryString is the call's query, encoded.
+func (c referenceCall) queryString() string {
+	values := url.Values{}
+	for k, v := range c.query {
+		if list, ok := v.([]any); ok {
+			for _, e := range list {
+				values.Add(k, fmt.Sprint(e))
+			}
+			continue
+		}
+		values.Set(k, fmt.Sprint(v))
+	}
+	return values.Encode()
+}
+
+// requestBody is the body servertest sends: nil for none.
+func (c referenceCall) requestBody() any {
+	if c.body == "" {
+		return nil
+	}
+	return c.body
+}
+
+// answerProblems is what the reference finds wrong with an answer of route
+// (op's in the reference) answering JSON: the validator's messages (at most
+// ten), those of referenceDeviations set aside and marked in seen; nil when
+// it validates. A list whose count is not its number of items (the
+// specification, 1.2) is wrong too.
+func (r *reference) answerProblems(route rest.Route, op *referenceOperation, status int, body []byte, seen map[int]bool) []string {
+	if err := countIsItems(body); err != nil {
+		return []string{err.Error()}
+	}
+	leaves, err := r.validate(op, status, body)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	leaves = slices.DeleteFunc(leaves, func(leaf string) bool { return deviates(route.Operation, leaf, seen) })
+	if len(leaves) > 10 {
+		leaves = append(leaves[:10], fmt.Sprintf("(and %d more)", len(leaves)-10))
+	}
+	return leaves
+}
+
+// unseenDeviations fails each deviation of referenceDeviations that seen
+// does not mark, so that the list stays true.
+func unseenDeviations(seen map[int]bool) []string {
+	var out []string
+	for i, d := range referenceDeviations {
+		if !seen[i] {
+			out = append(out, fmt.Sprintf("the deviation %q of %v is no longer seen: remove it", d.message, d.ops))
+		}
+	}
+	return out
 }
 
 // reference is GitBook's API description with its schemas translated to
@@ -266,10 +375,11 @@ type reference struct {
 }
 
 // referenceOperation is an operation of the reference: which of its 2xx
-// responses have a JSON body.
+// responses have a JSON body, and whether its request has one.
 type referenceOperation struct {
 	id, method, path string
 	responses        map[string]bool
+	requestBody      bool
 }
 
 var pathParamName = regexp.MustCompile(`\{[^}]*\}`)
@@ -299,6 +409,12 @@ func loadReference(t *testing.T) *reference {
 			}
 			op := &referenceOperation{method: strings.ToUpper(method), path: path, responses: map[string]bool{}}
 			op.id, _ = o["operationId"].(string)
+			request, _ := o["requestBody"].(jsonObj)
+			requestContent, _ := request["content"].(jsonObj)
+			if media, ok := requestContent["application/json"].(jsonObj); ok {
+				op.requestBody = true
+				defs[op.requestKey()] = tr.schema(media["schema"])
+			}
 			for status, res := range o["responses"].(jsonObj) {
 				if !strings.HasPrefix(status, "2") {
 					continue
@@ -328,6 +444,10 @@ func (o *referenceOperation) key(status string) string {
 	return "response " + o.id + " " + o.method + " " + o.path + " " + status
 }
 
+func (o *referenceOperation) requestKey() string {
+	return "request " + o.id + " " + o.method + " " + o.path
+}
+
 // operation finds route's operation in the reference: by operationId, else
 // by method and path.
 func (r *reference) operation(route rest.Route) *referenceOperation {
@@ -348,7 +468,20 @@ func (r *reference) validate(op *referenceOperation, status int, body []byte) ([
 	case !hasBody:
 		return nil, fmt.Errorf("answered %d with a body; the reference has none", status)
 	}
-	key := op.key(code)
+	return r.validateAt(op.key(code), body)
+}
+
+// validateRequest checks a request body against op's request body schema,
+// as validate does an answer.
+func (r *reference) validateRequest(op *referenceOperation, body []byte) ([]string, error) {
+	if !op.requestBody {
+		return nil, errors.New("a body, where the reference has none")
+	}
+	return r.validateAt(op.requestKey(), body)
+}
+
+// validateAt checks body against the schema of $defs' key.
+func (r *reference) validateAt(key string, body []byte) ([]string, error) {
 	s, ok := r.schemas[key]
 	if !ok {
 		ptr := strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")

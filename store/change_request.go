@@ -115,7 +115,7 @@ func ListChangeRequests(ctx context.Context, db bun.IDB, orgID string, spaceIDs 
 	ctx = inOrganization(ctx, orgID)
 	var rows []*ChangeRequest
 	if len(spaceIDs) == 0 {
-		return rows, p.none()
+		return rows, nil
 	}
 	q := db.NewSelect().Model(&rows).Where("cr.organization_id = ? AND cr.space_id IN (?)", orgID, bun.List(spaceIDs))
 	if f.Status != "" {

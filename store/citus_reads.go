@@ -112,6 +112,7 @@ func (db *DB) attachWorkers(ctx context.Context, rawURL string, opts Options, ch
 	if err != nil || !ok {
 		return err
 	}
+	db.dir.betweenNodes = true
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
 		// A key=value connection string: the workers cannot be named in

@@ -116,13 +116,13 @@ func TestHotReadsAreSingleShardOnCitus(t *testing.T) {
 	}
 	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
-	fillOrganizations(t, db, 2_000)
+	fillOrganizations(t, db, 2_000, 1_000+myCollectionSpaces+1_000)
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	for _, r := range hotReads(db) {
+	for _, r := range hotReads(db, 1_000+myCollectionSpaces+1_000) {
 		t.Run(r.name, func(t *testing.T) {
 			if err := r.read(ctx); err != nil {
 				t.Fatal(err)

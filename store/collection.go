@@ -65,11 +65,13 @@ func ListCollections(ctx context.Context, db bun.IDB, orgID string, topLevel boo
 	return rows, translate(err)
 }
 
-// ListSpacesInCollection pages through the live spaces directly in a
-// collection, in their order.
-func ListSpacesInCollection(ctx context.Context, db bun.IDB, collectionID string, p Page) ([]*Space, error) {
+// ListSpacesInCollection pages through the live spaces directly in
+// collection collectionID of orgID, in their order. The organization is
+// named so that a Citus cluster reads one shard group.
+func ListSpacesInCollection(ctx context.Context, db bun.IDB, orgID, collectionID string, p Page) ([]*Space, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*Space
-	q := db.NewSelect().Model(&rows).Where("space.parent_id = ? AND space.deleted_at IS NULL", collectionID)
+	q := db.NewSelect().Model(&rows).Where("space.organization_id = ? AND space.parent_id = ? AND space.deleted_at IS NULL", orgID, collectionID)
 	err := p.scan(ctx, p.byPosition(q, "space"))
 	return rows, translate(err)
 }

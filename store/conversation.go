@@ -232,12 +232,6 @@ func ListIssuesClusters(ctx context.Context, db bun.IDB, orgID, orderBy string, 
 		where += " AND status = ?"
 		args = append(args, string(*status))
 	}
-	if p.counting() {
-		// The status is computed (clusterColumns): counted over the same rows.
-		err := db.NewRaw(`SELECT count(*) FROM (SELECT `+clusterColumns+` FROM conversation_issue_clusters cl `+clusterTasks+`) x
-			WHERE `+where, args...).Scan(ctx, p.Total)
-		return nil, translate(err)
-	}
 	if p.After != nil {
 		var after any = p.After.Pos
 		if col == "updated_at" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/uptrace/bun"
@@ -23,6 +24,39 @@ import (
 // telling other processes. (Sites never change organization.)
 type directory struct {
 	entries *lru.Cache[directoryKey, string]
+	// betweenNodes: the database is a Citus cluster, where a transfer
+	// between organizations on two workers commits on each in turn, so
+	// that for a moment its rows are on neither (Citus has no snapshot
+	// across nodes); a row that existed and is found nowhere is looked for
+	// again after that moment (settle).
+	betweenNodes bool
+}
+
+// settleTries is how many times a row that existed and is found nowhere
+// is looked for again on a Citus cluster, pausing settlePause, twice as
+// long each time (75 ms in all): a transfer's commit reaches its two
+// workers within a few milliseconds.
+const (
+	settleTries = 4
+	settlePause = 5 * time.Millisecond
+)
+
+// settle pauses before the try-th (from 0) look for rows that existed
+// and were found nowhere, and reports whether to look again: never on
+// one PostgreSQL, where a transfer's commit is one moment for every
+// reader.
+func (d *directory) settle(ctx context.Context, try int) bool {
+	if d == nil || !d.betweenNodes || try >= settleTries {
+		return false
+	}
+	t := time.NewTimer(settlePause << try)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 type directoryKey struct{ table, id string }
@@ -148,10 +182,18 @@ func readByIDs[T any](ctx context.Context, db bun.IDB, table string, ids []strin
 	read func(ctx context.Context, db bun.IDB, orgID string, ids []string) ([]*T, error)) ([]*T, error) {
 	dir := directoryOf(ctx, db)
 	var out []*T
+	settling := 0
 	for attempt := 0; attempt < 2 && len(ids) > 0; attempt++ {
 		orgs, err := dir.organizationsOf(ctx, db, table, ids)
 		if err != nil {
 			return nil, err
+		}
+		// Ids placed before and found nowhere now may be moving between
+		// two workers: on a cluster, look again once that settled.
+		if attempt == 1 && len(orgs) < len(ids) && dir.settle(ctx, settling) {
+			settling++
+			attempt--
+			continue
 		}
 		byOrg := map[string][]string{}
 		for _, id := range ids {

@@ -183,7 +183,7 @@ func RecordEvent(ctx context.Context, db bun.IDB, e NewEvent) (string, error) {
 func ListIntegrationEvents(ctx context.Context, db bun.IDB, integrationID string, orgIDs []string, p Page) ([]*IntegrationEvent, error) {
 	var rows []*IntegrationEvent
 	if len(orgIDs) == 0 {
-		return rows, p.none()
+		return rows, nil
 	}
 	q := db.NewSelect().Model(&rows).Relation("Event").
 		Where("ie.integration_id = ? AND ie.organization_id IN (?)", integrationID, bun.List(orgIDs))

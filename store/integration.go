@@ -172,7 +172,7 @@ func InstallationOn(ctx context.Context, db bun.IDB, integrationID, orgID string
 func ListInstallations(ctx context.Context, db bun.IDB, integrationID string, orgIDs []string, externalID string, p Page) ([]*IntegrationInstallation, error) {
 	var rows []*IntegrationInstallation
 	if len(orgIDs) == 0 {
-		return rows, p.none()
+		return rows, nil
 	}
 	q := withExtras(db.NewSelect().Model(&rows)).Where("ii.integration_id = ? AND ii.organization_id IN (?)", integrationID, bun.List(orgIDs))
 	if externalID != "" {

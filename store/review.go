@@ -82,9 +82,6 @@ func selectReviews(db bun.IDB, model any) *bun.SelectQuery {
 // bySeq orders reviews or requests by their seq column col (Keyset.Pos),
 // which follows the order they were made in even within one clock tick.
 func bySeq(p Page, q *bun.SelectQuery, col string, desc bool) *bun.SelectQuery {
-	if p.counting() {
-		return q
-	}
 	cmp, dir := ">", "ASC"
 	if desc {
 		cmp, dir = "<", "DESC"

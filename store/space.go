@@ -116,11 +116,6 @@ func ListSpaces(ctx context.Context, db bun.IDB, orgID string, p Page, desc bool
 	return spaces, translate(err)
 }
 
-// CountLiveSpaces is the number of live spaces of each of these organizations.
-func CountLiveSpaces(ctx context.Context, db bun.IDB, orgIDs []string) (map[string]int, error) {
-	return countBy(ctx, db, "spaces", "organization_id", "organization_id IN (?) AND deleted_at IS NULL", bun.List(orgIDs))
-}
-
 // UpdateSpace writes the given columns of s (never its counts: the database
 // keeps those).
 //

@@ -35,14 +35,24 @@ func lockRow(ctx context.Context, db bun.IDB, table, org, id, lock string, scan 
 	if org == "" && directoryTables[table] {
 		org, _ = dir.placed(table, id)
 	}
+	existed := org != ""
+	settling := 0
 	for lookups < 2 {
 		if org == "" {
 			lookups++
 			err := db.NewSelect().Table(table).Column("organization_id").Where("id = ?", id).Limit(1).Scan(ctx, &org)
+			if errors.Is(translate(err), ErrNotFound) && existed && dir.settle(ctx, settling) {
+				// Found nowhere, though it existed: on a cluster it may be
+				// moving between two workers (directory.settle).
+				settling++
+				lookups--
+				continue
+			}
 			if err != nil {
 				return translate(err)
 			}
 		}
+		existed = true
 		q := db.NewSelect().Where("id = ? AND organization_id = ?", id, org).For(lock)
 		if err := translate(scan(q)); !errors.Is(err, ErrNotFound) {
 			if err == nil && directoryTables[table] {

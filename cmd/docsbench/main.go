@@ -58,14 +58,18 @@
 // organizations, with their site spaces, change requests, comments, replies
 // and searchable pages, are added by SQL and analyzed (others.go,
 // store/atsize), the size at which plans that scan every tenant's rows show.
-// The mixed scenario runs at that size from the start.
+// The mixed scenario runs at that size from the start. Then, with -big-org N
+// (100,000 by default), the organization of the site seeded first grows by
+// SQL to N spaces, and a page of 100 of its spaces (REST and GraphQL, page
+// 1 and page 1,000), its site tree and its spaces' totalCount are measured
+// against those of the at-size pass's organization of 1,000 (bigorg.go).
 //
 // With -traces the servers trace every request and export the spans over
 // OTLP/HTTP, as docsapi does, to a sink in this process (traces.go): what
 // tracing costs.
 //
 // Flags: -groups, -sections, -site-spaces, -outside (sections outside any
-// group), -concurrency, -duration (per measurement), -warmup and
+// group), -others, -big-org, -concurrency, -duration (per measurement), -warmup and
 // -warmup-requests (warm-up before each measurement: whichever limit comes
 // first), -seed-concurrency, -db-max-conns (pool size of the server and of
 // the baselines; 20 is the server's default), -cpuprofile; for the content
@@ -134,6 +138,9 @@ type options struct {
 	// Spaces of other organizations added before the tree is measured a
 	// second time (others.go); 0: the empty database only.
 	others int
+	// The spaces the site's organization is grown to after that, to
+	// measure a big organization (bigorg.go); 0: not measured.
+	bigOrg int
 
 	// The fan-out scenario (fanout.go).
 	subscribers, fanoutReps, burst, bursts int
@@ -167,6 +174,7 @@ func main() {
 	flag.IntVar(&o.dbMaxConns, "db-max-conns", 20, "database pool size of the server and of the baselines")
 	flag.Int64Var(&o.rateLimit, "rate-limit", benchRateLimit, "rate budget of the measured server: points per window and token, as DOCSAPI_RATE_LIMIT (0: none; the default is counted as in production but never reached)")
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
+	flag.IntVar(&o.bigOrg, "big-org", 100_000, "tree: spaces the first site's organization is grown to by SQL after the at-size pass, to measure lists, the site tree and totalCount in a big organization against the at-size pass's of 1,000 (bigorg.go); 0: not measured (nor without -others)")
 	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts; replica: one per pass, the path then the pass's number)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
@@ -208,8 +216,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "docsbench: -replica-rounds and -citus-rounds are at least 1")
 		os.Exit(2)
 	}
-	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 {
-		fmt.Fprintln(os.Stderr, "docsbench: -mixed-duration is at least 10s; mixed rates and clients are positive; -mixed-spaces and -others are not negative")
+	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 || o.bigOrg < 0 {
+		fmt.Fprintln(os.Stderr, "docsbench: -mixed-duration is at least 10s; mixed rates and clients are positive; -mixed-spaces, -others and -big-org are not negative")
 		os.Exit(2)
 	}
 	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 {
@@ -374,7 +382,8 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	api := &apiClient{client: client, base: plainURL, token: created.Token}
 	var treeRows, contentRows, fanoutRows []row
 	if tree {
-		if treeRows, err = treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out); err != nil {
+		var first *seededSite
+		if treeRows, first, err = treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out); err != nil {
 			return err
 		}
 		if o.others > 0 {
@@ -383,7 +392,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 				return err
 			}
 			fmt.Fprintln(out, added)
-			large, err := treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out)
+			large, second, err := treeBench(ctx, o, db, api, client, created.Token, plainURL, debugURL, baseURL, out)
 			if err != nil {
 				return err
 			}
@@ -399,6 +408,24 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 				large[i].what = fmt.Sprintf("+%dk: ", o.others/1000) + large[i].what
 			}
 			treeRows = append(treeRows, large...)
+			if o.bigOrg > len(first.spaces) {
+				// The first site's organization grows; the second's is
+				// the small one.
+				readerUser, err := resolverSrv.Resolver.CreateUser(ctx, "reader-"+email, "Reader")
+				if err != nil {
+					return err
+				}
+				reader := &apiClient{client: client, base: plainURL, token: readerUser.Token}
+				big, filled, err := bigOrgBench(ctx, o, db, api, reader, readerUser.User.ID, first, second)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, filled)
+				for i := range big {
+					big[i].what = fmt.Sprintf("+%dk, big organization: ", o.others/1000) + big[i].what
+				}
+				treeRows = append(treeRows, big...)
+			}
 		}
 	}
 	if content {
@@ -440,13 +467,13 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	return nil
 }
 
-// treeBench seeds the site and measures the site tree and GET space against
-// their baselines.
-func treeBench(ctx context.Context, o options, db *store.DB, api *apiClient, client *http.Client, token, plainURL, debugURL, baseURL string, out io.Writer) ([]row, error) {
+// treeBench seeds a site and measures the site tree and GET space against
+// their baselines; it returns the rows and the site.
+func treeBench(ctx context.Context, o options, db *store.DB, api *apiClient, client *http.Client, token, plainURL, debugURL, baseURL string, out io.Writer) ([]row, *seededSite, error) {
 	seedStart := time.Now()
 	site, err := seed(ctx, api, o)
 	if err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
+		return nil, nil, fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(out, "seeded through the REST API in %s: %d spaces, %d sections, %d site spaces\n",
 		time.Since(seedStart).Round(time.Millisecond), len(site.spaces), o.groups*o.sections+o.outside, len(site.spaces))
@@ -454,13 +481,13 @@ func treeBench(ctx context.Context, o options, db *store.DB, api *apiClient, cli
 	// seeding: without them PostgreSQL plans for near-empty tables (nested
 	// loops over 1,000 rows), which measures the planner, not the servers.
 	if _, err := db.Pool.Exec(ctx, "ANALYZE"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	b := &bench{o: o, client: client, site: site, token: token,
 		plainURL: plainURL, debugURL: debugURL, baseURL: baseURL}
 	if err := b.prepare(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fmt.Fprintf(out, "site tree: GraphQL and baseline responses are %s (%d bytes of data; %d bytes with the GraphQL envelope)\n",
 		b.treeMatch, len(b.treeBaseBody), b.treeGraphQLBytes)
@@ -469,10 +496,11 @@ func treeBench(ctx context.Context, o options, db *store.DB, api *apiClient, cli
 
 	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stopProfile()
-	return b.measure(ctx)
+	rows, err := b.measure(ctx)
+	return rows, site, err
 }
 
 // startCPUProfile writes a CPU profile to path (none when it is empty)

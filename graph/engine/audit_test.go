@@ -1,11 +1,7 @@
 package engine_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -20,35 +16,10 @@ import (
 // either cannot be had.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the graphql-http audit cannot run (.ci/run installs nodejs and npm)")
-	}
 	dir := filepath.Join("testdata", "audit")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-http", "package.json")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			t.Skip("npm is not installed and graphql-http is not in testdata/audit/node_modules: the audit cannot run")
-		}
-		install := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil {
-			t.Skipf("npm ci could not install graphql-http (no registry?): %v\n%s", err, out)
-		}
-	}
-
+	node := servertest.NodeHarness(t, dir, "graphql-http")
 	env := servertest.New(t)
-	audit := exec.Command(node, "audit.mjs", env.URL+"/graphql")
-	audit.Dir = dir
-	var stderr bytes.Buffer
-	audit.Stderr = &stderr
-	out, err := audit.Output()
-	if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) && exitErr.ExitCode() == 3 {
-		t.Skipf("this node cannot run the audit: %s", stderr.Bytes())
-	}
-	if err != nil {
-		t.Fatalf("the audit did not run: %v\n%s%s", err, out, stderr.Bytes())
-	}
+	out := servertest.RunNode(t, node, dir, "audit.mjs", env.URL+"/graphql")
 	var report struct {
 		Counts  map[string]int `json:"counts"`
 		Results []struct {

@@ -211,11 +211,12 @@ type ComplexityRoot struct {
 	}
 
 	CollectionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	CollectionPermissions struct {
@@ -310,11 +311,12 @@ type ComplexityRoot struct {
 	}
 
 	CommentReplyList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	CommentTarget struct {
@@ -348,11 +350,12 @@ type ComplexityRoot struct {
 	}
 
 	ContentLocationList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	ContentLocationPage struct {
@@ -763,12 +766,13 @@ type ComplexityRoot struct {
 	}
 
 	LinkList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
-		Stats    func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		Stats      func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	LinkStats struct {
@@ -819,11 +823,12 @@ type ComplexityRoot struct {
 	}
 
 	MemberContentPermissionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	MemberEdge struct {
@@ -1305,11 +1310,12 @@ type ComplexityRoot struct {
 	}
 
 	RevisionFileList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	RevisionGit struct {
@@ -1421,11 +1427,12 @@ type ComplexityRoot struct {
 	}
 
 	SearchPageResultList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SearchSectionResult struct {
@@ -1448,11 +1455,12 @@ type ComplexityRoot struct {
 	}
 
 	SearchSpaceResultList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SearchURLs struct {
@@ -1568,19 +1576,21 @@ type ComplexityRoot struct {
 	}
 
 	SiteSectionGroupList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSectionList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSectionURLs struct {
@@ -1607,11 +1617,12 @@ type ComplexityRoot struct {
 	}
 
 	SiteSpaceList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SiteSpaceURLs struct {
@@ -1671,11 +1682,12 @@ type ComplexityRoot struct {
 	}
 
 	SpaceList struct {
-		Count    func(childComplexity int) int
-		Edges    func(childComplexity int) int
-		Items    func(childComplexity int) int
-		Next     func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Count      func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		Items      func(childComplexity int) int
+		Next       func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	SpacePermissions struct {
@@ -2971,6 +2983,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CollectionList.PageInfo(childComplexity), true
+	case "CollectionList.totalCount":
+		if e.ComplexityRoot.CollectionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CollectionList.TotalCount(childComplexity), true
 
 	case "CollectionPermissions.admin":
 		if e.ComplexityRoot.CollectionPermissions.Admin == nil {
@@ -3364,6 +3382,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentReplyList.PageInfo(childComplexity), true
+	case "CommentReplyList.totalCount":
+		if e.ComplexityRoot.CommentReplyList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentReplyList.TotalCount(childComplexity), true
 
 	case "CommentTarget.changeRequest":
 		if e.ComplexityRoot.CommentTarget.ChangeRequest == nil {
@@ -3490,6 +3514,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ContentLocationList.PageInfo(childComplexity), true
+	case "ContentLocationList.totalCount":
+		if e.ComplexityRoot.ContentLocationList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ContentLocationList.TotalCount(childComplexity), true
 
 	case "ContentLocationPage.kind":
 		if e.ComplexityRoot.ContentLocationPage.Kind == nil {
@@ -5050,6 +5080,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.LinkList.Stats(childComplexity), true
+	case "LinkList.totalCount":
+		if e.ComplexityRoot.LinkList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LinkList.TotalCount(childComplexity), true
 
 	case "LinkStats.broken":
 		if e.ComplexityRoot.LinkStats.Broken == nil {
@@ -5271,6 +5307,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MemberContentPermissionList.PageInfo(childComplexity), true
+	case "MemberContentPermissionList.totalCount":
+		if e.ComplexityRoot.MemberContentPermissionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberContentPermissionList.TotalCount(childComplexity), true
 
 	case "MemberEdge.cursor":
 		if e.ComplexityRoot.MemberEdge.Cursor == nil {
@@ -8188,6 +8230,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionFileList.PageInfo(childComplexity), true
+	case "RevisionFileList.totalCount":
+		if e.ComplexityRoot.RevisionFileList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFileList.TotalCount(childComplexity), true
 
 	case "RevisionGit.createdByGitBook":
 		if e.ComplexityRoot.RevisionGit.CreatedByGitBook == nil {
@@ -8639,6 +8687,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchPageResultList.PageInfo(childComplexity), true
+	case "SearchPageResultList.totalCount":
+		if e.ComplexityRoot.SearchPageResultList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchPageResultList.TotalCount(childComplexity), true
 
 	case "SearchSectionResult.body":
 		if e.ComplexityRoot.SearchSectionResult.Body == nil {
@@ -8733,6 +8787,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchSpaceResultList.PageInfo(childComplexity), true
+	case "SearchSpaceResultList.totalCount":
+		if e.ComplexityRoot.SearchSpaceResultList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResultList.TotalCount(childComplexity), true
 
 	case "SearchURLs.app":
 		if e.ComplexityRoot.SearchURLs.App == nil {
@@ -9201,6 +9261,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionGroupList.PageInfo(childComplexity), true
+	case "SiteSectionGroupList.totalCount":
+		if e.ComplexityRoot.SiteSectionGroupList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionGroupList.TotalCount(childComplexity), true
 
 	case "SiteSectionList.count":
 		if e.ComplexityRoot.SiteSectionList.Count == nil {
@@ -9232,6 +9298,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionList.PageInfo(childComplexity), true
+	case "SiteSectionList.totalCount":
+		if e.ComplexityRoot.SiteSectionList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSectionList.TotalCount(childComplexity), true
 
 	case "SiteSectionURLs.published":
 		if e.ComplexityRoot.SiteSectionURLs.Published == nil {
@@ -9350,6 +9422,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSpaceList.PageInfo(childComplexity), true
+	case "SiteSpaceList.totalCount":
+		if e.ComplexityRoot.SiteSpaceList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteSpaceList.TotalCount(childComplexity), true
 
 	case "SiteSpaceURLs.published":
 		if e.ComplexityRoot.SiteSpaceURLs.Published == nil {
@@ -9687,6 +9765,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SpaceList.PageInfo(childComplexity), true
+	case "SpaceList.totalCount":
+		if e.ComplexityRoot.SpaceList.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SpaceList.TotalCount(childComplexity), true
 
 	case "SpacePermissions.access":
 		if e.ComplexityRoot.SpacePermissions.Access == nil {
@@ -10899,7 +10983,7 @@ type OrganizationList {
   items: [Organization!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OrganizationEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11022,7 +11106,7 @@ type MemberList {
   items: [Member!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11059,6 +11143,7 @@ type MemberTeamList {
   items: [MemberTeam!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberTeamEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11106,6 +11191,7 @@ type TeamMemberList {
   items: [OrganizationTeamMember!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamMemberEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11146,6 +11232,7 @@ type TeamList {
   items: [Team!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11178,6 +11265,7 @@ type OrganizationInviteList {
   items: [OrganizationInvite!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OrganizationInviteEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11278,7 +11366,16 @@ type MemberContentPermissionList {
   items: [MemberContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [MemberContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11301,6 +11398,7 @@ type UserContentPermissionList {
   items: [UserContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [UserContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11324,6 +11422,7 @@ type TeamContentPermissionList {
   items: [TeamContentPermission!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TeamContentPermissionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -11481,8 +11580,16 @@ type SpaceList {
   items: [Space!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SpaceEdge!]!
-  "Number of items in this page."
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11585,7 +11692,16 @@ type CollectionList {
   items: [Collection!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CollectionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  """
+  Number of items of the whole list the caller can see, every page (the ` + "`" + `totalCount` + "`" + ` of GitHub's and
+  Relay's connections). Kept by the database in the transaction that writes the items, so it costs
+  the same whatever the list's length; for a member who sees part of the organization, the parts their
+  levels and grants open are added up. Computed only when selected; it adds a query's worth to the
+  request's cost, once per list whatever its page size.
+  """
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -11742,7 +11858,10 @@ type RevisionFileList {
   items: [RevisionFile!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [RevisionFileEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12068,6 +12187,7 @@ type ChangeRequestList {
   items: [ChangeRequest!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12143,6 +12263,7 @@ type ChangeRequestReviewList {
   items: [ChangeRequestReview!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestReviewEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12173,6 +12294,7 @@ type ChangeRequestRequestedReviewerList {
   items: [ChangeRequestRequestedReviewer!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ChangeRequestRequestedReviewerEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12328,6 +12450,7 @@ type CommentList {
   items: [Comment!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CommentEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12345,7 +12468,10 @@ type CommentReplyList {
   items: [CommentReply!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [CommentReplyEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12441,7 +12567,10 @@ type SearchPageResultList {
   items: [SearchPageResult!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SearchPageResultEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12458,7 +12587,10 @@ type SearchSpaceResultList {
   items: [SearchSpaceResult!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SearchSpaceResultEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12545,7 +12677,10 @@ type LinkList {
   items: [LinkItem!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [LinkEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
   "Over all the links listed, not only this page."
@@ -12564,7 +12699,10 @@ type ContentLocationList {
   items: [ContentLocation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ContentLocationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12873,6 +13011,7 @@ type SiteList {
   items: [Site!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -12890,7 +13029,10 @@ type SiteSectionGroupList {
   items: [SiteSectionGroup!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSectionGroupEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12907,7 +13049,10 @@ type SiteSectionList {
   items: [SiteSection!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSectionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -12924,7 +13069,10 @@ type SiteSpaceList {
   items: [SiteSpace!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SiteSpaceEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
+  "Number of items of the whole list, every page (the ` + "`" + `totalCount` + "`" + ` of Relay's connections). The list is read whole to answer any page, so it costs nothing more."
+  totalCount: Int!
   next: ListNext
   pageInfo: PageInfo!
 }
@@ -13320,6 +13468,7 @@ type IntegrationList {
   items: [Integration!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13373,6 +13522,7 @@ type IntegrationInstallationList {
   items: [IntegrationInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13424,6 +13574,7 @@ type IntegrationSpaceInstallationList {
   items: [IntegrationSpaceInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationSpaceInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13441,6 +13592,7 @@ type IntegrationSiteInstallationList {
   items: [IntegrationSiteInstallation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationSiteInstallationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13496,6 +13648,7 @@ type IntegrationEventList {
   items: [IntegrationEvent!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [IntegrationEventEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13667,6 +13820,7 @@ type OpenAPISpecList {
   items: [OpenAPISpec!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OpenAPISpecEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13711,6 +13865,7 @@ type OpenAPISpecVersionList {
   items: [OpenAPISpecVersion!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [OpenAPISpecVersionEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13828,6 +13983,7 @@ type TranslationList {
   items: [Translation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [TranslationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13914,6 +14070,7 @@ type ConversationList {
   items: [Conversation!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -13962,6 +14119,7 @@ type ConversationIssueList {
   items: [ConversationIssueItem!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationIssueEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -14035,6 +14193,7 @@ type ConversationsIssuesClusterList {
   items: [ConversationsIssuesCluster!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [ConversationsIssuesClusterEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -14132,6 +14291,7 @@ type SAMLProviderList {
   items: [SAMLProvider!]!
   "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
   edges: [SAMLProviderEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
   count: Int!
   next: ListNext
   pageInfo: PageInfo!
@@ -14916,6 +15076,8 @@ func (ec *executionContext) childFields_CollectionList(ctx context.Context, fiel
 		return ec.fieldContext_CollectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CollectionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CollectionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_CollectionList_next(ctx, field)
 	case "pageInfo":
@@ -15114,6 +15276,8 @@ func (ec *executionContext) childFields_CommentReplyList(ctx context.Context, fi
 		return ec.fieldContext_CommentReplyList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_CommentReplyList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_CommentReplyList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_CommentReplyList_next(ctx, field)
 	case "pageInfo":
@@ -15174,6 +15338,8 @@ func (ec *executionContext) childFields_ContentLocationList(ctx context.Context,
 		return ec.fieldContext_ContentLocationList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_ContentLocationList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ContentLocationList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_ContentLocationList_next(ctx, field)
 	case "pageInfo":
@@ -15980,6 +16146,8 @@ func (ec *executionContext) childFields_LinkList(ctx context.Context, field grap
 		return ec.fieldContext_LinkList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_LinkList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_LinkList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_LinkList_next(ctx, field)
 	case "pageInfo":
@@ -16092,6 +16260,8 @@ func (ec *executionContext) childFields_MemberContentPermissionList(ctx context.
 		return ec.fieldContext_MemberContentPermissionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_MemberContentPermissionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_MemberContentPermissionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_MemberContentPermissionList_next(ctx, field)
 	case "pageInfo":
@@ -16798,6 +16968,8 @@ func (ec *executionContext) childFields_RevisionFileList(ctx context.Context, fi
 		return ec.fieldContext_RevisionFileList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_RevisionFileList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RevisionFileList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_RevisionFileList_next(ctx, field)
 	case "pageInfo":
@@ -17030,6 +17202,8 @@ func (ec *executionContext) childFields_SearchPageResultList(ctx context.Context
 		return ec.fieldContext_SearchPageResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchPageResultList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SearchPageResultList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SearchPageResultList_next(ctx, field)
 	case "pageInfo":
@@ -17084,6 +17258,8 @@ func (ec *executionContext) childFields_SearchSpaceResultList(ctx context.Contex
 		return ec.fieldContext_SearchSpaceResultList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SearchSpaceResultList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SearchSpaceResultList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SearchSpaceResultList_next(ctx, field)
 	case "pageInfo":
@@ -17324,6 +17500,8 @@ func (ec *executionContext) childFields_SiteSectionGroupList(ctx context.Context
 		return ec.fieldContext_SiteSectionGroupList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSectionGroupList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSectionGroupList_next(ctx, field)
 	case "pageInfo":
@@ -17340,6 +17518,8 @@ func (ec *executionContext) childFields_SiteSectionList(ctx context.Context, fie
 		return ec.fieldContext_SiteSectionList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSectionList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSectionList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSectionList_next(ctx, field)
 	case "pageInfo":
@@ -17402,6 +17582,8 @@ func (ec *executionContext) childFields_SiteSpaceList(ctx context.Context, field
 		return ec.fieldContext_SiteSpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SiteSpaceList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SiteSpaceList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SiteSpaceList_next(ctx, field)
 	case "pageInfo":
@@ -17530,6 +17712,8 @@ func (ec *executionContext) childFields_SpaceList(ctx context.Context, field gra
 		return ec.fieldContext_SpaceList_edges(ctx, field)
 	case "count":
 		return ec.fieldContext_SpaceList_count(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_SpaceList_totalCount(ctx, field)
 	case "next":
 		return ec.fieldContext_SpaceList_next(ctx, field)
 	case "pageInfo":
@@ -25147,7 +25331,7 @@ func (ec *executionContext) _ChangeRequestList_count(ctx context.Context, field 
 			return ec.fieldContext_ChangeRequestList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -25532,7 +25716,7 @@ func (ec *executionContext) _ChangeRequestRequestedReviewerList_count(ctx contex
 			return ec.fieldContext_ChangeRequestRequestedReviewerList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -26027,7 +26211,7 @@ func (ec *executionContext) _ChangeRequestReviewList_count(ctx context.Context, 
 			return ec.fieldContext_ChangeRequestReviewList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -26703,7 +26887,7 @@ func (ec *executionContext) _CollectionList_count(ctx context.Context, field gra
 			return ec.fieldContext_CollectionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -26714,6 +26898,29 @@ func (ec *executionContext) _CollectionList_count(ctx context.Context, field gra
 	)
 }
 func (ec *executionContext) fieldContext_CollectionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CollectionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CollectionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Collection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CollectionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CollectionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CollectionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -27610,7 +27817,7 @@ func (ec *executionContext) _CommentList_count(ctx context.Context, field graphq
 			return ec.fieldContext_CommentList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -28383,7 +28590,7 @@ func (ec *executionContext) _CommentReplyList_count(ctx context.Context, field g
 			return ec.fieldContext_CommentReplyList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -28394,6 +28601,29 @@ func (ec *executionContext) _CommentReplyList_count(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_CommentReplyList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentReplyList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _CommentReplyList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.ReplyNode]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentReplyList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentReplyList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentReplyList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -28924,7 +29154,7 @@ func (ec *executionContext) _ContentLocationList_count(ctx context.Context, fiel
 			return ec.fieldContext_ContentLocationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -28935,6 +29165,29 @@ func (ec *executionContext) _ContentLocationList_count(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_ContentLocationList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ContentLocationList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ContentLocationList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[model.ContentLocation]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ContentLocationList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ContentLocationList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ContentLocationList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -29951,7 +30204,7 @@ func (ec *executionContext) _ConversationIssueList_count(ctx context.Context, fi
 			return ec.fieldContext_ConversationIssueList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -30125,7 +30378,7 @@ func (ec *executionContext) _ConversationList_count(ctx context.Context, field g
 			return ec.fieldContext_ConversationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -30809,7 +31062,7 @@ func (ec *executionContext) _ConversationsIssuesClusterList_count(ctx context.Co
 			return ec.fieldContext_ConversationsIssuesClusterList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -33061,7 +33314,7 @@ func (ec *executionContext) _IntegrationEventList_count(ctx context.Context, fie
 			return ec.fieldContext_IntegrationEventList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -33861,7 +34114,7 @@ func (ec *executionContext) _IntegrationInstallationList_count(ctx context.Conte
 			return ec.fieldContext_IntegrationInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34104,7 +34357,7 @@ func (ec *executionContext) _IntegrationList_count(ctx context.Context, field gr
 			return ec.fieldContext_IntegrationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34535,7 +34788,7 @@ func (ec *executionContext) _IntegrationSiteInstallationList_count(ctx context.C
 			return ec.fieldContext_IntegrationSiteInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -34943,7 +35196,7 @@ func (ec *executionContext) _IntegrationSpaceInstallationList_count(ctx context.
 			return ec.fieldContext_IntegrationSpaceInstallationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -35411,7 +35664,7 @@ func (ec *executionContext) _LinkList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_LinkList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -35422,6 +35675,29 @@ func (ec *executionContext) _LinkList_count(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_LinkList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LinkList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _LinkList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.LinkList) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LinkList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LinkList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LinkList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -36339,7 +36615,7 @@ func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Conte
 			return ec.fieldContext_MemberContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -36350,6 +36626,29 @@ func (ec *executionContext) _MemberContentPermissionList_count(ctx context.Conte
 	)
 }
 func (ec *executionContext) fieldContext_MemberContentPermissionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberContentPermissionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MemberContentPermissionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.MemberContentPermission]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberContentPermissionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberContentPermissionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MemberContentPermissionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -36545,7 +36844,7 @@ func (ec *executionContext) _MemberList_count(ctx context.Context, field graphql
 			return ec.fieldContext_MemberList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -36815,7 +37114,7 @@ func (ec *executionContext) _MemberTeamList_count(ctx context.Context, field gra
 			return ec.fieldContext_MemberTeamList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -42604,7 +42903,7 @@ func (ec *executionContext) _OpenAPISpecList_count(ctx context.Context, field gr
 			return ec.fieldContext_OpenAPISpecList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -43081,7 +43380,7 @@ func (ec *executionContext) _OpenAPISpecVersionList_count(ctx context.Context, f
 			return ec.fieldContext_OpenAPISpecVersionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -45040,7 +45339,7 @@ func (ec *executionContext) _OrganizationInviteList_count(ctx context.Context, f
 			return ec.fieldContext_OrganizationInviteList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -45191,7 +45490,7 @@ func (ec *executionContext) _OrganizationList_count(ctx context.Context, field g
 			return ec.fieldContext_OrganizationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -48349,7 +48648,7 @@ func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field g
 			return ec.fieldContext_RevisionFileList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -48360,6 +48659,29 @@ func (ec *executionContext) _RevisionFileList_count(ctx context.Context, field g
 	)
 }
 func (ec *executionContext) fieldContext_RevisionFileList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFileList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFileList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.RevisionFile]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFileList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFileList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionFileList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -49626,7 +49948,7 @@ func (ec *executionContext) _SAMLProviderList_count(ctx context.Context, field g
 			return ec.fieldContext_SAMLProviderList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -50213,7 +50535,7 @@ func (ec *executionContext) _SearchPageResultList_count(ctx context.Context, fie
 			return ec.fieldContext_SearchPageResultList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -50224,6 +50546,29 @@ func (ec *executionContext) _SearchPageResultList_count(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SearchPageResultList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchPageResultList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchPageResultList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchPageResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchPageResultList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchPageResultList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchPageResultList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -50621,7 +50966,7 @@ func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, fi
 			return ec.fieldContext_SearchSpaceResultList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -50632,6 +50977,29 @@ func (ec *executionContext) _SearchSpaceResultList_count(ctx context.Context, fi
 	)
 }
 func (ec *executionContext) fieldContext_SearchSpaceResultList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchSpaceResultList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SearchSpaceResultList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResultList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResultList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchSpaceResultList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -51802,7 +52170,7 @@ func (ec *executionContext) _SiteList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_SiteList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -52550,7 +52918,7 @@ func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, fie
 			return ec.fieldContext_SiteSectionGroupList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -52561,6 +52929,29 @@ func (ec *executionContext) _SiteSectionGroupList_count(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_SiteSectionGroupList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionGroupList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSectionGroup]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionGroupList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionGroupList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSectionGroupList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -52701,7 +53092,7 @@ func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field gr
 			return ec.fieldContext_SiteSectionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -52712,6 +53103,29 @@ func (ec *executionContext) _SiteSectionList_count(ctx context.Context, field gr
 	)
 }
 func (ec *executionContext) fieldContext_SiteSectionList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSectionList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSectionList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSection]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSectionList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSectionList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSectionList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -53201,7 +53615,7 @@ func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field grap
 			return ec.fieldContext_SiteSpaceList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -53212,6 +53626,29 @@ func (ec *executionContext) _SiteSpaceList_count(ctx context.Context, field grap
 	)
 }
 func (ec *executionContext) fieldContext_SiteSpaceList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteSpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteSpaceList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteSpace]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteSpaceList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteSpaceList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -54571,7 +55008,7 @@ func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.
 			return ec.fieldContext_SpaceList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -54582,6 +55019,29 @@ func (ec *executionContext) _SpaceList_count(ctx context.Context, field graphql.
 	)
 }
 func (ec *executionContext) fieldContext_SpaceList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SpaceList_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.Space]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SpaceList_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SpaceList_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SpaceList", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
@@ -55638,7 +56098,7 @@ func (ec *executionContext) _TeamContentPermissionList_count(ctx context.Context
 			return ec.fieldContext_TeamContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -55844,7 +56304,7 @@ func (ec *executionContext) _TeamList_count(ctx context.Context, field graphql.C
 			return ec.fieldContext_TeamList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -56073,7 +56533,7 @@ func (ec *executionContext) _TeamMemberList_count(ctx context.Context, field gra
 			return ec.fieldContext_TeamMemberList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -56692,7 +57152,7 @@ func (ec *executionContext) _TranslationList_count(ctx context.Context, field gr
 			return ec.fieldContext_TranslationList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -57422,7 +57882,7 @@ func (ec *executionContext) _UserContentPermissionList_count(ctx context.Context
 			return ec.fieldContext_UserContentPermissionList_count(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Count(ctx)
+			return obj.Count(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -63320,60 +63780,27 @@ func (ec *executionContext) _ChangeRequestList(ctx context.Context, sel ast.Sele
 		case "items":
 			out.Values[i] = ec._ChangeRequestList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -63654,60 +64081,27 @@ func (ec *executionContext) _ChangeRequestRequestedReviewerList(ctx context.Cont
 		case "items":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestRequestedReviewerList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestRequestedReviewerList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -64008,60 +64402,27 @@ func (ec *executionContext) _ChangeRequestReviewList(ctx context.Context, sel as
 		case "items":
 			out.Values[i] = ec._ChangeRequestReviewList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ChangeRequestReviewList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ChangeRequestReviewList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ChangeRequestReviewList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ChangeRequestReviewList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ChangeRequestReviewList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -64527,6 +64888,11 @@ func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.Selecti
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._CollectionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -64535,7 +64901,7 @@ func (ec *executionContext) _CollectionList(ctx context.Context, sel ast.Selecti
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._CollectionList_count(ctx, field, obj)
+				res = ec._CollectionList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -65273,60 +65639,27 @@ func (ec *executionContext) _CommentList(ctx context.Context, sel ast.SelectionS
 		case "items":
 			out.Values[i] = ec._CommentList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._CommentList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._CommentList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._CommentList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._CommentList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._CommentList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -65850,6 +66183,11 @@ func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._CommentReplyList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -65858,7 +66196,7 @@ func (ec *executionContext) _CommentReplyList(ctx context.Context, sel ast.Selec
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._CommentReplyList_count(ctx, field, obj)
+				res = ec._CommentReplyList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -66181,6 +66519,11 @@ func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.Se
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._ContentLocationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -66189,7 +66532,7 @@ func (ec *executionContext) _ContentLocationList(ctx context.Context, sel ast.Se
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._ContentLocationList_count(ctx, field, obj)
+				res = ec._ContentLocationList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -66825,60 +67168,27 @@ func (ec *executionContext) _ConversationIssueList(ctx context.Context, sel ast.
 		case "items":
 			out.Values[i] = ec._ConversationIssueList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationIssueList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationIssueList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationIssueList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationIssueList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationIssueList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -66954,60 +67264,27 @@ func (ec *executionContext) _ConversationList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._ConversationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -67452,60 +67729,27 @@ func (ec *executionContext) _ConversationsIssuesClusterList(ctx context.Context,
 		case "items":
 			out.Values[i] = ec._ConversationsIssuesClusterList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._ConversationsIssuesClusterList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._ConversationsIssuesClusterList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._ConversationsIssuesClusterList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._ConversationsIssuesClusterList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._ConversationsIssuesClusterList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -69230,60 +69474,27 @@ func (ec *executionContext) _IntegrationEventList(ctx context.Context, sel ast.S
 		case "items":
 			out.Values[i] = ec._IntegrationEventList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationEventList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationEventList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationEventList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationEventList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationEventList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -69865,60 +70076,27 @@ func (ec *executionContext) _IntegrationInstallationList(ctx context.Context, se
 		case "items":
 			out.Values[i] = ec._IntegrationInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70042,60 +70220,27 @@ func (ec *executionContext) _IntegrationList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._IntegrationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70419,60 +70564,27 @@ func (ec *executionContext) _IntegrationSiteInstallationList(ctx context.Context
 		case "items":
 			out.Values[i] = ec._IntegrationSiteInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationSiteInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationSiteInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationSiteInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationSiteInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationSiteInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -70758,60 +70870,27 @@ func (ec *executionContext) _IntegrationSpaceInstallationList(ctx context.Contex
 		case "items":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._IntegrationSpaceInstallationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._IntegrationSpaceInstallationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._IntegrationSpaceInstallationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71087,6 +71166,11 @@ func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet,
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._LinkList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -71095,7 +71179,7 @@ func (ec *executionContext) _LinkList(ctx context.Context, sel ast.SelectionSet,
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._LinkList_count(ctx, field, obj)
+				res = ec._LinkList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -71691,6 +71775,11 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._MemberContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -71699,7 +71788,7 @@ func (ec *executionContext) _MemberContentPermissionList(ctx context.Context, se
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._MemberContentPermissionList_count(ctx, field, obj)
+				res = ec._MemberContentPermissionList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -71817,60 +71906,27 @@ func (ec *executionContext) _MemberList(ctx context.Context, sel ast.SelectionSe
 		case "items":
 			out.Values[i] = ec._MemberList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._MemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MemberList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._MemberList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -71994,60 +72050,27 @@ func (ec *executionContext) _MemberTeamList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._MemberTeamList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._MemberTeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._MemberTeamList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._MemberTeamList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._MemberTeamList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._MemberTeamList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -73411,60 +73434,27 @@ func (ec *executionContext) _OpenAPISpecList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._OpenAPISpecList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OpenAPISpecList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OpenAPISpecList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OpenAPISpecList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OpenAPISpecList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OpenAPISpecList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -73798,60 +73788,27 @@ func (ec *executionContext) _OpenAPISpecVersionList(ctx context.Context, sel ast
 		case "items":
 			out.Values[i] = ec._OpenAPISpecVersionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OpenAPISpecVersionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OpenAPISpecVersionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OpenAPISpecVersionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OpenAPISpecVersionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OpenAPISpecVersionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -75319,60 +75276,27 @@ func (ec *executionContext) _OrganizationInviteList(ctx context.Context, sel ast
 		case "items":
 			out.Values[i] = ec._OrganizationInviteList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OrganizationInviteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrganizationInviteList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OrganizationInviteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OrganizationInviteList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OrganizationInviteList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -75410,60 +75334,27 @@ func (ec *executionContext) _OrganizationList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._OrganizationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._OrganizationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._OrganizationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._OrganizationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._OrganizationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._OrganizationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -77435,6 +77326,11 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._RevisionFileList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -77443,7 +77339,7 @@ func (ec *executionContext) _RevisionFileList(ctx context.Context, sel ast.Selec
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._RevisionFileList_count(ctx, field, obj)
+				res = ec._RevisionFileList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -78299,60 +78195,27 @@ func (ec *executionContext) _SAMLProviderList(ctx context.Context, sel ast.Selec
 		case "items":
 			out.Values[i] = ec._SAMLProviderList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SAMLProviderList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SAMLProviderList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SAMLProviderList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SAMLProviderList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SAMLProviderList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -78714,6 +78577,11 @@ func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.S
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SearchPageResultList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -78722,7 +78590,7 @@ func (ec *executionContext) _SearchPageResultList(ctx context.Context, sel ast.S
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SearchPageResultList_count(ctx, field, obj)
+				res = ec._SearchPageResultList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -78954,6 +78822,11 @@ func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SearchSpaceResultList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -78962,7 +78835,7 @@ func (ec *executionContext) _SearchSpaceResultList(ctx context.Context, sel ast.
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SearchSpaceResultList_count(ctx, field, obj)
+				res = ec._SearchSpaceResultList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -79953,60 +79826,27 @@ func (ec *executionContext) _SiteList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._SiteList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._SiteList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._SiteList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._SiteList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._SiteList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._SiteList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80469,6 +80309,11 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SiteSectionGroupList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -80477,7 +80322,7 @@ func (ec *executionContext) _SiteSectionGroupList(ctx context.Context, sel ast.S
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SiteSectionGroupList_count(ctx, field, obj)
+				res = ec._SiteSectionGroupList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -80560,6 +80405,11 @@ func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.Select
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SiteSectionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -80568,7 +80418,7 @@ func (ec *executionContext) _SiteSectionList(ctx context.Context, sel ast.Select
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SiteSectionList_count(ctx, field, obj)
+				res = ec._SiteSectionList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -80985,6 +80835,11 @@ func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.Selectio
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SiteSpaceList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -80993,7 +80848,7 @@ func (ec *executionContext) _SiteSpaceList(ctx context.Context, sel ast.Selectio
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SiteSpaceList_count(ctx, field, obj)
+				res = ec._SiteSpaceList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -81908,6 +81763,11 @@ func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "count":
+			out.Values[i] = ec._SpaceList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -81916,7 +81776,7 @@ func (ec *executionContext) _SpaceList(ctx context.Context, sel ast.SelectionSet
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._SpaceList_count(ctx, field, obj)
+				res = ec._SpaceList_totalCount(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -82505,60 +82365,27 @@ func (ec *executionContext) _TeamContentPermissionList(ctx context.Context, sel 
 		case "items":
 			out.Values[i] = ec._TeamContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamContentPermissionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -82639,60 +82466,27 @@ func (ec *executionContext) _TeamList(ctx context.Context, sel ast.SelectionSet,
 		case "items":
 			out.Values[i] = ec._TeamList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -82811,60 +82605,27 @@ func (ec *executionContext) _TeamMemberList(ctx context.Context, sel ast.Selecti
 		case "items":
 			out.Values[i] = ec._TeamMemberList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TeamMemberList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TeamMemberList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TeamMemberList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TeamMemberList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TeamMemberList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -83322,60 +83083,27 @@ func (ec *executionContext) _TranslationList(ctx context.Context, sel ast.Select
 		case "items":
 			out.Values[i] = ec._TranslationList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._TranslationList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._TranslationList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._TranslationList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._TranslationList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._TranslationList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -83830,60 +83558,27 @@ func (ec *executionContext) _UserContentPermissionList(ctx context.Context, sel 
 		case "items":
 			out.Values[i] = ec._UserContentPermissionList_items(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "edges":
 			out.Values[i] = ec._UserContentPermissionList_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "count":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._UserContentPermissionList_count(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
+			out.Values[i] = ec._UserContentPermissionList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "next":
 			out.Values[i] = ec._UserContentPermissionList_next(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		case "pageInfo":
 			out.Values[i] = ec._UserContentPermissionList_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				atomic.AddUint32(&out.Invalids, 1)
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -18,14 +18,19 @@ type List[T any] struct {
 	Items    []T       `json:"items"`
 	Next     *ListNext `json:"next,omitempty"`
 	PageInfo *PageInfo `json:"pageInfo"`
-	// Total counts the items of the whole list, every page, as the caller
-	// sees them (graph/pagination.go makes it). It runs only when `count`
-	// is asked for: a count is a query a page need not pay for.
+	// Total is the number of items of the whole list the caller can see,
+	// every page: the `totalCount` of the list types that have one
+	// (graph/total_count.go makes it). It runs only when totalCount is
+	// asked for.
 	Total func(ctx context.Context) (int, error) `json:"-"`
 }
 
-// Count is the number of items of the whole list, not of this page.
-func (l *List[T]) Count(ctx context.Context) (int, error) {
+// Count is the number of items in this page: the specification's `count`
+// (section 1.2), on REST and in GraphQL alike. It costs nothing.
+func (l *List[T]) Count() int { return len(l.Items) }
+
+// TotalCount is the number of items of the whole list the caller can see.
+func (l *List[T]) TotalCount(ctx context.Context) (int, error) {
 	if l.Total == nil {
 		// A list made without its total: a bug, not a 0 that would lie.
 		return 0, errors.New("model: this list has no total")

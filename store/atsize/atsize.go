@@ -1,7 +1,7 @@
 // Package atsize fills a database with what a busy instance holds, by SQL:
 // organizations with spaces (each with its revision), sites publishing
 // them, change requests, comments on content and on change requests with
-// replies, and pages whose bodies are indexed for search. The benchmark
+// replies, pages whose bodies are indexed for search, and members. The benchmark
 // (cmd/docsbench) and the plan tests (store/plans_test.go) measure at that
 // size: on an almost empty database every plan is fast, and a plan that
 // scans every tenant's rows only shows once the tables hold other
@@ -63,6 +63,11 @@ type Plan struct {
 	Pages int
 	// Words is the vocabulary of the pages; nil: a small built-in one.
 	Words []string
+	// Members are users who are members of the organizations, in turn
+	// (all of Organization's when it is set): most with the read role,
+	// every tenth with edit, every hundredth an admin, and every
+	// twentieth a guest.
+	Members int
 }
 
 // busy is the number of spaces carrying change requests, comments and
@@ -95,6 +100,9 @@ func (p Plan) OrganizationID(g int) string {
 	}
 	return fmt.Sprintf("%sorg-%d", p.Prefix, 1+g%p.orgs())
 }
+
+// MemberID is the user id of member m (1-based).
+func (p Plan) MemberID(m int) string { return fmt.Sprintf("%smember-%d", p.Prefix, m) }
 
 // ChangeRequestID is the id of change request i (1-based).
 func (p Plan) ChangeRequestID(i int) string { return fmt.Sprintf("%scr-%d", p.Prefix, i) }
@@ -171,6 +179,14 @@ func Fill(ctx context.Context, pool *pgxpool.Pool, p Plan) error {
 		{sql: `INSERT INTO revisions (id, organization_id, space_id, type, created_by, created_at)
 			SELECT @prefix || 'rev-' || g, ` + org("g") + `, @prefix || 'space-' || g, 'edits', @author, now() - g * interval '1 minute'
 			FROM generate_series(1, @n::int) g`, args: pgx.NamedArgs{"n": p.Spaces}},
+		{sql: `INSERT INTO users (id, email, display_name, created_at, updated_at)
+			SELECT @prefix || 'member-' || m, @prefix || 'member-' || m || '@example.com', 'Member ' || m, now(), now()
+			FROM generate_series(1, @n::int) m`, args: pgx.NamedArgs{"n": p.Members}, skip: p.Members == 0},
+		{sql: `INSERT INTO organization_members (organization_id, user_id, role, joined_at)
+			SELECT ` + org("m") + `, @prefix || 'member-' || m,
+				CASE WHEN m % 100 = 0 THEN 'admin' WHEN m % 20 = 0 THEN NULL WHEN m % 10 = 0 THEN 'edit' ELSE 'read' END,
+				now() - m * interval '1 minute'
+			FROM generate_series(1, @n::int) m`, args: pgx.NamedArgs{"n": p.Members}, skip: p.Members == 0},
 		// One site per organization, publishing its first spaces at its
 		// root.
 		{sql: `INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)

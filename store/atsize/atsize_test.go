@@ -20,7 +20,7 @@ func TestFillIsConsistent(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.NewDB(t)
 	p := atsize.Plan{Prefix: "x-", Organizations: 3, Spaces: 60, SiteSpaces: 30,
-		ChangeRequests: 40, Comments: 50, Replies: 20, Pages: 30, Words: []string{"alpha", "beta", "gamma", "delta"}}
+		ChangeRequests: 40, Comments: 50, Replies: 20, Pages: 30, Words: []string{"alpha", "beta", "gamma", "delta"}, Members: 200}
 	if err := atsize.Fill(ctx, db.Pool, p); err != nil {
 		t.Fatal(err)
 	}
@@ -31,6 +31,7 @@ func TestFillIsConsistent(t *testing.T) {
 		{"organizations", 3}, {"spaces", 60}, {"revisions", 60}, {"sites", 3}, {"site_spaces", 30},
 		{"change_requests", 40}, {"comments", 50}, {"comment_replies", 20},
 		{"revision_pages", 30}, {"page_bodies", 30}, {"body_sections", 60},
+		{"organization_members", 200}, {"organization_members WHERE role = 'admin'", 2}, {"organization_members WHERE role IS NULL", 8},
 	}
 	for _, c := range counts {
 		var n int
@@ -80,6 +81,9 @@ func TestFillIsConsistent(t *testing.T) {
 	}
 	if wrong != 0 {
 		t.Errorf("%d spaces' counters differ from their rows", wrong)
+	}
+	if drift, err := store.ContentCountsDrift(ctx, db); err != nil || len(drift) > 0 {
+		t.Errorf("the counts of spaces differ from their rows: %v %v", drift, err)
 	}
 	space, err := store.GetSpace(ctx, db, p.SpaceID(p.ChangeRequestSpace(1)))
 	if err != nil || space.ChangeRequestsOpen == 0 {
