@@ -14,10 +14,17 @@ import (
 	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/tracing"
 )
 
 // Development mode of integrations (PUT /v1/integrations/{name}/dev): while
@@ -213,7 +220,7 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 		return 0, err
 	}
 	started := time.Now()
-	code, sendErr := r.send(ctx, *dev.URL, secret, ev, claim.Attempt, body)
+	code, sendErr := r.traceSend(ctx, *dev.URL, secret, ev, claim.Attempt, body)
 	took := time.Since(started).Round(time.Millisecond)
 	if sendErr == nil {
 		line.Level, line.Message = store.EventLogInfo, fmt.Sprintf("attempt %d: delivered: the receiver answered %d in %s", claim.Attempt, code, took)
@@ -229,6 +236,24 @@ func (r *Resolver) DeliverIntegrationEvent(ctx context.Context, id string) (time
 	return wait, store.FinishDeliveryAttempt(ctx, r.DB, line, "", wait, true)
 }
 
+// traceSend is send in a span of its own (with tracing on, under the
+// job's), the client span of the webhook: the receiver is sent its trace
+// context (traceparent), so its own spans continue the delivery's.
+func (r *Resolver) traceSend(ctx context.Context, url, secret string, ev *store.IntegrationEvent, attempt int, body []byte) (int, error) {
+	ctx, span := tracing.Child(ctx, "deliver integration event", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(tracing.Organization.String(ev.OrganizationID), attribute.String("docsapi.integration_event", ev.ID),
+			attribute.Int("docsapi.delivery.attempt", attempt), semconv.HTTPRequestMethodKey.String(http.MethodPost)))
+	defer span.End()
+	code, err := r.send(ctx, url, secret, ev, attempt, body)
+	if code != 0 {
+		span.SetAttributes(semconv.HTTPResponseStatusCode(code))
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, deliveryError(err, code, r.Outbound.Timeout()))
+	}
+	return code, err
+}
+
 // send POSTs body, signed, through the guarded client; a 2xx answer is a
 // delivery. It answers the status code (0: none).
 func (r *Resolver) send(ctx context.Context, url, secret string, ev *store.IntegrationEvent, attempt int, body []byte) (int, error) {
@@ -236,6 +261,8 @@ func (r *Resolver) send(ctx context.Context, url, secret string, ev *store.Integ
 	if err != nil {
 		return 0, outbound.ErrBadURL
 	}
+	// W3C trace context: nothing without a span in ctx.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "docsapi-integration-delivery")
 	req.Header.Set(SignatureHeader, Sign(secret, time.Now(), body))

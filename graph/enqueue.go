@@ -19,7 +19,7 @@ type jobClient struct {
 
 func (r *Resolver) jobs() (*river.Client[pgx.Tx], error) {
 	r.jobClient.once.Do(func() {
-		r.jobClient.client, r.jobClient.err = river.NewClient(riverpgxv5.New(r.DB.Pool), &river.Config{Logger: r.Log})
+		r.jobClient.client, r.jobClient.err = river.NewClient(riverpgxv5.New(r.DB.Pool), &river.Config{Logger: r.Log, Middleware: JobMiddleware(r.Tracing)})
 	})
 	return r.jobClient.client, r.jobClient.err
 }

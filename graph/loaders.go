@@ -8,8 +8,11 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/tracing"
 )
 
 // Loaders batch and cache reads for one request; middleware creates them for
@@ -105,30 +108,30 @@ const ancestorInput = 8
 // each reads (the load* functions below); nothing is built until used.
 func NewLoaders(db *store.DB) *Loaders {
 	l := &Loaders{}
-	l.Organization.init(db, loadOrganizations)
-	l.User.init(db, loadUsers)
-	l.Space.init(db, loadSpaces)
-	l.Site.init(db, loadSites)
-	l.SiteGroups.init(db, loadSiteGroups)
-	l.SiteSections.init(db, loadSiteSections)
-	l.SiteSpaces.init(db, loadSiteSpaces)
-	l.SiteSpaceCount.init(db, loadSiteSpaceCount)
-	l.SiteSpaceSpaces.init(db, loadSiteSpaceSpaces)
-	l.SiteSpaceSummaries.init(db, loadSiteSpaceSummaries)
-	l.SiteCustomizations.init(db, loadSiteCustomizations)
-	l.MemberTeamCount.init(db, loadMemberTeamCount)
-	l.TeamMemberCount.init(db, loadTeamMemberCount)
-	l.CallerTeamRole.init(db, loadCallerTeamRole)
-	l.PageTree.init(db, loadPageTree)
-	l.PageBody.init(db, loadPageBody)
-	l.CommentReplies.init(db, loadCommentReplies)
-	l.Reactions.init(db, loadReactions)
-	l.ChangeRequestOpenComments.init(db, loadChangeRequestOpenComments)
-	l.OrgAccess.init(db, loadOrgAccess)
-	l.OrgSpaces.init(db, loadOrgSpaces)
-	l.ContentTotals.init(db, loadContentTotals)
-	l.ContentGroups.init(db, loadContentGroups)
-	l.GrantedSpaces.init(db, loadGrantedSpaces)
+	l.Organization.init(db, "Organization", loadOrganizations)
+	l.User.init(db, "User", loadUsers)
+	l.Space.init(db, "Space", loadSpaces)
+	l.Site.init(db, "Site", loadSites)
+	l.SiteGroups.init(db, "SiteGroups", loadSiteGroups)
+	l.SiteSections.init(db, "SiteSections", loadSiteSections)
+	l.SiteSpaces.init(db, "SiteSpaces", loadSiteSpaces)
+	l.SiteSpaceCount.init(db, "SiteSpaceCount", loadSiteSpaceCount)
+	l.SiteSpaceSpaces.init(db, "SiteSpaceSpaces", loadSiteSpaceSpaces)
+	l.SiteSpaceSummaries.init(db, "SiteSpaceSummaries", loadSiteSpaceSummaries)
+	l.SiteCustomizations.init(db, "SiteCustomizations", loadSiteCustomizations)
+	l.MemberTeamCount.init(db, "MemberTeamCount", loadMemberTeamCount)
+	l.TeamMemberCount.init(db, "TeamMemberCount", loadTeamMemberCount)
+	l.CallerTeamRole.init(db, "CallerTeamRole", loadCallerTeamRole)
+	l.PageTree.init(db, "PageTree", loadPageTree)
+	l.PageBody.init(db, "PageBody", loadPageBody)
+	l.CommentReplies.init(db, "CommentReplies", loadCommentReplies)
+	l.Reactions.init(db, "Reactions", loadReactions)
+	l.ChangeRequestOpenComments.init(db, "ChangeRequestOpenComments", loadChangeRequestOpenComments)
+	l.OrgAccess.init(db, "OrgAccess", loadOrgAccess)
+	l.OrgSpaces.init(db, "OrgSpaces", loadOrgSpaces)
+	l.ContentTotals.init(db, "ContentTotals", loadContentTotals)
+	l.ContentGroups.init(db, "ContentGroups", loadContentGroups)
+	l.GrantedSpaces.init(db, "GrantedSpaces", loadGrantedSpaces)
 	return l
 }
 
@@ -186,13 +189,13 @@ var (
 	})
 	// Several keys come together only through LoadMany (search), which
 	// sends them all at once: the full batch channel takes them unblocked.
-	loadPageTree = func(db *store.DB) *dataloader.Loader[string, *store.PageTree] {
+	loadPageTree = func(db *store.DB, opts ...dataloader.Option[string, *store.PageTree]) *dataloader.Loader[string, *store.PageTree] {
 		trees := perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*store.PageTree, error) {
 			return db.PageTrees(ctx, org, ids)
 		})
 		return newMapLoaderWaiting(func(ctx context.Context, keys []string) (map[string]*store.PageTree, error) {
 			return trees(ctx, db, keys)
-		}, 0, maxBatch)
+		}, 0, maxBatch, opts...)
 	}
 	loadPageBody = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, digests []string) (map[string]string, error) {
 		return store.PageBodies(ctx, db, org, digests)
@@ -226,37 +229,51 @@ var (
 type loader[V any] struct {
 	once  sync.Once
 	db    *store.DB
-	build func(*store.DB) *dataloader.Loader[string, V]
+	name  string
+	build loaderBuild[V]
 	l     *dataloader.Loader[string, V]
 }
 
-func (l *loader[V]) init(db *store.DB, build func(*store.DB) *dataloader.Loader[string, V]) {
-	l.db, l.build = db, build
+// loaderBuild builds a loader over db, with options of dataloader's.
+type loaderBuild[V any] func(db *store.DB, opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V]
+
+// init readies l, named name in the spans of its batches.
+func (l *loader[V]) init(db *store.DB, name string, build loaderBuild[V]) {
+	l.db, l.name, l.build = db, name, build
 }
 
-func (l *loader[V]) get() *dataloader.Loader[string, V] {
-	l.once.Do(func() { l.l = l.build(l.db) })
+// get is the loader, built on first use: with spans of its batches when
+// that use is under a recording span (a traced request), as dataloader
+// builds it otherwise.
+func (l *loader[V]) get(ctx context.Context) *dataloader.Loader[string, V] {
+	l.once.Do(func() {
+		if tracing.Recording(ctx) {
+			l.l = l.build(l.db, dataloader.WithTracer[string, V](batchSpans[V]{loader: l.name}))
+			return
+		}
+		l.l = l.build(l.db)
+	})
 	return l.l
 }
 
 // Load loads key: call the thunk for its value.
 func (l *loader[V]) Load(ctx context.Context, key string) dataloader.Thunk[V] {
-	return l.get().Load(ctx, key)
+	return l.get(ctx).Load(ctx, key)
 }
 
 // LoadMany loads keys in as few batches as it can.
 func (l *loader[V]) LoadMany(ctx context.Context, keys []string) dataloader.ThunkMany[V] {
-	return l.get().LoadMany(ctx, keys)
+	return l.get(ctx).LoadMany(ctx, keys)
 }
 
 // Prime caches v for key, unless key is already loaded or loading.
 func (l *loader[V]) Prime(ctx context.Context, key string, v V) {
-	l.get().Prime(ctx, key, v)
+	l.get(ctx).Prime(ctx, key, v)
 }
 
 // Clear forgets key, so that its next load reads it again.
 func (l *loader[V]) Clear(ctx context.Context, key string) {
-	l.get().Clear(ctx, key)
+	l.get(ctx).Clear(ctx, key)
 }
 
 // loadAll loads keys in one batch: their values in order, or the first error.
@@ -270,29 +287,50 @@ func (l *loader[V]) loadAll(ctx context.Context, keys []string) ([]V, error) {
 	return values, nil
 }
 
+// batchSpans is the dataloader tracer of the loaders of a traced request:
+// a span per batch (its reads), under the span of the field that asked
+// first, and none per load.
+type batchSpans[V any] struct{ loader string }
+
+func (batchSpans[V]) TraceLoad(ctx context.Context, key string) (context.Context, dataloader.TraceLoadFinishFunc[V]) {
+	return dataloader.NoopTracer[string, V]{}.TraceLoad(ctx, key)
+}
+
+func (batchSpans[V]) TraceLoadMany(ctx context.Context, keys []string) (context.Context, dataloader.TraceLoadManyFinishFunc[V]) {
+	return dataloader.NoopTracer[string, V]{}.TraceLoadMany(ctx, keys)
+}
+
+func (b batchSpans[V]) TraceBatch(ctx context.Context, keys []string) (context.Context, dataloader.TraceBatchFinishFunc[V]) {
+	if !tracing.Recording(ctx) {
+		return dataloader.NoopTracer[string, V]{}.TraceBatch(ctx, keys)
+	}
+	ctx, span := tracing.Child(ctx, "load "+b.loader, trace.WithAttributes(attribute.Int("docsapi.loader.keys", len(keys))))
+	return ctx, func([]*dataloader.Result[V]) { span.End() }
+}
+
 // idLoader, ancestorLoader and mapLoader describe loaders over queries of
 // a request's database (newIDLoader, newAncestorLoader, newMapLoader).
-func idLoader[T any](fetch func(context.Context, *store.DB, []string) ([]T, error), id func(T) string, what string) func(*store.DB) *dataloader.Loader[string, T] {
-	return func(db *store.DB) *dataloader.Loader[string, T] {
-		return newIDLoader(func(ctx context.Context, ids []string) ([]T, error) { return fetch(ctx, db, ids) }, id, what)
+func idLoader[T any](fetch func(context.Context, *store.DB, []string) ([]T, error), id func(T) string, what string) loaderBuild[T] {
+	return func(db *store.DB, opts ...dataloader.Option[string, T]) *dataloader.Loader[string, T] {
+		return newIDLoader(func(ctx context.Context, ids []string) ([]T, error) { return fetch(ctx, db, ids) }, id, what, opts...)
 	}
 }
 
-func ancestorLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) func(*store.DB) *dataloader.Loader[string, V] {
-	return func(db *store.DB) *dataloader.Loader[string, V] {
-		return newAncestorLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) })
+func ancestorLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) loaderBuild[V] {
+	return func(db *store.DB, opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V] {
+		return newAncestorLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) }, opts...)
 	}
 }
 
-func mapLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) func(*store.DB) *dataloader.Loader[string, V] {
-	return func(db *store.DB) *dataloader.Loader[string, V] {
-		return newMapLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) })
+func mapLoader[V any](fetch func(context.Context, *store.DB, []string) (map[string]V, error)) loaderBuild[V] {
+	return func(db *store.DB, opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V] {
+		return newMapLoader(func(ctx context.Context, ids []string) (map[string]V, error) { return fetch(ctx, db, ids) }, opts...)
 	}
 }
 
 // newIDLoader builds a loader over a fetch-by-ids query, answering each key
 // with its row or NotFound(what).
-func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id func(T) string, what string) *dataloader.Loader[string, T] {
+func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id func(T) string, what string, opts ...dataloader.Option[string, T]) *dataloader.Loader[string, T] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[T] {
 		rows, err := fetch(ctx, keys)
 		results := make([]*dataloader.Result[T], len(keys))
@@ -315,10 +353,12 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 		}
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch,
+	options := []dataloader.Option[string, T]{
 		dataloader.WithWait[string, T](batchWindow),
 		dataloader.WithBatchCapacity[string, T](maxBatch),
-		dataloader.WithInputCapacity[string, T](maxBatch)) // a batch never holds more
+		dataloader.WithInputCapacity[string, T](maxBatch), // a batch never holds more
+	}
+	return dataloader.NewBatchedLoader(batch, append(options, opts...)...)
 }
 
 // newAncestorLoader builds a loader keyed by a shared ancestor (a site, an
@@ -326,20 +366,20 @@ func newIDLoader[T any](fetch func(context.Context, []string) ([]T, error), id f
 // keys: the keys of one site's tree (one organization's content) are all the
 // same, so the first load serves every sibling, and lists of sites prime it
 // (primeSites) rather than relying on a batch window.
-func newAncestorLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
-	return newMapLoaderWaiting(fetch, 0, ancestorInput)
+func newAncestorLoader[V any](fetch func(context.Context, []string) (map[string]V, error), opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V] {
+	return newMapLoaderWaiting(fetch, 0, ancestorInput, opts...)
 }
 
 // newMapLoader builds a loader over a query answering several keys at once
 // with a map; a key it leaves out gets the zero value (a count of 0, no role).
 // Like the id loaders, it gathers the keys asked within batchWindow.
-func newMapLoader[V any](fetch func(context.Context, []string) (map[string]V, error)) *dataloader.Loader[string, V] {
-	return newMapLoaderWaiting(fetch, batchWindow, maxBatch)
+func newMapLoader[V any](fetch func(context.Context, []string) (map[string]V, error), opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V] {
+	return newMapLoaderWaiting(fetch, batchWindow, maxBatch, opts...)
 }
 
 // newMapLoaderWaiting builds a map loader waiting wait for more keys, with
 // a batch channel of input keys (a load blocks while the channel is full).
-func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[string]V, error), wait time.Duration, input int) *dataloader.Loader[string, V] {
+func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[string]V, error), wait time.Duration, input int, opts ...dataloader.Option[string, V]) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		values, err := fetch(ctx, keys)
 		results := make([]*dataloader.Result[V], len(keys))
@@ -348,10 +388,12 @@ func newMapLoaderWaiting[V any](fetch func(context.Context, []string) (map[strin
 		}
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch,
+	options := []dataloader.Option[string, V]{
 		dataloader.WithWait[string, V](wait),
 		dataloader.WithBatchCapacity[string, V](maxBatch),
-		dataloader.WithInputCapacity[string, V](input))
+		dataloader.WithInputCapacity[string, V](input),
+	}
+	return dataloader.NewBatchedLoader(batch, append(options, opts...)...)
 }
 
 // groupBy groups rows by key (their site, comment...), keeping their order;

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
@@ -72,6 +74,11 @@ type Resolver struct {
 	// Budget, when set, is the rate budget every operation draws on
 	// (graph/budget).
 	Budget *budget.Budget
+	// Tracing, when set, gives GraphQL operations spans (the engine's
+	// Config.Traced) and traces the jobs enqueued (JobMiddleware); the
+	// spans of requests are the server's, and those below them children
+	// of theirs (package tracing).
+	Tracing trace.TracerProvider
 
 	signingKey signingKey
 	jobClient  jobClient

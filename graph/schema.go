@@ -43,6 +43,7 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		Inner:      inner,
 		Trusted:    r.TrustedDocuments,
 		Budget:     r.Budget,
+		Traced:     r.Tracing != nil,
 	})
 }
 

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 )
@@ -23,21 +26,40 @@ import (
 
 //
 // Each runs without a rate budget and with the docsapi command's default
-// one (budget=on): what counting every request costs.
+// one (budget=on): what counting every request costs; and with the budget
+// and every request traced (traces=on; the spans go to the SDK's batch
+// processor and an exporter that drops them, so the export's encoding and
+// sending are left out: cmd/docsbench -traces measures those too).
 
 // budgets are the servers each benchmark runs on.
-var budgets = []struct {
-	name string
-	opts servertest.Options
-}{
-	{"budget=off", servertest.Options{}},
-	{"budget=on", servertest.Options{RateLimit: server.DefaultRateLimit, RateWindow: server.DefaultRateWindow}},
+var budgets = []benchServer{
+	{"budget=off", servertest.Options{}, false},
+	{"budget=on", servertest.Options{RateLimit: server.DefaultRateLimit, RateWindow: server.DefaultRateWindow}, false},
+	{"budget=on,traces=on", servertest.Options{RateLimit: server.DefaultRateLimit, RateWindow: server.DefaultRateWindow}, true},
+}
+
+type benchServer struct {
+	name   string
+	opts   servertest.Options
+	traced bool
+}
+
+// options are the server's options, with a TracerProvider of its own when
+// it is traced.
+func (s benchServer) options(b *testing.B) servertest.Options {
+	o := s.opts
+	if s.traced {
+		provider := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+		b.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+		o.Tracing = provider
+	}
+	return o
 }
 
 func BenchmarkGetSpace(b *testing.B) {
 	for _, budget := range budgets {
 		b.Run(budget.name, func(b *testing.B) {
-			env := servertest.New(b, budget.opts)
+			env := servertest.New(b, budget.options(b))
 			alice := env.NewUser("Alice")
 			org := alice.NewOrg("Acme")
 			space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Docs"}).Expect(http.StatusCreated).String("id")
@@ -55,14 +77,14 @@ func BenchmarkGetSpace(b *testing.B) {
 func BenchmarkSiteTree(b *testing.B) {
 	for _, size := range []struct{ groups, sections, siteSpaces int }{{4, 5, 5}, {20, 10, 5}} {
 		for _, budget := range budgets {
-			benchmarkSiteTree(b, size.groups, size.sections, size.siteSpaces, budget.name, budget.opts)
+			benchmarkSiteTree(b, size.groups, size.sections, size.siteSpaces, budget)
 		}
 	}
 }
 
-func benchmarkSiteTree(b *testing.B, groups, sections, siteSpaces int, name string, opts servertest.Options) {
-	b.Run(fmt.Sprintf("%dx%dx%d/%s", groups, sections, siteSpaces, name), func(b *testing.B) {
-		env := servertest.New(b, opts)
+func benchmarkSiteTree(b *testing.B, groups, sections, siteSpaces int, srv benchServer) {
+	b.Run(fmt.Sprintf("%dx%dx%d/%s", groups, sections, siteSpaces, srv.name), func(b *testing.B) {
+		env := servertest.New(b, srv.options(b))
 		alice := env.NewUser("Alice")
 		org := alice.NewOrg("Acme")
 		site := buildSiteTree(b, env, alice, org, groups, sections, siteSpaces, 0)

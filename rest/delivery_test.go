@@ -30,9 +30,10 @@ type receiver struct {
 }
 
 type receivedDelivery struct {
-	Body      []byte
-	Signature string
-	EventID   string
+	Body        []byte
+	Signature   string
+	EventID     string
+	Traceparent string
 }
 
 func newReceiver(t *testing.T, answer func(n int) int) *receiver {
@@ -42,7 +43,8 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.requests = append(rc.requests, receivedDelivery{Body: body, Signature: r.Header.Get(graph.SignatureHeader), EventID: r.Header.Get("X-GitBook-Event-Id")})
+		rc.requests = append(rc.requests, receivedDelivery{Body: body, Signature: r.Header.Get(graph.SignatureHeader),
+			EventID: r.Header.Get("X-GitBook-Event-Id"), Traceparent: r.Header.Get("Traceparent")})
 		n := len(rc.requests)
 		rc.mu.Unlock()
 		status := answer(n)

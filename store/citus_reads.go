@@ -16,6 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
+
+	"github.com/docsapi/docsapi/tracing"
 )
 
 // On a Citus cluster every statement sent to the coordinator is planned
@@ -199,7 +201,7 @@ func (s *workerSet) check(ctx context.Context) {
 func (s *workerSet) open(name string) (*worker, error) {
 	u := *s.url
 	u.Host = name
-	cfg, err := poolConfig(u.String(), s.opts)
+	cfg, err := poolConfig(u.String(), s.opts, poolWorker)
 	if err != nil {
 		return nil, err
 	}
@@ -313,8 +315,10 @@ type organizationKey struct{}
 // cluster, those outside a transaction go to the worker holding org's
 // shard group. Store functions that read one organization call it; a
 // wrong organization costs a hop (the worker passes the read on), never
-// a wrong answer.
+// a wrong answer. The span of the request (or job) is told whose data it
+// read.
 func inOrganization(ctx context.Context, org string) context.Context {
+	tracing.NoteOrganization(ctx, org)
 	return context.WithValue(ctx, organizationKey{}, org)
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docsapi/docsapi/store/pgserver"
 )
@@ -23,6 +24,8 @@ type ConnectOptions struct {
 	MaxConns int32
 	// StatementTimeout is the pool's statement_timeout (0: none), see Options.
 	StatementTimeout time.Duration
+	// Tracing traces the SQL statements (nil: none), see Options.
+	Tracing trace.TracerProvider
 	// Supervision tunes the restarts of an embedded server this call
 	// starts, should it die (zero: pgserver's defaults; its Log is Log).
 	Supervision pgserver.Supervision
@@ -46,7 +49,7 @@ type ConnectOptions struct {
 // whether it is up); when it cannot be restarted, OnFailure is called. A
 // server another process runs is that process's to supervise.
 func Connect(ctx context.Context, opts ConnectOptions) (*DB, func(), error) {
-	pool := Options{MaxConns: opts.MaxConns, StatementTimeout: opts.StatementTimeout}
+	pool := Options{MaxConns: opts.MaxConns, StatementTimeout: opts.StatementTimeout, Tracing: opts.Tracing}
 	if opts.DatabaseURL != "" {
 		db, err := OpenWith(ctx, opts.DatabaseURL, pool)
 		if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docsapi/docsapi/store/pgserver"
 )
@@ -62,6 +63,9 @@ type DB struct {
 	// workers take the reads of one organization on a Citus cluster
 	// (citus_reads.go); nil on one PostgreSQL.
 	workers *workerSet
+	// tracing traces the statements of the pools (Options.Tracing), the
+	// replicas' too.
+	tracing trace.TracerProvider
 }
 
 // Health is nil unless the embedded PostgreSQL server this process runs
@@ -95,6 +99,9 @@ type Options struct {
 	// Migrate runs without it; maintenance that may take longer runs in
 	// RunUnhurried.
 	StatementTimeout time.Duration
+	// Tracing, when set, traces the SQL statements run under a recording
+	// span (tracing.go); nil: the pool has no tracer.
+	Tracing trace.TracerProvider
 }
 
 // Open connects to url with at most maxConns connections and the default
@@ -107,7 +114,7 @@ func Open(ctx context.Context, url string, maxConns int32) (*DB, error) {
 // uses the simple protocol: preparing statements whose text differs with
 // every value would only churn the statement cache.
 func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
-	cfg, err := poolConfig(url, opts)
+	cfg, err := poolConfig(url, opts, poolPrimary)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}), dir: newDirectory(),
-		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4))}
+		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4)), tracing: opts.Tracing}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
 	if err := d.attachWorkers(ctx, url, opts, DefaultWorkerCheckEvery, slog.Default()); err != nil {
@@ -137,6 +144,9 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: connect: %w", err)
 	}
 	if d.workers != nil {
+		if t, ok := cfg.ConnConfig.Tracer.(*sqlTracer); ok {
+			t.rename(poolCoordinator)
+		}
 		// bun asks the resolver for a connection for every statement run
 		// outside a transaction; it answers for the reads of one
 		// organization (citus_reads.go). bun closes it with db.
@@ -152,11 +162,15 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 }
 
 // poolConfig is the configuration of a pool of opts on url (the
-// primary's, or a replica's: replica.go).
-func poolConfig(url string, opts Options) (*pgxpool.Config, error) {
+// primary's, a replica's: replica.go, or a Citus worker's: citus_reads.go),
+// named name in its statements' spans.
+func poolConfig(url string, opts Options, name string) (*pgxpool.Config, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store: parse database url: %w", err)
+	}
+	if t := newSQLTracer(opts.Tracing, name); t != nil {
+		cfg.ConnConfig.Tracer = t
 	}
 	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
 	if opts.MaxConns > 0 {

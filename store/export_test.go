@@ -63,3 +63,6 @@ const (
 	MaxSearchHits       = maxSearchHits
 	MaxSearchCandidates = maxSearchCandidates
 )
+
+// SanitizeSQL is the statement text of a statement's span (tracing.go).
+var SanitizeSQL = sanitizeSQL

@@ -140,6 +140,9 @@ func (db *DB) AttachReplicas(ctx context.Context, urls []string, opts ReplicaOpt
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	if opts.Pool.Tracing == nil {
+		opts.Pool.Tracing = db.tracing
+	}
 	set := &replicaSet{primary: db, maxLag: opts.MaxLag, checkEvery: opts.CheckEvery, log: opts.Log,
 		history: lsnHistory{keep: opts.MaxLag + 20*opts.CheckEvery}, done: make(chan struct{})}
 	set.positions.byCaller = map[string]LSN{}
@@ -180,7 +183,7 @@ func openReplica(rawURL string, opts Options) (*replica, error) {
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("store: a replica URL is not a postgres:// URL with a host: %s", redactURL(rawURL))
 	}
-	cfg, err := poolConfig(rawURL, opts)
+	cfg, err := poolConfig(rawURL, opts, poolReplica)
 	if err != nil {
 		return nil, fmt.Errorf("store: replica %s: %w", u.Host, err)
 	}

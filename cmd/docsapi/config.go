@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
@@ -40,7 +42,9 @@ type config struct {
 	// the direct writer of hot subtrees.
 	GenericExecution bool
 	LogFormat        string
-	MaxBodyBytes     int64
+	// LogLevel is the least level logged: debug, info, warn or error.
+	LogLevel     string
+	MaxBodyBytes int64
 	// BlobURL is the bucket of uploaded files; BlobDir, of earlier
 	// versions, names a local directory (file://).
 	BlobURL         string
@@ -91,6 +95,10 @@ type config struct {
 	ReplicaURLs   string
 	ReplicaMaxLag time.Duration
 
+	// tracing is the TracerProvider the OTEL_* variables made at start
+	// (tracing/otlp), nil while tracing is off.
+	tracing trace.TracerProvider
+
 	// invalid holds what bindConfig could not parse, reported by check.
 	invalid error
 }
@@ -109,6 +117,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
 	str(&c.MetricsToken, "metrics-token", "DOCSAPI_METRICS_TOKEN", "", "the bearer token /metrics requires (empty: /metrics is open)")
 	str(&c.LogFormat, "log-format", "DOCSAPI_LOG_FORMAT", "text", "log format: text or json")
+	str(&c.LogLevel, "log-level", "DOCSAPI_LOG_LEVEL", "info", "least level logged: debug, info (a line per request), warn or error")
 	fs.BoolVar(&c.Debug, "debug", envOr("DOCSAPI_DEBUG", "") == "1", "report SQL query counts and timings in responses ($DOCSAPI_DEBUG=1)")
 	fs.BoolVar(&c.GenericExecution, "generic-execution", envOr("DOCSAPI_GENERIC_EXECUTION", "") == "1", "run every GraphQL field through gqlgen's executor, turning off the direct writing of hot subtrees such as a site's structure ($DOCSAPI_GENERIC_EXECUTION=1)")
 	max, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_BODY_BYTES", "1048576"), 10, 64)
@@ -229,7 +238,25 @@ func (c *config) check() error {
 	if c.ReplicaMaxLag <= 0 {
 		return fmt.Errorf("the replicas' maximum lag must be positive, not %s", c.ReplicaMaxLag)
 	}
+	if _, err := c.logLevel(); err != nil {
+		return err
+	}
 	return nil
+}
+
+// logLevel is the level of DOCSAPI_LOG_LEVEL.
+func (c *config) logLevel() (slog.Level, error) {
+	switch strings.ToLower(strings.TrimSpace(c.LogLevel)) {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info", "":
+		return slog.LevelInfo, nil
+	case "warn", "warning":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("DOCSAPI_LOG_LEVEL is %q: it is debug, info, warn or error", c.LogLevel)
 }
 
 // replicaURLs are the URLs of DOCSAPI_REPLICA_URLS.
@@ -242,12 +269,15 @@ func (c *config) replicas(log *slog.Logger) store.ReplicaOptions {
 		Pool: store.Options{MaxConns: c.MaxConns, StatementTimeout: c.StatementTimeout}}
 }
 
+// logger is the configured logger (check has checked the level): its
+// lines made with a request's context carry the request's id and trace.
 func (c *config) logger() *slog.Logger {
-	opts := &slog.HandlerOptions{Level: slog.LevelInfo}
+	level, _ := c.logLevel()
+	opts := &slog.HandlerOptions{Level: level}
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(server.LogHandler(slog.NewJSONHandler(os.Stderr, opts)))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(server.LogHandler(slog.NewTextHandler(os.Stderr, opts)))
 }
 
 // secretKey decodes DOCSAPI_SECRET_KEY: 64 hex digits or base64 of 32 bytes.
@@ -284,7 +314,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,
-		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log,
+		GitFileRoot: c.GitFileRoot, GitAllowPrivate: c.GitAllowPrivate, SSOTokenTTL: c.SSOTokenTTL, Log: log, Tracing: c.tracing,
 		SubscriptionsPerToken: c.SubscriptionsPerToken, SubscriptionsMax: c.SubscriptionsMax, WebsocketWriteTimeout: c.WebsocketWriteTimeout,
 		Delivery:  graph.DeliveryConfig{Attempts: c.DeliveryAttempts, Backoff: c.DeliveryBackoff},
 		GitLimits: graph.GitLimits{MaxFiles: c.GitMaxFiles, MaxBytes: c.GitMaxBytes, MaxFileBytes: c.GitMaxFileBytes},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/tracing/otlp"
 )
 
 // DOCSAPI_SECRET_KEY: empty (no key), 64 hex digits or base64 of 32 bytes;
@@ -192,6 +194,106 @@ func TestReplicaConfig(t *testing.T) {
 		err := cfg.check()
 		if (err == nil) != c.ok || (c.ok && (len(cfg.replicaURLs()) != c.urls || cfg.replicas(nil).MaxLag != c.lag)) {
 			t.Errorf("env %v, args %v: %d replicas, lag %s, %v", c.env, c.args, len(cfg.replicaURLs()), cfg.ReplicaMaxLag, err)
+		}
+	}
+}
+
+// DOCSAPI_LOG_LEVEL: info by default or empty (a line per request),
+// debug, warn or error (in any case), the flag overriding it; anything else
+// stops the server, saying what it takes.
+func TestLogLevelConfig(t *testing.T) {
+	t.Setenv("DOCSAPI_LOG_LEVEL", "")
+	for _, c := range []struct {
+		env  *string
+		args []string
+		want slog.Level
+		ok   bool
+	}{
+		{nil, nil, slog.LevelInfo, true},
+		{ptr("debug"), nil, slog.LevelDebug, true},
+		{ptr("WARN"), nil, slog.LevelWarn, true},
+		{ptr("debug"), []string{"-log-level", "error"}, slog.LevelError, true},
+		{ptr("verbose"), nil, 0, false},
+		{ptr(""), nil, slog.LevelInfo, true},
+	} {
+		if c.env != nil {
+			os.Setenv("DOCSAPI_LOG_LEVEL", *c.env)
+		} else {
+			os.Unsetenv("DOCSAPI_LOG_LEVEL")
+		}
+		fs := flag.NewFlagSet("test", flag.ContinueOnError)
+		cfg := bindConfig(fs)
+		if err := fs.Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := cfg.check()
+		if (err == nil) != c.ok || (!c.ok && !strings.Contains(err.Error(), "DOCSAPI_LOG_LEVEL")) {
+			t.Errorf("env %v, args %v: %v", c.env, c.args, err)
+			continue
+		}
+		if !c.ok {
+			continue
+		}
+		log := cfg.logger()
+		if !log.Enabled(context.Background(), c.want) || log.Enabled(context.Background(), c.want-1) {
+			t.Errorf("env %v, args %v: the logger does not log from %s on", c.env, c.args, c.want)
+		}
+	}
+}
+
+// Tracing is off unless an OTLP endpoint is named (or OTEL_TRACES_EXPORTER
+// is otlp), and never with OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none;
+// the exporter speaks grpc, http/protobuf (the default) or http/json as
+// OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL says; an exporter, a protocol or a
+// sampler it cannot use stops the server, naming the variable.
+func TestTracingConfig(t *testing.T) {
+	vars := []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+		"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_TRACES_SAMPLER", "OTEL_TRACES_SAMPLER_ARG"}
+	for _, v := range vars {
+		t.Setenv(v, "")
+	}
+	const endpoint = "http://127.0.0.1:4318"
+	for _, c := range []struct {
+		env     map[string]string
+		on      bool
+		refused string // in the error, if the server refuses to start
+	}{
+		{nil, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint + "/v1/traces"}, true, ""},
+		{map[string]string{"OTEL_TRACES_EXPORTER": "otlp"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SDK_DISABLED": "true"}, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_EXPORTER": "none"}, false, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_EXPORTER": "zipkin"}, false, "OTEL_TRACES_EXPORTER"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, false, "OTEL_EXPORTER_OTLP_PROTOCOL"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": ""}, true, ""},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "sometimes"}, false, "OTEL_TRACES_SAMPLER"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, false, "OTEL_TRACES_SAMPLER_ARG"},
+	} {
+		for _, v := range vars {
+			os.Unsetenv(v)
+		}
+		for k, v := range c.env {
+			os.Setenv(k, v)
+		}
+		provider, err := otlp.New(context.Background(), slog.New(slog.DiscardHandler))
+		switch {
+		case c.refused != "":
+			if err == nil || !strings.Contains(err.Error(), c.refused) {
+				t.Errorf("%v: %v, want an error naming %s", c.env, err, c.refused)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", c.env, err)
+		case (provider != nil) != c.on:
+			t.Errorf("%v: tracing on %v, want %v", c.env, provider != nil, c.on)
+		}
+		if provider != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = provider.Shutdown(ctx)
+			cancel()
 		}
 	}
 }

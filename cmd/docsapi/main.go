@@ -18,12 +18,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/store"
+	"github.com/docsapi/docsapi/tracing/otlp"
 )
 
 func main() {
@@ -77,9 +82,22 @@ func run(args []string) error {
 		return err
 	}
 	log := cfg.logger()
+	// The store's and the listeners' lines follow the level too.
+	slog.SetDefault(log)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if cmd == "serve" {
+		provider, err := otlp.New(ctx, log)
+		if err != nil {
+			return err
+		}
+		if provider != nil {
+			cfg.tracing = provider
+			defer flushSpans(provider, log)
+			log.Info("tracing: spans are exported over OTLP (the OTEL_* variables)")
+		}
+	}
 	// An embedded PostgreSQL that died for good ends the command, as a
 	// signal does, but with an error (a fatal cause).
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -88,6 +106,7 @@ func run(args []string) error {
 	db, closeDB, err := store.Connect(ctx, store.ConnectOptions{
 		DatabaseURL: cfg.DatabaseURL, DataDir: cfg.DataDir, MaxConns: cfg.MaxConns,
 		StatementTimeout: cfg.StatementTimeout, Supervision: cfg.supervision(), OnFailure: fail, Log: log,
+		Tracing: cfg.tracing,
 	})
 	if err != nil {
 		return err
@@ -124,6 +143,16 @@ func run(args []string) error {
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// flushSpans exports the spans not yet exported, for a few seconds at most:
+// a collector that does not answer must not hold the exit.
+func flushSpans(provider *sdktrace.TracerProvider, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := provider.Shutdown(ctx); err != nil {
+		log.Warn("tracing: the last spans were not exported", "err", err)
+	}
 }
 
 // fatal is the cause of a context cancelled because the process cannot go

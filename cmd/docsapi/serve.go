@@ -41,7 +41,7 @@ func serve(ctx context.Context, stop context.CancelFunc, db *store.DB, cfg *conf
 			log.Info("bootstrapped an owner and an organization", "email", cfg.BootstrapEmail)
 		}
 	}
-	runner, err := jobs.Start(ctx, jobs.Config{DB: db, Resolver: srv.Resolver, Log: log})
+	runner, err := jobs.Start(ctx, jobs.Config{DB: db, Resolver: srv.Resolver, Log: log, Tracing: cfg.tracing})
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,10 @@
 // 1 and page 1,000), its site tree and its spaces' totalCount are measured
 // against those of the at-size pass's organization of 1,000 (bigorg.go).
 //
+// With -traces the servers trace every request and export the spans over
+// OTLP/HTTP, as docsapi does, to a sink in this process (traces.go): what
+// tracing costs.
+//
 // Flags: -groups, -sections, -site-spaces, -outside (sections outside any
 // group), -others, -big-org, -concurrency, -duration (per measurement), -warmup and
 // -warmup-requests (warm-up before each measurement: whichever limit comes
@@ -97,6 +101,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/store"
@@ -149,6 +154,10 @@ type options struct {
 
 	// The citus scenario (citus.go): passes on each database per read.
 	citusRounds int
+
+	// traces: the servers trace every request, exported to a sink
+	// (traces.go).
+	traces bool
 }
 
 func main() {
@@ -171,6 +180,7 @@ func main() {
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
 	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data), replica (GET space and the site tree with and without a streaming replica) or citus (the site tree, GET space and search on one PostgreSQL and on a Citus cluster)")
 	flag.IntVar(&o.replicaRounds, "replica-rounds", 3, "replica: passes of each server, alternating, per read measured (the median is reported)")
+	flag.BoolVar(&o.traces, "traces", false, "trace every request of the servers (the tree, content, fanout and mixed scenarios), exporting the spans over OTLP/HTTP to a sink in this process: what tracing costs")
 	flag.IntVar(&o.citusRounds, "citus-rounds", 3, "citus: passes on each database, alternating, per read measured (the median is reported)")
 	flag.IntVar(&o.pages, "pages", 2000, "content and citus: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
@@ -268,8 +278,19 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	}
 	defer os.RemoveAll(gitRoot)
 
+	// Tracing, with -traces: of the servers and of the store's statements.
+	var tracing trace.TracerProvider
+	if o.traces {
+		provider, sink, err := startTracing(ctx)
+		if err != nil {
+			return err
+		}
+		defer sink.stop(provider, out)
+		tracing = provider
+	}
+
 	// The database.
-	connect := store.ConnectOptions{DatabaseURL: os.Getenv("DATABASE_URL"), MaxConns: int32(o.dbMaxConns)}
+	connect := store.ConnectOptions{DatabaseURL: os.Getenv("DATABASE_URL"), MaxConns: int32(o.dbMaxConns), Tracing: tracing}
 	dbWhere := "DATABASE_URL"
 	if connect.DatabaseURL == "" {
 		dir, err := os.MkdirTemp("", "docsbench-")
@@ -317,14 +338,14 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	defer listeners.close()
 	plainURL, err := listeners.start(func(url string) (http.Handler, error) {
 		return server.New(db, server.Config{PublicURL: url, Log: logger, GitFileRoot: gitRoot,
-			BlobURL: blobURL, MaxBodyBytes: 8 << 20, RateLimit: o.rateLimit, RateWindow: o.rateWindow})
+			BlobURL: blobURL, MaxBodyBytes: 8 << 20, RateLimit: o.rateLimit, RateWindow: o.rateWindow, Tracing: tracing})
 	})
 	if err != nil {
 		return err
 	}
 	var resolverSrv *server.Server
 	debugURL, err := listeners.start(func(url string) (http.Handler, error) {
-		s, err := server.New(db, server.Config{PublicURL: url, Debug: true, Log: logger})
+		s, err := server.New(db, server.Config{PublicURL: url, Debug: true, Log: logger, Tracing: tracing})
 		resolverSrv = s
 		return s, err
 	})
@@ -334,7 +355,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	// The fan-out's server: its limits let one token hold every subscriber.
 	var fanoutSrv *server.Server
 	fanoutURL, err := listeners.start(func(url string) (http.Handler, error) {
-		s, err := server.New(db, server.Config{PublicURL: url, Log: logger,
+		s, err := server.New(db, server.Config{PublicURL: url, Log: logger, Tracing: tracing,
 			SubscriptionsPerToken: o.subscribers, SubscriptionsMax: o.subscribers + 100})
 		fanoutSrv = s
 		return s, err

@@ -66,6 +66,10 @@ type Config struct {
 	// Budget, when set, charges each operation its complexity to its
 	// caller's rate budget (budget.go).
 	Budget *budget.Budget
+	// Traced gives operations and their root fields spans (tracing.go),
+	// under the request's when it records one; off, the engine has no
+	// extension for them (each costs an allocation per operation).
+	Traced bool
 }
 
 // Engine is the one executor that serves both /graphql and the REST
@@ -89,6 +93,10 @@ func New(cfg Config) *Engine {
 		return errors.New("internal error")
 	})
 	ex.Use(extension.Introspection{})
+	if cfg.Traced {
+		// Outermost: an operation's span covers all that runs it.
+		ex.Use(operationSpans{})
+	}
 	ex.SetParserTokenLimit(MaxTokens)
 	// First: nothing else sees, or keeps, text the database cannot store.
 	ex.Use(textCheck{parsed: parsed})

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/store"
@@ -37,6 +38,8 @@ type Config struct {
 	// PollInterval is how often River looks for jobs besides its notifications
 	// (default River's, 1s; tests shorten it).
 	PollInterval time.Duration
+	// Tracing, when set, gives each job a span (graph.JobMiddleware).
+	Tracing trace.TracerProvider
 }
 
 // Runner is a started River client.
@@ -89,6 +92,7 @@ func Start(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	client, err := river.NewClient(riverpgxv5.New(cfg.DB.Pool), &river.Config{
 		Logger:            cfg.Log,
+		Middleware:        graph.JobMiddleware(cfg.Tracing),
 		FetchPollInterval: cfg.PollInterval,
 		FetchCooldown:     cooldown,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},

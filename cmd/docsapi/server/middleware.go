@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/rest"
@@ -23,8 +25,10 @@ type requestIDKey struct{}
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // observe gives every request an id (the caller's X-Request-Id when it is
-// sane), logs it, records its metrics and turns a panic into a 500.
-func observe(log *slog.Logger, next http.Handler) http.Handler {
+// sane) and, with tracing on (tracer not nil), a span (tracing.go); logs it,
+// records its metrics and turns a panic into a 500. The request's line is
+// at info level, at error level for a 5xx answer.
+func observe(log *slog.Logger, tracer trace.Tracer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -36,6 +40,10 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 		label := &routeLabel{name: "unmatched"}
 		ctx := context.WithValue(r.Context(), requestIDKey{}, id)
 		ctx = context.WithValue(ctx, routeLabelKey{}, label)
+		var span trace.Span
+		if tracer != nil && !engine.IsWebsocket(r) {
+			ctx, span = startRequestSpan(ctx, tracer, r, id)
+		}
 		r = r.WithContext(ctx)
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
@@ -49,9 +57,16 @@ func observe(log *slog.Logger, next http.Handler) http.Handler {
 			elapsed := time.Since(start)
 			requestsTotal.WithLabelValues(r.Method, label.name, strconv.Itoa(rec.status)).Inc()
 			requestDuration.WithLabelValues(r.Method, label.name).Observe(elapsed.Seconds())
-			log.LogAttrs(ctx, slog.LevelInfo, "request",
+			level := slog.LevelInfo
+			if rec.status >= http.StatusInternalServerError {
+				level = slog.LevelError
+			}
+			log.LogAttrs(ctx, level, "request",
 				slog.String("method", r.Method), slog.String("path", r.URL.Path),
 				slog.Int("status", rec.status), slog.Duration("duration", elapsed))
+			if span != nil {
+				endRequestSpan(span, r.Method, label.name, rec.status)
+			}
 		}()
 		next.ServeHTTP(rec, r)
 	})
@@ -92,24 +107,6 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// requestIDHandler adds the request id to every log record made with a request's context.
-type requestIDHandler struct{ slog.Handler }
-
-func (h requestIDHandler) Handle(ctx context.Context, rec slog.Record) error {
-	if id, ok := ctx.Value(requestIDKey{}).(string); ok {
-		rec.AddAttrs(slog.String("request_id", id))
-	}
-	return h.Handler.Handle(ctx, rec)
-}
-
-func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return requestIDHandler{h.Handler.WithAttrs(attrs)}
-}
-
-func (h requestIDHandler) WithGroup(name string) slog.Handler {
-	return requestIDHandler{h.Handler.WithGroup(name)}
-}
 
 // limitBody bounds request bodies; the REST adapter answers 413 past it.
 // GraphQL multipart requests (file uploads) may carry up to maxUpload.

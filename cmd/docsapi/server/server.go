@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/graph/engine"
@@ -25,6 +27,7 @@ import (
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
+	"github.com/docsapi/docsapi/tracing"
 )
 
 // Config configures the HTTP server.
@@ -113,6 +116,10 @@ type Config struct {
 	// Clock is the current time (default time.Now); tests move it.
 	Clock func() time.Time
 	Log   *slog.Logger
+	// Tracing, when set, gives each request a span (tracing.go), and the
+	// jobs it enqueues its trace context; nil: tracing is off. The store's
+	// statements are traced by its own (store.Options.Tracing).
+	Tracing trace.TracerProvider
 }
 
 // The rate budget of the docsapi command unless configured
@@ -163,14 +170,14 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
-	log := slog.New(requestIDHandler{cfg.Log.Handler()})
+	log := slog.New(LogHandler(cfg.Log.Handler()))
 	live := graph.NewLiveHub(db, log)
 	live.MaxPerToken, live.MaxTotal = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
-		StrictAuthorization: cfg.StrictAuthorization}
+		StrictAuthorization: cfg.StrictAuthorization, Tracing: cfg.Tracing}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
 	if cfg.TrustedDocuments != "" {
@@ -265,7 +272,11 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// Outside every handler, so that errors (401, 413, 503...) are
 	// readable by an allowed page too.
 	h = cors{origins: engine.NewOrigins(cfg.PublicURL, cfg.CORSOrigins)}.handler(h)
-	h = observe(log, h)
+	var tracer trace.Tracer
+	if cfg.Tracing != nil {
+		tracer = cfg.Tracing.Tracer(tracing.Scope)
+	}
+	h = observe(log, tracer, h)
 	return &Server{Resolver: res, API: api, handler: h}, nil
 }
 

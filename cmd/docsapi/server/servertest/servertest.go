@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/jobs"
@@ -96,6 +98,10 @@ type Options struct {
 	// in-process S3 server, to run any test on object storage).
 	// AnotherProcess shares it, as instances of one service do.
 	BlobURL string
+	// Tracing traces the server, its database's statements and its jobs
+	// (server.Config.Tracing; nil: off). Tests give the SDK's, with its
+	// in-memory exporter (go.opentelemetry.io/otel/sdk/trace/tracetest).
+	Tracing trace.TracerProvider
 }
 
 // logger is the log the options ask for. DOCSAPI_TEST_LOGS=1 sends the
@@ -120,7 +126,8 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	db := o.DB
 	if db == nil {
-		db = pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout)})
+		db = pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout),
+			Tracing: o.Tracing})
 	}
 	if o.BlobURL == "" {
 		o.BlobURL = newBucket(t)
@@ -130,7 +137,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	env.start()
 	if o.Jobs {
 		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: env.Server.Resolver, Clock: clock.Now,
-			Log: o.logger(), PollInterval: 20 * time.Millisecond})
+			Log: o.logger(), PollInterval: 20 * time.Millisecond, Tracing: o.Tracing})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,6 +205,7 @@ func (e *Env) start() {
 		RateLimit:           o.RateLimit, RateWindow: o.RateWindow, RateExact: o.RateExact,
 		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
 		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
+		Tracing:       o.Tracing,
 		DeliverySlots: o.DeliverySlots,
 	})
 	if err != nil {
