@@ -299,7 +299,7 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 	for i, c := range items {
 		clusterIDs[i] = c.ID
 	}
-	details, err := store.ClusterDetails(ctx, r.DB, clusterIDs, r.pulseStart(r.now()))
+	details, err := store.ClusterDetails(ctx, r.DB, o.ID, clusterIDs, r.pulseStart(r.now()))
 	if err != nil {
 		return nil, err
 	}
@@ -550,7 +550,7 @@ func (r *issuesClusterResolver) details(ctx context.Context, c *store.IssuesClus
 		return c.Details, nil
 	}
 	return memoized(r.loaders(ctx), memoKey{"clusterDetails", c.ID}, func() (*store.ClusterDetail, error) {
-		d, err := store.ClusterDetails(ctx, r.DB, []string{c.ID}, r.pulseStart(r.now()))
+		d, err := store.ClusterDetails(ctx, r.DB, c.OrganizationID, []string{c.ID}, r.pulseStart(r.now()))
 		return d[c.ID], err
 	})
 }

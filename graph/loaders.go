@@ -49,9 +49,9 @@ type Loaders struct {
 	SiteCustomizations loader[*siteCustomizations]
 
 	// Counts shown on members and teams, and the caller's role in teams.
-	MemberTeamCount loader[int] // by orgKey(organization, user)
-	TeamMemberCount loader[int] // by team
-	CallerTeamRole  loader[store.TeamRole]
+	MemberTeamCount loader[int]            // by orgKey(organization, user)
+	TeamMemberCount loader[int]            // by orgKey(organization, team)
+	CallerTeamRole  loader[store.TeamRole] // by orgKey(organization, team)
 	// PageTree is a revision's indexed pages, by orgKey(organization,
 	// revision); PageBody a page body's markdown, by orgKey(organization,
 	// digest).
@@ -177,16 +177,16 @@ var (
 	loadMemberTeamCount    = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {
 		return store.CountTeamsOfMembers(ctx, db, org, users)
 	}))
-	loadTeamMemberCount = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]int, error) {
-		return store.CountTeamMembers(ctx, db, ids)
-	})
-	loadCallerTeamRole = mapLoader(func(ctx context.Context, db *store.DB, ids []string) (map[string]store.TeamRole, error) {
+	loadTeamMemberCount = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]int, error) {
+		return store.CountTeamMembers(ctx, db, org, ids)
+	}))
+	loadCallerTeamRole = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]store.TeamRole, error) {
 		caller, err := CallerFrom(ctx)
 		if err != nil {
 			return nil, err
 		}
-		return store.TeamRolesOf(ctx, db, caller.User.ID, ids)
-	})
+		return store.TeamRolesOf(ctx, db, org, caller.User.ID, ids)
+	}))
 	// Several keys come together only through LoadMany (search), which
 	// sends them all at once: the full batch channel takes them unblocked.
 	loadPageTree = func(db *store.DB, opts ...dataloader.Option[string, *store.PageTree]) *dataloader.Loader[string, *store.PageTree] {

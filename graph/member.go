@@ -151,7 +151,7 @@ func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, p
 		return nil, err
 	}
 	teams, next, info := pageOf(rows, p, teamKey)
-	roles, err := store.TeamRolesOf(ctx, r.DB, m.UserID, teamIDs(teams))
+	roles, err := store.TeamRolesOf(ctx, r.DB, m.OrganizationID, m.UserID, teamIDs(teams))
 	if err != nil {
 		return nil, err
 	}

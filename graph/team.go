@@ -196,7 +196,7 @@ var _ generated.TeamResolver = (*teamResolver)(nil)
 func (r *Resolver) Team() generated.TeamResolver { return &teamResolver{r} }
 
 func (r *teamResolver) Members(ctx context.Context, t *store.Team) (int, error) {
-	return r.loaders(ctx).TeamMemberCount.Load(ctx, t.ID)()
+	return r.loaders(ctx).TeamMemberCount.Load(ctx, orgKey(t.OrganizationID, t.ID))()
 }
 
 // Spaces is the number of live spaces a grant to the team reaches (on the
@@ -218,7 +218,7 @@ func (r *Resolver) teamPermissions(ctx context.Context, t *store.Team) (*model.T
 	role, _ := caller.Membership(t.OrganizationID)
 	perms := &model.TeamPermissions{View: role.AtLeast(store.RoleRead), Admin: role == store.RoleAdmin}
 	if !perms.Admin {
-		teamRole, err := r.loaders(ctx).CallerTeamRole.Load(ctx, t.ID)()
+		teamRole, err := r.loaders(ctx).CallerTeamRole.Load(ctx, orgKey(t.OrganizationID, t.ID))()
 		if err != nil {
 			return nil, err
 		}
@@ -232,7 +232,9 @@ func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *str
 	if err != nil {
 		return nil, err
 	}
-	fetch := func(p store.Page) ([]*store.TeamMemberRow, error) { return store.ListTeamMembers(ctx, r.DB, t.ID, p) }
+	fetch := func(p store.Page) ([]*store.TeamMemberRow, error) {
+		return store.ListTeamMembers(ctx, r.DB, t.OrganizationID, t.ID, p)
+	}
 	rows, err := fetch(p)
 	if err != nil {
 		return nil, err

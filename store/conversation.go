@@ -256,9 +256,10 @@ func GetIssuesCluster(ctx context.Context, db bun.IDB, orgID, id string) (*Issue
 	return c, translate(err)
 }
 
-// ClusterDetails reads the details of these clusters in two queries:
-// conversation dates since since, and sources.
-func ClusterDetails(ctx context.Context, db bun.IDB, clusterIDs []string, since time.Time) (map[string]*ClusterDetail, error) {
+// ClusterDetails reads the details of these clusters of orgID in two
+// queries: conversation dates since since, and sources.
+func ClusterDetails(ctx context.Context, db bun.IDB, orgID string, clusterIDs []string, since time.Time) (map[string]*ClusterDetail, error) {
+	ctx = inOrganization(ctx, orgID)
 	out := make(map[string]*ClusterDetail, len(clusterIDs))
 	for _, id := range clusterIDs {
 		out[id] = &ClusterDetail{Dates: []time.Time{}, Sources: map[string]int{}}
@@ -268,7 +269,7 @@ func ClusterDetails(ctx context.Context, db bun.IDB, clusterIDs []string, since 
 	}
 	err := eachRow(ctx, db, `SELECT i.cluster_id, c.created_at FROM conversation_issues i JOIN conversations c
 		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
-		WHERE i.cluster_id = ANY(?) AND c.created_at >= ?`, []any{clusterIDs, since}, func(scan func(...any) error) error {
+		WHERE i.organization_id = ? AND i.cluster_id = ANY(?) AND c.created_at >= ?`, []any{orgID, clusterIDs, since}, func(scan func(...any) error) error {
 		var id string
 		var at time.Time
 		if err := scan(&id, &at); err != nil {
@@ -282,7 +283,7 @@ func ClusterDetails(ctx context.Context, db bun.IDB, clusterIDs []string, since 
 	}
 	err = eachRow(ctx, db, `SELECT i.cluster_id, c.source, count(*) FROM conversation_issues i JOIN conversations c
 		ON c.organization_id = i.organization_id AND c.id = i.conversation_id
-		WHERE i.cluster_id = ANY(?) GROUP BY i.cluster_id, c.source`, []any{clusterIDs}, func(scan func(...any) error) error {
+		WHERE i.organization_id = ? AND i.cluster_id = ANY(?) GROUP BY i.cluster_id, c.source`, []any{orgID, clusterIDs}, func(scan func(...any) error) error {
 		var id, source string
 		var n int
 		if err := scan(&id, &source, &n); err != nil {

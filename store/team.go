@@ -114,10 +114,12 @@ func DeleteTeam(ctx context.Context, db bun.IDB, orgID, id string) (bool, error)
 	return true, AccessChanged(ctx, db, orgID)
 }
 
-// TeamRolesOf returns userID's role in each of these teams (absent: not a member).
-func TeamRolesOf(ctx context.Context, db bun.IDB, userID string, teamIDs []string) (map[string]TeamRole, error) {
+// TeamRolesOf returns userID's role in each of these teams of orgID
+// (absent: not a member).
+func TeamRolesOf(ctx context.Context, db bun.IDB, orgID, userID string, teamIDs []string) (map[string]TeamRole, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*TeamMembership
-	err := db.NewSelect().Model(&rows).Where("tm.user_id = ? AND tm.team_id IN (?)", userID, bun.List(teamIDs)).Scan(ctx)
+	err := db.NewSelect().Model(&rows).Where("tm.organization_id = ? AND tm.user_id = ? AND tm.team_id IN (?)", orgID, userID, bun.List(teamIDs)).Scan(ctx)
 	out := make(map[string]TeamRole, len(rows))
 	for _, r := range rows {
 		out[r.TeamID] = r.Role
@@ -125,9 +127,10 @@ func TeamRolesOf(ctx context.Context, db bun.IDB, userID string, teamIDs []strin
 	return out, translate(err)
 }
 
-// CountTeamMembers is the number of members of each of these teams.
-func CountTeamMembers(ctx context.Context, db bun.IDB, teamIDs []string) (map[string]int, error) {
-	return countBy(ctx, db, "team_members", "team_id", "team_id IN (?)", bun.List(teamIDs))
+// CountTeamMembers is the number of members of each of these teams of orgID.
+func CountTeamMembers(ctx context.Context, db bun.IDB, orgID string, teamIDs []string) (map[string]int, error) {
+	ctx = inOrganization(ctx, orgID)
+	return countBy(ctx, db, "team_members", "team_id", "organization_id = ? AND team_id IN (?)", orgID, bun.List(teamIDs))
 }
 
 // CountTeamsOfMembers is the number of teams of each of these users in orgID.
@@ -157,13 +160,14 @@ type TeamMemberRow struct {
 	TeamRole TeamRole `bun:"team_role"`
 }
 
-// ListTeamMembers pages through the members of a team, by the date they
-// joined the organization.
-func ListTeamMembers(ctx context.Context, db bun.IDB, teamID string, p Page) ([]*TeamMemberRow, error) {
+// ListTeamMembers pages through the members of team teamID of orgID, by
+// the date they joined the organization.
+func ListTeamMembers(ctx context.Context, db bun.IDB, orgID, teamID string, p Page) ([]*TeamMemberRow, error) {
+	ctx = inOrganization(ctx, orgID)
 	var rows []*TeamMemberRow
 	q := db.NewSelect().Model(&rows).ColumnExpr("m.*, tm.role AS team_role").
 		Join("JOIN team_members AS tm ON tm.organization_id = m.organization_id AND tm.user_id = m.user_id").
-		Where("tm.team_id = ?", teamID)
+		Where("m.organization_id = ? AND tm.team_id = ?", orgID, teamID)
 	err := p.scan(ctx, p.byTime(q, "m.joined_at", "m.user_id", false))
 	return rows, translate(err)
 }
