@@ -11,17 +11,17 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 )
 
-// Every error code a GraphQL client can meet is in the README's list of
-// codes, with its status: those the server's Go code raises (graph.Error's
+// Every error code a GraphQL client can meet is in the API guide's list of
+// codes (docs/api-guide.md, Errors), with its status: those the server's Go code raises (graph.Error's
 // codes, codes set on errors by the engine, the transports and the server),
 // and those of gqlgen's it presents (protocolStatus).
 func TestErrorCodesDocumented(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	guide, err := os.ReadFile(filepath.Join("..", "docs", "api-guide.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	documented := map[string]int{}
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| (\\d{3}) \\|").FindAllSubmatch(readme, -1) {
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\| (\\d{3}) \\|").FindAllSubmatch(guide, -1) {
 		documented[string(m[1])], _ = strconv.Atoi(string(m[2]))
 	}
 
@@ -84,9 +84,9 @@ func TestErrorCodesDocumented(t *testing.T) {
 		doc, ok := documented[code]
 		switch {
 		case !ok:
-			t.Errorf("%s is not in the README's list of codes", code)
+			t.Errorf("%s is not in docs/api-guide.md's list of codes", code)
 		case status != 0 && doc != status:
-			t.Errorf("%s: the README says %d, the code %d", code, doc, status)
+			t.Errorf("%s: docs/api-guide.md says %d, the code %d", code, doc, status)
 		}
 	}
 }
