@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/uptrace/bun"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/store"
@@ -288,12 +289,19 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 	fmt.Fprintf(out, "fan-out: %d subscribers connected and subscribed in %s\n", o.subscribers, time.Since(start).Round(time.Millisecond))
 
 	record := func() (string, *fanoutEvent, time.Time, error) {
-		id := store.NewID()
-		e := watch.expect(id)
+		var e *fanoutEvent
 		t0 := time.Now()
 		ev := &store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: org, SpaceID: &space, CreatedAt: t0}
-		err := recordLiveEventWithID(ctx, db, ev, id)
-		return id, e, t0, err
+		// In a transaction, as a change records it: the event's id is
+		// known (and expected) before the commit announces it.
+		err := store.RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+			if err := store.RecordLiveEvent(ctx, tx, ev); err != nil {
+				return err
+			}
+			e = watch.expect(ev.ID)
+			return nil
+		})
+		return ev.ID, e, t0, err
 	}
 	wait := func(e *fanoutEvent) error {
 		select {
@@ -420,15 +428,6 @@ func fanoutBench(ctx context.Context, o options, db *store.DB, live *graph.LiveH
 		{fmt.Sprintf("GET /v1/spaces/{id} idle, %d subscribers connected: p50 / p99 (%d requests)", o.subscribers, idleR.n), fmtMs(idleR.percentile(50)) + " / " + fmtMs(idleR.percentile(99)), "", "", "", ""},
 		{fmt.Sprintf("GET /v1/spaces/{id} during the bursts: p50 / p99 (%d requests)", duringR.n), fmtMs(duringR.percentile(50)) + " / " + fmtMs(duringR.percentile(99)), "", "", "p99 " + fmtMs(50*time.Millisecond), passMiss(goalGet)},
 	}, nil
-}
-
-// recordLiveEventWithID records e under id, as store.RecordLiveEvent does
-// (which chooses the id itself): the bench knows the id before the commit
-// announces it.
-func recordLiveEventWithID(ctx context.Context, db *store.DB, e *store.LiveEvent, id string) error {
-	e.ID = id
-	_, err := db.NewInsert().Model(e).Exec(ctx)
-	return err
 }
 
 func printFanoutTable(w io.Writer, rows []row) {
