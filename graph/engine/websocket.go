@@ -150,9 +150,11 @@ type socket struct {
 	headerToken    string
 	hasHeaderToken bool
 
-	// Set before any operation runs: conn when the upgrade is accepted,
-	// session by connection_init.
+	// Set before any operation runs: when the upgrade is accepted, conn
+	// (what gqlgen writes to: its writes wait for out's backlog) and out
+	// (the TCP connection under it); session by connection_init.
 	conn    transport.WebsocketConn
+	out     *backlogConn
 	session Session
 
 	mu     sync.Mutex
@@ -177,13 +179,13 @@ func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.W
 	if buffer == 0 {
 		buffer = DefaultSendBuffer
 	}
-	conn, err := a.WebsocketImplementation.Accept(sendBufferWriter{ResponseWriter: w, size: buffer}, r, o)
+	hijack := sendBufferWriter{ResponseWriter: w, size: buffer, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout), out: &a.s.out}
+	conn, err := a.WebsocketImplementation.Accept(hijack, r, o)
 	if err != nil {
 		return conn, err
 	}
-	conn = &deadlineConn{wrappedConn: wrappedConn{conn}, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
-	a.s.conn = conn
-	return &messageConn{wrappedConn: wrappedConn{conn}, s: a.s}, nil
+	a.s.conn = drainedConn{wrappedConn: wrappedConn{conn}, out: a.s.out}
+	return &messageConn{wrappedConn: wrappedConn{a.s.conn}, s: a.s}, nil
 }
 
 // init authenticates connection_init.
