@@ -147,12 +147,13 @@ func TestSubscriptionEndsWhenAccessChanges(t *testing.T) {
 }
 
 // A subscriber that stops reading is closed once what it may hold is
-// full (its queue of events, or a write past its deadline), while others
-// keep receiving; with a single delivery slot, its stalled writes do not
-// hold the slot the others need (engine/pacing.go).
+// full (the events behind its kernel buffer, or a write past its
+// deadline), while others keep receiving; with a single delivery lane,
+// its stalled socket does not hold up the lane the others need (no write
+// waits for a client: engine/wsconn.go).
 func TestSubscriptionSlowReaderClosed(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096, DeliverySlots: 1})
+	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096, DeliveryLanes: 1})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")

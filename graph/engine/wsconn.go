@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -21,9 +22,10 @@ import (
 // MaxEventsBehind events join before the connection is closed with
 // CloseTooSlow; and a deadline on writing the backlog out.
 //
-// No write waits for its client (backlogConn): whoever delivers one event
-// to thousands of sockets can write to each in turn, and one socket whose
-// client does not read must not hold up the others. gqlgen's own messages (results, complete, pings) do wait, for the
+// No write waits for its client (backlogConn): the goroutines that deliver
+// one event to thousands of sockets (graph/livedelivery.go) write to each in
+// turn, and one socket whose client does not read must not hold up the
+// others. gqlgen's own messages (results, complete, pings) do wait, for the
 // backlog to empty, as its writes waited for the kernel before: what a
 // connection holds stays bounded.
 
@@ -67,6 +69,17 @@ func (s *socket) close(code int, reason string) {
 	}
 	s.closed = true
 	_ = s.conn.WriteClose(code, reason)
+}
+
+// sendEvent writes msg, a subscription's event, without waiting for the
+// client, unless the client already leaves MaxEventsBehind events unread:
+// then it closes the connection with CloseTooSlow (ErrTooSlow).
+func (s *socket) sendEvent(msg []byte) error {
+	if s.out != nil && !s.out.admitEvent() {
+		s.close(CloseTooSlow, ErrTooSlow.Error())
+		return ErrTooSlow
+	}
+	return s.direct.WriteJSON(json.RawMessage(msg))
 }
 
 // drainedConn is the websocket connection gqlgen writes to: each of its
