@@ -12,7 +12,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -103,10 +102,8 @@ type socketTransport struct {
 // Websocket is the websocket transport of /graphql, for Handler.
 func Websocket(sockets Sockets) graphql.Transport {
 	return socketTransport{
+		// Implementation: Do gives each connection its own (acceptInto).
 		base: transport.Websocket{
-			// Origins are checked before the upgrade (Do), by the matcher
-			// CORS shares, rather than by coder/websocket's own.
-			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
 			InitTimeout:           wsInitTimeout,
 			KeepAlivePingInterval: wsPingInterval,
 			PingPongInterval:      wsPingInterval,
@@ -132,7 +129,7 @@ func (t socketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 	s := &socket{sockets: t.sockets}
 	s.headerToken, s.hasHeaderToken = bearer(r)
 	ws := t.base
-	ws.Implementation = acceptInto{WebsocketImplementation: t.base.Implementation, s: s}
+	ws.Implementation = acceptInto{s: s}
 	ws.InitFunc = s.init
 	ws.Do(w, r, socketExecutor{GraphExecutor: exec, s: s})
 }
@@ -149,7 +146,7 @@ type socket struct {
 	// (subscriptions' events, written without waiting) and out (the TCP
 	// connection under both); session by connection_init.
 	conn    transport.WebsocketConn
-	direct  transport.WebsocketConn
+	direct  *coderConn
 	out     *backlogConn
 	session Session
 
@@ -163,12 +160,10 @@ type socket struct {
 	operationIDs map[*graphql.OperationContext]string
 }
 
-// acceptInto accepts websockets as its implementation does, and keeps the
-// connection in s so that it can be closed with a code of the server's.
-type acceptInto struct {
-	transport.WebsocketImplementation
-	s *socket
-}
+// acceptInto accepts websockets (acceptCoder), and keeps the connection
+// in s so that it can be closed with a code of the server's and written to
+// directly (subscriptions' events).
+type acceptInto struct{ s *socket }
 
 func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	buffer := a.s.sockets.SendBuffer
@@ -176,9 +171,9 @@ func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.W
 		buffer = DefaultSendBuffer
 	}
 	hijack := sendBufferWriter{ResponseWriter: w, size: buffer, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout), out: &a.s.out}
-	conn, err := a.WebsocketImplementation.Accept(hijack, r, o)
+	conn, err := acceptCoder(hijack, r, o)
 	if err != nil {
-		return conn, err
+		return nil, err
 	}
 	a.s.direct = conn
 	a.s.conn = drainedConn{wrappedConn: wrappedConn{conn}, out: a.s.out}

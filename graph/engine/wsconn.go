@@ -3,7 +3,6 @@ package engine
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
@@ -79,7 +78,7 @@ func (s *socket) sendEvent(msg []byte) error {
 		s.close(CloseTooSlow, ErrTooSlow.Error())
 		return ErrTooSlow
 	}
-	return s.direct.WriteJSON(json.RawMessage(msg))
+	return s.direct.writeText(msg)
 }
 
 // drainedConn is the websocket connection gqlgen writes to: each of its
