@@ -76,11 +76,10 @@
 // scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
 // -search-requests, -search-others, -import-concurrency; for the fan-out
 // scenario -subscribers, -fanout-reps, -burst, -bursts, -delivery-lanes,
-// -memprofile; for
-// the mixed scenario -mixed-duration, -mixed-read-rate, -mixed-readers,
-// -mixed-writers, -mixed-spaces; for the replica scenario -replica-rounds;
-// for the citus scenario -citus-rounds (and -pages, -page-bytes: the
-// searched space).
+// -memprofile; for the mixed scenario -mixed-duration, -mixed-read-rate,
+// -mixed-readers, -mixed-writers, -mixed-spaces; for the replica scenario
+// -replica-rounds; for the citus scenario -citus-rounds (and -pages,
+// -page-bytes: the searched space).
 package main
 
 import (
