@@ -6,10 +6,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -33,6 +35,10 @@ import (
 // to an organization's access also has its space subscriptions re-check
 // at once, so they end without waiting for an event.
 //
+// The hub hands each event to a few delivery lanes (livedelivery.go), which
+// decide for each subscriber and write the responses, made once per shape
+// and visibility.
+//
 // Delivery is live, not durable: events committed while the connection is
 // down are not replayed (a client that reconnects refetches what it shows).
 type LiveHub struct {
@@ -42,6 +48,9 @@ type LiveHub struct {
 	// all callers together, hold at once in this process (0: the defaults,
 	// DefaultSubscriptionsPerToken and DefaultSubscriptionsMax).
 	MaxPerToken, MaxTotal int
+	// Lanes is how many goroutines at most deliver events at once (0:
+	// one fewer than the CPUs Go runs on, at least one: deliveryLanes).
+	Lanes int
 
 	access *liveAccess
 
@@ -52,12 +61,20 @@ type LiveHub struct {
 	// starts only then, so that a change made after it is heard.
 	listening chan struct{}
 
+	// lanes are made as the hub starts; subscriptions are spread over
+	// them in turn (next).
+	lanes []*liveLane
+
 	mu       sync.Mutex
 	closed   bool
 	subs     map[string]map[*liveSub]struct{}
 	perToken map[string]int
 	total    int
+	next     int
 	refused  atomic.Int64
+	// responses counts the responses made to events, sent the messages
+	// carrying them: one response is sent to every subscriber sharing it.
+	responses, sent atomic.Int64
 }
 
 // Defaults of the limits on subscriptions (DOCSAPI_SUBSCRIPTIONS_PER_TOKEN,
@@ -84,23 +101,40 @@ type liveNote struct {
 	position store.LSN
 }
 
-// liveSub is one subscription's inbox, the bounded queue of its events not
-// yet sent: a subscriber too slow to keep up with liveBuffer events is
-// dropped (its inbox closed, overflowed set), and its connection closed
-// with engine.CloseTooSlow: the client learns it missed events, rather
-// than silently missing them.
+// liveSub is one subscription as the hub knows it: what it is about, and
+// what delivering an event to it takes (livedelivery.go).
 type liveSub struct {
 	key   string
 	token string
 	// org is, for a space's subscription, the space's organization: a
 	// change to its access has the subscription re-check.
-	org        string
-	recheck    chan struct{}
-	inbox      chan liveNote
-	overflowed bool
-}
+	org     string
+	recheck chan struct{}
+	// lane is the delivery lane that delivers its events, in order.
+	lane int
 
-const liveBuffer = 64
+	r      *Resolver
+	ctx    context.Context
+	conn   *LiveConnection
+	stream *engine.Stream
+	// check decides, as caller, what of the event the subscriber gets
+	// (nil: nothing), or fails when the subscription is to end (access
+	// lost), from memory. encode makes the response to v, as caller.
+	check  func(ctx context.Context, caller *Caller, n liveNote) (any, error)
+	encode func(caller *Caller, v any) ([]byte, error)
+	// logEnd logs why the subscription ends, unless it is a client's
+	// matter (access lost) or the subscription was over anyway.
+	logEnd func(what string, err error)
+
+	mu    sync.Mutex
+	ended bool
+	// done is closed once the subscription is to end (end).
+	done chan struct{}
+	// behind holds, in order, the events waiting for its own goroutine
+	// while it catches up (catchUp): at most engine.MaxEventsBehind.
+	behind     []liveBatchNote
+	catchingUp bool
+}
 
 // NewLiveHub returns a hub over db; it starts listening with the first
 // subscription.
@@ -109,46 +143,57 @@ func NewLiveHub(db *store.DB, log *slog.Logger) *LiveHub {
 		access: newLiveAccess(db), subs: map[string]map[*liveSub]struct{}{}, perToken: map[string]int{}}
 }
 
+// deliveryLanes is how many delivery lanes a hub configured with n has: n,
+// or one fewer than the CPUs Go runs on, at least one, so that a burst of
+// deliveries leaves a CPU to requests.
+func deliveryLanes(n int) int {
+	if n > 0 {
+		return n
+	}
+	return max(1, runtime.GOMAXPROCS(0)-1)
+}
+
 func liveSpaceKey(id string) string       { return "space:" + id }
 func liveSiteKey(id string) string        { return "site:" + id }
 func liveIntegrationKey(id string) string { return "integration:" + id }
 
-// subscribe registers an inbox for the events about key, for a
-// subscription of token (a digest) whose re-checks recheck asks for, once
-// the hub listens. The caller must unsubscribe it. Over the limits, it
-// returns a TOO_MANY_SUBSCRIPTIONS error.
-func (h *LiveHub) subscribe(ctx context.Context, key, token, org string, recheck chan struct{}) (*liveSub, error) {
+// subscribe registers s for the events about s.key, once the hub listens.
+// The caller must unsubscribe it. Over the limits, it returns a
+// TOO_MANY_SUBSCRIPTIONS error.
+func (h *LiveHub) subscribe(ctx context.Context, s *liveSub) error {
 	h.startOnce.Do(h.start)
 	select {
 	case <-h.listening:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	case <-h.done:
-		return nil, errors.New("live updates are stopped")
+		return errors.New("live updates are stopped")
 	}
-	s := &liveSub{key: key, token: token, org: org, recheck: recheck, inbox: make(chan liveNote, liveBuffer)}
+	key, token := s.key, s.token
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, errors.New("live updates are stopped")
+		return errors.New("live updates are stopped")
 	}
 	if h.total >= cmp.Or(h.MaxTotal, DefaultSubscriptionsMax) {
 		h.refused.Add(1)
-		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "TOO_MANY_SUBSCRIPTIONS",
+		return &Error{Status: http.StatusServiceUnavailable, Code: "TOO_MANY_SUBSCRIPTIONS",
 			Message: "the server holds the most subscriptions it may; try again later"}
 	}
 	if h.perToken[token] >= cmp.Or(h.MaxPerToken, DefaultSubscriptionsPerToken) {
 		h.refused.Add(1)
-		return nil, &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
+		return &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
 			Message: "this API token holds the most subscriptions it may; complete one first"}
 	}
 	if h.subs[key] == nil {
 		h.subs[key] = map[*liveSub]struct{}{}
 	}
+	s.lane = h.next % len(h.lanes)
+	h.next++
 	h.subs[key][s] = struct{}{}
 	h.perToken[token]++
 	h.total++
-	return s, nil
+	return nil
 }
 
 // dropLocked forgets s, which it holds; h.mu is held.
@@ -161,10 +206,10 @@ func (h *LiveHub) dropLocked(s *liveSub) {
 		delete(h.perToken, s.token)
 	}
 	h.total--
-	close(s.inbox)
+	s.end()
 }
 
-// unsubscribe forgets s (closing its inbox if the hub has not).
+// unsubscribe forgets s (ending it if the hub has not).
 func (h *LiveHub) unsubscribe(s *liveSub) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -175,6 +220,11 @@ func (h *LiveHub) unsubscribe(s *liveSub) {
 
 // Refused is how many subscriptions the limits refused since the start.
 func (h *LiveHub) Refused() int64 { return h.refused.Load() }
+
+// Responses is how many responses to events this process has made since
+// the start, and Sent how many messages carried them to subscribers.
+func (h *LiveHub) Responses() int64 { return h.responses.Load() }
+func (h *LiveHub) Sent() int64      { return h.sent.Load() }
 
 // Subscribers is the number of subscriptions this process serves (tests
 // wait for a subscription to be in place before making a change).
@@ -204,6 +254,9 @@ func (h *LiveHub) Close() {
 func (h *LiveHub) start() {
 	ctx, stop := context.WithCancel(context.Background())
 	h.stop = stop
+	for range deliveryLanes(h.Lanes) {
+		h.lanes = append(h.lanes, newLiveLane(h))
+	}
 	go func() {
 		defer close(h.done)
 		h.listen(ctx)
@@ -315,19 +368,7 @@ func (h *LiveHub) deliver(ctx context.Context, channel, payload string) {
 	}
 	// Read once the event is: its commit is behind it.
 	note.position = h.db.PrimaryPosition(ctx)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, key := range keys {
-		for s := range h.subs[key] {
-			select {
-			case s.inbox <- note:
-			default:
-				h.log.Warn("live updates: a subscriber fell behind; closing its connection", "key", key)
-				s.overflowed = true
-				h.dropLocked(s)
-			}
-		}
-	}
+	h.fanOut(ctx, note, keys)
 }
 
 // has tells whether anyone subscribes to key.

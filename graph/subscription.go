@@ -94,7 +94,7 @@ func (s *session) Begin(ctx context.Context) context.Context {
 // every change to them), and fresh loaders and query counter, as an HTTP
 // request gets: nothing read for one operation is served to another.
 func (s *session) Operation(ctx context.Context) (context.Context, error) {
-	caller, err := s.live.Caller(ctx)
+	caller, err := s.live.fresh(ctx)
 	if errors.Is(err, ErrUnauthenticated) {
 		return ctx, engine.ErrTokenInvalid
 	} else if err != nil {
@@ -253,6 +253,14 @@ func (c *LiveConnection) current(ctx context.Context) (*Caller, error) {
 	return c.resolve(ctx)
 }
 
+// fresh is the connection's caller resolved as of now, and kept (so a
+// subscription's first event finds it).
+func (c *LiveConnection) fresh(ctx context.Context) (*Caller, error) {
+	c.resolving.Lock()
+	defer c.resolving.Unlock()
+	return c.resolve(ctx)
+}
+
 // kept returns the caller held, while it is still valid.
 func (c *LiveConnection) kept() (*Caller, bool) {
 	c.mu.Lock()
@@ -335,9 +343,7 @@ func (c *LiveConnection) Watch(ctx context.Context, log *slog.Logger) {
 		// SECURITY: the token as of now (ErrUnauthenticated once deleted or
 		// expired) and the memberships as they are now; kept for the
 		// subscriptions' events.
-		c.resolving.Lock()
-		caller, err := c.resolve(ctx)
-		c.resolving.Unlock()
+		caller, err := c.fresh(ctx)
 		if errors.Is(err, ErrUnauthenticated) {
 			c.Revoke()
 			return
@@ -438,12 +444,15 @@ func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name strin
 // Each event the hub offers goes through check, with the connection's
 // caller as of now, which returns what to send (the zero value: not for
 // this subscriber) or an error that ends the subscription (access lost):
-// it decides from memory. Each re-check goes through allowed. A token no
-// longer valid revokes the connection, which ends every subscription; a
-// subscriber whose queue overflowed has its connection closed.
+// it decides from memory. The delivery lanes (livedelivery.go) make the
+// response and write it; the subscription's goroutine here re-checks
+// through allowed, and ends it. A token no longer valid revokes the
+// connection, which ends every subscription; a subscriber too slow has its
+// connection closed.
 func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org string, allowed func(ctx context.Context, caller *Caller) error, check func(ctx context.Context, caller *Caller, n liveNote) (T, error)) (<-chan T, error) {
 	conn, ok := ctx.Value(liveConnectionKey{}).(*LiveConnection)
-	if !ok {
+	stream := engine.StreamOf(ctx)
+	if !ok || stream == nil {
 		return nil, BadRequest("subscriptions are served over a websocket at /graphql (the graphql-transport-ws protocol)")
 	}
 	revoked := conn.Revoked()
@@ -456,8 +465,39 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 	if err != nil {
 		return nil, err
 	}
-	sub, err := r.Live.subscribe(ctx, key, conn.Token, org, recheck)
-	if err != nil {
+	// The executor reads the event to respond to from out, fed just before
+	// (engine.Stream.Respond).
+	out := make(chan T, 1)
+	sub := &liveSub{key: key, token: conn.Token, org: org, recheck: recheck, r: r, ctx: ctx, conn: conn, stream: stream,
+		done: make(chan struct{}),
+		check: func(ctx context.Context, caller *Caller, n liveNote) (any, error) {
+			var zero T
+			v, err := check(ctx, caller, n)
+			if err != nil || v == zero {
+				return nil, err
+			}
+			return v, nil
+		},
+		encode: func(caller *Caller, v any) ([]byte, error) {
+			return stream.Respond(func() {
+				select {
+				case <-out: // left by a response that failed
+				default:
+				}
+				out <- v.(T)
+			}, func(ctx context.Context) context.Context {
+				// SECURITY: as the caller the response is for, with loaders
+				// of its own: nothing read for another response is used.
+				return WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB))
+			})
+		},
+		logEnd: func(what string, err error) {
+			var gerr *Error
+			if !errors.As(err, &gerr) && ctx.Err() == nil {
+				r.Log.ErrorContext(ctx, "subscription: "+what, "err", err)
+			}
+		}}
+	if err := r.Live.subscribe(ctx, sub); err != nil {
 		conn.release(recheck)
 		var gerr *Error
 		if errors.As(err, &gerr) || ctx.Err() != nil {
@@ -466,86 +506,41 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 		r.Log.ErrorContext(ctx, "subscribe", "err", err)
 		return nil, errors.New("internal error")
 	}
-	// logEnd logs why a subscription ends, unless it is access lost (a
-	// client error) or the subscription is over anyway.
-	logEnd := func(what string, err error) {
-		var gerr *Error
-		if !errors.As(err, &gerr) && ctx.Err() == nil {
-			r.Log.ErrorContext(ctx, "subscription: "+what, "err", err)
-		}
-	}
-	out := make(chan T, 1)
+	stream.Start()
 	go func() {
-		defer close(out)
 		// The slot is freed before the hub forgets the subscriber: once
 		// the hub's count shows it gone, the connection has room again.
+		// The stream ends last: its client is told once the hub is done
+		// with it.
+		defer stream.End()
 		defer r.Live.unsubscribe(sub)
 		defer conn.release(recheck)
-		var zero T
 		for {
-			var n liveNote
-			event := false
 			select {
 			case <-ctx.Done():
 				return
 			case <-revoked:
 				return
+			case <-sub.done:
+				return
 			case <-recheck:
-			case note, ok := <-sub.inbox:
-				if !ok {
-					if sub.overflowed {
-						engine.CloseSocket(ctx, engine.CloseTooSlow, "too slow: events were left unread")
-					}
-					return
-				}
-				n, event = note, true
 			}
-			// SECURITY: as the caller is now: kept while no change to
-			// callers is heard, resolved again after one.
+			// SECURITY: a re-check with no event ends the subscription
+			// once the caller may no longer read what it is about. One
+			// that cannot tell (the database unreachable) leaves it be:
+			// nothing is delivered before the next event's own check.
 			caller, err := conn.current(ctx)
 			if errors.Is(err, ErrUnauthenticated) {
 				conn.Revoke()
 				return
 			}
-			if !event {
-				// SECURITY: a re-check with no event ends the subscription
-				// once the caller may no longer read what it is about. One
-				// that cannot tell (the database unreachable) leaves it be:
-				// nothing is delivered before the next event's own check.
-				if err == nil {
-					err = allowed(ctx, caller)
-				}
-				if gerr := (*Error)(nil); errors.As(err, &gerr) {
-					return
-				} else if err != nil && ctx.Err() == nil {
-					r.Log.WarnContext(ctx, "subscription: re-checking permission failed; checking again at the next event or re-check", "err", err)
-				}
-				continue
+			if err == nil {
+				err = allowed(ctx, caller)
 			}
-			if err != nil {
-				logEnd("resolving the caller", err)
+			if gerr := (*Error)(nil); errors.As(err, &gerr) {
 				return
-			}
-			v, err := check(ctx, caller, n)
-			if err != nil {
-				logEnd("checking an event", err)
-				return
-			}
-			if v == zero {
-				continue
-			}
-			// With replicas: what the subscriber reads next, over this
-			// connection or through this instance, sees the event.
-			r.DB.RecordPosition(ctx, caller.User.ID, n.position)
-			// Paced: handed over once the executor waits for it and a
-			// delivery slot is free (engine/pacing.go).
-			if engine.TakeTurn(ctx) != nil {
-				return
-			}
-			select {
-			case out <- v:
-			case <-ctx.Done():
-				return
+			} else if err != nil && ctx.Err() == nil {
+				r.Log.WarnContext(ctx, "subscription: re-checking permission failed; checking again at the next event or re-check", "err", err)
 			}
 		}
 	}()

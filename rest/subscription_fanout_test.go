@@ -42,11 +42,21 @@ func (q *queryCounter) AfterQuery(context.Context, *bun.QueryEvent) {}
 // context the query counter leaves out.
 func recordEvent(t *testing.T, env *servertest.Env, org, space string) string {
 	t.Helper()
+	return recordEventBy(t, env, org, space, nil).ID
+}
+
+// recordEventBy records, as recordEvent does, a change of space made by
+// actor (nil: no one).
+func recordEventBy(t *testing.T, env *servertest.Env, org, space string, actor *servertest.User) *store.LiveEvent {
+	t.Helper()
 	e := &store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: org, SpaceID: &space, CreatedAt: env.Clock.Now()}
+	if actor != nil {
+		e.ActorID = &actor.ID
+	}
 	if err := store.RecordLiveEvent(context.WithValue(context.Background(), byTestKey{}, true), env.DB, e); err != nil {
 		t.Fatal(err)
 	}
-	return e.ID
+	return e
 }
 
 // Delivering an event to N subscribers of one organization, admins and
@@ -147,41 +157,18 @@ func TestSubscriptionEndsWhenAccessChanges(t *testing.T) {
 }
 
 // A subscriber that stops reading is closed once what it may hold is
-// full (its queue of events, or a write past its deadline), while others
-// keep receiving; with a single delivery slot, its stalled writes do not
-// hold the slot the others need (engine/pacing.go).
+// full (the events behind its kernel buffer, or a write past its
+// deadline), while others keep receiving; with a single delivery lane,
+// its stalled socket does not hold up the lane the others need (no write
+// waits for a client: engine/wsconn.go).
 func TestSubscriptionSlowReaderClosed(t *testing.T) {
 	t.Parallel()
-	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096, DeliverySlots: 1})
+	env := servertest.New(t, servertest.Options{WebsocketWriteTimeout: 500 * time.Millisecond, WebsocketSendBuffer: 4096, DeliveryLanes: 1})
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
 
-	// The slow client: a small receive buffer, and it stops reading once
-	// its subscription is in place.
-	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
-	}}
-	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
-	defer cancel()
-	slow, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(env.URL, "http")+"/graphql", &websocket.DialOptions{
-		Subprotocols: []string{"graphql-transport-ws"},
-		HTTPClient:   &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.CloseNow()
-	send := func(m any) {
-		data, _ := json.Marshal(m)
-		if err := slow.Write(ctx, websocket.MessageText, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + alice.Token}})
-	if _, data, err := slow.Read(ctx); err != nil || !strings.Contains(string(data), "connection_ack") {
-		t.Fatalf("slow client's ack: %s %v", data, err)
-	}
-	send(map[string]any{"id": "slow", "type": "subscribe", "payload": map[string]any{"query": spaceEventsQuery, "variables": map[string]any{"s": space}}})
+	slow := subscribeAndStopReading(t, env, alice, space)
 	waitSubscribers(t, env, 1)
 
 	good := connectWS(t, env, alice)
@@ -201,17 +188,53 @@ func TestSubscriptionSlowReaderClosed(t *testing.T) {
 	if ev := good.event("good", "spaceEvents"); ev["id"] != id {
 		t.Fatalf("good subscriber after: %v", ev)
 	}
-	// The slow connection is closed: reading it now ends (after what was
-	// buffered) with 4008 or, when its writes stalled, with no close frame.
-	rctx, rcancel := context.WithTimeout(context.Background(), wsWait)
-	defer rcancel()
+	expectClosedTooSlow(t, slow)
+}
+
+// subscribeAndStopReading connects as u with a small receive buffer,
+// subscribes to space's events (as "slow") and reads nothing more.
+func subscribeAndStopReading(t *testing.T, env *servertest.Env, u *servertest.User, space string) *websocket.Conn {
+	t.Helper()
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		return c.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 2048) })
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
+	slow, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(env.URL, "http")+"/graphql", &websocket.DialOptions{
+		Subprotocols: []string{"graphql-transport-ws"},
+		HTTPClient:   &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = slow.CloseNow() })
+	send := func(m any) {
+		data, _ := json.Marshal(m)
+		if err := slow.Write(ctx, websocket.MessageText, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + u.Token}})
+	if _, data, err := slow.Read(ctx); err != nil || !strings.Contains(string(data), "connection_ack") {
+		t.Fatalf("slow client's ack: %s %v", data, err)
+	}
+	send(map[string]any{"id": "slow", "type": "subscribe", "payload": map[string]any{"query": spaceEventsQuery, "variables": map[string]any{"s": space}}})
+	return slow
+}
+
+// expectClosedTooSlow reads what the server sent slow until its
+// connection ends, which must be with 4008 (too slow) or, when its writes
+// stalled, with no close frame.
+func expectClosedTooSlow(t *testing.T, slow *websocket.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wsWait)
+	defer cancel()
 	for {
-		_, r, err := slow.Reader(rctx)
+		_, r, err := slow.Reader(ctx)
 		if err != nil {
-			if code := websocket.CloseStatus(err); code != 4008 && code != -1 || rctx.Err() != nil {
+			if code := websocket.CloseStatus(err); code != 4008 && code != -1 || ctx.Err() != nil {
 				t.Fatalf("the slow connection ended with %v (code %d)", err, code)
 			}
-			break
+			return
 		}
 		_, _ = io.Copy(io.Discard, r)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -168,6 +169,27 @@ func waitSubscriberCount(t *testing.T, env *servertest.Env, want int, done func(
 			t.Fatalf("the server holds %d subscriptions, not %d", env.Server.Resolver.Live.Subscribers(), want)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// goroutines is how many goroutines the process runs, once the idle
+// connections of HTTP clients are closed.
+func goroutines() int {
+	http.DefaultClient.CloseIdleConnections()
+	return runtime.NumGoroutine()
+}
+
+// waitGoroutinesAtMost waits until the process runs at most want
+// goroutines (what connections started has ended).
+func waitGoroutinesAtMost(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(wsWait)
+	for n := goroutines(); n > want; n = goroutines() {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, at most %d expected:\n%s", n, want, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -107,10 +106,6 @@ func TestWebsocketRefusesHostileMessages(t *testing.T) {
 	space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Docs"}`).Expect(http.StatusCreated).String("id")
 	init := text(`{"type":"connection_init","payload":{"Authorization":"Bearer %s"}}`, alice.Token)
 	subscription := fmt.Sprintf(`subscription { spaceEvents(spaceId: %q) { id } }`, space)
-	goroutines := func() int {
-		http.DefaultClient.CloseIdleConnections()
-		return runtime.NumGoroutine()
-	}
 	// A connection first, so that what the first one starts once is counted.
 	warm := connectWS(t, env, alice)
 	warm.expectViewer(wsProtocols[0], "1", alice)
@@ -258,14 +253,7 @@ func TestWebsocketRefusesHostileMessages(t *testing.T) {
 	_ = c.conn.Close(websocket.StatusNormalClosure, "")
 
 	waitSubscribersAtMost(t, env, 0)
-	deadline := time.Now().Add(wsWait)
-	for after := goroutines(); after > before+2; after = goroutines() {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before the connections, %d after they closed:\n%s", before, after, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitGoroutinesAtMost(t, before+2)
 	metrics := string(env.Do("GET", "/metrics", "", nil).Expect(http.StatusOK).Body)
 	if !strings.Contains(metrics, "docsapi_subscriptions 0\n") {
 		t.Fatal("/metrics counts subscriptions still held")

@@ -75,11 +75,11 @@
 // the baselines; 20 is the server's default), -cpuprofile; for the content
 // scenario -pages, -page-bytes, -merge-pages, -merges, -search-pages,
 // -search-requests, -search-others, -import-concurrency; for the fan-out
-// scenario -subscribers, -fanout-reps, -burst, -bursts, -memprofile; for
-// the mixed scenario -mixed-duration, -mixed-read-rate, -mixed-readers,
-// -mixed-writers, -mixed-spaces; for the replica scenario -replica-rounds;
-// for the citus scenario -citus-rounds (and -pages, -page-bytes: the
-// searched space).
+// scenario -subscribers, -fanout-reps, -burst, -bursts, -delivery-lanes,
+// -memprofile; for the mixed scenario -mixed-duration, -mixed-read-rate,
+// -mixed-readers, -mixed-writers, -mixed-spaces; for the replica scenario
+// -replica-rounds; for the citus scenario -citus-rounds (and -pages,
+// -page-bytes: the searched space).
 package main
 
 import (
@@ -144,6 +144,8 @@ type options struct {
 
 	// The fan-out scenario (fanout.go).
 	subscribers, fanoutReps, burst, bursts int
+	// deliveryLanes is the server's graph.LiveHub.Lanes (0: its default).
+	deliveryLanes int
 
 	// The mixed scenario (mixed.go).
 	mixedDuration                                          time.Duration
@@ -194,6 +196,7 @@ func main() {
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 10, "fanout: single events measured, one after another")
 	flag.IntVar(&o.burst, "burst", 20, "fanout: events of a burst, recorded back to back")
 	flag.IntVar(&o.bursts, "bursts", 3, "fanout: bursts measured")
+	flag.IntVar(&o.deliveryLanes, "delivery-lanes", 0, "fanout: goroutines delivering events at once in the server (0: its default, one fewer than the CPUs, at least one)")
 	flag.DurationVar(&o.mixedDuration, "mixed-duration", 10*time.Minute, "mixed: length of the run (its writes double the measured organization's data in that time)")
 	flag.IntVar(&o.mixedReadRate, "mixed-read-rate", 40, "mixed: reads per second, all readers together")
 	flag.IntVar(&o.mixedReaders, "mixed-readers", 4, "mixed: concurrent readers")
@@ -220,7 +223,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "docsbench: -mixed-duration is at least 10s; mixed rates and clients are positive; -mixed-spaces, -others and -big-org are not negative")
 		os.Exit(2)
 	}
-	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 {
+	if o.subscribers < 1 || o.fanoutReps < 1 || o.burst < 1 || o.bursts < 1 || o.deliveryLanes < 0 {
 		fmt.Fprintln(os.Stderr, "docsbench: fan-out sizes must be positive")
 		os.Exit(2)
 	}
@@ -356,7 +359,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	var fanoutSrv *server.Server
 	fanoutURL, err := listeners.start(func(url string) (http.Handler, error) {
 		s, err := server.New(db, server.Config{PublicURL: url, Log: logger, Tracing: tracing,
-			SubscriptionsPerToken: o.subscribers, SubscriptionsMax: o.subscribers + 100})
+			SubscriptionsPerToken: o.subscribers, SubscriptionsMax: o.subscribers + 100, DeliveryLanes: o.deliveryLanes})
 		fanoutSrv = s
 		return s, err
 	})
@@ -461,7 +464,7 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		printContentTable(out, contentRows)
 	}
 	if fanout {
-		fmt.Fprintf(out, "\nfan-out: %d websocket clients on 127.0.0.1 in this process, sharing the CPUs with the server and PostgreSQL; events recorded straight into live_events (one transaction each), timed from before the insert to the last arrival\n\n", o.subscribers)
+		fmt.Fprintf(out, "\nfan-out: %d websocket clients on 127.0.0.1 in a process of their own, sharing the CPUs with the server and PostgreSQL; events recorded as changes record them (one transaction each), timed from before the insert to the last arrival\n\n", o.subscribers)
 		printFanoutTable(out, fanoutRows)
 	}
 	return nil

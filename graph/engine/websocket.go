@@ -12,7 +12,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/coder/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
@@ -51,9 +50,6 @@ type Sockets struct {
 	// (default DefaultSendBuffer; negative: the system's).
 	WriteTimeout time.Duration
 	SendBuffer   int
-	// Pacer paces the subscriptions' executions (pacing.go); nil: one
-	// of its own per transport, with a slot per CPU.
-	Pacer *Pacer
 }
 
 // Session is a connection's state in the application.
@@ -105,14 +101,9 @@ type socketTransport struct {
 
 // Websocket is the websocket transport of /graphql, for Handler.
 func Websocket(sockets Sockets) graphql.Transport {
-	if sockets.Pacer == nil {
-		sockets.Pacer = NewPacer(0)
-	}
 	return socketTransport{
+		// Implementation: Do gives each connection its own (acceptInto).
 		base: transport.Websocket{
-			// Origins are checked before the upgrade (Do), by the matcher
-			// CORS shares, rather than by coder/websocket's own.
-			Implementation:        transport.CoderWebsocketImplementation{AcceptOptions: websocket.AcceptOptions{InsecureSkipVerify: true}},
 			InitTimeout:           wsInitTimeout,
 			KeepAlivePingInterval: wsPingInterval,
 			PingPongInterval:      wsPingInterval,
@@ -138,7 +129,7 @@ func (t socketTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql
 	s := &socket{sockets: t.sockets}
 	s.headerToken, s.hasHeaderToken = bearer(r)
 	ws := t.base
-	ws.Implementation = acceptInto{WebsocketImplementation: t.base.Implementation, s: s}
+	ws.Implementation = acceptInto{s: s}
 	ws.InitFunc = s.init
 	ws.Do(w, r, socketExecutor{GraphExecutor: exec, s: s})
 }
@@ -150,9 +141,13 @@ type socket struct {
 	headerToken    string
 	hasHeaderToken bool
 
-	// Set before any operation runs: conn when the upgrade is accepted,
-	// session by connection_init.
+	// Set before any operation runs: when the upgrade is accepted, conn
+	// (what gqlgen writes to: its writes wait for out's backlog), direct
+	// (subscriptions' events, written without waiting) and out (the TCP
+	// connection under both); session by connection_init.
 	conn    transport.WebsocketConn
+	direct  *coderConn
+	out     *backlogConn
 	session Session
 
 	mu     sync.Mutex
@@ -165,25 +160,24 @@ type socket struct {
 	operationIDs map[*graphql.OperationContext]string
 }
 
-// acceptInto accepts websockets as its implementation does, and keeps the
-// connection in s so that it can be closed with a code of the server's.
-type acceptInto struct {
-	transport.WebsocketImplementation
-	s *socket
-}
+// acceptInto accepts websockets (acceptCoder), and keeps the connection
+// in s so that it can be closed with a code of the server's and written to
+// directly (subscriptions' events).
+type acceptInto struct{ s *socket }
 
 func (a acceptInto) Accept(w http.ResponseWriter, r *http.Request, o transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
 	buffer := a.s.sockets.SendBuffer
 	if buffer == 0 {
 		buffer = DefaultSendBuffer
 	}
-	conn, err := a.WebsocketImplementation.Accept(sendBufferWriter{ResponseWriter: w, size: buffer}, r, o)
+	hijack := sendBufferWriter{ResponseWriter: w, size: buffer, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout), out: &a.s.out}
+	conn, err := acceptCoder(hijack, r, o)
 	if err != nil {
-		return conn, err
+		return nil, err
 	}
-	conn = &deadlineConn{wrappedConn: wrappedConn{conn}, timeout: cmp.Or(a.s.sockets.WriteTimeout, DefaultWriteTimeout)}
-	a.s.conn = conn
-	return &messageConn{wrappedConn: wrappedConn{conn}, s: a.s}, nil
+	a.s.direct = conn
+	a.s.conn = drainedConn{wrappedConn: wrappedConn{conn}, out: a.s.out}
+	return &messageConn{wrappedConn: wrappedConn{a.s.conn}, s: a.s}, nil
 }
 
 // init authenticates connection_init.
@@ -286,10 +280,10 @@ func (e socketExecutor) CreateOperationContext(ctx context.Context, params *grap
 func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	id := e.s.operationID(rc)
 	if id == "" {
-		return e.dispatch(ctx, rc)
+		return e.dispatch(ctx, rc, id)
 	}
 	context.AfterFunc(ctx, func() { e.s.freeID(id) })
-	next, ctx := e.dispatch(ctx, rc)
+	next, ctx := e.dispatch(ctx, rc, id)
 	return func(ctx context.Context) *graphql.Response {
 		resp := next(ctx)
 		if ctx.Err() != nil {
@@ -304,7 +298,7 @@ func (e socketExecutor) DispatchOperation(ctx context.Context, rc *graphql.Opera
 	}, ctx
 }
 
-func (e socketExecutor) dispatch(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+func (e socketExecutor) dispatch(ctx context.Context, rc *graphql.OperationContext, id string) (graphql.ResponseHandler, context.Context) {
 	s := e.s
 	s.started()
 	context.AfterFunc(ctx, s.ended)
@@ -322,44 +316,54 @@ func (e socketExecutor) dispatch(ctx context.Context, rc *graphql.OperationConte
 		transport.AddSubscriptionError(ctx, gqlErr)
 		return func(context.Context) *graphql.Response { return nil }, ctx
 	}
-	if rc.Operation.Operation != ast.Subscription {
+	if rc.Operation.Operation != ast.Subscription || id == "" {
 		return e.GraphExecutor.DispatchOperation(ctx, rc)
 	}
 	// The subscription's resolver, run by DispatchOperation, finds its
-	// turn in ctx (TakeTurn).
-	ctx, turn := newTurn(ctx, s.sockets.Pacer)
-	next, ctx := e.GraphExecutor.DispatchOperation(ctx, rc)
-	first := true
+	// stream in ctx (StreamOf), and Starts it once subscribed.
+	st := newStream(s, id, rc)
+	st.responding.Lock()
+	next, ctx := e.GraphExecutor.DispatchOperation(context.WithValue(ctx, streamKey{}, st), rc)
+	st.next, st.ctx = next, ctx
+	st.responding.Unlock()
+	if !st.isStarted() {
+		// A subscription refused (not found, over a limit): the protocol's
+		// error message, rather than a result and complete.
+		return func(ctx context.Context) *graphql.Response {
+			resp := next(ctx)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
+				for _, err := range resp.Errors {
+					transport.AddSubscriptionError(ctx, err)
+				}
+				return nil
+			}
+			return resp
+		}, ctx
+	}
 	return func(ctx context.Context) *graphql.Response {
-		// next waits for the subscription's next event and makes its
-		// response; the transport writes it once this returns.
-		turn.waiting()
-		resp := next(ctx)
-		turn.done()
+		// The events are the application's to send (Stream); this
+		// goroutine waits for the subscription's end, then ends it here.
+		select {
+		case <-st.done:
+		case <-ctx.Done():
+		}
+		st.End()
 		if ctx.Err() != nil {
-			// The client completed the subscription (or went): what failed
-			// as it stopped is not news to it, and it is told nothing more.
+			// The client completed the subscription (or went): it is told
+			// nothing more.
 			return nil
 		}
-		if first && resp != nil && len(resp.Errors) > 0 && (len(resp.Data) == 0 || string(resp.Data) == "null") {
-			// A subscription refused (not found, over a limit): the
-			// protocol's error message, rather than a result and complete.
-			for _, err := range resp.Errors {
-				transport.AddSubscriptionError(ctx, err)
-			}
-			return nil
+		select {
+		case <-s.session.Revoked():
+			// SECURITY: the subscription ended because its token is no
+			// longer valid; the client is told so, not that it completed.
+			transport.AddSubscriptionError(ctx, unauthenticated())
+		default:
 		}
-		first = false
-		if resp == nil {
-			select {
-			case <-s.session.Revoked():
-				// SECURITY: the subscription ended because its token is no
-				// longer valid; the client is told so, not that it completed.
-				transport.AddSubscriptionError(ctx, unauthenticated())
-			default:
-			}
-		}
-		return resp
+		return nil
 	}, ctx
 }
 

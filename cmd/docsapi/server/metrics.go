@@ -26,7 +26,8 @@ var (
 )
 
 // metricsHandler serves the metrics of this process: requests, the Go
-// runtime, the subscriptions live holds and has refused, and, with
+// runtime, the subscriptions live holds and has refused, the responses it
+// made to their events and the messages carrying them, and, with
 // replicas or on a Citus cluster, the routing of db's reads (replicas.go,
 // citus.go).
 func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
@@ -40,7 +41,15 @@ func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "docsapi_subscriptions_refused_total",
 			Help: "GraphQL subscriptions refused by the limits per token and in total (DOCSAPI_SUBSCRIPTIONS_PER_TOKEN, DOCSAPI_SUBSCRIPTIONS_MAX).",
-		}, func() float64 { return float64(live.Refused()) }))
+		}, func() float64 { return float64(live.Refused()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_subscription_responses_total",
+			Help: "Responses made to GraphQL subscriptions' events: one per event for all the subscribers of one selection and visibility.",
+		}, func() float64 { return float64(live.Responses()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_subscription_messages_total",
+			Help: "Messages carrying subscriptions' events written to subscribers.",
+		}, func() float64 { return float64(live.Sent()) }))
 	if db.Replicated() {
 		reg.MustRegister(replicaMetrics{db})
 	}

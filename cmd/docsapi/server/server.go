@@ -90,9 +90,10 @@ type Config struct {
 	// kernel send buffer in bytes (0: engine.DefaultSendBuffer).
 	WebsocketWriteTimeout time.Duration
 	WebsocketSendBuffer   int
-	// DeliverySlots is how many subscription events are made into
-	// responses at once (engine.Pacer; 0: one per CPU).
-	DeliverySlots int
+	// DeliveryLanes is how many goroutines at most deliver subscription
+	// events at once (graph.LiveHub.Lanes; 0: one fewer than the CPUs, at
+	// least one).
+	DeliveryLanes int
 	// SecretKey is the 32-byte AES-256 key integration secrets are sealed
 	// with; empty, publishing secrets is refused.
 	SecretKey []byte
@@ -172,7 +173,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	blobs.Clock = cfg.Clock // when a blob was stored, for its garbage collection
 	log := slog.New(LogHandler(cfg.Log.Handler()))
 	live := graph.NewLiveHub(db, log)
-	live.MaxPerToken, live.MaxTotal = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax
+	live.MaxPerToken, live.MaxTotal, live.Lanes = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax, cfg.DeliveryLanes
 	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
@@ -225,8 +226,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	socketOrigins := engine.NewOrigins(cfg.PublicURL, append(append([]string(nil), cfg.CORSOrigins...), cfg.WebsocketOrigins...))
 	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
-		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer,
-		Pacer: engine.NewPacer(cfg.DeliverySlots)})
+		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer})
 	gql := labelled("/graphql", auth.optional(writePositions(db, false, client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws)))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)

@@ -87,7 +87,7 @@ type Options struct {
 	SubscriptionsPerToken, SubscriptionsMax int
 	WebsocketWriteTimeout                   time.Duration
 	WebsocketSendBuffer                     int
-	DeliverySlots                           int
+	DeliveryLanes                           int
 	// DB, when set, is the (migrated) database to serve instead of a new
 	// one on the shared test cluster: tests of the database's faults run
 	// on a server of their own (pgtest.NewCluster, store.Connect), which
@@ -206,7 +206,7 @@ func (e *Env) start() {
 		SubscriptionsPerToken: o.SubscriptionsPerToken, SubscriptionsMax: o.SubscriptionsMax,
 		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
 		Tracing:       o.Tracing,
-		DeliverySlots: o.DeliverySlots,
+		DeliveryLanes: o.DeliveryLanes,
 	})
 	if err != nil {
 		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
