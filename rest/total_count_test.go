@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -246,9 +247,16 @@ func TestTotalCountCostsTheSameAtAnySize(t *testing.T) {
 	}
 	alice.Do("GET", "/v1/orgs/"+small, nil).Expect(http.StatusOK)
 	bob.Do("GET", "/v1/orgs/"+small, nil).Expect(http.StatusOK)
+	// The steady state, the fewest of three: a notification of the writes
+	// above (Bob's joining, the spaces' access) still on its way empties a
+	// cache and costs the request that meets it a query more.
 	queries := func(u *servertest.User, org, selection string) int {
-		return graphQLQueries(t, u, `query($org: ID!) { organization(id: $org) { spaces(first: 2) { `+selection+` } collections(first: 1) { `+selection+` } } }`,
-			map[string]any{"org": org})
+		fewest := math.MaxInt
+		for range 3 {
+			fewest = min(fewest, graphQLQueries(t, u, `query($org: ID!) { organization(id: $org) { spaces(first: 2) { `+selection+` } collections(first: 1) { `+selection+` } } }`,
+				map[string]any{"org": org}))
+		}
+		return fewest
 	}
 	for _, u := range []*servertest.User{alice, bob} {
 		without := queries(u, small, "items { id }")
