@@ -213,10 +213,23 @@ func citusBench(ctx context.Context, o options, out io.Writer) (err error) {
 	fmt.Fprintf(out, "both answer alike: site tree of %d site spaces (%d bytes); %d queries, %d hits in all on each\n",
 		len(targets[0].site.spaces), targets[0].treeBytes, len(queries), targets[0].hits)
 
+	passes := 0
 	pass := func(name string, t *citusTarget, concurrency int, send requester) (loadResult, error) {
 		if _, err := load(ctx, concurrency, o.warmup, o.warmupRequests, send); err != nil {
 			return loadResult{}, fmt.Errorf("%s on %s (warm-up): %w", name, t.name, err)
 		}
+		// With -cpuprofile, a profile per pass, as the replica scenario's.
+		passes++
+		profile := ""
+		if o.cpuProfile != "" {
+			profile = fmt.Sprintf("%s.%d", o.cpuProfile, passes)
+			fmt.Fprintf(out, "pass %d: %s on %s (profile %s)\n", passes, name, t.name, profile)
+		}
+		stopProfile, err := startCPUProfile(profile)
+		if err != nil {
+			return loadResult{}, err
+		}
+		defer stopProfile()
 		// Only this database's PostgreSQL CPU: the machine may run others.
 		before := readCPUOf(t.postmasters)
 		res, err := load(ctx, concurrency, o.duration, 0, send)

@@ -178,7 +178,7 @@ func main() {
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
 	flag.IntVar(&o.bigOrg, "big-org", 100_000, "tree: spaces the first site's organization is grown to by SQL after the at-size pass, to measure lists, the site tree and totalCount in a big organization against the at-size pass's of 1,000 (bigorg.go); 0: not measured (nor without -others)")
 	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts; replica: one per pass, the path then the pass's number)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts; replica and citus: one per pass, the path then the pass's number)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
 	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data), replica (GET space and the site tree with and without a streaming replica) or citus (the site tree, GET space and search on one PostgreSQL and on a Citus cluster)")
 	flag.IntVar(&o.replicaRounds, "replica-rounds", 3, "replica: passes of each server, alternating, per read measured (the median is reported)")
