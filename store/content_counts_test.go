@@ -173,7 +173,9 @@ func TestContentCountsUnderConcurrentWrites(t *testing.T) {
 					_, err = db.ExecContext(ctx, `UPDATE spaces SET default_level = CASE WHEN default_level IS NULL THEN 'inherit' END,
 						visibility = CASE WHEN visibility = 'private' THEN 'in-collection' ELSE 'private' END WHERE id = ?`, space)
 				case 2:
-					_, err = db.ExecContext(ctx, `UPDATE spaces SET deleted_at = CASE WHEN deleted_at IS NULL THEN now() END WHERE id = ?`, space)
+					// The time is a value: Citus refuses now() inside a CASE of
+					// a distributed table's UPDATE.
+					_, err = db.ExecContext(ctx, `UPDATE spaces SET deleted_at = CASE WHEN deleted_at IS NULL THEN ?::timestamptz END WHERE id = ?`, time.Now(), space)
 				case 3:
 					_, err = db.ExecContext(ctx, `INSERT INTO spaces (id, organization_id, title, revision_id, parent_id, created_at, updated_at)
 						VALUES (?, ?, 'S', ?, ?, now(), now())`, fmt.Sprintf("n%d-%d", w, i), []string{"a", "b"}[i%2], fmt.Sprintf("nr%d-%d", w, i),
