@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"time"
 
@@ -85,7 +84,7 @@ func bigOrgBench(ctx context.Context, o options, db *store.DB, api, reader *apiC
 			Items []json.RawMessage
 			Next  *struct{ Page string }
 		}
-		err := api.do(ctx, http.MethodGet, restSpacesPage(big.org, page), nil, http.StatusOK, &list)
+		err := api.do(ctx, http.MethodGet, spacesPagePath(big.org, bigOrgPage, page), nil, http.StatusOK, &list)
 		if err != nil || list.Next == nil {
 			return "", len(list.Items), err
 		}
@@ -145,8 +144,8 @@ func bigOrgBench(ctx context.Context, o options, db *store.DB, api, reader *apiC
 	}
 	passes := []pass{
 		{"site tree (GraphQL)", tree(big), tree(small), true, 0},
-		{"GET /v1/orgs/{id}/spaces?limit=100, page 1", get(api, restSpacesPage(big.org, "")), get(api, restSpacesPage(small.org, "")), true, 0},
-		{fmt.Sprintf("GET /v1/orgs/{id}/spaces?limit=100, page %d", depth), get(api, restSpacesPage(big.org, restDeep)), get(api, restSpacesPage(small.org, "")), true, 0},
+		{"GET /v1/orgs/{id}/spaces?limit=100, page 1", get(api, spacesPagePath(big.org, bigOrgPage, "")), get(api, spacesPagePath(small.org, bigOrgPage, "")), true, 0},
+		{fmt.Sprintf("GET /v1/orgs/{id}/spaces?limit=100, page %d", depth), get(api, spacesPagePath(big.org, bigOrgPage, restDeep)), get(api, spacesPagePath(small.org, bigOrgPage, "")), true, 0},
 		{"GraphQL spaces(first: 100), page 1", post(api, raw(spacesPageQuery, big.org, "")), post(api, raw(spacesPageQuery, small.org, "")), true, 0},
 		{fmt.Sprintf("GraphQL spaces(first: 100), page %d", depth), post(api, raw(spacesPageQuery, big.org, gqlDeep)), post(api, raw(spacesPageQuery, small.org, "")), true, 0},
 		{"GraphQL spaces(first: 1) { totalCount }, admin", post(api, raw(totalCountQuery, big.org, "")), post(api, raw(totalCountQuery, small.org, "")), false, 2},
@@ -194,15 +193,6 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
-}
-
-// restSpacesPage is the path of a page of 100 of org's spaces.
-func restSpacesPage(org, page string) string {
-	p := fmt.Sprintf("/v1/orgs/%s/spaces?limit=%d", org, bigOrgPage)
-	if page != "" {
-		p += "&page=" + url.QueryEscape(page)
-	}
-	return p
 }
 
 // gqlBody is a GraphQL request of query with the variables org and after.

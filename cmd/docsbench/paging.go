@@ -37,13 +37,6 @@ func pagingBench(ctx context.Context, db *store.DB, api *apiClient) ([]row, erro
 	if _, err := db.Pool.Exec(ctx, "ANALYZE spaces"); err != nil {
 		return nil, err
 	}
-	path := func(page string) string {
-		p := fmt.Sprintf("/v1/orgs/%s/spaces?limit=%d", org, pagingSize)
-		if page != "" {
-			p += "&page=" + url.QueryEscape(page)
-		}
-		return p
-	}
 	var list struct {
 		Items []struct{ ID string }
 		Next  *struct{ Page string }
@@ -51,7 +44,7 @@ func pagingBench(ctx context.Context, db *store.DB, api *apiClient) ([]row, erro
 	get := func(page string) (time.Duration, error) {
 		t0 := time.Now()
 		list.Items, list.Next = nil, nil
-		err := api.do(ctx, http.MethodGet, path(page), nil, http.StatusOK, &list)
+		err := api.do(ctx, http.MethodGet, spacesPagePath(org, pagingSize, page), nil, http.StatusOK, &list)
 		if err == nil && (len(list.Items) != pagingSize || list.Next == nil) {
 			err = fmt.Errorf("paging: a page of %d items, next %v", len(list.Items), list.Next)
 		}
@@ -82,4 +75,14 @@ func pagingBench(ctx context.Context, db *store.DB, api *apiClient) ([]row, erro
 	ratio := float64(pN) / float64(p1)
 	what := fmt.Sprintf("GET /v1/orgs/{id}/spaces (%d spaces, %d a page): page %d p50 vs page 1", pagingSpaces, pagingSize, pagingDepth)
 	return []row{{what, fmtMs(pN), fmtMs(p1) + " (page 1)", fmt.Sprintf("%.2fx", ratio), "<= 1.2x", passMiss(ratio <= 1.2)}}, nil
+}
+
+// spacesPagePath is the REST path of a page of limit of org's spaces, the
+// one after cursor page ("" the first).
+func spacesPagePath(org string, limit int, page string) string {
+	p := fmt.Sprintf("/v1/orgs/%s/spaces?limit=%d", org, limit)
+	if page != "" {
+		p += "&page=" + url.QueryEscape(page)
+	}
+	return p
 }
