@@ -115,39 +115,55 @@ func TestLinks(t *testing.T) {
 // no more. (GitBook's reference lets a location carry its version, a whole
 // revision with every page of the space; one in every location made a list
 // of 200 pages 15 MB, and a location in a big space cost what the space's
-// whole tree costs.) The list of the 200 pages linking to one page is
-// within twice 200 times the location of a lone linking page.
+// whole tree costs.) Each of the three backlink lists (a page's, a file's, a
+// change request's file's) of the 200 pages linking to their target is within
+// twice 200 times the same list of a lone linking page.
 func TestBacklinkListSize(t *testing.T) {
 	t.Parallel()
 	env := servertest.New(t)
 	alice := env.NewUser("Alice")
 	org := alice.NewOrg("Acme")
-	newSpace := func(title string) string {
-		return alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")
-	}
-	// backlinks lists the pages of space linking to target, in one answer.
-	backlinks := func(space, target string, pages int) int {
-		res := alice.Do("GET", "/v1/spaces/"+space+"/content/page/"+target+"/backlinks?limit=1000", nil).Expect(http.StatusOK)
-		var list struct{ Count int }
-		res.Decode(&list)
-		if list.Count != pages {
-			t.Fatalf("%d backlinks, want %d", list.Count, pages)
-		}
-		return len(res.Body)
-	}
 	const pages = 200
-	small, big := newSpace("Small"), newSpace("Big")
-	smallTarget, _, _ := createPage(t, alice, small, "Target", "The target.")
-	createPage(t, alice, small, "Linking page", "See [the target](target.md).")
-	one := backlinks(small, smallTarget, 1)
-
-	bigTarget, _, _ := createPage(t, alice, big, "Target", "The target.")
-	for i := range pages {
-		createPage(t, alice, big, fmt.Sprintf("Linking page %d", i), "See [the target](target.md).")
+	const linking = "See [the target](target.md) and [the diagram](.gitbook/assets/diagram.txt)."
+	// space makes a space of a target page, a file and n pages linking to
+	// both, and a change request opened on it.
+	type space struct{ id, target, file, cr string }
+	newSpace := func(title string, n int) space {
+		s := space{id: alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")}
+		s.target, _, _ = createPage(t, alice, s.id, "Target", "The target.")
+		s.file = uploadedFile(t, alice, s.id, "", "diagram.txt", []byte("diagram"))
+		for i := range n {
+			createPage(t, alice, s.id, fmt.Sprintf("Linking page %d", i), linking)
+		}
+		s.cr = alice.Do("POST", "/v1/spaces/"+s.id+"/change-requests", map[string]any{"subject": "Review"}).Expect(http.StatusCreated).String("id")
+		return s
 	}
-	all := backlinks(big, bigTarget, pages)
-	t.Logf("backlinks: a list of 1 page is %d bytes; of %d pages, %d bytes (%.0f bytes a page)", one, pages, all, float64(all)/pages)
-	if limit := 2 * pages * one; all > limit {
-		t.Errorf("a list of %d backlinks is %d bytes, over %d: each location holds more than its page", pages, all, limit)
+	small, big := newSpace("Small", 1), newSpace("Big", pages)
+	lists := []struct {
+		name string
+		path func(s space) string
+	}{
+		{"a page's backlinks", func(s space) string { return "/v1/spaces/" + s.id + "/content/page/" + s.target + "/backlinks" }},
+		{"a file's backlinks", func(s space) string { return "/v1/spaces/" + s.id + "/content/files/" + s.file + "/backlinks" }},
+		{"a change request's file's backlinks", func(s space) string {
+			return "/v1/spaces/" + s.id + "/change-requests/" + s.cr + "/content/files/" + s.file + "/backlinks"
+		}},
+	}
+	for _, l := range lists {
+		// size reads the list whole, in one answer, and says its bytes.
+		size := func(s space, n int) int {
+			res := alice.Do("GET", l.path(s)+"?limit=1000", nil).Expect(http.StatusOK)
+			var list struct{ Count int }
+			res.Decode(&list)
+			if list.Count != n {
+				t.Fatalf("%s: %d items, want %d", l.name, list.Count, n)
+			}
+			return len(res.Body)
+		}
+		one, all := size(small, 1), size(big, pages)
+		t.Logf("%s: a list of 1 page is %d bytes; of %d pages, %d bytes (%.0f bytes a page)", l.name, one, pages, all, float64(all)/pages)
+		if limit := 2 * pages * one; all > limit {
+			t.Errorf("%s: a list of %d is %d bytes, over %d: each location holds more than its page", l.name, pages, all, limit)
+		}
 	}
 }
