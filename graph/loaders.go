@@ -44,6 +44,13 @@ type Loaders struct {
 	// for operations that select nothing else of them (projection.go).
 	SiteSpaceSpaces    loader[map[string]*store.Space]
 	SiteSpaceSummaries loader[map[string]*store.Space]
+	// SiteSpacesWithSpaces is a site's site spaces and the spaces they
+	// publish, read in one statement, for a tree that shows its spaces
+	// (prefetchStructure); SiteSpacesWithSpaceSummaries the same with the
+	// spaces' summaries. Only prefetchStructure loads them: the readers of
+	// site spaces and of their spaces use what it started (site_structure.go).
+	SiteSpacesWithSpaces         loader[*siteSpacesWithSpaces]
+	SiteSpacesWithSpaceSummaries loader[*siteSpacesWithSpaces]
 	// SiteCustomizations are a site's customization settings and its site
 	// spaces' overrides (site_customization.go), keyed by site.
 	SiteCustomizations loader[*siteCustomizations]
@@ -118,6 +125,8 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpaceCount.init(db, "SiteSpaceCount", loadSiteSpaceCount)
 	l.SiteSpaceSpaces.init(db, "SiteSpaceSpaces", loadSiteSpaceSpaces)
 	l.SiteSpaceSummaries.init(db, "SiteSpaceSummaries", loadSiteSpaceSummaries)
+	l.SiteSpacesWithSpaces.init(db, "SiteSpacesWithSpaces", loadSiteSpacesWithSpaces(false))
+	l.SiteSpacesWithSpaceSummaries.init(db, "SiteSpacesWithSpaceSummaries", loadSiteSpacesWithSpaces(true))
 	l.SiteCustomizations.init(db, "SiteCustomizations", loadSiteCustomizations)
 	l.MemberTeamCount.init(db, "MemberTeamCount", loadMemberTeamCount)
 	l.TeamMemberCount.init(db, "TeamMemberCount", loadTeamMemberCount)
@@ -223,6 +232,25 @@ var (
 		return newOrgAccess(a), nil
 	}))
 )
+
+// loadSiteSpacesWithSpaces reads sites' site spaces with their spaces
+// (whole, or their summaries) in one statement.
+func loadSiteSpacesWithSpaces(summaries bool) loaderBuild[*siteSpacesWithSpaces] {
+	return ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*siteSpacesWithSpaces, error) {
+		rows, spaces, err := store.SiteSpacesWithSpaces(ctx, db, org, ids, summaries)
+		sets := siteSpaceSets(rows)
+		byID := make(map[string]*store.Space, len(spaces))
+		for _, s := range spaces {
+			byID[s.ID] = s
+		}
+		out := make(map[string]*siteSpacesWithSpaces, len(ids))
+		for _, id := range ids {
+			// A site of no site spaces has no set, as SiteSpaces answers.
+			out[id] = &siteSpacesWithSpaces{set: sets[id], spaces: byID}
+		}
+		return out, err
+	}))
+}
 
 // loader is one of a request's loaders, built from its database on first
 // use. Its methods are dataloader's (those the resolvers use).

@@ -243,6 +243,14 @@ func (r *Resolver) spaceOfSiteSpace(ctx context.Context, ss *store.SiteSpace) (*
 	l := r.loaders(ctx)
 	summaries := spaceSummariesSuffice(ctx)
 	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID, summaries), func() (map[string]*store.Space, error) {
+		// Whole spaces serve a reader of summaries too.
+		if p, ok := l.prefetchedSiteSpaces(ss.SiteID); ok && (p.summaries == summaries || !p.summaries) {
+			v, err := p.load()
+			if err != nil || v == nil {
+				return nil, err
+			}
+			return v.spaces, nil
+		}
 		return l.siteSpaceSpaces(summaries).Load(ctx, ss.SiteID)()
 	})
 	if err != nil {
@@ -317,8 +325,10 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	l.SiteSpaceCount.Clear(ctx, siteID)
 	for _, summaries := range []bool{false, true} {
 		l.siteSpaceSpaces(summaries).Clear(ctx, siteID)
+		l.siteSpacesWithSpaces(summaries).Clear(ctx, siteID)
 		l.forget(siteSpacesMemo(siteID, summaries))
 	}
+	l.forget(siteSpacesPrefetchMemo(siteID))
 	l.forget(siteTreeMemo(siteID))
 	l.forget(visibleSiteSpacesMemo(siteID))
 	return err
@@ -341,7 +351,7 @@ func lockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*store.Site
 func (r *Resolver) visibleSiteSpaces(ctx context.Context, siteID string) (*siteSpaceSet, error) {
 	l := r.loaders(ctx)
 	return memoized(l, visibleSiteSpacesMemo(siteID), func() (*siteSpaceSet, error) {
-		set, err := l.SiteSpaces.Load(ctx, siteID)()
+		set, err := r.siteSpacesOf(ctx, siteID)
 		if err != nil || set == nil || len(set.all) == 0 {
 			return set, err
 		}
@@ -435,17 +445,72 @@ func (r *Resolver) siteStructureDirect(d *engine.DirectWriter) {
 }
 
 // prefetchStructure starts the queries of a site's structure, all at once:
-// its groups, sections and site spaces, and the spaces of those when sel
-// asks for a "space" below. The loaders keep the pending results for the
+// its groups, sections and site spaces (with their spaces, when sel asks
+// for a "space" below). The loaders keep the pending results for the
 // resolvers that read them (loading a key twice reads it once).
 func (r *Resolver) prefetchStructure(ctx context.Context, siteID string, sel ast.SelectionSet) {
 	l := r.loaders(ctx)
 	l.SiteGroups.Load(ctx, siteID)
 	l.SiteSections.Load(ctx, siteID)
-	l.SiteSpaces.Load(ctx, siteID)
-	if selectsField(sel, "space") {
-		l.siteSpaceSpaces(spaceSummariesSuffice(ctx)).Load(ctx, siteID)
+	if !selectsField(sel, "space") {
+		l.SiteSpaces.Load(ctx, siteID)
+		return
 	}
+	// The site spaces and their spaces in one statement (on a Citus
+	// cluster a statement costs its planning, whatever it reads).
+	summaries := spaceSummariesSuffice(ctx)
+	p := siteSpacesPrefetch{summaries: summaries, load: l.siteSpacesWithSpaces(summaries).Load(ctx, siteID)}
+	l.memo.LoadOrStore(siteSpacesPrefetchMemo(siteID), p)
+}
+
+// siteSpacesWithSpaces is a site's site spaces with the spaces they publish,
+// read together: set is nil for a site of none.
+type siteSpacesWithSpaces struct {
+	set    *siteSpaceSet
+	spaces map[string]*store.Space
+}
+
+// siteSpacesPrefetch is the pending read of a site's site spaces with their
+// spaces (whole, or their summaries) that prefetchStructure started, kept in
+// the memo under siteSpacesPrefetchMemo for the readers of either.
+type siteSpacesPrefetch struct {
+	summaries bool
+	load      func() (*siteSpacesWithSpaces, error)
+}
+
+func siteSpacesPrefetchMemo(siteID string) memoKey { return memoKey{"siteSpacesPrefetch", siteID} }
+
+// prefetchedSiteSpaces is the read of siteID's site spaces with their spaces
+// that prefetchStructure started in this request, if it did.
+func (l *Loaders) prefetchedSiteSpaces(siteID string) (siteSpacesPrefetch, bool) {
+	p, ok := l.memo.Load(siteSpacesPrefetchMemo(siteID))
+	if !ok {
+		return siteSpacesPrefetch{}, false
+	}
+	return p.(siteSpacesPrefetch), true
+}
+
+// siteSpacesWithSpaces is the loader of sites' site spaces with their
+// spaces, whole or their summaries.
+func (l *Loaders) siteSpacesWithSpaces(summaries bool) *loader[*siteSpacesWithSpaces] {
+	if summaries {
+		return &l.SiteSpacesWithSpaceSummaries
+	}
+	return &l.SiteSpacesWithSpaces
+}
+
+// siteSpacesOf is the site spaces of siteID (nil for none): from the read
+// prefetchStructure started, or read alone.
+func (r *Resolver) siteSpacesOf(ctx context.Context, siteID string) (*siteSpaceSet, error) {
+	l := r.loaders(ctx)
+	if p, ok := l.prefetchedSiteSpaces(siteID); ok {
+		v, err := p.load()
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return v.set, nil
+	}
+	return l.SiteSpaces.Load(ctx, siteID)()
 }
 
 // selectsField reports whether a field named name is selected anywhere in

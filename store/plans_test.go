@@ -358,6 +358,14 @@ func hotReads(db *store.DB, mine int) []hotRead {
 			_, err := store.SpaceSummariesOfSites(ctx, db, "mine", []string{"msite"})
 			return err
 		}},
+		{"site spaces of a site with their spaces (a site tree)", false, func(ctx context.Context) error {
+			_, _, err := store.SiteSpacesWithSpaces(ctx, db, "mine", []string{"msite"}, false)
+			return err
+		}},
+		{"site spaces of a site with their space summaries", false, func(ctx context.Context) error {
+			_, _, err := store.SiteSpacesWithSpaces(ctx, db, "mine", []string{"msite"}, true)
+			return err
+		}},
 		{"comment list of a space", true, func(ctx context.Context) error {
 			_, err := store.ListComments(ctx, db, "mine", "ms1", nil, store.CommentFilter{}, store.Page{Limit: 20})
 			return err
@@ -668,6 +676,10 @@ func TestIDListReadsDoNotCompareEveryRowWithEveryID(t *testing.T) {
 		{"nodes by ids", func(ctx context.Context) error { _, err := store.NodesByIDs[store.Space](ctx, db, ids); return err }},
 		{"site spaces of sites", func(ctx context.Context) error {
 			_, err := store.SiteSpacesOfSites(ctx, db, "mine", []string{"msite"}, true)
+			return err
+		}},
+		{"site spaces of sites with their spaces", func(ctx context.Context) error {
+			_, _, err := store.SiteSpacesWithSpaces(ctx, db, "mine", []string{"msite"}, false)
 			return err
 		}},
 	} {

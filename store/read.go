@@ -381,6 +381,31 @@ func readModelOf[T any](db bun.IDB) *readModel {
 	return stored.(*readModel)
 }
 
+// pairModel is the model of a read of two tables at once, a row of a and
+// one of b per result row, scanned into P: a struct of two fields, the
+// first of a's type, the second of b's, by value. from is the statement's
+// FROM clause (naming both tables by the aliases a's and b's columns are
+// qualified with). One statement where two would do the same work: on a
+// Citus cluster each statement costs its planning on the worker, whatever
+// it reads (docs/scaling.md).
+func pairModel[P any](a, b *readModel, from string) *readModel {
+	typ := reflect.TypeFor[P]()
+	if typ.NumField() != 2 {
+		panic(fmt.Sprintf("store: %s is no pair", typ))
+	}
+	m := &readModel{table: a.table + "+" + b.table, from: from}
+	for i, part := range []*readModel{a, b} {
+		offset := typ.Field(i).Offset
+		m.columns = append(m.columns, part.columns...)
+		for _, f := range part.fields {
+			f.offset += offset
+			m.fields = append(m.fields, f)
+		}
+	}
+	m.selectSQL = "SELECT " + strings.Join(m.columns, ", ") + from
+	return m
+}
+
 // fieldAt locates the field at index (a path through embedded structs) in
 // struct type t. An embedded pointer would put the field outside the struct:
 // bun's models have none, and this refuses them rather than guess.
