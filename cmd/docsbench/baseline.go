@@ -97,6 +97,7 @@ type siteSpaceRow struct {
 	id, spaceID, path string
 	section           *string
 	position          int
+	space             *treeSpace
 }
 
 // tree loads the site with one query per level, each filtered by site_id,
@@ -127,7 +128,7 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 	var entries []structRow
 	queries++
 	groups, err := collect(ctx, b.pool, `SELECT id, title, parent_group_id, position FROM site_section_groups WHERE site_id = $1`,
-		siteID, func(rows pgx.CollectableRow) (structRow, error) {
+		[]any{siteID}, func(rows pgx.CollectableRow) (structRow, error) {
 			e := structRow{group: true}
 			return e, rows.Scan(&e.id, &e.title, &e.container, &e.position)
 		})
@@ -139,7 +140,7 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 	// 3. Sections.
 	queries++
 	sections, err := collect(ctx, b.pool, `SELECT id, title, group_id, position FROM site_sections WHERE site_id = $1`,
-		siteID, func(rows pgx.CollectableRow) (structRow, error) {
+		[]any{siteID}, func(rows pgx.CollectableRow) (structRow, error) {
 			var e structRow
 			return e, rows.Scan(&e.id, &e.title, &e.container, &e.position)
 		})
@@ -148,39 +149,23 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	entries = append(entries, sections...)
-	// 4. Site spaces.
+	// 4. Site spaces with the live spaces they publish, in one join (as
+	// docsapi reads them: store.SiteSpacesWithSpaces); the organization
+	// named for both tables, so that PostgreSQL probes the spaces by
+	// primary key beside many other spaces, or hashes a few.
 	queries++
-	siteSpaces, err := collect(ctx, b.pool, `SELECT id, space_id, path, section_id, position FROM site_spaces WHERE site_id = $1`,
-		siteID, func(rows pgx.CollectableRow) (siteSpaceRow, error) {
-			var s siteSpaceRow
-			return s, rows.Scan(&s.id, &s.spaceID, &s.path, &s.section, &s.position)
+	siteSpaces, err := collect(ctx, b.pool, `SELECT ss.id, ss.space_id, ss.path, ss.section_id, ss.position, s.title
+		FROM site_spaces AS ss JOIN spaces AS s ON s.organization_id = $2 AND s.id = ss.space_id AND s.deleted_at IS NULL
+		WHERE ss.organization_id = $2 AND ss.site_id = $1`,
+		[]any{siteID, orgID}, func(rows pgx.CollectableRow) (siteSpaceRow, error) {
+			s := siteSpaceRow{space: &treeSpace{}}
+			err := rows.Scan(&s.id, &s.spaceID, &s.path, &s.section, &s.position, &s.space.Title)
+			s.space.ID = s.spaceID
+			return s, err
 		})
 	if err != nil {
 		fail(err)
 		return
-	}
-	// 5. The live spaces they publish, by the ids the site spaces gave (a
-	// join on site_id lets the planner scan every organization's spaces
-	// once the table is big), in the form docsapi reads them by
-	// (store.SpacesByIDs: id = ANY($1) checks every row of a small table
-	// against the whole array).
-	queries++
-	spaceIDs := make([]string, len(siteSpaces))
-	for i, ss := range siteSpaces {
-		spaceIDs[i] = ss.spaceID
-	}
-	spaceList, err := collect(ctx, b.pool, `SELECT id, title FROM spaces WHERE id IN (SELECT unnest($1::text[])) AND deleted_at IS NULL`,
-		spaceIDs, func(rows pgx.CollectableRow) (*treeSpace, error) {
-			s := &treeSpace{}
-			return s, rows.Scan(&s.ID, &s.Title)
-		})
-	if err != nil {
-		fail(err)
-		return
-	}
-	spaces := make(map[string]*treeSpace, len(spaceList))
-	for _, s := range spaceList {
-		spaces[s.ID] = s
 	}
 
 	// Site spaces by section (""; the root), live ones only, in order.
@@ -189,15 +174,11 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 	})
 	bySection := map[string][]treeSiteSpace{}
 	for _, s := range siteSpaces {
-		space, ok := spaces[s.spaceID]
-		if !ok {
-			continue // its space is deleted: hidden while it can be restored
-		}
 		key := ""
 		if s.section != nil {
 			key = *s.section
 		}
-		bySection[key] = append(bySection[key], treeSiteSpace{ID: s.id, Path: s.path, Space: space})
+		bySection[key] = append(bySection[key], treeSiteSpace{ID: s.id, Path: s.path, Space: s.space})
 	}
 	sectionJSON := func(e structRow) treeSection {
 		list := bySection[e.id]
@@ -245,9 +226,9 @@ func (b *baseline) tree(w http.ResponseWriter, r *http.Request) {
 	writeBareJSON(w, queries, treeData{Site: site})
 }
 
-// collect runs a query with one argument and scans every row with scan.
-func collect[T any](ctx context.Context, pool *pgxpool.Pool, sql string, arg any, scan pgx.RowToFunc[T]) ([]T, error) {
-	rows, err := pool.Query(ctx, sql, arg)
+// collect runs a query with args and scans every row with scan.
+func collect[T any](ctx context.Context, pool *pgxpool.Pool, sql string, args []any, scan pgx.RowToFunc[T]) ([]T, error) {
+	rows, err := pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
