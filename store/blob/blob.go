@@ -316,15 +316,27 @@ func (b *Bucket) Open(ctx context.Context, digest string) (io.ReadCloser, error)
 // whenever the same bytes are stored again, and whoever reads them
 // meanwhile, to open or to copy over the blob, reads them empty (EOF): a
 // failure that is over within microseconds, which two uploads of one
-// file, or one and a download, must not turn into an error.
+// file, or one and a download, must not turn into an error. Such a
+// failure (an EOF) is tried again for busyWait at least, however many
+// tries that takes: on a loaded machine the writer of the attributes may
+// not run for tens of milliseconds, and ten tries (45 ms) ran out.
 func retryBusy(ctx context.Context, op func() error) error {
+	deadline := time.Now().Add(busyWait)
 	for try := 1; ; try++ {
 		err := op()
-		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || try == busyTries || ctx.Err() != nil {
+		if err == nil || gcerrors.Code(err) == gcerrors.NotFound || ctx.Err() != nil {
 			return err
 		}
-		time.Sleep(time.Duration(try) * time.Millisecond)
+		if try >= busyTries && (!readEmpty(err) || time.Now().After(deadline)) {
+			return err
+		}
+		time.Sleep(time.Duration(min(try, busyTries)) * time.Millisecond)
 	}
+}
+
+// readEmpty tells an error of attributes read while they were rewritten.
+func readEmpty(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // retried is retryBusy for an operation that returns a value.
@@ -337,10 +349,14 @@ func retried[T any](ctx context.Context, op func() (T, error)) (T, error) {
 	return v, err
 }
 
-// busyTries is how many times retryBusy runs its operation: ten tries
-// over 45 ms, which four uploads of one file in a loop beside a reader
-// never exhausted in tests (five did, now and then).
+// busyTries is how many times retryBusy runs its operation at least: ten
+// tries over 45 ms, then no more unless the attributes were read empty
+// (busyWait).
 const busyTries = 10
+
+// busyWait is how long retryBusy tries an operation that read attributes
+// empty, at least.
+const busyWait = 2 * time.Second
 
 // storedAt is when a blob was stored: its "stored" metadata, else (blobs
 // of the older local store, whose modification time it set) its
@@ -439,7 +455,8 @@ func (b *Bucket) Remove(ctx context.Context, digest string, storedBefore time.Ti
 		return false, fmt.Errorf("blob: %w", err)
 	}
 	defer func() { _ = b.bucket.Delete(context.WithoutCancel(ctx), mark) }()
-	a, err := b.bucket.Attributes(ctx, key(digest))
+	// An upload of the same bytes may be rewriting them (retryBusy).
+	a, err := retried(ctx, func() (*blob.Attributes, error) { return b.bucket.Attributes(ctx, key(digest)) })
 	if gcerrors.Code(err) == gcerrors.NotFound {
 		return false, nil
 	} else if err != nil {

@@ -482,3 +482,62 @@ func setClock(b *Bucket, step time.Duration) (advance func(time.Duration)) {
 	}
 	return func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 }
+
+// A download, and an upload of the same bytes, outlast a rewrite of a
+// file:// blob's attributes that keeps them empty for longer than ten quick
+// tries (on a loaded machine, the writer may not run for tens of
+// milliseconds): they wait for it rather than fail with EOF.
+func TestBlobOutlastsASlowRewriteOfItsAttributes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "blobs")
+	u, err := FileURL(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	ctx := context.Background()
+	digest, _, err := b.Put(ctx, strings.NewReader("content"), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attrs := filepath.Join(dir, filepath.FromSlash(key(digest))) + ".attrs"
+	saved, err := os.ReadFile(attrs)
+	if err != nil {
+		t.Fatalf("the file bucket's attributes: %v", err)
+	}
+	for _, op := range []struct {
+		name string
+		run  func() error
+	}{
+		{"Open", func() error {
+			r, err := b.Open(ctx, digest)
+			if err == nil {
+				r.Close()
+			}
+			return err
+		}},
+		{"Put", func() error { _, _, err := b.Put(ctx, strings.NewReader("content"), 100); return err }},
+	} {
+		// Emptied as a rewrite leaves them, written back 200 ms later.
+		if err := os.WriteFile(attrs, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		restored := make(chan error, 1)
+		go func() {
+			time.Sleep(200 * time.Millisecond)
+			restored <- os.WriteFile(attrs, saved, 0o600)
+		}()
+		if err := op.run(); err != nil {
+			t.Errorf("%s while the attributes are rewritten: %v", op.name, err)
+		}
+		if err := <-restored; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read(t, b, digest); got != "content" {
+		t.Fatalf("read %q", got)
+	}
+}
