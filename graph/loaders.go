@@ -238,18 +238,24 @@ var (
 func loadSiteSpacesWithSpaces(summaries bool) loaderBuild[*siteSpacesWithSpaces] {
 	return ancestorLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*siteSpacesWithSpaces, error) {
 		rows, spaces, err := store.SiteSpacesWithSpaces(ctx, db, org, ids, summaries)
-		sets := siteSpaceSets(rows)
-		byID := make(map[string]*store.Space, len(spaces))
-		for _, s := range spaces {
-			byID[s.ID] = s
-		}
-		out := make(map[string]*siteSpacesWithSpaces, len(ids))
-		for _, id := range ids {
-			// A site of no site spaces has no set, as SiteSpaces answers.
-			out[id] = &siteSpacesWithSpaces{set: sets[id], spaces: byID}
-		}
-		return out, err
+		return siteSpacesWithSpacesOfSites(ids, rows, spaces), err
 	}))
+}
+
+// siteSpacesWithSpacesOfSites sorts what SiteSpacesWithSpaces read for
+// sites ids out by site.
+func siteSpacesWithSpacesOfSites(ids []string, rows []*store.SiteSpace, spaces []*store.Space) map[string]*siteSpacesWithSpaces {
+	sets := siteSpaceSets(rows)
+	byID := make(map[string]*store.Space, len(spaces))
+	for _, s := range spaces {
+		byID[s.ID] = s
+	}
+	out := make(map[string]*siteSpacesWithSpaces, len(ids))
+	for _, id := range ids {
+		// A site of no site spaces has no set, as SiteSpaces answers.
+		out[id] = &siteSpacesWithSpaces{set: sets[id], spaces: byID}
+	}
+	return out
 }
 
 // loader is one of a request's loaders, built from its database on first

@@ -9,6 +9,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/uptrace/bun"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/model"
@@ -165,16 +166,33 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 		if err != nil {
 			return err
 		}
+		g, _ := groupBy(groups, nil, func(g *store.SiteSectionGroup) string { return g.SiteID })
+		s, _ := groupBy(sections, nil, func(s *store.SiteSection) string { return s.SiteID })
+		for _, id := range ids {
+			l.SiteGroups.Prime(ctx, id, g[id])
+			l.SiteSections.Prime(ctx, id, s[id])
+		}
+		if fields["structure"] && selectsField(selectedBelowItems(ctx, "structure"), "space") {
+			// The trees show their spaces: their site spaces are read with
+			// them, for every site at once (each tree's prefetchStructure
+			// finds them loaded).
+			summaries := spaceSummariesSuffice(ctx)
+			rows, spaces, err := store.SiteSpacesWithSpaces(ctx, r.DB, org, ids, summaries)
+			if err != nil {
+				return err
+			}
+			for id, v := range siteSpacesWithSpacesOfSites(ids, rows, spaces) {
+				l.siteSpacesWithSpaces(summaries).Prime(ctx, id, v)
+				l.SiteSpaces.Prime(ctx, id, v.set)
+			}
+			return nil
+		}
 		siteSpaces, err := store.SiteSpacesOfSites(ctx, r.DB, org, ids, true)
 		if err != nil {
 			return err
 		}
-		g, _ := groupBy(groups, nil, func(g *store.SiteSectionGroup) string { return g.SiteID })
-		s, _ := groupBy(sections, nil, func(s *store.SiteSection) string { return s.SiteID })
 		ss := siteSpaceSets(siteSpaces)
 		for _, id := range ids {
-			l.SiteGroups.Prime(ctx, id, g[id])
-			l.SiteSections.Prime(ctx, id, s[id])
 			l.SiteSpaces.Prime(ctx, id, ss[id])
 		}
 	}
@@ -185,17 +203,36 @@ func (r *Resolver) primeSites(ctx context.Context, sites []*store.Site) error {
 // current field returns.
 func selectedOfItems(ctx context.Context) map[string]bool {
 	out := map[string]bool{}
+	for _, f := range fieldsOfItems(ctx) {
+		out[f.Name] = true
+	}
+	return out
+}
+
+// selectedBelowItems returns what is selected below the field name of the
+// items of the list the current field returns.
+func selectedBelowItems(ctx context.Context, name string) ast.SelectionSet {
+	var out ast.SelectionSet
+	for _, f := range fieldsOfItems(ctx) {
+		if f.Name == name {
+			out = append(out, f.Selections...)
+		}
+	}
+	return out
+}
+
+// fieldsOfItems are the fields selected on the items of the list the
+// current field returns.
+func fieldsOfItems(ctx context.Context) []graphql.CollectedField {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil {
-		return out
+		return nil
 	}
 	opCtx := graphql.GetOperationContext(ctx)
+	var out []graphql.CollectedField
 	for _, f := range graphql.CollectFields(opCtx, fc.Field.Selections, nil) {
-		if f.Name != "items" {
-			continue
-		}
-		for _, item := range graphql.CollectFields(opCtx, f.Selections, nil) {
-			out[item.Name] = true
+		if f.Name == "items" {
+			out = append(out, graphql.CollectFields(opCtx, f.Selections, nil)...)
 		}
 	}
 	return out

@@ -311,3 +311,51 @@ func TestSiteSpaceSpacesMatchSpaceReads(t *testing.T) {
 		})
 	}
 }
+
+// A list of sites selecting their trees, down to the spaces their site
+// spaces publish (their summaries, or more), costs as many queries for five
+// sites as for one: each level is read once for the whole list
+// (primeSites).
+func TestSiteListTreesCostTheSameForMoreSites(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t, servertest.Options{Debug: true})
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	query := func(space string) string {
+		return `query($o: ID!) { organization(id: $o) { sites { items { id structure { structure {
+		__typename
+		... on SiteSectionGroup { children { ... on SiteSection { siteSpaces { path space { ` + space + ` } } } } }
+		... on SiteSection { siteSpaces { path space { ` + space + ` } } }
+	} } } } } }`
+	}
+	spaces := []string{"title", "title editMode"} // the summary, and more
+	count := func(space string, sites int) float64 {
+		out := alice.GraphQL(query(space), map[string]any{"o": org})
+		if len(out.Errors) > 0 {
+			t.Fatalf("%+v", out.Errors)
+		}
+		var data struct {
+			Organization struct{ Sites struct{ Items []struct{ ID string } } }
+		}
+		if err := json.Unmarshal(out.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(data.Organization.Sites.Items); n != sites {
+			t.Fatalf("%d sites listed, want %d", n, sites)
+		}
+		return out.Extensions["stats"].(map[string]any)["sqlQueries"].(float64)
+	}
+	buildSiteTree(t, env, alice, org, 1, 2, 2, 1)
+	one := map[string]float64{}
+	for _, space := range spaces {
+		one[space] = count(space, 1)
+	}
+	for range 4 {
+		buildSiteTree(t, env, alice, org, 1, 2, 2, 1)
+	}
+	for _, space := range spaces {
+		if five := count(space, 5); five != one[space] {
+			t.Errorf("space { %s }: a list of 5 sites' trees costs %v queries, of 1 site's %v", space, five, one[space])
+		}
+	}
+}
