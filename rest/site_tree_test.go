@@ -335,7 +335,9 @@ func TestSiteListTreesCostTheSameForMoreSites(t *testing.T) {
 			t.Fatalf("%+v", out.Errors)
 		}
 		var data struct {
-			Organization struct{ Sites struct{ Items []struct{ ID string } } }
+			Organization struct {
+				Sites struct{ Items []struct{ ID string } }
+			}
 		}
 		if err := json.Unmarshal(out.Data, &data); err != nil {
 			t.Fatal(err)
