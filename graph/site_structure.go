@@ -245,11 +245,8 @@ func (r *Resolver) spaceOfSiteSpace(ctx context.Context, ss *store.SiteSpace) (*
 	spaces, err := memoized(l, siteSpacesMemo(ss.SiteID, summaries), func() (map[string]*store.Space, error) {
 		// Whole spaces serve a reader of summaries too.
 		if p, ok := l.prefetchedSiteSpaces(ss.SiteID); ok && (p.summaries == summaries || !p.summaries) {
-			v, err := p.load()
-			if err != nil || v == nil {
-				return nil, err
-			}
-			return v.spaces, nil
+			v, err := p.read()
+			return v.spaces, err
 		}
 		return l.siteSpaceSpaces(summaries).Load(ctx, ss.SiteID)()
 	})
@@ -478,6 +475,15 @@ type siteSpacesPrefetch struct {
 	load      func() (*siteSpacesWithSpaces, error)
 }
 
+// read waits for the read p started: never nil (empty when it failed).
+func (p siteSpacesPrefetch) read() (*siteSpacesWithSpaces, error) {
+	v, err := p.load()
+	if v == nil || err != nil {
+		return &siteSpacesWithSpaces{}, err
+	}
+	return v, nil
+}
+
 func siteSpacesPrefetchMemo(siteID string) memoKey { return memoKey{"siteSpacesPrefetch", siteID} }
 
 // prefetchedSiteSpaces is the read of siteID's site spaces with their spaces
@@ -504,11 +510,8 @@ func (l *Loaders) siteSpacesWithSpaces(summaries bool) *loader[*siteSpacesWithSp
 func (r *Resolver) siteSpacesOf(ctx context.Context, siteID string) (*siteSpaceSet, error) {
 	l := r.loaders(ctx)
 	if p, ok := l.prefetchedSiteSpaces(siteID); ok {
-		v, err := p.load()
-		if err != nil || v == nil {
-			return nil, err
-		}
-		return v.set, nil
+		v, err := p.read()
+		return v.set, err
 	}
 	return l.SiteSpaces.Load(ctx, siteID)()
 }

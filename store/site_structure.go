@@ -247,7 +247,8 @@ func siteSpacesWithSpacesModel(db bun.IDB, summaries bool) *readModel {
 	}
 	// The first argument is the organization (the spaces' shard on a
 	// cluster is named, as the site spaces' is).
-	m := pairModel[siteSpaceAndSpace](readModelOf[SiteSpace](db), spaces, readModelOf[SiteSpace](db).from+
+	siteSpaces := readModelOf[SiteSpace](db)
+	m := pairModel[siteSpaceAndSpace](siteSpaces, spaces, siteSpaces.from+
 		" JOIN spaces AS space ON space.organization_id = ? AND space.id = site_space.space_id AND space.deleted_at IS NULL")
 	siteSpacesWithSpacesModels[i].Store(m)
 	return m
