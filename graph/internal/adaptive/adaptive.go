@@ -15,8 +15,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -142,4 +144,58 @@ func TemplateConditions(schema map[string]any) []TemplateCondition {
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// maxUnsignedValue bounds an unsigned claim's string, in bytes: a visitor
+// writes it, and conditions run over it.
+const maxUnsignedValue = 1024
+
+// UnsignedClaims keeps of claims, which a visitor offers unsigned (a
+// cookie's JSON, query parameters as strings), those the visitor schema
+// declares under "unsigned", as the type it declares: a boolean from true,
+// false, "true" or "false"; a number from a number or its text; a string
+// of at most maxUnsignedValue bytes. Anything else is left out: nothing a
+// visitor sends unsigned reaches conditions unless the site asked for it.
+func UnsignedClaims(schema map[string]any, claims map[string]any) map[string]any {
+	out := map[string]any{}
+	props, _ := schema["properties"].(map[string]any)
+	unsigned, _ := props["unsigned"].(map[string]any)
+	declared, _ := unsigned["properties"].(map[string]any)
+	for name, value := range claims {
+		prop, ok := declared[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		if v, ok := claimOfType(prop["type"], value); ok {
+			out[name] = v
+		}
+	}
+	return out
+}
+
+// claimOfType is value as a claim of JSON Schema type typ, if it is one.
+func claimOfType(typ, value any) (any, bool) {
+	switch typ {
+	case "boolean":
+		switch v := value.(type) {
+		case bool:
+			return v, true
+		case string:
+			b, err := strconv.ParseBool(v)
+			return b, err == nil && (v == "true" || v == "false")
+		}
+	case "number", "integer":
+		switch v := value.(type) {
+		case float64:
+			return v, !math.IsInf(v, 0) && !math.IsNaN(v)
+		case string:
+			f, err := strconv.ParseFloat(v, 64)
+			return f, err == nil && len(v) <= 32 && !math.IsInf(f, 0) && !math.IsNaN(f)
+		}
+	case "string":
+		if v, ok := value.(string); ok && len(v) <= maxUnsignedValue {
+			return v, true
+		}
+	}
+	return nil, false
 }

@@ -3,6 +3,7 @@ package adaptive
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,33 @@ func TestTemplateConditions(t *testing.T) {
 	}
 	if got := TemplateConditions(parse(t, `{"type":"object","properties":{}}`)); got != nil {
 		t.Errorf("conditions of a schema without claims: %v", got)
+	}
+}
+
+func TestUnsignedClaims(t *testing.T) {
+	schema := map[string]any{"type": "object", "properties": map[string]any{
+		"isBetaUser": map[string]any{"type": "boolean"},
+		"unsigned": map[string]any{"type": "object", "properties": map[string]any{
+			"beta":     map[string]any{"type": "boolean"},
+			"language": map[string]any{"type": "string"},
+			"seats":    map[string]any{"type": "number"},
+		}},
+	}}
+	got := UnsignedClaims(schema, map[string]any{
+		"beta":       "true",
+		"language":   "fr",
+		"seats":      "12",
+		"isBetaUser": true,                     // signed claims are not taken unsigned
+		"undeclared": "x",                      // not in the schema
+		"extra":      map[string]any{"a": "b"}, // not in the schema
+	})
+	want := map[string]any{"beta": true, "language": "fr", "seats": float64(12)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("UnsignedClaims = %v, want %v", got, want)
+	}
+	for name, value := range map[string]any{"beta": "yes", "seats": "NaN", "language": strings.Repeat("x", 1025)} {
+		if got := UnsignedClaims(schema, map[string]any{name: value}); len(got) != 0 {
+			t.Errorf("%s=%v kept: %v", name, value, got)
+		}
 	}
 }

@@ -59,15 +59,11 @@ func Check(src string) error {
 	return nil
 }
 
-// forbiddenNode walks an expression and names the first construct a
-// condition may not use: it decides, it does not act.
+// forbiddenNode names the first construct of an expression a condition
+// may not use ("" for none): it decides, it does not act.
 func forbiddenNode(v reflect.Value) string {
-	switch v.Kind() {
-	case reflect.Interface, reflect.Pointer:
-		if v.IsNil() {
-			return ""
-		}
-		switch n := v.Interface().(type) {
+	return firstOf(v, func(node any) string {
+		switch n := node.(type) {
 		case *ast.AssignExpression:
 			return "an assignment"
 		case *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
@@ -79,19 +75,34 @@ func forbiddenNode(v reflect.Value) string {
 				return "an increment, decrement or delete"
 			}
 		}
-		return forbiddenNode(v.Elem())
+		return ""
+	})
+}
+
+// firstOf walks an expression's syntax tree, depth first, and returns
+// the first thing bad says of one of its nodes ("" for none).
+func firstOf(v reflect.Value, bad func(node any) string) string {
+	switch v.Kind() {
+	case reflect.Interface, reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		if what := bad(v.Interface()); what != "" {
+			return what
+		}
+		return firstOf(v.Elem(), bad)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				if bad := forbiddenNode(v.Field(i)); bad != "" {
-					return bad
+				if what := firstOf(v.Field(i), bad); what != "" {
+					return what
 				}
 			}
 		}
 	case reflect.Slice:
 		for i := range v.Len() {
-			if bad := forbiddenNode(v.Index(i)); bad != "" {
-				return bad
+			if what := firstOf(v.Index(i), bad); what != "" {
+				return what
 			}
 		}
 	}
