@@ -55,6 +55,10 @@ var (
 	summaryItem = regexp.MustCompile(`^(\s*)[*+-]\s+\[(.*?)\]\((.*?)\)\s*$`)
 	groupTitle  = regexp.MustCompile(`^##\s+(.+?)\s*#*\s*$`)
 	firstTitle  = regexp.MustCompile(`^#\s+(.+?)\s*#*\s*$`)
+	// headingAnchor is the empty anchor GitBook's git sync appends to a
+	// heading to keep its id (`## Get started <a href="#start" id="start"></a>`):
+	// no part of the title.
+	headingAnchor = regexp.MustCompile(`\s*<a\s[^>]*>\s*</a>\s*$`)
 )
 
 // Read reads the content of a repository's files, by path, with project
@@ -126,7 +130,7 @@ func Read(files map[string]File, project string) Content {
 	}
 	for _, line := range strings.Split(string(s.Data), "\n") {
 		if m := groupTitle.FindStringSubmatch(line); m != nil {
-			group = &Page{Title: m[1], Group: true}
+			group = &Page{Title: headingAnchor.ReplaceAllString(m[1], ""), Group: true}
 			out.Pages = append(out.Pages, group)
 			stack = nil
 			continue
@@ -212,7 +216,7 @@ func splitPageFile(text string) (description, rest string) {
 func titleOf(markdown, fallback string) (string, string) {
 	first, rest, _ := strings.Cut(markdown, "\n")
 	if m := firstTitle.FindStringSubmatch(first); m != nil {
-		return m[1], strings.TrimLeft(rest, "\n")
+		return headingAnchor.ReplaceAllString(m[1], ""), strings.TrimLeft(rest, "\n")
 	}
 	return fallback, markdown
 }

@@ -20,7 +20,7 @@ func outline(pages []*Page, depth int) string {
 func TestRead(t *testing.T) {
 	files := map[string]File{
 		"docs/.gitbook.yaml": {Data: []byte("root: ./book\n")},
-		"docs/book/SUMMARY.md": {Data: []byte("# Table of contents\n\n* [Intro](README.md)\n\n## Guides\n\n" +
+		"docs/book/SUMMARY.md": {Data: []byte("# Table of contents\n\n* [Intro](README.md)\n\n## Guides <a href=\"#guides\" id=\"guides\"></a>\n\n" +
 			"* [Setup](guides/setup.md)\n  * [Linux](guides/linux.md)\n* [Use](guides/use.md)\n")},
 		"docs/book/README.md":             {Data: []byte("# Welcome\n\nHello\n")},
 		"docs/book/guides/setup.md":       {Data: []byte("---\ndescription: How to set up\n---\n\n# Setup\n\nSteps\n"), OID: "o1"},
