@@ -206,7 +206,10 @@ type viewer struct {
 	r      *Resolver
 	ctx    context.Context
 	caller *Caller // nil: nobody is signed in, and nothing guarded is readable
-	l      *Loaders
+	// visitor, when set, is the reader of a published site the request
+	// comes from (visitor.go): visitorRules decide for it, and caller is nil.
+	visitor *Visitor
+	l       *Loaders
 	// roles are the caller's memberships when the viewer was made; one
 	// gained later in the request (an organization just created) is asked
 	// of the caller.
@@ -219,7 +222,7 @@ func (r *Resolver) viewer(ctx context.Context) *viewer {
 	l := r.loaders(ctx)
 	l.viewerOnce.Do(func() {
 		c, _ := CallerFrom(ctx)
-		l.viewer = &viewer{r: r, ctx: ctx, caller: c, l: l}
+		l.viewer = &viewer{r: r, ctx: ctx, caller: c, l: l, visitor: VisitorFrom(ctx)}
 		if c != nil {
 			l.viewer.roles = c.roleSnapshot()
 		}
@@ -240,7 +243,21 @@ func (v *viewer) mayRead(obj any) (bool, error) {
 	if rv := reflect.ValueOf(obj); rv.Kind() == reflect.Pointer && rv.IsNil() {
 		return true, nil
 	}
-	if v.caller == nil {
+	return v.decide(rule, obj)
+}
+
+// decide applies the read rule of obj's type for the viewer: rule for a
+// user, the visitor's own rule for a visitor (none: not readable), nothing
+// readable for nobody.
+func (v *viewer) decide(rule readRule, obj any) (bool, error) {
+	switch {
+	case v.visitor != nil:
+		// SECURITY: a visitor reads what visitorRules give it, nothing else.
+		if vr := visitorRules[reflect.TypeOf(obj)]; vr != nil {
+			return vr(v, obj)
+		}
+		return false, nil
+	case v.caller == nil:
 		return false, nil
 	}
 	return rule(v, obj)

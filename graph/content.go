@@ -10,6 +10,7 @@ import (
 
 	"github.com/docsapi/docsapi/graph/generated"
 	"github.com/docsapi/docsapi/graph/internal/document"
+	"github.com/docsapi/docsapi/graph/internal/gitlayout"
 	"github.com/docsapi/docsapi/graph/model"
 	"github.com/docsapi/docsapi/store"
 )
@@ -39,6 +40,11 @@ func (r *spaceResolver) Content(ctx context.Context, s *store.Space, _ bool) (*s
 }
 
 func (r *spaceResolver) RevisionByID(ctx context.Context, s *store.Space, id string, _ bool) (*store.Revision, error) {
+	// SECURITY: a visitor reads a space's live revision, never its past
+	// ones or its change requests'.
+	if VisitorFrom(ctx) != nil && id != s.RevisionID {
+		return nil, NotFound("revision")
+	}
 	rev, err := store.GetRevision(ctx, r.DB, s.OrganizationID, s.ID, id)
 	return rev, orNotFound(err, "revision")
 }
@@ -69,6 +75,23 @@ func (r *revisionResolver) Pages(ctx context.Context, rev *store.Revision) ([]*m
 		return nil, err
 	}
 	return nodes(rev, t, t.Children(nil), nil), nil
+}
+
+func (r *revisionResolver) AllPages(ctx context.Context, rev *store.Revision) ([]*model.PageNode, error) {
+	t, err := r.tree(ctx, rev)
+	if err != nil {
+		return nil, err
+	}
+	ordered := make([]*store.RevisionPage, 0, len(t.Pages))
+	var walk func(parent *string)
+	walk = func(parent *string) {
+		for _, p := range t.Children(parent) {
+			ordered = append(ordered, p)
+			walk(&p.ID)
+		}
+	}
+	walk(nil)
+	return nodes(rev, t, ordered, nil), nil
 }
 
 func (r *revisionResolver) ReusableContents(context.Context, *store.Revision) ([]map[string]any, error) {
@@ -140,6 +163,14 @@ func (r *revisionPageResolver) Urls(_ context.Context, p *model.PageNode) (*mode
 
 func (r *revisionPageResolver) Pages(_ context.Context, p *model.PageNode) ([]*model.PageNode, error) {
 	return nodes(p.Revision, p.Tree, p.Tree.Children(&p.ID), nil), nil
+}
+
+func (r *revisionPageResolver) Parent(_ context.Context, p *model.PageNode) (*string, error) {
+	return p.ParentID, nil
+}
+
+func (r *revisionPageResolver) SourcePath(_ context.Context, p *model.PageNode) (string, error) {
+	return gitlayout.PathOf(p.Tree, p.RevisionPage), nil
 }
 
 func (r *revisionPageResolver) Markdown(ctx context.Context, p *model.PageNode) (*string, error) {

@@ -57,6 +57,9 @@ func orNotFound(err error, what string) error {
 }
 
 // isNotFound reports whether err is a NotFound error.
+// IsNotFound tells whether err is a not found (404), for the adapters.
+func IsNotFound(err error) bool { return isNotFound(err) }
+
 func isNotFound(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Status == 404

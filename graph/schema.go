@@ -181,11 +181,7 @@ func (r *Resolver) directReadRule(goType reflect.Type) func(context.Context, any
 		return nil
 	}
 	return func(ctx context.Context, obj any) (bool, error) {
-		v := r.viewer(ctx)
-		if v.caller == nil {
-			return false, nil
-		}
-		return rule(v, obj)
+		return r.viewer(ctx).decide(rule, obj)
 	}
 }
 

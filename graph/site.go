@@ -25,6 +25,15 @@ var (
 
 // site loads site id of orgID for a caller who can read it.
 func (r *Resolver) site(ctx context.Context, orgID, id string) (*store.Site, error) {
+	if v := VisitorFrom(ctx); v != nil {
+		// SECURITY: a visitor reads the site it was admitted to, as it was
+		// then, and no other.
+		if !v.reads(orgID, id) {
+			return nil, NotFound("site")
+		}
+		r.loaders(ctx).Site.Prime(ctx, v.site.ID, v.site)
+		return v.site, nil
+	}
 	// SECURITY: readers of the organization only; others get "not found".
 	if _, err := contentRole(ctx, orgID, "site"); err != nil {
 		return nil, err
@@ -51,7 +60,7 @@ func (r *queryResolver) Site(ctx context.Context, organizationID, id string, sha
 		// of the organization (r.site checks the same, from the same cache).
 		// Nothing of it is shown unless the site is found in the
 		// organization: only the Site returned below leads to it.
-		if _, err := contentRole(ctx, organizationID, "site"); err == nil {
+		if _, err := contentRole(ctx, organizationID, "site"); err == nil || visitorReads(ctx, organizationID, id) {
 			r.prefetchStructure(ctx, id, fc.Field.Selections)
 		}
 	}

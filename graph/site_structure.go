@@ -50,6 +50,11 @@ func (r *Resolver) assembleTree(ctx context.Context, siteID string, withSiteSpac
 	if t.sections, err = sections(); err != nil {
 		return nil, err
 	}
+	if v := VisitorFrom(ctx); v != nil {
+		// SECURITY: a visitor's tree holds the sections it sees, and the
+		// groups that hold any.
+		t.keepVisible(v)
+	}
 	t.sectionByID = make(map[string]*store.SiteSection, len(t.sections))
 	for _, s := range t.sections {
 		t.sectionByID[s.ID] = s

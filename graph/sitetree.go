@@ -475,3 +475,22 @@ func setDefaultSiteSpace(ctx context.Context, tx bun.IDB, t *siteTree, s *store.
 	s.IsDefault = true
 	return store.Update(ctx, tx, s, "is_default")
 }
+
+// keepVisible leaves in t the sections whose condition holds for visitor v
+// and the groups that hold one of them, at any depth: a group of hidden
+// sections shows nothing.
+func (t *siteTree) keepVisible(v *Visitor) {
+	t.sections = slices.DeleteFunc(slices.Clone(t.sections), func(s *store.SiteSection) bool { return !v.sees(s.Condition) })
+	holding := map[string]bool{}
+	for _, s := range t.sections {
+		for g := s.GroupID; g != nil && !holding[*g]; {
+			holding[*g] = true
+			parent := slices.IndexFunc(t.groups, func(x *store.SiteSectionGroup) bool { return x.ID == *g })
+			if parent < 0 {
+				break
+			}
+			g = t.groups[parent].ParentGroupID
+		}
+	}
+	t.groups = slices.DeleteFunc(slices.Clone(t.groups), func(g *store.SiteSectionGroup) bool { return !holding[g.ID] })
+}

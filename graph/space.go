@@ -34,6 +34,15 @@ func (r *Resolver) space(ctx context.Context, id string) (*store.Space, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if VisitorFrom(ctx) != nil {
+		// SECURITY: a visitor reads the spaces its site shows it.
+		if ok, err := r.viewer(ctx).visitorReadsSpace(s.ID); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, NotFound("space")
+		}
+		return s, nil
+	}
 	// SECURITY: those with a role on the space only (access.go).
 	if _, err := r.spaceRole(ctx, s); err != nil {
 		return nil, err

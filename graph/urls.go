@@ -10,11 +10,19 @@ import (
 // answers with addresses that work for its clients.
 type URLs struct {
 	base string // without a trailing slash
+	// published is the base of published addresses (DOCSAPI_PUBLISHED_URL).
+	published string
 }
 
-// NewURLs returns the builder for base, such as "https://docs.example.com".
-func NewURLs(base string) URLs {
-	return URLs{base: strings.TrimRight(base, "/")}
+// NewURLs returns the builder for base, such as "https://api.example.com",
+// with published sites under published (default: base + "/published").
+func NewURLs(base string, published ...string) URLs {
+	u := URLs{base: strings.TrimRight(base, "/")}
+	u.published = u.base + "/published"
+	if len(published) > 0 && published[0] != "" {
+		u.published = strings.TrimRight(published[0], "/")
+	}
+	return u
 }
 
 // API is the address of an API path, such as "/v1/spaces/abc".
@@ -24,6 +32,6 @@ func (u URLs) API(path string) string { return u.base + path }
 func (u URLs) App(path string) string { return u.base + "/app" + path }
 
 // Published is the address where published content of an organization is served.
-func (u URLs) Published(path string) string { return u.base + "/published" + path }
+func (u URLs) Published(path string) string { return u.published + path }
 
 func pathEscape(s string) string { return url.PathEscape(s) }

@@ -9,16 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/executor"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
@@ -53,12 +50,12 @@ func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*AP
 	if err != nil {
 		return nil, err
 	}
-	return &API{adapter: adapter{exec: eng.Executor, schema: eng.Schema, ops: ops, bodies: bodies, log: log, lock: lock}, openAPI: doc}, nil
+	return &API{adapter: adapter{engine: eng, schema: eng.Schema, ops: ops, bodies: bodies, log: log, lock: lock}, openAPI: doc}, nil
 }
 
 // adapter runs REST routes as GraphQL operations.
 type adapter struct {
-	exec   *executor.Executor
+	engine *engine.Engine
 	schema *ast.Schema
 	ops    map[string]*operation
 	// bodies are the reference's request body schemas, by operation.
@@ -190,22 +187,8 @@ func (a *adapter) answer(ctx context.Context, route Route, op *operation, vars m
 
 // run executes op in-process against the shared executor: no HTTP hop, and
 // the parsed document comes from the executor's cache.
-func (a *adapter) run(ctx context.Context, op *operation, vars map[string]any) (resp *graphql.Response) {
-	defer func() {
-		if p := recover(); p != nil {
-			a.log.ErrorContext(ctx, "panic in rest operation", "operation", op.Name, "panic", p, "stack", string(debug.Stack()))
-			resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error",
-				Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}}}
-		}
-	}()
-	ctx = engine.WithServerDocument(graphql.StartOperationTrace(ctx))
-	params := &graphql.RawParams{Query: op.Source, OperationName: op.Name, Variables: vars}
-	opCtx, errs := a.exec.CreateOperationContext(ctx, params)
-	if errs != nil {
-		return a.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
-	}
-	h, ctx := a.exec.DispatchOperation(ctx, opCtx)
-	return h(ctx)
+func (a *adapter) run(ctx context.Context, op *operation, vars map[string]any) *graphql.Response {
+	return a.engine.RunServerDocument(ctx, op.Source, op.Name, vars)
 }
 
 type requestError struct {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strconv"
 
@@ -15,6 +17,8 @@ import (
 // The one way every HTTP edge of the server answers in JSON outside GraphQL:
 // the REST adapter, and the server's own handlers (downloads, SAML, admin,
 // health). Errors have the reference's shape, {"error": {"code", "message"}}.
+// Documents the resolvers decide on (files, PDFs, a published site's
+// files) are written by WriteDocument, for the server and the reader alike.
 
 // WriteJSON writes v with status. HTML escaping is off: the API returns
 // data, not markup, and escaped "<" would only confuse clients comparing
@@ -82,4 +86,33 @@ func ReadObject(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 		return nil, false
 	}
 	return body, true
+}
+
+// WriteDocument writes doc, a document a resolver decided on (graph.Served): its headers, then its body, through
+// http.ServeContent when it can seek and has an ETag (conditional requests
+// get 304).
+func WriteDocument(w http.ResponseWriter, r *http.Request, doc *graph.Served) {
+	if c, ok := doc.Body.(io.Closer); ok {
+		defer c.Close()
+	}
+	h := w.Header()
+	h.Set("Content-Type", doc.ContentType)
+	if doc.Filename != "" {
+		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": doc.Filename}))
+	}
+	if doc.Untrusted {
+		// Uploaded HTML or SVG must not run as this server's pages.
+		h.Set("Content-Security-Policy", "sandbox")
+	}
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", doc.Cache)
+	if seeker, ok := doc.Body.(io.ReadSeeker); ok && doc.ETag != "" {
+		h.Set("ETag", doc.ETag)
+		http.ServeContent(w, r, "", doc.Modified, seeker)
+		return
+	}
+	if doc.Size > 0 {
+		h.Set("Content-Length", strconv.FormatInt(doc.Size, 10))
+	}
+	_, _ = io.Copy(w, doc.Body)
 }

@@ -286,6 +286,14 @@ func RevisionFiles(ctx context.Context, db bun.IDB, orgID, revisionID string) ([
 	return selectRows[RevisionFile](ctx, db, "organization_id = ? AND revision_id = ?", "name, file_id", orgID, revisionID)
 }
 
+// FileByDigest returns a file of one of the revisions revisionIDs of
+// orgID whose bytes have digest sha256 (hex), or ErrNotFound.
+func FileByDigest(ctx context.Context, db bun.IDB, orgID string, revisionIDs []string, sha256 string) (*RevisionFile, error) {
+	ctx = inOrganization(ctx, orgID)
+	return selectRow[RevisionFile](ctx, db, "organization_id = ? AND revision_id = ANY(?) AND blob_sha256 = ?",
+		orgID, revisionIDs, sha256)
+}
+
 // ServerSecret returns the server's secret called name, made (32 random
 // bytes) the first time any process asks.
 func ServerSecret(ctx context.Context, db bun.IDB, name string) ([]byte, error) {

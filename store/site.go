@@ -43,6 +43,22 @@ func GetSite(ctx context.Context, db bun.IDB, orgID, siteID string) (*Site, erro
 	return selectRow[Site](ctx, db, "id = ? AND organization_id = ?", siteID, orgID)
 }
 
+// SiteByName returns the site organization orgID publishes under name: the
+// site whose basename it is, else the site whose id it is (a site is
+// served at its id until it has a basename, and at both after).
+func SiteByName(ctx context.Context, db bun.IDB, orgID, name string) (*Site, error) {
+	ctx = inOrganization(ctx, orgID)
+	return selectRow[Site](ctx, db, "organization_id = ? AND (basename = ? OR id = ?) ORDER BY basename = ? DESC NULLS LAST",
+		orgID, name, name, name)
+}
+
+// SiteByHostname returns the site whose custom hostname is host (lower
+// case, no port). A hostname names one site instance-wide
+// (claimSiteHostname).
+func SiteByHostname(ctx context.Context, db bun.IDB, host string) (*Site, error) {
+	return selectRow[Site](ctx, db, "hostname = ?", host)
+}
+
 // CreateSite inserts s.
 func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
 	_, err := db.NewInsert().Model(s).Exec(ctx)

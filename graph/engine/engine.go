@@ -24,6 +24,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/store"
@@ -202,4 +203,27 @@ func (e *Engine) Handler(maxUpload int64, extra ...graphql.Transport) http.Handl
 		WriteHTTPError(w, r, http.StatusBadRequest, "BAD_REQUEST",
 			"send the query as JSON in a POST body (Content-Type: application/json), or as ?query= in a GET")
 	})
+}
+
+// RunServerDocument runs operation name of source, a document of the
+// server's own (the REST adapter's, the reader's), in-process with vars:
+// no HTTP hop, the parsed document from the executor's cache, and the
+// shape and complexity limits meant for clients' documents skipped. A
+// panic below is answered as an internal error.
+func (e *Engine) RunServerDocument(ctx context.Context, source, name string, vars map[string]any) (resp *graphql.Response) {
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.ErrorContext(ctx, "panic in a server document", "operation", name, "panic", p, "stack", string(debug.Stack()))
+			resp = &graphql.Response{Errors: gqlerror.List{{Message: "internal error",
+				Extensions: map[string]any{"code": "INTERNAL", "status": http.StatusInternalServerError}}}}
+		}
+	}()
+	ctx = WithServerDocument(graphql.StartOperationTrace(ctx))
+	params := &graphql.RawParams{Query: source, OperationName: name, Variables: vars}
+	opCtx, errs := e.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return e.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+	}
+	h, ctx := e.DispatchOperation(ctx, opCtx)
+	return h(ctx)
 }

@@ -1276,6 +1276,7 @@ type ComplexityRoot struct {
 	}
 
 	Revision struct {
+		AllPages         func(childComplexity int) int
 		CreatedAt        func(childComplexity int) int
 		File             func(childComplexity int, id string) int
 		FileList         func(childComplexity int, page *string, limit *int, first *int, after *string) int
@@ -1295,6 +1296,7 @@ type ComplexityRoot struct {
 
 	RevisionFile struct {
 		Backlinks   func(childComplexity int, page *string, limit *int, first *int, after *string) int
+		BlobSHA256  func(childComplexity int) int
 		ContentType func(childComplexity int) int
 		Dimensions  func(childComplexity int) int
 		DownloadURL func(childComplexity int) int
@@ -1342,8 +1344,10 @@ type ComplexityRoot struct {
 		NoIndex       func(childComplexity int) int
 		NoRobotsIndex func(childComplexity int) int
 		Pages         func(childComplexity int) int
+		Parent        func(childComplexity int) int
 		Path          func(childComplexity int) int
 		Slug          func(childComplexity int) int
+		SourcePath    func(childComplexity int) int
 		Title         func(childComplexity int) int
 		Type          func(childComplexity int) int
 		UpdatedAt     func(childComplexity int) int
@@ -2225,6 +2229,7 @@ type QueryResolver interface {
 }
 type RevisionResolver interface {
 	Pages(ctx context.Context, obj *store.Revision) ([]*model.PageNode, error)
+	AllPages(ctx context.Context, obj *store.Revision) ([]*model.PageNode, error)
 	Files(ctx context.Context, obj *store.Revision) ([]*store.RevisionFile, error)
 	File(ctx context.Context, obj *store.Revision, id string) (*store.RevisionFile, error)
 	FileList(ctx context.Context, obj *store.Revision, page *string, limit *int, first *int, after *string) (*model.List[*store.RevisionFile], error)
@@ -2237,6 +2242,7 @@ type RevisionResolver interface {
 type RevisionFileResolver interface {
 	DownloadURL(ctx context.Context, obj *store.RevisionFile) (string, error)
 	Size(ctx context.Context, obj *store.RevisionFile) (int, error)
+
 	Dimensions(ctx context.Context, obj *store.RevisionFile) (*model.FileDimensions, error)
 	Git(ctx context.Context, obj *store.RevisionFile) (*model.GitSyncBlob, error)
 	Backlinks(ctx context.Context, obj *store.RevisionFile, page *string, limit *int, first *int, after *string) (*model.List[model.ContentLocation], error)
@@ -2247,6 +2253,8 @@ type RevisionPageResolver interface {
 	Urls(ctx context.Context, obj *model.PageNode) (*model.RevisionPageURLs, error)
 
 	Pages(ctx context.Context, obj *model.PageNode) ([]*model.PageNode, error)
+	Parent(ctx context.Context, obj *model.PageNode) (*string, error)
+	SourcePath(ctx context.Context, obj *model.PageNode) (string, error)
 	Markdown(ctx context.Context, obj *model.PageNode) (*string, error)
 	Document(ctx context.Context, obj *model.PageNode) (map[string]any, error)
 	Git(ctx context.Context, obj *model.PageNode) (*model.GitSyncBlob, error)
@@ -8022,6 +8030,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RequestReviewersResult.Users(childComplexity), true
 
+	case "Revision.allPages":
+		if e.ComplexityRoot.Revision.AllPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.AllPages(childComplexity), true
 	case "Revision.createdAt":
 		if e.ComplexityRoot.Revision.CreatedAt == nil {
 			break
@@ -8144,6 +8158,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionFile.Backlinks(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
+	case "RevisionFile.sha256":
+		if e.ComplexityRoot.RevisionFile.BlobSHA256 == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionFile.BlobSHA256(childComplexity), true
 	case "RevisionFile.contentType":
 		if e.ComplexityRoot.RevisionFile.ContentType == nil {
 			break
@@ -8368,6 +8388,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionPage.Pages(childComplexity), true
+	case "RevisionPage.parent":
+		if e.ComplexityRoot.RevisionPage.Parent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionPage.Parent(childComplexity), true
 	case "RevisionPage.path":
 		if e.ComplexityRoot.RevisionPage.Path == nil {
 			break
@@ -8380,6 +8406,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RevisionPage.Slug(childComplexity), true
+	case "RevisionPage.sourcePath":
+		if e.ComplexityRoot.RevisionPage.SourcePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionPage.SourcePath(childComplexity), true
 	case "RevisionPage.title":
 		if e.ComplexityRoot.RevisionPage.Title == nil {
 			break
@@ -11786,6 +11818,12 @@ type Revision implements Node {
   createdAt: DateTime!
   "The top-level pages, each with its pages nested."
   pages: [RevisionPage!]!
+  """
+  Every page of the revision in tree order, depth first (a page, then the
+  pages under it), each naming its ` + "`" + `parent` + "`" + `: the whole tree as one list, for
+  readers that rebuild it without nesting their selection.
+  """
+  allPages: [RevisionPage!]!
   "Files of the revision, by name."
   files: [RevisionFile!]!
   "A file of the revision."
@@ -11839,6 +11877,12 @@ type RevisionFile {
   downloadURL: String!
   "Bytes."
   size: Int!
+  """
+  The SHA-256 digest of the file's bytes, in hex: the same bytes, the same
+  digest. Published sites serve files at addresses made of it, which are
+  cached for good.
+  """
+  sha256: String!
   "For images."
   dimensions: FileDimensions
   "Where a git sync read the file."
@@ -11984,6 +12028,15 @@ type RevisionPage {
   layout: PageLayout!
   "The pages under this one."
   pages: [RevisionPage!]!
+  "The page this one is under; null at the top level."
+  parent: ID
+  """
+  The page's markdown file in GitBook's git layout: where a git sync read
+  it, else where an export writes it (its path with ` + "`" + `.md` + "`" + `, or
+  ` + "`" + `/README.md` + "`" + ` for a page with pages under it). Relative links in its
+  markdown lead from this file's folder.
+  """
+  sourcePath: String!
   "The body as markdown (documents)."
   markdown: String
   "The body as a JSON document (documents): {object: document, data, nodes}."
@@ -16908,6 +16961,8 @@ func (ec *executionContext) childFields_Revision(ctx context.Context, field grap
 		return ec.fieldContext_Revision_createdAt(ctx, field)
 	case "pages":
 		return ec.fieldContext_Revision_pages(ctx, field)
+	case "allPages":
+		return ec.fieldContext_Revision_allPages(ctx, field)
 	case "files":
 		return ec.fieldContext_Revision_files(ctx, field)
 	case "file":
@@ -16940,6 +16995,8 @@ func (ec *executionContext) childFields_RevisionFile(ctx context.Context, field 
 		return ec.fieldContext_RevisionFile_downloadURL(ctx, field)
 	case "size":
 		return ec.fieldContext_RevisionFile_size(ctx, field)
+	case "sha256":
+		return ec.fieldContext_RevisionFile_sha256(ctx, field)
 	case "dimensions":
 		return ec.fieldContext_RevisionFile_dimensions(ctx, field)
 	case "git":
@@ -17028,6 +17085,10 @@ func (ec *executionContext) childFields_RevisionPage(ctx context.Context, field 
 		return ec.fieldContext_RevisionPage_layout(ctx, field)
 	case "pages":
 		return ec.fieldContext_RevisionPage_pages(ctx, field)
+	case "parent":
+		return ec.fieldContext_RevisionPage_parent(ctx, field)
+	case "sourcePath":
+		return ec.fieldContext_RevisionPage_sourcePath(ctx, field)
 	case "markdown":
 		return ec.fieldContext_RevisionPage_markdown(ctx, field)
 	case "document":
@@ -48011,6 +48072,38 @@ func (ec *executionContext) fieldContext_Revision_pages(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Revision_allPages(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_allPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().AllPages(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PageNode) graphql.Marshaler {
+			return ec.marshalNRevisionPage2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageNodeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_allPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionPage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Revision_files(ctx context.Context, field graphql.CollectedField, obj *store.Revision) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -48410,6 +48503,29 @@ func (ec *executionContext) _RevisionFile_size(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_RevisionFile_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionFile", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionFile_sha256(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionFile_sha256(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlobSHA256, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionFile_sha256(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionFile", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RevisionFile_dimensions(ctx context.Context, field graphql.CollectedField, obj *store.RevisionFile) (ret graphql.Marshaler) {
@@ -49257,6 +49373,52 @@ func (ec *executionContext) fieldContext_RevisionPage_pages(_ context.Context, f
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RevisionPage_parent(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_parent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionPage().Parent(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_parent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionPage", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionPage_sourcePath(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionPage_sourcePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RevisionPage().SourcePath(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionPage_sourcePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionPage", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RevisionPage_markdown(ctx context.Context, field graphql.CollectedField, obj *model.PageNode) (ret graphql.Marshaler) {
@@ -76697,6 +76859,44 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "allPages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_allPages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "files":
 			field := field
 
@@ -77125,6 +77325,11 @@ func (ec *executionContext) _RevisionFile(ctx context.Context, sel ast.Selection
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sha256":
+			out.Values[i] = ec._RevisionFile_sha256(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "dimensions":
 			field := field
 
@@ -77620,6 +77825,82 @@ func (ec *executionContext) _RevisionPage(ctx context.Context, sel ast.Selection
 					}
 				}()
 				res = ec._RevisionPage_pages(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "parent":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionPage_parent(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "sourcePath":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RevisionPage_sourcePath(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

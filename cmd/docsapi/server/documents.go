@@ -2,11 +2,8 @@ package server
 
 import (
 	"context"
-	"io"
 	"log/slog"
-	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/docsapi/docsapi/graph"
@@ -47,36 +44,7 @@ func mountDocuments(mux *http.ServeMux, res *graph.Resolver, log *slog.Logger) {
 				rest.WriteGraphError(w, r, log, err)
 				return
 			}
-			writeDocument(w, r, doc)
+			rest.WriteDocument(w, r, doc)
 		})))
 	}
-}
-
-// writeDocument writes doc: its headers, then its body, through
-// http.ServeContent when it can seek and has an ETag (conditional requests
-// get 304).
-func writeDocument(w http.ResponseWriter, r *http.Request, doc *graph.Served) {
-	if c, ok := doc.Body.(io.Closer); ok {
-		defer c.Close()
-	}
-	h := w.Header()
-	h.Set("Content-Type", doc.ContentType)
-	if doc.Filename != "" {
-		h.Set("Content-Disposition", mime.FormatMediaType("inline", map[string]string{"filename": doc.Filename}))
-	}
-	if doc.Untrusted {
-		// Uploaded HTML or SVG must not run as this server's pages.
-		h.Set("Content-Security-Policy", "sandbox")
-	}
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", doc.Cache)
-	if seeker, ok := doc.Body.(io.ReadSeeker); ok && doc.ETag != "" {
-		h.Set("ETag", doc.ETag)
-		http.ServeContent(w, r, "", doc.Modified, seeker)
-		return
-	}
-	if doc.Size > 0 {
-		h.Set("Content-Length", strconv.FormatInt(doc.Size, 10))
-	}
-	_, _ = io.Copy(w, doc.Body)
 }

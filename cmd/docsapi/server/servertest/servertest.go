@@ -98,6 +98,10 @@ type Options struct {
 	// in-process S3 server, to run any test on object storage).
 	// AnotherProcess shares it, as instances of one service do.
 	BlobURL string
+	// GitLimits bounds git imports (server.Config's; zero: the defaults);
+	// MaxUploadBytes bounds a file (default 1 MiB).
+	GitLimits      graph.GitLimits
+	MaxUploadBytes int64
 	// Tracing traces the server, its database's statements and its jobs
 	// (server.Config.Tracing; nil: off). Tests give the SDK's, with its
 	// in-memory exporter (go.opentelemetry.io/otel/sdk/trace/tracetest).
@@ -191,7 +195,7 @@ func (e *Env) start() {
 	srv, err := server.New(db, server.Config{
 		PublicURL: ts.URL, AdminToken: env.AdminToken, Debug: o.Debug, GenericExecution: o.GenericExecution, Clock: clock.Now,
 		StrictAuthorization: true,
-		BlobURL:             o.BlobURL, MaxUploadBytes: 1 << 20, GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
+		BlobURL:             o.BlobURL, MaxUploadBytes: cmp.Or(o.MaxUploadBytes, 1<<20), GitFileRoot: os.TempDir(), SecretKey: []byte("test-key-for-integration-secret" + "s"), Log: o.logger(),
 		// Test servers (spec sources, webhook receivers) listen on loopback,
 		// which DOCSAPI_OUTBOUND_ALLOW_LOOPBACK=1 allows in production too.
 		Outbound:   outbound.Config{AllowLoopback: true, Timeout: o.OutboundTimeout, MaxBytes: o.OutboundMaxBytes},
@@ -207,6 +211,7 @@ func (e *Env) start() {
 		WebsocketWriteTimeout: o.WebsocketWriteTimeout, WebsocketSendBuffer: o.WebsocketSendBuffer,
 		Tracing:       o.Tracing,
 		DeliveryLanes: o.DeliveryLanes,
+		GitLimits:     o.GitLimits,
 	})
 	if err != nil {
 		handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -1,0 +1,401 @@
+package graph
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/docsapi/docsapi/graph/internal/adaptive"
+	"github.com/docsapi/docsapi/graph/internal/condition"
+	"github.com/docsapi/docsapi/graph/model"
+	"github.com/docsapi/docsapi/store"
+)
+
+// Visitors of published sites.
+//
+// A visitor is the reader of one published site: someone without an API
+// token who opens the site at its published address (the reader, package
+// published) with what the site's audience asks for: nothing for a public
+// or unlisted site, a share link's key for a share-link site, a token
+// signed with the site's key for a visitor-auth site. It is a caller kind
+// beside users, decided here: the same resolvers answer it, and the read
+// rules (visitorRules below, applied by authorize.go's viewer) hand it the
+// published, visible parts of its site (the site; its sections, groups and
+// site spaces whose conditions hold for it; the spaces those publish, their
+// live revisions with their pages and files) and nothing else. Everything
+// else is not found, as for any caller. A visitor never holds a member's
+// identity: CallerFrom answers ErrUnauthenticated for it, so a resolver
+// written for members refuses it, and an API token is never a visitor's
+// proof.
+
+// Visitor is an admitted visitor of one published site.
+type Visitor struct {
+	site *store.Site
+	// proof is how the visitor was admitted.
+	proof VisitorProof
+	// claims are what conditions see as visitor.claims: the signed claims
+	// of the visitor's token, with the unsigned ones the site's visitor
+	// schema declares under "unsigned".
+	claims map[string]any
+	// outcomes memoizes conditions' outcomes, by source: a tree asks the
+	// same condition of each of its site spaces.
+	outcomes sync.Map
+	log      func(msg string, args ...any)
+}
+
+// VisitorProof is what admitted a visitor.
+type VisitorProof string
+
+// The proofs a visitor may come with.
+const (
+	// ProofAudience: the site is public or unlisted; nothing is needed.
+	ProofAudience VisitorProof = "audience"
+	// ProofShareKey: a share link's key (or the site's own share key).
+	ProofShareKey VisitorProof = "share-key"
+	// ProofToken: a token signed with the site's visitor key.
+	ProofToken VisitorProof = "token"
+)
+
+// Site is the site the visitor reads.
+func (v *Visitor) Site() *store.Site { return v.site }
+
+// Proof is what admitted the visitor.
+func (v *Visitor) Proof() VisitorProof { return v.proof }
+
+// VisitorRequest is what a request to a published address brings: which
+// site it names, and the visitor's proofs and claims, as the reader found
+// them in its address, query and cookies. Nothing in it is trusted yet.
+type VisitorRequest struct {
+	// The site, by its custom hostname (Hostname, lower case without a
+	// port), or by its organization and its basename or id.
+	Hostname       string
+	OrganizationID string
+	SiteName       string
+	// ShareKey is a share key given with the request.
+	ShareKey string
+	// Token is a visitor token: given as ?jwt_token= or kept in the
+	// visitor's session.
+	Token string
+	// Unsigned are unsigned claims offered for adaptive content (a cookie's
+	// JSON, visitor.<claim> query parameters); only those the site's
+	// visitor schema declares under "unsigned" are kept, as it types them.
+	Unsigned map[string]any
+}
+
+// maxVisitorSecret bounds a share key or token: anything longer is no
+// proof (and is not looked up).
+const maxVisitorSecret = 8 << 10
+
+// errNoSite is what every address that leads to no published site the
+// visitor may read answers: one that never existed, one not published, one
+// whose audience the visitor is not.
+var errNoSite = NotFound("site")
+
+// AdmitVisitor decides who a request to a published address is: the
+// visitor of the site it names, if that site is published and the request
+// satisfies its audience. It answers NotFound when the address names no
+// published site, or one whose share key the request lacks (as an address
+// that never existed), and a *VisitorAuthRequired for a visitor-auth site
+// without a valid token.
+func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visitor, error) {
+	site, err := r.publishedSite(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	v := &Visitor{site: site, claims: map[string]any{},
+		log: func(msg string, args ...any) { r.Log.WarnContext(ctx, msg, args...) }}
+	switch site.Visibility {
+	case store.SiteVisibilityPublic, store.SiteVisibilityUnlisted:
+		v.proof = ProofAudience
+	case store.SiteVisibilityShareLink:
+		// SECURITY: a share-link site opens to its share keys only.
+		if !r.validShareKey(site, req.ShareKey) {
+			return nil, errNoSite
+		}
+		v.proof = ProofShareKey
+	default:
+		// SECURITY: a visitor-auth site, or one whose visibility this
+		// server does not know, opens to no one without a valid token.
+		return nil, &VisitorAuthRequired{}
+	}
+	if site.AdaptiveContent && len(req.Unsigned) > 0 {
+		v.claims["unsigned"] = unsignedClaims(site, req.Unsigned)
+	}
+	return v, nil
+}
+
+// publishedSite finds the published site a request names.
+func (r *Resolver) publishedSite(ctx context.Context, req VisitorRequest) (*store.Site, error) {
+	var site *store.Site
+	var err error
+	switch {
+	case req.Hostname != "":
+		site, err = store.SiteByHostname(ctx, r.DB, req.Hostname)
+	case req.OrganizationID != "" && req.SiteName != "":
+		site, err = store.SiteByName(ctx, r.DB, req.OrganizationID, req.SiteName)
+	default:
+		return nil, errNoSite
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errNoSite
+	} else if err != nil {
+		return nil, err
+	}
+	// SECURITY: a site not published is not there for visitors.
+	if !site.Published {
+		return nil, errNoSite
+	}
+	return site, nil
+}
+
+// validShareKey tells whether key opens share-link site s.
+func (r *Resolver) validShareKey(s *store.Site, key string) bool {
+	if key == "" || len(key) > maxVisitorSecret {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(key), []byte(s.ShareKey)) == 1
+}
+
+// VisitorAuthRequired is the answer to a visitor of a visitor-auth site
+// without a valid token: the reader sends them to FallbackURL, the site's
+// login page, when it has one.
+type VisitorAuthRequired struct {
+	FallbackURL string
+}
+
+func (e *VisitorAuthRequired) Error() string { return "this site needs a visitor token" }
+
+// unsignedClaims keeps of claims those site s's visitor schema declares
+// under "unsigned", of the type it declares.
+func unsignedClaims(s *store.Site, claims map[string]any) map[string]any {
+	var schema map[string]any
+	if len(s.AdaptiveSchema) == 0 || json.Unmarshal(s.AdaptiveSchema, &schema) != nil {
+		return map[string]any{}
+	}
+	return adaptive.UnsignedClaims(schema, claims)
+}
+
+// sees tells whether the visitor sees what condition guards: with no
+// condition, yes; otherwise as the condition evaluates for the visitor's
+// claims. A condition that fails to run hides what it guards.
+func (v *Visitor) sees(cond *string) bool {
+	if cond == nil || strings.TrimSpace(*cond) == "" {
+		return true
+	}
+	if ok, found := v.outcomes.Load(*cond); found {
+		return ok.(bool)
+	}
+	ok, err := condition.Evaluate(*cond, map[string]any{"claims": v.claims})
+	if err != nil {
+		v.log("a visitor condition failed: what it guards is hidden", "site", v.site.ID, "err", err.Error())
+	}
+	v.outcomes.Store(*cond, ok)
+	return ok
+}
+
+// Outcomes lists the outcomes of the conditions the visitor was asked so
+// far, by source: with the site and its content, what a page made for
+// this visitor depends on (the reader's cache keys).
+func (v *Visitor) Outcomes() map[string]bool {
+	out := map[string]bool{}
+	v.outcomes.Range(func(k, ok any) bool {
+		out[k.(string)] = ok.(bool)
+		return true
+	})
+	return out
+}
+
+type visitorKey struct{}
+
+// WithVisitor returns a context whose caller is visitor v, and no user:
+// nothing below it reads as a member.
+func WithVisitor(ctx context.Context, v *Visitor) context.Context {
+	return context.WithValue(WithCaller(ctx, nil), visitorKey{}, v)
+}
+
+// VisitorFrom is the visitor of ctx, or nil.
+func VisitorFrom(ctx context.Context) *Visitor {
+	v, _ := ctx.Value(visitorKey{}).(*Visitor)
+	return v
+}
+
+// visitorRootFields are the root fields a visitor may ask: the published
+// site, and the site and spaces it reads (each resolver decides what the
+// visitor may read of them, as for any caller).
+var visitorRootFields = map[string]bool{"publishedContentSite": true, "site": true, "space": true}
+
+// visitorRules are what of its site a visitor may read, by Go type, as
+// readRules are for users: a guarded type without one is never a
+// visitor's.
+var visitorRules = map[reflect.Type]readRule{}
+
+func visitorGuard[T any](rule func(v *viewer, obj T) (bool, error)) {
+	visitorRules[reflect.TypeFor[T]()] = func(v *viewer, obj any) (bool, error) { return rule(v, obj.(T)) }
+}
+
+func init() {
+	// The structure of its site, as far as the conditions on sections and
+	// site spaces hold for it.
+	visitorGuard(func(v *viewer, s *store.Site) (bool, error) { return v.visitor.reads(s.OrganizationID, s.ID), nil })
+	visitorGuard(func(v *viewer, g *store.SiteSectionGroup) (bool, error) {
+		return v.visitor.reads(g.OrganizationID, g.SiteID), nil
+	})
+	visitorGuard(func(v *viewer, s *store.SiteSection) (bool, error) {
+		return v.visitor.reads(s.OrganizationID, s.SiteID) && v.visitor.sees(s.Condition), nil
+	})
+	visitorGuard(func(v *viewer, ss *store.SiteSpace) (bool, error) { return v.visitorSeesSiteSpace(ss) })
+	// What the visible site spaces publish: their spaces, and the live
+	// revision of each, with its pages.
+	visitorGuard(func(v *viewer, s *store.Space) (bool, error) { return v.visitorReadsSpace(s.ID) })
+	visitorGuard(func(v *viewer, x *store.Revision) (bool, error) { return v.visitorReadsRevision(x.SpaceID, x.ID) })
+	visitorGuard(func(v *viewer, p *model.PageNode) (bool, error) {
+		return v.visitorReadsRevision(p.Revision.SpaceID, p.Revision.ID)
+	})
+}
+
+// visitorReads tells whether the caller of ctx is a visitor of site siteID
+// of orgID.
+func visitorReads(ctx context.Context, orgID, siteID string) bool {
+	v := VisitorFrom(ctx)
+	return v != nil && v.reads(orgID, siteID)
+}
+
+// reads tells whether the visitor's site is site siteID of orgID.
+func (v *Visitor) reads(orgID, siteID string) bool {
+	return v.site.ID == siteID && v.site.OrganizationID == orgID
+}
+
+// visitorSeesSiteSpace: a site space of the visitor's site whose condition,
+// and its section's, hold for the visitor, publishing a space that is not
+// deleted.
+func (v *viewer) visitorSeesSiteSpace(ss *store.SiteSpace) (bool, error) {
+	if !v.visitor.reads(ss.OrganizationID, ss.SiteID) || !v.visitor.sees(ss.Condition) {
+		return false, nil
+	}
+	if ss.SectionID != nil {
+		// The visitor's tree holds the sections it sees (assembleTree).
+		t, err := v.r.treeOf(v.ctx, ss.SiteID, false)
+		if err != nil {
+			return false, err
+		}
+		if t.section(*ss.SectionID) == nil {
+			return false, nil
+		}
+	}
+	s, err := v.r.spaceOfSiteSpace(v.ctx, ss)
+	if isNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return s.DeletedAt == nil, nil
+}
+
+// visitorReadsSpace: a space a site space the visitor sees publishes.
+func (v *viewer) visitorReadsSpace(id string) (bool, error) {
+	spaces, err := memoized(v.l, memoKey{"visitorSpaces", v.visitor.site.ID}, func() (map[string]bool, error) {
+		set, err := v.r.visibleSiteSpaces(v.ctx, v.visitor.site.ID)
+		out := map[string]bool{}
+		for _, ss := range set.list() {
+			out[ss.SpaceID] = true
+		}
+		return out, err
+	})
+	return spaces[id], err
+}
+
+// visitorReadsRevision: the live revision of a space the visitor reads;
+// its past revisions, and its change requests' revisions, are not
+// published.
+func (v *viewer) visitorReadsRevision(spaceID, id string) (bool, error) {
+	if ok, err := v.visitorReadsSpace(spaceID); !ok || err != nil {
+		return false, err
+	}
+	s, err := v.l.Space.Load(v.ctx, spaceID)()
+	if isNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	return s.RevisionID == id, nil
+}
+
+// SiteHostname tells whether host (lower case, no port) is a site's custom
+// hostname: the reader then answers every request to it.
+func (r *Resolver) SiteHostname(ctx context.Context, host string) bool {
+	if !isHostname(host) {
+		return false
+	}
+	_, err := store.SiteByHostname(ctx, r.DB, host)
+	return err == nil
+}
+
+// isHostname: a name a site's hostname could be (siteHostname's pattern),
+// so that other hosts (an address, localhost) are not looked up.
+func isHostname(host string) bool { return len(host) <= 512 && siteHostname.MatchString(host) }
+
+// PublishedFile is the file whose bytes have digest sha256 in a revision
+// the visitor of ctx reads (the live revision of a space its site shows
+// it): NotFound for anything else. Files are served by their content, so
+// the answer may be kept for good.
+func (r *Resolver) PublishedFile(ctx context.Context, sha256 string) (*Served, error) {
+	v := VisitorFrom(ctx)
+	if v == nil || len(sha256) != 64 {
+		return nil, NotFound("file")
+	}
+	// SECURITY: the revisions of the site spaces the visitor sees only.
+	set, err := r.visibleSiteSpaces(ctx, v.site.ID)
+	if err != nil {
+		return nil, err
+	}
+	var revisions []string
+	for _, ss := range set.list() {
+		s, err := r.spaceOfSiteSpace(ctx, ss)
+		if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+		if err == nil && s.DeletedAt == nil {
+			revisions = append(revisions, s.RevisionID)
+		}
+	}
+	f, err := store.FileByDigest(ctx, r.DB, v.site.OrganizationID, revisions, sha256)
+	if err != nil {
+		return nil, orNotFound(err, "file")
+	}
+	body, err := r.Blobs.Open(ctx, f.BlobSHA256)
+	if err != nil {
+		return nil, NotFound("file")
+	}
+	cache := "private, max-age=31536000, immutable"
+	if v.site.Visibility == store.SiteVisibilityPublic || v.site.Visibility == store.SiteVisibilityUnlisted {
+		cache = "public, max-age=31536000, immutable"
+	}
+	return &Served{ContentType: f.ContentType, Size: f.Size, Untrusted: true, Cache: cache, ETag: `"` + f.BlobSHA256 + `"`, Body: body}, nil
+}
+
+// OpenSitesOfSpace are the published sites that may show space id to
+// anyone (public or unlisted ones), newest first: where the space's own
+// published address leads. Whether one shows it to a visitor is for that
+// visitor's read rules to say.
+func (r *Resolver) OpenSitesOfSpace(ctx context.Context, id string) ([]*store.Site, error) {
+	s, err := store.GetSpace(ctx, r.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	published := true
+	sites, err := store.ListSites(ctx, r.DB, s.OrganizationID, store.SiteFilter{SpaceID: &id, Published: &published},
+		store.Page{Limit: 100})
+	var open []*store.Site
+	for _, site := range sites {
+		if site.Visibility == store.SiteVisibilityPublic || site.Visibility == store.SiteVisibilityUnlisted {
+			open = append(open, site)
+		}
+	}
+	return open, err
+}
