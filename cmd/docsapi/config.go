@@ -33,6 +33,8 @@ type config struct {
 	DatabaseURL    string
 	DataDir        string
 	PublicURL      string
+	PublishedURL   string
+	AppURL         string
 	BootstrapToken string
 	BootstrapEmail string
 	AdminToken     string
@@ -112,6 +114,8 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "", "PostgreSQL URL; empty starts an embedded server")
 	str(&c.DataDir, "data-dir", "DOCSAPI_DATA_DIR", defaultDataDir(), "data directory of the embedded PostgreSQL")
 	str(&c.PublicURL, "public-url", "DOCSAPI_PUBLIC_URL", "", "public base URL of every address returned (default http://<addr>)")
+	str(&c.PublishedURL, "published-url", "DOCSAPI_PUBLISHED_URL", "", "base URL of published sites, such as https://docs.example.com (default <public URL>/published); another host than the API's is recommended")
+	str(&c.AppURL, "app-url", "DOCSAPI_APP_URL", "", "base URL of an editing application of your own, where /app/... addresses go (default: pages of this server)")
 	str(&c.BootstrapToken, "bootstrap-token", "DOCSAPI_BOOTSTRAP_TOKEN", "", "on an empty database, create an owner and an organization with this API token")
 	str(&c.BootstrapEmail, "bootstrap-email", "DOCSAPI_BOOTSTRAP_EMAIL", "owner@example.com", "email of the bootstrap owner")
 	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
@@ -310,7 +314,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return server.Config{PublicURL: public, AdminToken: c.AdminToken, MetricsToken: c.MetricsToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
+	return server.Config{PublicURL: public, PublishedURL: c.PublishedURL, AppURL: c.AppURL, AdminToken: c.AdminToken, MetricsToken: c.MetricsToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,

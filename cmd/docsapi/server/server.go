@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -24,6 +27,7 @@ import (
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/playground"
 	"github.com/docsapi/docsapi/graph/translator"
+	"github.com/docsapi/docsapi/published"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
@@ -34,6 +38,13 @@ import (
 type Config struct {
 	// PublicURL is the base of every address the API returns.
 	PublicURL string
+	// PublishedURL is the base of published sites' addresses (default
+	// PublicURL + "/published"); on another host than PublicURL's, the
+	// server serves the reader there (published.Reader).
+	PublishedURL string
+	// AppURL, when set, is where /app/... addresses go: an editing
+	// application of the operator's own.
+	AppURL string
 	// AdminToken enables /admin when set.
 	AdminToken string
 	// MetricsToken, when set, is the bearer token /metrics requires (its
@@ -174,7 +185,10 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	log := slog.New(LogHandler(cfg.Log.Handler()))
 	live := graph.NewLiveHub(db, log)
 	live.MaxPerToken, live.MaxTotal, live.Lanes = cfg.SubscriptionsPerToken, cfg.SubscriptionsMax, cfg.DeliveryLanes
-	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL), Log: log, Clock: cfg.Clock,
+	if cfg.PublishedURL == "" {
+		cfg.PublishedURL = strings.TrimRight(cfg.PublicURL, "/") + "/published"
+	}
+	res := &graph.Resolver{DB: db, URLs: graph.NewURLs(cfg.PublicURL, cfg.PublishedURL), Log: log, Clock: cfg.Clock,
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
@@ -211,6 +225,11 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		log.Info("trusted documents: only registered GraphQL documents run for tokens other than developer tokens",
 			"ids", res.TrustedDocuments.Len())
 	}
+	reader, err := published.New(eng, res, published.Config{URL: cfg.PublishedURL, AppURL: cfg.AppURL, PublicURL: cfg.PublicURL, Log: log})
+	if err != nil {
+		res.Budget.Close()
+		return nil, err
+	}
 	auth := authenticator{res: res, log: log}
 
 	mux := http.NewServeMux()
@@ -241,6 +260,13 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	// Files, PDFs and documents at the server's own addresses, and SAML
 	// sign-in: no token (linking a provider to one's account takes one).
 	mountDocuments(mux, res, log)
+	// The editing application's addresses the API returns (urls.app).
+	mux.Handle("GET /app/", labelled("GET /app/", appHandler(cfg.AppURL, cfg.PublicURL)))
+	// Published sites, for their visitors: no API token is read there.
+	publishedSites := labelled("GET /published", reader)
+	if reader.Host() == publicHost(cfg.PublicURL) {
+		mux.Handle(reader.Prefix()+"/", publishedSites)
+	}
 	mountSAML(mux, res, auth, log)
 	if cfg.AdminToken != "" {
 		mux.Handle("/admin/", adminHandler(res, cfg.AdminToken))
@@ -267,7 +293,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	mux.Handle("GET /metrics", labelled("GET /metrics", operatorToken(cfg.MetricsToken, "docsapi-metrics",
 		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db))))
 
-	h := canonicalPaths(perRequest(db, cfg.Debug, mux))
+	h := canonicalPaths(perRequest(db, cfg.Debug, sitesByHost(reader, publicHost(cfg.PublicURL), publishedSites, mux)))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
 	// Outside every handler, so that errors (401, 413, 503...) are
 	// readable by an allowed page too.
@@ -292,3 +318,37 @@ func (s *Server) Close() {
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// sitesByHost sends requests to published sites' own hosts to the reader:
+// the published URL's host when it is not the API's, and sites' custom
+// hostnames; every other request goes to the API's mux.
+func sitesByHost(reader *published.Reader, apiHost string, publishedSites, api http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.ToLower(r.Host)
+		switch {
+		case host == apiHost:
+			api.ServeHTTP(w, r)
+		case host == reader.Host():
+			publishedSites.ServeHTTP(w, r)
+		case !reader.ServeHostname(w, r, hostOnly(host)):
+			api.ServeHTTP(w, r)
+		}
+	})
+}
+
+// publicHost is the host (with its port) of a base URL, lower case.
+func publicHost(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Host)
+}
+
+// hostOnly is host without its port.
+func hostOnly(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return host
+}

@@ -1,0 +1,74 @@
+package published
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"html/template"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/docsapi/docsapi/published/render"
+)
+
+//go:embed static templates
+var files embed.FS
+
+// parseTemplates parses the page templates.
+func parseTemplates() (*template.Template, error) {
+	return template.New("").Funcs(template.FuncMap{
+		"date": func(t time.Time) string { return t.UTC().Format("January 2, 2006") },
+		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	}).ParseFS(files, "templates/*.html")
+}
+
+// assets are the reader's stylesheet, script and icon, each named by its
+// content's digest, so that a page names the version it was made with and
+// browsers keep them for good.
+type assets struct {
+	byName              map[string]asset
+	style, script, icon string
+}
+
+type asset struct {
+	contentType string
+	body        []byte
+}
+
+func newAssets() assets {
+	a := assets{byName: map[string]asset{}}
+	read := func(name string) []byte {
+		b, err := files.ReadFile("static/" + name)
+		if err != nil {
+			panic(err) // embedded: present at build
+		}
+		return b
+	}
+	a.style = a.add("reader", ".css", "text/css; charset=utf-8", append(read("reader.css"), render.CSS...))
+	a.script = a.add("reader", ".js", "text/javascript; charset=utf-8", append(read("reader.js"), render.JS...))
+	a.icon = a.add("icon", ".svg", "image/svg+xml", read("icon.svg"))
+	return a
+}
+
+func (a assets) add(name, ext, contentType string, body []byte) string {
+	sum := sha256.Sum256(body)
+	full := name + "." + hex.EncodeToString(sum[:8]) + ext
+	a.byName[full] = asset{contentType: contentType, body: body}
+	return full
+}
+
+// serve writes asset name, cached for good.
+func (a assets) serve(w http.ResponseWriter, r *http.Request, name string) {
+	as, ok := a.byName[name]
+	if !ok || strings.Contains(name, "/") {
+		http.NotFound(w, r)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", as.contentType)
+	h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	h.Set("X-Content-Type-Options", "nosniff")
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(as.body))
+}

@@ -1,0 +1,349 @@
+package published
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"path"
+	"time"
+
+	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/published/render"
+)
+
+// servePage serves the page segments name in the site visitor v reads,
+// with the operations run as v (the context's caller).
+func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string) {
+	ctx := r.Context()
+	s, err := rd.loadSite(ctx, v, a.base)
+	if err != nil {
+		rd.failed(w, r, err)
+		return
+	}
+	ss, pagePath, ok := s.route(segments)
+	if !ok {
+		// A site whose every section is hidden from this visitor.
+		rd.notFound(w, r)
+		return
+	}
+	c, err := rd.loadContent(ctx, ss.space.ID)
+	if err != nil {
+		rd.failed(w, r, err)
+		return
+	}
+	var p *page
+	if pagePath == "" {
+		p = c.frontPage()
+	} else {
+		p = c.byPath[pagePath]
+	}
+	if p != nil && p.Type != pageDocument {
+		// A group has no body: its address leads to its first page.
+		if first := c.firstDocumentUnder(p); first != nil {
+			http.Redirect(w, r, rd.pageURL(s, ss, first), http.StatusFound)
+			return
+		}
+		p = nil
+	}
+	view := rd.newView(s, ss, c, a)
+	if p == nil {
+		view.NotFound = true
+		view.PageTitle = "Page not found"
+		rd.writePage(w, r, s, http.StatusNotFound, view)
+		return
+	}
+	body, err := rd.loadPage(ctx, c, p)
+	if errors.Is(err, errRevisionMoved) {
+		// The space changed between the two reads: read both again.
+		if c, err = rd.loadContent(ctx, ss.space.ID); err == nil {
+			if p = c.byPath[p.Path]; p == nil {
+				rd.notFound(w, r)
+				return
+			}
+			view = rd.newView(s, ss, c, a)
+			body, err = rd.loadPage(ctx, c, p)
+		}
+	}
+	if err != nil {
+		rd.failed(w, r, err)
+		return
+	}
+	if err := rd.fillPage(view, s, ss, c, p, body); err != nil {
+		rd.failed(w, r, err)
+		return
+	}
+	rd.writePage(w, r, s, http.StatusOK, view)
+}
+
+// loadSite reads the site visitor v reads, as it sees it.
+func (rd *Reader) loadSite(ctx context.Context, v *graph.Visitor, base string) (*site, error) {
+	var d siteData
+	err := rd.run(ctx, "PublishedSite", map[string]any{"organizationId": v.Site().OrganizationID, "siteId": v.Site().ID}, &d)
+	if err != nil {
+		return nil, err
+	}
+	return newSite(&d, base), nil
+}
+
+// loadContent reads the live content of space spaceID.
+func (rd *Reader) loadContent(ctx context.Context, spaceID string) (*content, error) {
+	var d contentData
+	if err := rd.run(ctx, "PublishedContent", map[string]any{"spaceId": spaceID}, &d); err != nil {
+		return nil, err
+	}
+	if d.Space == nil {
+		return nil, &operationError{status: http.StatusNotFound, message: "space not found"}
+	}
+	return newContent(&d), nil
+}
+
+// errRevisionMoved: the space's content is no longer the revision read.
+var errRevisionMoved = errors.New("the space's revision moved")
+
+// loadPage reads page p's body, of c's revision.
+func (rd *Reader) loadPage(ctx context.Context, c *content, p *page) (*pageBody, error) {
+	var d pageData
+	err := rd.run(ctx, "PublishedPage", map[string]any{"spaceId": c.spaceID, "revisionId": c.revisionID, "path": p.Path}, &d)
+	if notFound(err) {
+		return nil, errRevisionMoved
+	} else if err != nil {
+		return nil, err
+	}
+	if d.Space == nil || d.Space.Revision == nil || d.Space.Revision.Page == nil {
+		return nil, errRevisionMoved
+	}
+	return d.Space.Revision.Page, nil
+}
+
+// pageURL is the address of page p of site space ss.
+func (rd *Reader) pageURL(s *site, ss *siteSpace, p *page) string {
+	return s.addressOf(ss) + "/" + escapePath(p.Path)
+}
+
+// fileURL is the address of file f: made of its content, so it is cached
+// for good and changes only with its bytes.
+func (rd *Reader) fileURL(s *site, f *fileRef) string {
+	return s.base + "/" + gitbookDir + "/files/" + f.SHA256 + "/" + url.PathEscape(f.Name)
+}
+
+// escapePath escapes each segment of a slash-separated path.
+func escapePath(p string) string {
+	var b bytes.Buffer
+	for i, seg := range splitPath(p) {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(url.PathEscape(seg))
+	}
+	return b.String()
+}
+
+func splitPath(p string) []string {
+	if p == "" {
+		return nil
+	}
+	var out []string
+	for {
+		dir, file := path.Split(p)
+		out = append([]string{file}, out...)
+		if dir == "" {
+			return out
+		}
+		p = dir[:len(dir)-1]
+	}
+}
+
+// view is what the page template shows.
+type view struct {
+	Lang        string
+	SiteTitle   string
+	SiteURL     string
+	PageTitle   string
+	Description string
+	Canonical   string
+	NoIndex     bool
+	StyleURL    string
+	ScriptURL   string
+	Theme       theme
+	Logo        *logo
+	FaviconURL  string
+
+	Sections []link
+	Variants []link
+	Variant  string
+	Tree     []*navPage
+
+	NotFound    bool
+	Emoji       string
+	ShowTitle   bool
+	ShowDesc    bool
+	Breadcrumbs []link
+	Content     template.HTML
+	Outline     []render.Heading
+	Prev, Next  *link
+	UpdatedAt   time.Time
+}
+
+type link struct {
+	Title   string
+	URL     string
+	Current bool
+	Groups  string // the groups holding a section, for its tab's label
+}
+
+type navPage struct {
+	Title    string
+	Emoji    string
+	URL      string
+	Group    bool
+	Current  bool
+	Open     bool // the current page is at or under it
+	Children []*navPage
+}
+
+type logo struct{ Light, Dark string }
+
+// newView is the part of a page's view that the site and site space
+// decide: the site's chrome and navigation.
+func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
+	v := &view{SiteTitle: s.title, SiteURL: s.base + "/", Lang: languageOf(s, ss),
+		NoIndex:  s.visibility != "public",
+		StyleURL: s.base + "/" + gitbookDir + "/static/" + rd.assets.style, ScriptURL: s.base + "/" + gitbookDir + "/static/" + rd.assets.script}
+	if v.SiteURL == "/" && s.base == "" {
+		v.SiteURL = "/"
+	}
+	settings := s.settingsOf(ss)
+	v.Theme = themeOf(settings)
+	v.Logo = logoOf(settings)
+	v.FaviconURL = faviconOf(settings, s.base+"/"+gitbookDir+"/static/"+rd.assets.icon)
+	if len(s.sections) > 1 {
+		for _, sec := range s.sections {
+			v.Sections = append(v.Sections, link{Title: sec.title, URL: s.addressOf(sec.defaultSiteSpace()) + "/",
+				Current: sec == ss.section, Groups: joinGroups(sec.groups)})
+		}
+	}
+	if len(ss.section.siteSpaces) > 1 {
+		v.Variant = ss.title
+		for _, other := range ss.section.siteSpaces {
+			v.Variants = append(v.Variants, link{Title: other.title, URL: s.addressOf(other) + "/", Current: other == ss})
+		}
+	}
+	v.Tree = rd.navTree(s, ss, c, c.top)
+	return v
+}
+
+func joinGroups(groups []string) string {
+	out := ""
+	for i, g := range groups {
+		if i > 0 {
+			out += " › "
+		}
+		out += g
+	}
+	return out
+}
+
+// navTree is the page tree of the sidebar: hidden pages left out.
+func (rd *Reader) navTree(s *site, ss *siteSpace, c *content, pages []*page) []*navPage {
+	var out []*navPage
+	for _, p := range pages {
+		if p.Hidden {
+			continue
+		}
+		n := &navPage{Title: p.Title, Emoji: deref(p.Emoji), Group: p.Type == pageGroup,
+			Children: rd.navTree(s, ss, c, p.children)}
+		if !n.Group {
+			n.URL = rd.pageURL(s, ss, p)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// fillPage adds page p of c, with its body, to the view.
+func (rd *Reader) fillPage(v *view, s *site, ss *siteSpace, c *content, p *page, body *pageBody) error {
+	v.PageTitle = p.Title
+	v.Emoji = deref(p.Emoji)
+	v.Description = deref(p.Description)
+	v.ShowTitle, v.ShowDesc = body.Layout.Title, body.Layout.Description && v.Description != ""
+	v.UpdatedAt = body.UpdatedAt
+	v.Canonical = rd.pageURL(s, ss, p)
+	if p == c.frontPage() {
+		v.Canonical = s.addressOf(ss) + "/"
+	}
+	markNav(v.Tree, rd.pageURL(s, ss, p))
+	for _, anc := range c.ancestors(p) {
+		l := link{Title: anc.Title}
+		if anc.Type == pageDocument {
+			l.URL = rd.pageURL(s, ss, anc)
+		}
+		v.Breadcrumbs = append(v.Breadcrumbs, l)
+	}
+	out, err := render.Render(deref(body.Markdown), render.Options{Links: links{c: c, from: path.Dir(p.SourcePath),
+		pageURL: func(p *page) string { return rd.pageURL(s, ss, p) },
+		fileURL: func(f *fileRef) string { return rd.fileURL(s, f) }}})
+	if err != nil {
+		return err
+	}
+	v.Content = out.HTML
+	if body.Layout.Outline {
+		v.Outline = out.Outline
+	}
+	if body.Layout.Pagination && paginationOn(s.settingsOf(ss)) {
+		reading := c.reading()
+		for i, q := range reading {
+			if q != p {
+				continue
+			}
+			if i > 0 {
+				v.Prev = &link{Title: reading[i-1].Title, URL: rd.pageURL(s, ss, reading[i-1])}
+			}
+			if i+1 < len(reading) {
+				v.Next = &link{Title: reading[i+1].Title, URL: rd.pageURL(s, ss, reading[i+1])}
+			}
+		}
+	}
+	return nil
+}
+
+// markNav marks the page at url current in the tree, and the pages above it
+// open; it reports whether it found it.
+func markNav(tree []*navPage, url string) bool {
+	for _, n := range tree {
+		if n.URL == url {
+			n.Current, n.Open = true, true
+			return true
+		}
+		if markNav(n.Children, url) {
+			n.Open = true
+			return true
+		}
+	}
+	return false
+}
+
+// writePage renders view with status.
+func (rd *Reader) writePage(w http.ResponseWriter, r *http.Request, s *site, status int, v *view) {
+	var b bytes.Buffer
+	if err := rd.pages.ExecuteTemplate(&b, "page.html", v); err != nil {
+		rd.failed(w, r, err)
+		return
+	}
+	h := w.Header()
+	setPageHeaders(h, v.Theme.css)
+	if v.NoIndex {
+		h.Set("X-Robots-Tag", "noindex")
+	}
+	if s.visibility == "public" || s.visibility == "unlisted" {
+		h.Set("Cache-Control", "public, max-age=0, must-revalidate")
+	} else {
+		h.Set("Cache-Control", "private, no-cache")
+	}
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(b.Bytes())
+	}
+}

@@ -1,0 +1,126 @@
+package published
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/docsapi/docsapi/graph"
+)
+
+// The published addresses, on the published URL's host under its path
+// (prefix), or at the root of a site's custom hostname:
+//
+//	{prefix}/{organizationId}/{basename or site id}/...   a site (serveSite)
+//	{prefix}/s/{spaceId}                                   a space's published address (serveSpace)
+//	https://{site hostname}/...                            a site on its own hostname
+//
+// and within a site's base:
+//
+//	/~gitbook/static/{name}            the reader's styles and script (assets.go)
+//	/~gitbook/files/{sha256}/{name}    a file of a revision the site shows (files.go)
+//	/{section}/{site space}/{page}     a page, the first two left out for the defaults (site.go)
+
+// gitbookDir is the first segment of the reader's own resources within a
+// site: no section, site space or page path may hold a '~' there.
+const gitbookDir = "~gitbook"
+
+// address is the site a request names, and where the site's pages start.
+type address struct {
+	hostname     string
+	organization string
+	name         string
+	// base is the site's path on this host, without a trailing slash ("" at
+	// the root of a custom hostname).
+	base string
+}
+
+// ServeHTTP serves a request under the published prefix.
+func (rd *Reader) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, rd.prefix+"/")
+	if !ok {
+		rd.notFound(w, r)
+		return
+	}
+	segments := strings.Split(rest, "/")
+	switch {
+	case len(segments) >= 2 && segments[0] == "s":
+		rd.serveSpace(w, r, segments[1])
+	case len(segments) >= 2 && segments[0] != "" && segments[1] != "":
+		a := address{organization: segments[0], name: segments[1],
+			base: rd.prefix + "/" + url.PathEscape(segments[0]) + "/" + url.PathEscape(segments[1])}
+		rd.serveSite(w, r, a, segments[2:])
+	default:
+		rd.notFound(w, r)
+	}
+}
+
+// ServeHostname serves a request to a site's custom hostname, whatever its
+// path, when host (lower case, no port) is one; it reports whether it was.
+func (rd *Reader) ServeHostname(w http.ResponseWriter, r *http.Request, host string) bool {
+	if !rd.res.SiteHostname(r.Context(), host) {
+		return false
+	}
+	rd.serveSite(w, r, address{hostname: host}, strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/"))
+	return true
+}
+
+// serveSite serves the address segments name under site a.
+func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, segments []string) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		rd.writeStatusPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", "Published pages are read with GET.")
+		return
+	}
+	// Empty segments (a trailing slash) name nothing.
+	segments = slicesWithout(segments, "")
+	if len(segments) >= 2 && segments[0] == gitbookDir && segments[1] == "static" {
+		rd.assets.serve(w, r, strings.Join(segments[2:], "/"))
+		return
+	}
+	v, err := rd.admit(w, r, a)
+	if err != nil {
+		rd.refuse(w, r, a, err)
+		return
+	}
+	ctx := graph.WithVisitor(r.Context(), v)
+	if len(segments) >= 1 && segments[0] == gitbookDir {
+		if len(segments) == 4 && segments[1] == "files" {
+			rd.serveFile(w, r.WithContext(ctx), segments[2])
+			return
+		}
+		rd.notFound(w, r)
+		return
+	}
+	rd.servePage(w, r.WithContext(ctx), v, a, segments)
+}
+
+// refuse answers a request admission refused: the same page for every
+// address that leads to no site the visitor may read, whatever the reason
+// (it never says whether a site is there), and for a visitor-auth site
+// without a valid token, its login page or a page saying it needs one.
+func (rd *Reader) refuse(w http.ResponseWriter, r *http.Request, a address, err error) {
+	var auth *graph.VisitorAuthRequired
+	switch {
+	case errors.As(err, &auth) && auth.FallbackURL != "":
+		http.Redirect(w, r, auth.FallbackURL, http.StatusFound)
+	case errors.As(err, &auth):
+		rd.writeStatusPage(w, r, http.StatusUnauthorized, "Sign-in required",
+			"This documentation is for signed-in readers. Open it from the link your sign-in gives you.")
+	case graph.IsNotFound(err):
+		rd.notFound(w, r)
+	default:
+		rd.failed(w, r, err)
+	}
+}
+
+func slicesWithout(s []string, drop string) []string {
+	out := s[:0:0]
+	for _, x := range s {
+		if x != drop {
+			out = append(out, x)
+		}
+	}
+	return out
+}
