@@ -59,6 +59,10 @@ type Resolver struct {
 	Delivery DeliveryConfig
 	// Live hands changes to this process's subscriptions (live.go).
 	Live *LiveHub
+	// PublishedChanges tells what changed of published sites, so that
+	// what the reader and admission remember stays fresh (nil: nothing is
+	// remembered).
+	PublishedChanges *PublishedChanges
 	// GenericExecution turns the direct writer (direct.go) off: every field
 	// runs through gqlgen. The writer's reference in tests, and a switch
 	// for operators (DOCSAPI_GENERIC_EXECUTION=1).
@@ -82,6 +86,8 @@ type Resolver struct {
 
 	signingKey signingKey
 	jobClient  jobClient
+	// siteAddresses remembers the site each published address names.
+	siteAddresses siteAddresses
 }
 
 func (r *Resolver) now() time.Time { return store.Now(r.Clock) }

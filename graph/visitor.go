@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/docsapi/docsapi/graph/internal/adaptive"
 	"github.com/docsapi/docsapi/graph/internal/condition"
 	"github.com/docsapi/docsapi/graph/model"
@@ -130,26 +132,79 @@ func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visit
 
 // publishedSite finds the published site a request names.
 func (r *Resolver) publishedSite(ctx context.Context, req VisitorRequest) (*store.Site, error) {
-	var site *store.Site
-	var err error
+	var key string
 	switch {
 	case req.Hostname != "":
-		site, err = store.SiteByHostname(ctx, r.DB, req.Hostname)
+		key = "host " + req.Hostname
 	case req.OrganizationID != "" && req.SiteName != "":
-		site, err = store.SiteByName(ctx, r.DB, req.OrganizationID, req.SiteName)
+		key = "name " + req.OrganizationID + "/" + req.SiteName
 	default:
 		return nil, errNoSite
 	}
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errNoSite
-	} else if err != nil {
+	site, err := r.siteAt(ctx, key, func() (*store.Site, error) {
+		if req.Hostname != "" {
+			return store.SiteByHostname(ctx, r.DB, req.Hostname)
+		}
+		return store.SiteByName(ctx, r.DB, req.OrganizationID, req.SiteName)
+	})
+	if err != nil {
 		return nil, err
 	}
 	// SECURITY: a site not published is not there for visitors.
-	if !site.Published {
+	if site == nil || !site.Published {
 		return nil, errNoSite
 	}
 	return site, nil
+}
+
+// siteAddresses remembers, by address, the site each one named when it was
+// last read (nil: none), and when: published addresses are asked on every
+// page view, their sites change rarely, and every change to a site is heard
+// (PublishedChanges) before the next request trusts what was read.
+type siteAddresses struct {
+	once    sync.Once
+	entries *lru.Cache[string, siteAddress]
+}
+
+type siteAddress struct {
+	site *store.Site
+	seq  uint64
+}
+
+// maxSiteAddresses bounds the addresses remembered (a few hundred bytes
+// each, unknown ones too: a crawler's guesses must not grow it).
+const maxSiteAddresses = 10_000
+
+// siteAt is the site address key names, from memory while nothing changed
+// it, else by read (its answer remembered); nil when there is none.
+func (r *Resolver) siteAt(ctx context.Context, key string, read func() (*store.Site, error)) (*store.Site, error) {
+	a := &r.siteAddresses
+	a.once.Do(func() { a.entries, _ = lru.New[string, siteAddress](maxSiteAddresses) })
+	changes := r.PublishedChanges
+	if e, ok := a.entries.Get(key); ok {
+		fresh := e.site == nil && changes.NoSiteChangedSince(e.seq) || e.site != nil && changes.Fresh(e.seq, e.site.ID)
+		if fresh {
+			return copySite(e.site), nil
+		}
+	}
+	seq := changes.Seq()
+	site, err := read()
+	if errors.Is(err, store.ErrNotFound) {
+		site, err = nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	a.entries.Add(key, siteAddress{site: site, seq: seq})
+	return copySite(site), nil
+}
+
+// copySite is a copy of s, for one request: what is remembered is shared.
+func copySite(s *store.Site) *store.Site {
+	if s == nil {
+		return nil
+	}
+	c := *s
+	return &c
 }
 
 // validShareKey tells whether key opens share-link site s.
@@ -196,6 +251,10 @@ func (v *Visitor) sees(cond *string) bool {
 	v.outcomes.Store(*cond, ok)
 	return ok
 }
+
+// Sees tells whether condition src holds for the visitor (an empty one
+// does), as the read rules decide it.
+func (v *Visitor) Sees(src string) bool { return v.sees(&src) }
 
 // Outcomes lists the outcomes of the conditions the visitor was asked so
 // far, by source: with the site and its content, what a page made for
@@ -330,8 +389,8 @@ func (r *Resolver) SiteHostname(ctx context.Context, host string) bool {
 	if !isHostname(host) {
 		return false
 	}
-	_, err := store.SiteByHostname(ctx, r.DB, host)
-	return err == nil
+	site, err := r.siteAt(ctx, "host "+host, func() (*store.Site, error) { return store.SiteByHostname(ctx, r.DB, host) })
+	return err == nil && site != nil
 }
 
 // isHostname: a name a site's hostname could be (siteHostname's pattern),

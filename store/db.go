@@ -44,6 +44,11 @@ type DB struct {
 	// that a transaction recorded, once it committed (graph/delivery.go
 	// enqueues their delivery jobs).
 	OnDeliveries func(ctx context.Context, integrationEventIDs []string)
+	// OnNotified, when set, is told of each notification this process
+	// raised, once it is committed: the process's own listeners hear of
+	// its writes before its next request, whenever PostgreSQL's delivery
+	// of them comes (graph/published_changes.go).
+	OnNotified func(channel, payload string)
 
 	stopListening context.CancelFunc
 	listening     chan struct{}
@@ -363,6 +368,27 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 		runAfterCommit(ctx, db, writes)
 	}
 	return translate(err)
+}
+
+// runAfterCommit runs what a committed transaction left to do: the
+// deliveries of the integration events it recorded, and telling this
+// process of the notifications it raised.
+func runAfterCommit(ctx context.Context, db bun.IDB, w *txWrites) {
+	d, ok := db.(*DB)
+	if !ok {
+		return
+	}
+	w.mu.Lock()
+	ids, notified := w.deliveries, w.notifications
+	w.mu.Unlock()
+	if len(ids) > 0 && d.OnDeliveries != nil {
+		d.OnDeliveries(ctx, ids)
+	}
+	if d.OnNotified != nil {
+		for _, n := range notified {
+			d.OnNotified(n.channel, n.payload)
+		}
+	}
 }
 
 // deleteRows deletes the rows of model's table matching where; false when

@@ -130,17 +130,3 @@ func afterCommitDeliver(ctx context.Context, ids []string) {
 		w.mu.Unlock()
 	}
 }
-
-// runAfterCommit runs what a committed transaction left to do.
-func runAfterCommit(ctx context.Context, db bun.IDB, w *txWrites) {
-	d, ok := db.(*DB)
-	if !ok || d.OnDeliveries == nil {
-		return
-	}
-	w.mu.Lock()
-	ids := w.deliveries
-	w.mu.Unlock()
-	if len(ids) > 0 {
-		d.OnDeliveries(ctx, ids)
-	}
-}

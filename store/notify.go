@@ -38,8 +38,13 @@ func notifyAtCommit(ctx context.Context, db bun.IDB, channel, payload string) er
 		w.notifications = append(w.notifications, n)
 		return nil
 	}
-	_, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, payload)
-	return translate(err)
+	if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, payload); err != nil {
+		return translate(err)
+	}
+	if d, ok := db.(*DB); ok && d.OnNotified != nil {
+		d.OnNotified(channel, payload)
+	}
+	return nil
 }
 
 // sendNotifications raises, in tx, the notifications queued for its commit:
@@ -87,4 +92,31 @@ func eventPayload(orgID, id string) string { return orgID + "/" + id }
 // organization and id.
 func ParseEventPayload(payload string) (orgID, id string, ok bool) {
 	return strings.Cut(payload, "/")
+}
+
+// PublishedChannel carries what changes what visitors of published sites
+// read: a site (its row, its structure, its customization, its share links
+// and visitor key: every such write takes the site's lock or writes its
+// row) or a space (its row: its title, its live revision, its deletion).
+// Payloads are "site/<organization>/<site>" and "space/<organization>/<space>"
+// (ParsePublishedPayload). Every process's reader drops what it rendered
+// from them (graph/published_changes.go).
+const PublishedChannel = "docsapi_published"
+
+// siteChanged and spaceChanged raise the PublishedChannel notification of
+// a change to a site or a space, at the commit of ctx's transaction.
+func siteChanged(ctx context.Context, db bun.IDB, orgID, siteID string) error {
+	return notifyAtCommit(ctx, db, PublishedChannel, "site/"+orgID+"/"+siteID)
+}
+
+func spaceChanged(ctx context.Context, db bun.IDB, orgID, spaceID string) error {
+	return notifyAtCommit(ctx, db, PublishedChannel, "space/"+orgID+"/"+spaceID)
+}
+
+// ParsePublishedPayload splits a PublishedChannel payload into what
+// changed ("site" or "space"), its organization and its id.
+func ParsePublishedPayload(payload string) (kind, orgID, id string, ok bool) {
+	kind, rest, ok1 := strings.Cut(payload, "/")
+	orgID, id, ok2 := strings.Cut(rest, "/")
+	return kind, orgID, id, ok1 && ok2 && (kind == "site" || kind == "space")
 }

@@ -61,8 +61,11 @@ func SiteByHostname(ctx context.Context, db bun.IDB, host string) (*Site, error)
 
 // CreateSite inserts s.
 func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
-	_, err := db.NewInsert().Model(s).Exec(ctx)
-	return translate(err)
+	if _, err := db.NewInsert().Model(s).Exec(ctx); err != nil {
+		return translate(err)
+	}
+	// Its address may have been an unknown one a reader remembers.
+	return siteChanged(ctx, db, s.OrganizationID, s.ID)
 }
 
 // LockSite returns site siteID of orgID locked for the rest of tx: every
@@ -71,7 +74,11 @@ func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
 func LockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*Site, error) {
 	s := new(Site)
 	err := tx.NewSelect().Model(s).Where("id = ? AND organization_id = ?", siteID, orgID).For("NO KEY UPDATE").Scan(ctx)
-	return s, translate(err)
+	if err != nil {
+		return s, translate(err)
+	}
+	// A site is locked to be changed: its readers hear of it at commit.
+	return s, siteChanged(ctx, tx, orgID, siteID)
 }
 
 // SiteFilter narrows a site list.
@@ -115,8 +122,10 @@ func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) err
 				return err
 			}
 		}
-		_, err := byKey(tx, tx.NewUpdate().Model(s).Column(append(columns, "updated_at")...), s).Exec(ctx)
-		return err
+		if _, err := byKey(tx, tx.NewUpdate().Model(s).Column(append(columns, "updated_at")...), s).Exec(ctx); err != nil {
+			return err
+		}
+		return siteChanged(ctx, tx, s.OrganizationID, s.ID)
 	})
 }
 
@@ -145,7 +154,11 @@ func claimSiteHostname(ctx context.Context, tx bun.Tx, s *Site) error {
 
 // DeleteSite removes a site and its structure, reporting whether it existed.
 func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, error) {
-	return deleteRows(ctx, db, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID)
+	deleted, err := deleteRows(ctx, db, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID)
+	if err != nil || !deleted {
+		return deleted, err
+	}
+	return true, siteChanged(ctx, db, orgID, siteID)
 }
 
 // CountSiteSpaces counts the site spaces of live spaces in each of these

@@ -130,6 +130,9 @@ func UpdateSpace(ctx context.Context, db bun.IDB, s *Space, columns ...string) e
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return ErrNotFound
 	}
+	if err := spaceChanged(ctx, db, s.OrganizationID, s.ID); err != nil {
+		return err
+	}
 	if slices.ContainsFunc(columns, func(c string) bool {
 		return c == "parent_id" || c == "default_level" || c == "visibility" || c == "deleted_at"
 	}) {

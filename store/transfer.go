@@ -94,6 +94,12 @@ func MoveToOrganization(ctx context.Context, db bun.IDB, fromOrgID, orgID string
 			return err
 		}
 	}
+	// The sites of the old organization no longer show them.
+	for _, id := range spaceIDs {
+		if err := spaceChanged(ctx, db, fromOrgID, id); err != nil {
+			return err
+		}
+	}
 	if len(collectionIDs)+len(spaceIDs) == 0 {
 		return nil
 	}
