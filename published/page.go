@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/docsapi/docsapi/graph"
@@ -15,24 +16,47 @@ import (
 )
 
 // servePage serves the page segments name in the site visitor v reads,
-// with the operations run as v (the context's caller).
-func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string) {
+// with the operations run as v (the context's caller): from the cache when
+// it has it fresh, else made and kept. seq is the number of published
+// changes heard before v was admitted (pageCache).
+func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string, seq uint64) {
+	path := strings.Join(segments, "/")
+	if p := rd.cache.get(rd.cache.key(v, a.base, path)); p != nil {
+		p.write(w, r)
+		return
+	}
+	p := rd.makePage(w, r, v, a, segments)
+	if p == nil {
+		return // answered otherwise: a redirect, an error
+	}
+	if p.status == http.StatusOK {
+		rd.cache.put(v, seq, a.base, path, p)
+	}
+	p.write(w, r)
+}
+
+// makePage makes the page segments name, or answers r otherwise and
+// returns nil.
+func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string) *rendered {
 	ctx := r.Context()
 	s, err := rd.loadSite(ctx, v, a.base)
 	if err != nil {
 		rd.failed(w, r, err)
-		return
+		return nil
 	}
+	// What the site shows of its spaces is part of its pages: a change to
+	// one of them is a change to the site.
+	rd.res.PublishedChanges.Shows(s.id, s.spaceIDs())
 	ss, pagePath, ok := s.route(segments)
 	if !ok {
 		// A site whose every section is hidden from this visitor.
 		rd.notFound(w, r)
-		return
+		return nil
 	}
 	c, err := rd.loadContent(ctx, ss.space.ID)
 	if err != nil {
 		rd.failed(w, r, err)
-		return
+		return nil
 	}
 	var p *page
 	if pagePath == "" {
@@ -44,7 +68,7 @@ func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Vis
 		// A group has no body: its address leads to its first page.
 		if first := c.firstDocumentUnder(p); first != nil {
 			http.Redirect(w, r, rd.pageURL(s, ss, first), http.StatusFound)
-			return
+			return nil
 		}
 		p = nil
 	}
@@ -52,8 +76,7 @@ func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Vis
 	if p == nil {
 		view.NotFound = true
 		view.PageTitle = "Page not found"
-		rd.writePage(w, r, s, http.StatusNotFound, view)
-		return
+		return rd.renderPage(s, http.StatusNotFound, view)
 	}
 	body, err := rd.loadPage(ctx, c, p)
 	if errors.Is(err, errRevisionMoved) {
@@ -61,21 +84,20 @@ func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Vis
 		if c, err = rd.loadContent(ctx, ss.space.ID); err == nil {
 			if p = c.byPath[p.Path]; p == nil {
 				rd.notFound(w, r)
-				return
+				return nil
 			}
 			view = rd.newView(s, ss, c, a)
 			body, err = rd.loadPage(ctx, c, p)
 		}
 	}
+	if err == nil {
+		err = rd.fillPage(view, s, ss, c, p, body)
+	}
 	if err != nil {
 		rd.failed(w, r, err)
-		return
+		return nil
 	}
-	if err := rd.fillPage(view, s, ss, c, p, body); err != nil {
-		rd.failed(w, r, err)
-		return
-	}
-	rd.writePage(w, r, s, http.StatusOK, view)
+	return rd.renderPage(s, http.StatusOK, view)
 }
 
 // loadSite reads the site visitor v reads, as it sees it.
@@ -325,14 +347,17 @@ func markNav(tree []*navPage, url string) bool {
 	return false
 }
 
-// writePage renders view with status.
-func (rd *Reader) writePage(w http.ResponseWriter, r *http.Request, s *site, status int, v *view) {
+// renderPage renders view with status, with the headers of a page of s.
+func (rd *Reader) renderPage(s *site, status int, v *view) *rendered {
 	var b bytes.Buffer
 	if err := rd.pages.ExecuteTemplate(&b, "page.html", v); err != nil {
-		rd.failed(w, r, err)
-		return
+		// The templates are the reader's own and their data is made here:
+		// a failure is a bug, answered as one.
+		rd.log.Error("published: rendering a page failed", "err", err)
+		return &rendered{status: http.StatusInternalServerError, header: http.Header{"Content-Type": {"text/plain"}},
+			body: []byte("internal error\n")}
 	}
-	h := w.Header()
+	h := http.Header{}
 	setPageHeaders(h, v.Theme.css)
 	if v.NoIndex {
 		h.Set("X-Robots-Tag", "noindex")
@@ -340,10 +365,9 @@ func (rd *Reader) writePage(w http.ResponseWriter, r *http.Request, s *site, sta
 	if s.visibility == "public" || s.visibility == "unlisted" {
 		h.Set("Cache-Control", "public, max-age=0, must-revalidate")
 	} else {
+		// Pages of a restricted audience are their visitors' own.
 		h.Set("Cache-Control", "private, no-cache")
+		h.Set("Vary", "Cookie")
 	}
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(b.Bytes())
-	}
+	return newRendered(status, h, b.Bytes())
 }

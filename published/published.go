@@ -44,7 +44,9 @@ type Config struct {
 	// PublicURL is the API's base, for the pages that lead to it (the
 	// playground, from an /app/ address).
 	PublicURL string
-	Log       *slog.Logger
+	// CacheBytes bounds the pages kept in memory (default DefaultCacheBytes).
+	CacheBytes int64
+	Log        *slog.Logger
 }
 
 // Reader serves published sites.
@@ -63,6 +65,7 @@ type Reader struct {
 	appURL          string
 	publicURL       string
 	assets          assets
+	cache           *pageCache
 }
 
 // New builds the reader over the engine and resolvers; its operations are
@@ -87,7 +90,7 @@ func New(eng *engine.Engine, res *graph.Resolver, cfg Config) (*Reader, error) {
 	return &Reader{res: res, engine: eng, ops: ops, pages: pages, log: log,
 		host: strings.ToLower(u.Host), prefix: strings.TrimRight(u.Path, "/"), publishedScheme: u.Scheme,
 		appURL: strings.TrimRight(cfg.AppURL, "/"), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
-		assets: newAssets()}, nil
+		assets: newAssets(), cache: newPageCache(res.PublishedChanges, cfg.CacheBytes)}, nil
 }
 
 // Prefix is the path published addresses start with on the published

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/store"
 )
 
 // The published addresses, on the published URL's host under its path
@@ -79,12 +80,20 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 		rd.assets.serve(w, r, strings.Join(segments[2:], "/"))
 		return
 	}
+	// The number of changes heard before anything of the site is read: a
+	// page made from what is read is kept as of it (cache.go).
+	seq := rd.res.PublishedChanges.Seq()
 	v, err := rd.admit(w, r, a)
 	if err != nil {
 		rd.refuse(w, r, a, err)
 		return
 	}
 	ctx := graph.WithVisitor(r.Context(), v)
+	if rd.res.DB.Replicated() {
+		// What is kept must be no older than the changes heard: the
+		// primary's, never a replica's that may lag behind them.
+		ctx = store.OnPrimary(ctx)
+	}
 	if len(segments) >= 1 && segments[0] == gitbookDir {
 		if len(segments) == 4 && segments[1] == "files" {
 			rd.serveFile(w, r.WithContext(ctx), segments[2])
@@ -93,7 +102,7 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 		rd.notFound(w, r)
 		return
 	}
-	rd.servePage(w, r.WithContext(ctx), v, a, segments)
+	rd.servePage(w, r.WithContext(ctx), v, a, segments, seq)
 }
 
 // refuse answers a request admission refused: the same page for every

@@ -217,3 +217,18 @@ func (s *site) addressOf(ss *siteSpace) string {
 	}
 	return u
 }
+
+// spaceIDs are the spaces the site shows the visitor.
+func (s *site) spaceIDs() []string {
+	sections := s.sections
+	if s.root != nil {
+		sections = []*section{s.root}
+	}
+	var out []string
+	for _, sec := range sections {
+		for _, ss := range sec.siteSpaces {
+			out = append(out, ss.space.ID)
+		}
+	}
+	return out
+}

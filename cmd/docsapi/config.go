@@ -21,6 +21,7 @@ import (
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
+	"github.com/docsapi/docsapi/published"
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/blob"
 	"github.com/docsapi/docsapi/store/pgserver"
@@ -35,6 +36,7 @@ type config struct {
 	PublicURL      string
 	PublishedURL   string
 	AppURL         string
+	CacheBytes     int64
 	BootstrapToken string
 	BootstrapEmail string
 	AdminToken     string
@@ -116,6 +118,8 @@ func bindConfig(fs *flag.FlagSet) *config {
 	str(&c.PublicURL, "public-url", "DOCSAPI_PUBLIC_URL", "", "public base URL of every address returned (default http://<addr>)")
 	str(&c.PublishedURL, "published-url", "DOCSAPI_PUBLISHED_URL", "", "base URL of published sites, such as https://docs.example.com (default <public URL>/published); another host than the API's is recommended")
 	str(&c.AppURL, "app-url", "DOCSAPI_APP_URL", "", "base URL of an editing application of your own, where /app/... addresses go (default: pages of this server)")
+	cacheBytes, _ := strconv.ParseInt(envOr("DOCSAPI_PUBLISHED_CACHE_BYTES", strconv.Itoa(published.DefaultCacheBytes)), 10, 64)
+	fs.Int64Var(&c.CacheBytes, "published-cache-bytes", cacheBytes, "bytes of rendered published pages kept in memory ($DOCSAPI_PUBLISHED_CACHE_BYTES)")
 	str(&c.BootstrapToken, "bootstrap-token", "DOCSAPI_BOOTSTRAP_TOKEN", "", "on an empty database, create an owner and an organization with this API token")
 	str(&c.BootstrapEmail, "bootstrap-email", "DOCSAPI_BOOTSTRAP_EMAIL", "owner@example.com", "email of the bootstrap owner")
 	str(&c.AdminToken, "admin-token", "DOCSAPI_ADMIN_TOKEN", "", "enables /admin with this bearer token")
@@ -314,7 +318,7 @@ func (c *config) server(log *slog.Logger) server.Config {
 	if c.TranslationURL != "" && c.TranslationModel != "" {
 		provider = &translator.OpenAI{URL: c.TranslationURL, Model: c.TranslationModel, APIKey: c.TranslationAPIKey}
 	}
-	return server.Config{PublicURL: public, PublishedURL: c.PublishedURL, AppURL: c.AppURL, AdminToken: c.AdminToken, MetricsToken: c.MetricsToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
+	return server.Config{PublicURL: public, PublishedURL: c.PublishedURL, AppURL: c.AppURL, PublishedCacheBytes: c.CacheBytes, AdminToken: c.AdminToken, MetricsToken: c.MetricsToken, Debug: c.Debug, GenericExecution: c.GenericExecution, Translator: provider, SecretKey: key,
 		CORSOrigins: commaList(c.CORSOrigins), WebsocketOrigins: commaList(c.WebsocketOrigins),
 		TrustedDocuments: c.TrustedDocuments, RateLimit: c.RateLimit, RateWindow: c.RateWindow,
 		MaxBodyBytes: c.MaxBodyBytes, BlobURL: blobs, MaxUploadBytes: c.MaxUploadBytes,

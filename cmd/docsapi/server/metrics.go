@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/published"
 	"github.com/docsapi/docsapi/store"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,10 +28,11 @@ var (
 
 // metricsHandler serves the metrics of this process: requests, the Go
 // runtime, the subscriptions live holds and has refused, the responses it
-// made to their events and the messages carrying them, and, with
+// made to their events and the messages carrying them, the reader's cache of
+// published pages, and, with
 // replicas or on a Citus cluster, the routing of db's reads (replicas.go,
 // citus.go).
-func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
+func metricsHandler(live *graph.LiveHub, db *store.DB, reader *published.Reader) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(requestsTotal, requestDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -49,7 +51,23 @@ func metricsHandler(live *graph.LiveHub, db *store.DB) http.Handler {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "docsapi_subscription_messages_total",
 			Help: "Messages carrying subscriptions' events written to subscribers.",
-		}, func() float64 { return float64(live.Sent()) }))
+		}, func() float64 { return float64(live.Sent()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "docsapi_published_cache_bytes",
+			Help: "Bytes of the published pages this process keeps (DOCSAPI_PUBLISHED_CACHE_BYTES bounds them).",
+		}, func() float64 { return float64(reader.CacheStats().Bytes) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "docsapi_published_cache_entries",
+			Help: "Published pages this process keeps.",
+		}, func() float64 { return float64(reader.CacheStats().Entries) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_published_cache_hits_total",
+			Help: "Published page views answered from the pages kept.",
+		}, func() float64 { return float64(reader.CacheStats().Hits) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_published_cache_misses_total",
+			Help: "Published page views that made their page.",
+		}, func() float64 { return float64(reader.CacheStats().Misses) }))
 	if db.Replicated() {
 		reg.MustRegister(replicaMetrics{db})
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	// AppURL, when set, is where /app/... addresses go: an editing
 	// application of the operator's own.
 	AppURL string
+	// PublishedCacheBytes bounds the published pages kept in memory
+	// (default published.DefaultCacheBytes).
+	PublishedCacheBytes int64
 	// AdminToken enables /admin when set.
 	AdminToken string
 	// MetricsToken, when set, is the bearer token /metrics requires (its
@@ -192,6 +195,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
+		PublishedChanges: graph.NewPublishedChanges(db, log),
 		StrictAuthorization: cfg.StrictAuthorization, Tracing: cfg.Tracing}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
@@ -225,11 +229,13 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		log.Info("trusted documents: only registered GraphQL documents run for tokens other than developer tokens",
 			"ids", res.TrustedDocuments.Len())
 	}
-	reader, err := published.New(eng, res, published.Config{URL: cfg.PublishedURL, AppURL: cfg.AppURL, PublicURL: cfg.PublicURL, Log: log})
+	reader, err := published.New(eng, res, published.Config{URL: cfg.PublishedURL, AppURL: cfg.AppURL, PublicURL: cfg.PublicURL,
+		CacheBytes: cfg.PublishedCacheBytes, Log: log})
 	if err != nil {
 		res.Budget.Close()
 		return nil, err
 	}
+	res.PublishedChanges.Start()
 	auth := authenticator{res: res, log: log}
 
 	mux := http.NewServeMux()
@@ -291,7 +297,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
 	mux.Handle("GET /metrics", labelled("GET /metrics", operatorToken(cfg.MetricsToken, "docsapi-metrics",
-		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db))))
+		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db, reader))))
 
 	h := canonicalPaths(perRequest(db, cfg.Debug, sitesByHost(reader, publicHost(cfg.PublicURL), publishedSites, mux)))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
@@ -310,6 +316,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 // events, and adds what its rate budget has pending to the shared count.
 func (s *Server) Close() {
 	s.Resolver.Live.Close()
+	s.Resolver.PublishedChanges.Close()
 	s.Resolver.Budget.Close()
 	if c, ok := s.Resolver.Blobs.(io.Closer); ok {
 		_ = c.Close()

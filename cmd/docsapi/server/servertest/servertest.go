@@ -41,7 +41,8 @@ type Env struct {
 	// Jobs is the background job runner, when Options.Jobs is set.
 	Jobs *jobs.Runner
 
-	opts Options
+	opts        Options
+	databaseURL string
 }
 
 // Options tune New.
@@ -128,16 +129,16 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	db := o.DB
+	db, url := o.DB, ""
 	if db == nil {
-		db = pgtest.NewDBWith(t, store.Options{MaxConns: 10, StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout),
-			Tracing: o.Tracing})
+		url = pgtest.NewDatabase(t)
+		db = openDB(t, url, o)
 	}
 	if o.BlobURL == "" {
 		o.BlobURL = newBucket(t)
 	}
 	clock := &Clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o}
+	env := &Env{T: t, DB: db, Clock: clock, AdminToken: "admin-" + store.NewSecret(), opts: o, databaseURL: url}
 	env.start()
 	if o.Jobs {
 		runner, err := jobs.Start(context.Background(), jobs.Config{DB: db, Resolver: env.Server.Resolver, Clock: clock.Now,
@@ -166,6 +167,32 @@ func newBucket(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// openDB opens the test server's pool on the database at url.
+func openDB(t testing.TB, url string, o Options) *store.DB {
+	t.Helper()
+	db, err := store.OpenWith(context.Background(), url, store.Options{MaxConns: 10,
+		StatementTimeout: cmp.Or(o.StatementTimeout, store.DefaultStatementTimeout), Tracing: o.Tracing})
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(db.Close)
+	return db
+}
+
+// AnotherProcessOwnPool starts a second server on e's database with a
+// pool of its own, as another machine's process runs: nothing of the
+// store is shared (the caller cache, what its own writes tell it), and
+// what it hears of e's writes comes from PostgreSQL.
+func (e *Env) AnotherProcessOwnPool() *Env {
+	e.T.Helper()
+	if e.databaseURL == "" {
+		e.T.Fatal("servertest: AnotherProcessOwnPool needs a database servertest made")
+	}
+	other := &Env{T: e.T, DB: openDB(e.T, e.databaseURL, e.opts), Clock: e.Clock, AdminToken: e.AdminToken, opts: e.opts}
+	other.start()
+	return other
 }
 
 // AnotherProcess starts a second server on e's database, as another server
