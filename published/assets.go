@@ -1,13 +1,11 @@
 package published
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"html/template"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/docsapi/docsapi/published/render"
@@ -28,17 +26,14 @@ func parseTemplates() (*template.Template, error) {
 // content's digest, so that a page names the version it was made with and
 // browsers keep them for good.
 type assets struct {
-	byName              map[string]asset
+	// byName are the assets by name, each served as a page is: gzipped
+	// when the client takes it, with an ETag.
+	byName              map[string]*rendered
 	style, script, icon string
 }
 
-type asset struct {
-	contentType string
-	body        []byte
-}
-
 func newAssets() assets {
-	a := assets{byName: map[string]asset{}}
+	a := assets{byName: map[string]*rendered{}}
 	read := func(name string) []byte {
 		b, err := files.ReadFile("static/" + name)
 		if err != nil {
@@ -55,20 +50,21 @@ func newAssets() assets {
 func (a assets) add(name, ext, contentType string, body []byte) string {
 	sum := sha256.Sum256(body)
 	full := name + "." + hex.EncodeToString(sum[:8]) + ext
-	a.byName[full] = asset{contentType: contentType, body: body}
+	a.byName[full] = newRendered(http.StatusOK, http.Header{
+		"Content-Type":           {contentType},
+		"Cache-Control":          {"public, max-age=31536000, immutable"},
+		"X-Content-Type-Options": {"nosniff"},
+	}, body)
 	return full
 }
 
-// serve writes asset name, cached for good.
+// serve writes asset name, kept by browsers for good: its name changes with
+// its content.
 func (a assets) serve(w http.ResponseWriter, r *http.Request, name string) {
 	as, ok := a.byName[name]
-	if !ok || strings.Contains(name, "/") {
+	if !ok {
 		http.NotFound(w, r)
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", as.contentType)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(as.body))
+	as.write(w, r)
 }
