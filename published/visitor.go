@@ -3,6 +3,7 @@ package published
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/docsapi/docsapi/graph"
@@ -69,8 +70,11 @@ func (rd *Reader) siteCookie(r *http.Request, a address, name, value string) *ht
 func unsignedClaims(r *http.Request) map[string]any {
 	claims := map[string]any{}
 	if c, err := r.Cookie(unsignedCookie); err == nil && len(c.Value) <= maxCookieClaims {
+		// JSON, percent-encoded as scripts write cookies (a cookie's value
+		// may not hold quotes).
+		value, err := url.PathUnescape(c.Value)
 		var fromCookie map[string]any
-		if json.Unmarshal([]byte(c.Value), &fromCookie) == nil {
+		if err == nil && json.Unmarshal([]byte(value), &fromCookie) == nil {
 			for k, v := range fromCookie {
 				claims[k] = v
 			}
