@@ -49,8 +49,8 @@ func TestConditionsDecideWhatEachVisitorSees(t *testing.T) {
 	anonymous := newVisitor(t)
 	for round := range 2 { // the second round from the cache
 		anonymous.get(base).expect(t, http.StatusOK, "Welcome to <strong>Guides</strong>").lacks(t, "Beta program", "Legacy guides")
-		anonymous.get(base + "/beta").expect(t, http.StatusNotFound)
-		anonymous.get(base + "/legacy").expect(t, http.StatusNotFound)
+		anonymous.get(base+"/beta").expect(t, http.StatusNotFound)
+		anonymous.get(base+"/legacy").expect(t, http.StatusNotFound)
 
 		tester := newVisitor(t)
 		tester.get(base+"?visitor.beta=true").expect(t, http.StatusOK, ">Beta program</a>").lacks(t, "Legacy guides")

@@ -41,7 +41,7 @@ func TestPublishedPagesAreKeptAndFresh(t *testing.T) {
 	intro := f.page(f.space, map[string]any{"title": "Changelog", "markdown": "Version one.\n"})
 	base := f.publish()
 	v := newVisitor(t)
-	v.get(base + "/changelog").expect(t, http.StatusOK, "Version one.")
+	v.get(base+"/changelog").expect(t, http.StatusOK, "Version one.")
 	hits := metric(t, f.env, "docsapi_published_cache_hits_total")
 	second := v.get(base+"/changelog").expect(t, http.StatusOK, "Version one.")
 	if got := metric(t, f.env, "docsapi_published_cache_hits_total"); got != hits+1 {
@@ -89,7 +89,7 @@ func TestPublishedPagesAreKeptAndFresh(t *testing.T) {
 		v.get(base+change.path).expect(t, http.StatusOK, change.want)
 	}
 	f.admin.Do("POST", f.sitePath("/unpublish"), nil).Expect(http.StatusOK)
-	v.get(base + "/changelog").expect(t, http.StatusNotFound)
+	v.get(base+"/changelog").expect(t, http.StatusNotFound)
 }
 
 // Two instances of the server on one database: an edit through the API of
