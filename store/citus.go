@@ -55,6 +55,7 @@ var ReferenceTables = map[string]string{
 	"integrations":      "published by one organization under an instance-wide unique name, installed by any",
 	"server_secrets":    "the instance's own secrets (the signing key of download addresses)",
 	"saml_service_keys": "the instance's SAML key pair",
+	"site_hostnames":    "a request to a site's custom hostname names the site before its organization is known",
 }
 
 // coordinatorTables are read and written by the coordinator alone (with

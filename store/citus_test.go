@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/docsapi/docsapi/store"
 	"github.com/docsapi/docsapi/store/pgtest"
@@ -181,3 +182,44 @@ func taskCounts(plan string) []int {
 }
 
 var taskCountPattern = regexp.MustCompile(`"Task Count": (\d+)`)
+
+// A request to a site's custom hostname finds its site asking one shard
+// at most: the hostname's organization from the reference table
+// site_hostnames (a copy on every node), then the site in it.
+func TestSiteByHostnameAsksOneShardOnCitus(t *testing.T) {
+	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	ctx := context.Background()
+	for _, org := range []string{"a", "b", "c", "d"} {
+		if _, err := db.Pool.Exec(ctx, `INSERT INTO organizations (id, title, created_at, updated_at) VALUES ($1, $1, now(), now())`, org); err != nil {
+			t.Fatal(err)
+		}
+		site := &store.Site{ID: "site-" + org, OrganizationID: org, Type: "basic", Title: "Docs", Visibility: "public", ShareKey: "k" + org,
+			AgentsContext: "included", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if err := store.CreateSite(ctx, db, site); err != nil {
+			t.Fatal(err)
+		}
+		host := "docs." + org + ".example"
+		site.Hostname = &host
+		if err := store.UpdateSite(ctx, db, site, "hostname"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	rctx, statements := store.RecordStatements(ctx)
+	site, err := store.SiteByHostname(rctx, db, "docs.c.example")
+	if err != nil || site.ID != "site-c" {
+		t.Fatalf("SiteByHostname = %v, %v", site, err)
+	}
+	for _, s := range *statements {
+		plan := explain(t, conn.Conn(), "force_custom_plan", s)
+		for _, n := range taskCounts(plan) {
+			if n != 1 {
+				t.Errorf("%d tasks, want 1:\n%s\n%s", n, s.SQL, plan)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,10 +54,19 @@ func SiteByName(ctx context.Context, db bun.IDB, orgID, name string) (*Site, err
 }
 
 // SiteByHostname returns the site whose custom hostname is host (lower
-// case, no port). A hostname names one site instance-wide
-// (claimSiteHostname).
+// case, no port): its organization from site_hostnames (a reference table
+// on Citus), then the site in that organization, so that on a cluster the
+// lookup asks no shard but its own.
 func SiteByHostname(ctx context.Context, db bun.IDB, host string) (*Site, error) {
-	return selectRow[Site](ctx, db, "hostname = ?", host)
+	var named struct {
+		OrganizationID string `bun:"organization_id"`
+		SiteID         string `bun:"site_id"`
+	}
+	err := db.NewSelect().Table("site_hostnames").Column("organization_id", "site_id").Where("hostname = ?", host).Scan(ctx, &named)
+	if err != nil {
+		return nil, translate(err)
+	}
+	return GetSite(ctx, db, named.OrganizationID, named.SiteID)
 }
 
 // CreateSite inserts s.
@@ -117,7 +127,7 @@ func ListSites(ctx context.Context, db bun.IDB, orgID string, f SiteFilter, p Pa
 // ("sites_hostname_key").
 func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) error {
 	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
-		if slices.Contains(columns, "hostname") && s.Hostname != nil {
+		if slices.Contains(columns, "hostname") {
 			if err := claimSiteHostname(ctx, tx, s); err != nil {
 				return err
 			}
@@ -129,36 +139,62 @@ func UpdateSite(ctx context.Context, db bun.IDB, s *Site, columns ...string) err
 	})
 }
 
-// siteHostnameLock serialises the claims of site hostnames ("hostname").
-const siteHostnameLock = 0x686f73746e616d65
-
-// claimSiteHostname checks, under a lock every claim takes until its
-// transaction ends, that no other site has s's hostname. Sites are
-// distributed by organization, and a unique key of a distributed table
-// must include it, so the database cannot hold this one across
-// organizations (migration 0043); every write goes through a coordinator,
-// where the lock is. Hostnames change rarely: the check asks every shard.
+// claimSiteHostname gives site s its hostname in site_hostnames (none:
+// its name there goes), which holds one site per hostname: another site's
+// is ErrConflict. Sites are distributed by organization, and a unique key
+// of a distributed table must include it, so sites cannot hold this key
+// across organizations (migration 0043); site_hostnames, a reference table,
+// does (migration 0051).
 func claimSiteHostname(ctx context.Context, tx bun.Tx, s *Site) error {
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", siteHostnameLock); err != nil {
+	if _, err := tx.NewDelete().Table("site_hostnames").Where("site_id = ? AND organization_id = ?", s.ID, s.OrganizationID).Exec(ctx); err != nil {
 		return err
 	}
-	taken, err := tx.NewSelect().Table("sites").Where("hostname = ? AND NOT (id = ? AND organization_id = ?)", *s.Hostname, s.ID, s.OrganizationID).Exists(ctx)
+	if s.Hostname == nil {
+		return nil
+	}
+	res, err := tx.NewRaw("INSERT INTO site_hostnames (hostname, organization_id, site_id) VALUES (?, ?, ?) ON CONFLICT (hostname) DO NOTHING",
+		*s.Hostname, s.OrganizationID, s.ID).Exec(ctx)
 	if err != nil {
 		return err
 	}
-	if taken {
+	if n, _ := res.RowsAffected(); n > 0 {
+		return nil
+	}
+	// A name left behind by a site that is gone (with its organization)
+	// is free.
+	var holder struct {
+		OrganizationID string `bun:"organization_id"`
+		SiteID         string `bun:"site_id"`
+	}
+	if err := tx.NewSelect().Table("site_hostnames").Column("organization_id", "site_id").Where("hostname = ?", *s.Hostname).
+		For("UPDATE").Scan(ctx, &holder); err != nil {
+		return translate(err)
+	}
+	if _, err := GetSite(ctx, tx, holder.OrganizationID, holder.SiteID); !errors.Is(err, ErrNotFound) {
+		if err != nil {
+			return err
+		}
 		return fmt.Errorf("%w: sites_hostname_key", ErrConflict)
 	}
-	return nil
+	_, err = tx.NewUpdate().Table("site_hostnames").Set("organization_id = ?, site_id = ?", s.OrganizationID, s.ID).
+		Where("hostname = ?", *s.Hostname).Exec(ctx)
+	return err
 }
 
 // DeleteSite removes a site and its structure, reporting whether it existed.
 func DeleteSite(ctx context.Context, db bun.IDB, orgID, siteID string) (bool, error) {
-	deleted, err := deleteRows(ctx, db, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID)
-	if err != nil || !deleted {
-		return deleted, err
-	}
-	return true, siteChanged(ctx, db, orgID, siteID)
+	var deleted bool
+	err := RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		var err error
+		if deleted, err = deleteRows(ctx, tx, (*Site)(nil), "id = ? AND organization_id = ?", siteID, orgID); err != nil || !deleted {
+			return err
+		}
+		if _, err := tx.NewDelete().Table("site_hostnames").Where("site_id = ? AND organization_id = ?", siteID, orgID).Exec(ctx); err != nil {
+			return err
+		}
+		return siteChanged(ctx, tx, orgID, siteID)
+	})
+	return deleted, translate(err)
 }
 
 // CountSiteSpaces counts the site spaces of live spaces in each of these
