@@ -43,10 +43,16 @@ func GetSite(ctx context.Context, db bun.IDB, orgID, siteID string) (*Site, erro
 	return selectRow[Site](ctx, db, "id = ? AND organization_id = ?", siteID, orgID)
 }
 
-// CreateSite inserts s.
+// CreateSite inserts s, with its visitor authentication settings (every
+// site has them): its owner's own backend, and a fresh private key.
 func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
-	_, err := db.NewInsert().Model(s).Exec(ctx)
-	return translate(err)
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(newSitePublishingAuth(s)).Exec(ctx)
+		return err
+	})
 }
 
 // LockSite returns site siteID of orgID locked for the rest of tx: every
