@@ -106,17 +106,7 @@ func TestPublishingAuthMigrationGivesEverySiteAKey(t *testing.T) {
 		t.Skip("runs the migrations on one PostgreSQL, as TestOrganizationIDMigrationFillsExistingRows does")
 	}
 	ctx := context.Background()
-	db, err := store.OpenWith(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateBefore(ctx, "0050"); err != nil {
-		t.Fatal(err)
-	}
+	db := databaseBefore(t, "0050")
 	for _, q := range []string{
 		`INSERT INTO organizations (id, title, created_at, updated_at) VALUES ('oa', 'A', now(), now()), ('ob', 'B', now(), now())`,
 		`INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
