@@ -86,6 +86,12 @@ func init() {
 	guard(func(v *viewer, g *store.SiteSectionGroup) (bool, error) { return v.orgReader(g.OrganizationID), nil }, "SiteSectionGroup")
 	guard(func(v *viewer, s *store.SiteSection) (bool, error) { return v.orgReader(s.OrganizationID), nil }, "SiteSection")
 	guard(func(v *viewer, ss *store.SiteSpace) (bool, error) { return v.canReadSiteSpace(ss) }, "SiteSpace")
+	// What opens a site to the public (its share links, its visitor
+	// authentication key): those who manage the site, as its share key.
+	guard(func(v *viewer, l *store.SiteShareLink) (bool, error) { return v.siteManager(l.OrganizationID), nil }, "SiteShareLink")
+	guard(func(v *viewer, a *store.SitePublishingAuth) (bool, error) {
+		return v.siteManager(a.OrganizationID), nil
+	}, "SitePublishingAuth")
 
 	// The organization and its people: members see the organization (its
 	// public card, OrganizationSummary, is for everyone); readers see who
@@ -154,7 +160,7 @@ var derivedTypes = []string{
 	"SiteList", "SiteURLs", "SiteProxy", "SiteFeature", "SiteAdaptiveContent", "SiteAdaptiveSchema", "SiteStructure",
 	"SiteSectionGroupList", "SiteSectionList", "SiteSectionURLs", "SiteSpaceList", "SiteSpaceURLs",
 	"PublishedContentSite", "PublishedSiteCustomizations", "SiteIntegrationScript", "SiteAdaptiveTemplateCondition",
-	"SiteAdaptiveTemplateConditionList",
+	"SiteAdaptiveTemplateConditionList", "SiteShareLinkList", "SiteShareLinkURLs",
 	// Specifications and conversations.
 	"OpenAPISpecList", "OpenAPISpecPermissions", "OpenAPISpecURLs", "OpenAPIErrorObject", "OpenAPISpecVersion",
 	"OpenAPISpecVersionList", "OpenAPISpecVersionURLs", "OpenAPISpecContent", "ConversationList", "ConversationURLs",
@@ -298,6 +304,13 @@ func (v *viewer) orgReader(orgID string) bool {
 func (v *viewer) orgAdmin(orgID string) bool {
 	role, member := v.membership(orgID)
 	return member && role == store.RoleAdmin
+}
+
+// siteManager: a member holding at least create, who manages the
+// organization's sites (requireSiteManager).
+func (v *viewer) siteManager(orgID string) bool {
+	role, member := v.membership(orgID)
+	return member && role.AtLeast(store.RoleCreate)
 }
 
 func (v *viewer) canReadSpace(s *store.Space) (bool, error) {

@@ -54,6 +54,10 @@ type Loaders struct {
 	// SiteCustomizations are a site's customization settings and its site
 	// spaces' overrides (site_customization.go), keyed by site.
 	SiteCustomizations loader[*siteCustomizations]
+	// SitePublishingAuths are sites' visitor authentication settings
+	// (site_share_link.go), keyed by site: a list of sites asking for
+	// theirs reads them in one query.
+	SitePublishingAuths loader[*store.SitePublishingAuth]
 
 	// Counts shown on members and teams, and the caller's role in teams.
 	MemberTeamCount loader[int]            // by orgKey(organization, user)
@@ -128,6 +132,7 @@ func NewLoaders(db *store.DB) *Loaders {
 	l.SiteSpacesWithSpaces.init(db, "SiteSpacesWithSpaces", loadSiteSpacesWithSpaces(false))
 	l.SiteSpacesWithSpaceSummaries.init(db, "SiteSpacesWithSpaceSummaries", loadSiteSpacesWithSpaces(true))
 	l.SiteCustomizations.init(db, "SiteCustomizations", loadSiteCustomizations)
+	l.SitePublishingAuths.init(db, "SitePublishingAuths", loadSitePublishingAuths)
 	l.MemberTeamCount.init(db, "MemberTeamCount", loadMemberTeamCount)
 	l.TeamMemberCount.init(db, "TeamMemberCount", loadTeamMemberCount)
 	l.CallerTeamRole.init(db, "CallerTeamRole", loadCallerTeamRole)
@@ -181,6 +186,15 @@ var (
 		return store.CountSiteSpaces(ctx, db, org, ids)
 	}))
 	loadSiteCustomizations = ancestorLoader(perSiteOrganization(readSiteCustomizations))
+	// Gathered within the batch window: the sites of a list (no priming).
+	loadSitePublishingAuths = mapLoader(perSiteOrganization(func(ctx context.Context, db *store.DB, org string, ids []string) (map[string]*store.SitePublishingAuth, error) {
+		rows, err := store.PublishingAuthsOfSites(ctx, db, org, ids)
+		out := make(map[string]*store.SitePublishingAuth, len(rows))
+		for _, a := range rows {
+			out[a.SiteID] = a
+		}
+		return out, err
+	}))
 	loadSiteSpaceSpaces    = ancestorLoader(perSiteOrganization(spacesBySite(store.SpacesOfSites)))
 	loadSiteSpaceSummaries = ancestorLoader(perSiteOrganization(spacesBySite(store.SpaceSummariesOfSites)))
 	loadMemberTeamCount    = mapLoader(perOrganization(func(ctx context.Context, db *store.DB, org string, users []string) (map[string]int, error) {

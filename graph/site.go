@@ -513,7 +513,11 @@ func (r *Resolver) publishedURL(ctx context.Context, s *store.Site, path string)
 		if !ok || key.(string) != s.ShareKey {
 			return nil
 		}
-		u += "?share=" + key.(string)
+		u = withShareKey(u, key.(string))
 	}
 	return &u
 }
+
+// withShareKey is the published address u carrying a share key: the
+// site's own (Site.shareKey) or a share link's.
+func withShareKey(u, key string) string { return u + "?share=" + key }

@@ -228,13 +228,7 @@ func (r *mutationResolver) DeleteSiteSpaceCustomization(ctx context.Context, org
 // going meanwhile; then the request's loaders forget what they read of it.
 // The caller has checked the caller's rights.
 func (r *Resolver) changeCustomization(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx, s *store.Site) error) error {
-	err := store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
-		s, err := lockSite(ctx, tx, orgID, siteID)
-		if err != nil {
-			return err
-		}
-		return fn(ctx, tx, s)
-	})
+	err := r.inLockedSite(ctx, orgID, siteID, fn)
 	r.loaders(ctx).SiteCustomizations.Clear(ctx, siteID)
 	return err
 }

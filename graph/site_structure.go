@@ -336,6 +336,19 @@ func (r *Resolver) changeSite(ctx context.Context, orgID, siteID string, fn func
 	return err
 }
 
+// inLockedSite runs fn in a transaction holding site siteID of orgID's
+// lock (lockSite), with the site as locked: errSiteMissing when there is
+// none. The caller has checked the caller's rights.
+func (r *Resolver) inLockedSite(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx, s *store.Site) error) error {
+	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
+		s, err := lockSite(ctx, tx, orgID, siteID)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, s)
+	})
+}
+
 // lockSite locks site siteID of orgID for the rest of tx (store.LockSite):
 // errSiteMissing when there is none.
 func lockSite(ctx context.Context, tx bun.Tx, orgID, siteID string) (*store.Site, error) {

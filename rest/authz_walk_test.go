@@ -413,6 +413,26 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		`"copyright": "`+internal("siteCustomization")+`"`, 1), http.StatusOK)
 	do("PATCH", sitePath+"/site-spaces/"+siteSpaceID+"/customization",
 		map[string]any{"footer": map[string]any{"copyright": secret("siteSpaceCustomization")}}, http.StatusOK)
+	// What opens the site to the public, which only those who manage it
+	// read (Site.shareKey, Site.shareLinks, Site.publishingAuth): a share
+	// link's name and the fallback URL of visitor authentication, and the
+	// keys the server made (the site's own, the link's, the private key),
+	// secret to the organization's readers.
+	link := do("POST", sitePath+"/share-links", map[string]any{"name": secret("shareLinkName")}, http.StatusCreated)
+	do("PATCH", sitePath+"/publishing/auth", map[string]any{"backend": "custom",
+		"fallbackURL": "https://" + strings.ToLower(secret("fallbackURL")) + ".example/login"}, http.StatusOK)
+	madeSecret := func(kind, text string) {
+		f.markers = append(f.markers, walkMarker{kind: kind, text: text, secret: true})
+	}
+	_, linkKey, _ := strings.Cut(link.JSON()["urls"].(map[string]any)["published"].(string), "?share=")
+	madeSecret("shareLinkKey", linkKey)
+	madeSecret("privateKey", do("GET", sitePath+"/publishing/auth", nil, http.StatusOK).String("privateKey"))
+	var shareKey struct{ Site struct{ ShareKey string } }
+	if err := json.Unmarshal(owner.GraphQL(`query($o: ID!, $s: ID!) { site(organizationId: $o, id: $s) { shareKey } }`,
+		map[string]any{"o": org, "s": site}).Data, &shareKey); err != nil || shareKey.Site.ShareKey == "" {
+		t.Fatalf("the site's share key: %v", err)
+	}
+	madeSecret("siteShareKey", shareKey.Site.ShareKey)
 
 	do("PATCH", "/v1/spaces/"+space, map[string]any{"title": secret("spaceTitle"), "defaultLevel": nil}, http.StatusOK)
 	do("PATCH", "/v1/collections/"+collection, map[string]any{"title": secret("collectionTitle"), "description": secret("collectionDescription"),
@@ -505,7 +525,7 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": privateInt, "installationId": inst, "eventId": event,
-		"conversationId": "walk-conv", "issueId": issue, "clusterId": cluster,
+		"conversationId": "walk-conv", "issueId": issue, "clusterId": cluster, "shareLinkId": link.String("id"),
 	}
 	one := func(label, value string) []walkArg {
 		lit, _ := json.Marshal(value)

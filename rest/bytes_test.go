@@ -317,6 +317,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 	group := u.Do("POST", sitePath+"/section-groups", map[string]any{"title": "Group", "sections": []string{sectionID}}).Expect(http.StatusCreated).String("id")
 	u.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
+	shareLink := u.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
 	file := uploadedFile(t, u, space, "", "notes.txt", []byte("notes"))
 	page, pagePath, revision := createPage(t, u, space, "Plans", "Read me")
 	cr := openChangeRequest(t, u, space, "An edit", page)
@@ -350,7 +351,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": "tool", "installationId": inst, "eventId": event,
-		"conversationId": conversation, "issueId": issue, "clusterId": cluster,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
 	}
 	doc := `{"object":"document","data":{},"nodes":[{"object":"block","type":"paragraph","nodes":[{"object":"text","leaves":[{"object":"leaf","text":"Hi","marks":[]}]}]}]}`
 	f.bodies = map[string]string{
@@ -375,6 +376,9 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"moveSiteSpace":                       `{"position":{"before":{"type":"site-space","siteSpace":"` + siteSpaceID + `"}}}`,
 		"updateSiteCustomizationById":         siteCustomizationBody,
 		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
+		"createSiteShareLink":                 `{"name":"Planted"}`,
+		"updateSiteShareLinkById":             `{"active":false,"name":"Renamed"}`,
+		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 		"updateMemberInOrganizationById":      `{"role":"admin"}`,
 		"createOrganizationTeam":              `{"title":"Planted","members":["` + u.ID + `"]}`,
 		"updateTeamInOrganizationById":        `{"title":"Renamed"}`,

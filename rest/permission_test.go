@@ -90,6 +90,8 @@ var routeNeeds = map[string]string{
 	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
 	"moveSiteSpace": "create", "getSiteCustomizationById": "admin", "updateSiteCustomizationById": "admin",
 	"getSiteSpaceCustomizationById": "admin", "overrideSiteSpaceCustomizationById": "admin", "deleteSiteSpaceCustomizationById": "admin",
+	"listSiteShareLinks": "create", "createSiteShareLink": "create", "updateSiteShareLinkById": "create", "deleteSiteShareLinkById": "create",
+	"getSitePublishingAuthById": "create", "updateSitePublishingAuthById": "create", "regenerateSitePublishingAuthById": "create",
 
 	"listOpenAPISpecs": "read", "getOpenAPISpecBySlug": "read", "listOpenAPISpecVersions": "read",
 	"getLatestOpenAPISpecVersion": "read", "getLatestOpenAPISpecVersionContent": "read", "getOpenAPISpecVersionById": "read",
@@ -166,6 +168,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 	group := do("POST", sitePath+"/section-groups", `{"title":"Group","sections":["`+section+`"]}`, http.StatusCreated).String("id")
 	do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`, http.StatusOK)
 	do("POST", sitePath+"/publish", "", http.StatusOK)
+	shareLink := do("POST", sitePath+"/share-links", `{"name":"Partners"}`, http.StatusCreated).String("id")
 	team := do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core","members":["`+target.ID+`"]}`, http.StatusCreated).String("id")
 	do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
@@ -201,7 +204,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
-			"conversationId": conversation, "issueId": issue, "clusterId": cluster,
+			"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
@@ -269,6 +272,9 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"moveSiteSpace":                       `{}`,
 			"updateSiteCustomizationById":         siteCustomizationBody,
 			"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
+			"createSiteShareLink":                 `{"name":"Press"}`,
+			"updateSiteShareLinkById":             `{"active":false}`,
+			"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 			"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,
 			"updateOpenAPISpecBySlug":             `{"visibility":"public"}`,

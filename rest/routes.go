@@ -417,6 +417,23 @@ var Routes = []Route{
 	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/sites/{siteId}/site-spaces/{siteSpaceId}/customization", Operation: "deleteSiteSpaceCustomizationById",
 		Status: http.StatusResetContent, Tag: "site-customization",
 		Summary: "Remove a site space's overrides (205; 204 when it had none)"},
+
+	// Site share links and visitor authentication (graph/site_share_link.go):
+	// what opens a site to visitors beyond its visibility
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/share-links", Operation: "listSiteShareLinks", Status: http.StatusOK,
+		Result: "site.shareLinks", Tag: "site-share-links", Summary: "List a site's share links"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/share-links", Operation: "createSiteShareLink", Status: http.StatusCreated,
+		Tag: "site-share-links", Summary: "Create a share link, with a fresh key"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}", Operation: "updateSiteShareLinkById",
+		Status: http.StatusOK, Tag: "site-share-links", Summary: "Rename a share link, or turn it off or on"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/sites/{siteId}/share-links/{shareLinkId}", Operation: "deleteSiteShareLinkById",
+		Status: http.StatusResetContent, Tag: "site-share-links", Summary: "Delete a share link (205; 204 when there was none)"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth", Operation: "getSitePublishingAuthById", Status: http.StatusOK,
+		Result: "site.publishingAuth", Tag: "site-publishing-auth", Summary: "Get a site's visitor authentication settings"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth", Operation: "updateSitePublishingAuthById", Status: http.StatusOK,
+		Tag: "site-publishing-auth", Summary: "Change a site's visitor authentication settings (backend custom only)"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate", Operation: "regenerateSitePublishingAuthById",
+		Status: http.StatusOK, Tag: "site-publishing-auth", Summary: "Give a site a new visitor authentication private key"},
 	// SAML single sign-on (graph/saml.go; the sign-in itself is
 	// served outside /v1, graph/sso_login.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,

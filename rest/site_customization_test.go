@@ -380,29 +380,8 @@ func TestSiteCustomizationInGraphQL(t *testing.T) {
 	for range 3 {
 		f.site(map[string]any{"title": "More"})
 	}
-	sites := func(fields string) (int, []map[string]any) {
-		var least int
-		var items []map[string]any
-		for range 2 { // the fewer of two: a cache may be emptied between requests
-			res := f.admin.Do("POST", "/graphql", map[string]any{"query": `query($o: ID!) { organization(id: $o) {
-				sites { items { ` + fields + ` } } } }`, "variables": map[string]any{"o": f.org}}).Expect(http.StatusOK)
-			var out struct {
-				Data struct {
-					Organization struct {
-						Sites struct{ Items []map[string]any }
-					}
-				}
-			}
-			res.Decode(&out)
-			items = out.Data.Organization.Sites.Items
-			if n := atoi(t, res.Header.Get("X-SQL-Queries")); least == 0 || n < least {
-				least = n
-			}
-		}
-		return least, items
-	}
-	without, _ := sites("id")
-	with, items := sites("id customization")
+	without, _ := f.sitesWith(t, "id")
+	with, items := f.sitesWith(t, "id customization")
 	if len(items) != 4 || with > without+1 {
 		t.Errorf("a list of %d sites with their settings costs %d queries, %d without them (want one more)", len(items), with, without)
 	}

@@ -37,6 +37,30 @@ func (f *siteFixture) path(site string, rest ...string) string {
 	return "/v1/orgs/" + f.org + "/sites/" + site + strings.Join(rest, "")
 }
 
+// sitesWith lists the organization's sites in GraphQL, selecting fields of
+// each, on a server in debug (which counts its queries): the items, and
+// the fewer queries of two runs (a cache may be emptied between requests).
+func (f *siteFixture) sitesWith(t *testing.T, fields string) (queries int, items []map[string]any) {
+	t.Helper()
+	for range 2 {
+		res := f.admin.Do("POST", "/graphql", map[string]any{"query": `query($o: ID!) { organization(id: $o) {
+			sites { items { ` + fields + ` } } } }`, "variables": map[string]any{"o": f.org}}).Expect(http.StatusOK)
+		var out struct {
+			Data struct {
+				Organization struct {
+					Sites struct{ Items []map[string]any }
+				}
+			}
+		}
+		res.Decode(&out)
+		items = out.Data.Organization.Sites.Items
+		if n := atoi(t, res.Header.Get("X-SQL-Queries")); queries == 0 || n < queries {
+			queries = n
+		}
+	}
+	return queries, items
+}
+
 func TestSiteLifecycle(t *testing.T) {
 	t.Parallel()
 	f := newSiteFixture(t, 2)

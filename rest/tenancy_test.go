@@ -91,6 +91,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	shareLink := victim.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
 	file := uploadedFile(t, victim, space, "", "secret.txt", []byte("secret"))
 	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
@@ -130,7 +131,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
-		"conversationId": conversation, "issueId": issue, "clusterId": cluster,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -154,6 +155,9 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"moveSiteSpace":                       `{}`,
 		"updateSiteCustomizationById":         siteCustomizationBody,
 		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
+		"createSiteShareLink":                 `{"name":"Planted"}`,
+		"updateSiteShareLinkById":             `{"active":false}`,
+		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://eve.example/login"}`,
 		"updateMemberInOrganizationById":      `{"role":"read"}`,
 		"createOrganizationTeam":              `{"title":"Planted"}`,
 		"updateTeamInOrganizationById":        `{"title":"Pwned"}`,
@@ -210,6 +214,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
 			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
+			sitePath + "/share-links", sitePath + "/publishing/auth",
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",

@@ -112,6 +112,26 @@ func (v *SiteVisibility) UnmarshalGQL(x any) error {
 }
 func (v SiteVisibility) MarshalGQL(w io.Writer) { marshalEnum(w, v) }
 
+// VisitorAuthBackend is what signs in a site's visitors (visitor
+// authentication): "custom", the site owner's own login backend, which
+// signs visitors' tokens with the site's private key; or "integration", a
+// visitor-authentication integration installed on the site, which this
+// server does not run (updateSitePublishingAuth refuses it).
+type VisitorAuthBackend string
+
+const (
+	VisitorAuthCustom      VisitorAuthBackend = "custom"
+	VisitorAuthIntegration VisitorAuthBackend = "integration"
+)
+
+// AllVisitorAuthBackends lists the visitor authentication backends.
+var AllVisitorAuthBackends = []VisitorAuthBackend{VisitorAuthCustom, VisitorAuthIntegration}
+
+func (b *VisitorAuthBackend) UnmarshalGQL(v any) error {
+	return unmarshalEnum(b, v, "VisitorAuthBackend", AllVisitorAuthBackends)
+}
+func (b VisitorAuthBackend) MarshalGQL(w io.Writer) { marshalEnum(w, b) }
+
 // SiteType is a site's plan.
 type SiteType string
 

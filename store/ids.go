@@ -27,7 +27,8 @@ func randomString(n int) string {
 }
 
 // NewSecret returns a random URL-safe secret of 32 bytes of entropy, for API
-// tokens and share keys.
+// tokens, share keys and sites' private keys: 43 characters, base64url
+// unpadded.
 func NewSecret() string {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

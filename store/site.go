@@ -69,13 +69,19 @@ func SiteByHostname(ctx context.Context, db bun.IDB, host string) (*Site, error)
 	return GetSite(ctx, db, named.OrganizationID, named.SiteID)
 }
 
-// CreateSite inserts s.
+// CreateSite inserts s, with its visitor authentication settings (every
+// site has them): its owner's own backend, and a fresh private key.
 func CreateSite(ctx context.Context, db bun.IDB, s *Site) error {
-	if _, err := db.NewInsert().Model(s).Exec(ctx); err != nil {
-		return translate(err)
-	}
-	// Its address may have been an unknown one a reader remembers.
-	return siteChanged(ctx, db, s.OrganizationID, s.ID)
+	return RunInTx(ctx, db, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewInsert().Model(newSitePublishingAuth(s)).Exec(ctx); err != nil {
+			return err
+		}
+		// Its address may have been an unknown one a reader remembers.
+		return siteChanged(ctx, tx, s.OrganizationID, s.ID)
+	})
 }
 
 // LockSite returns site siteID of orgID locked for the rest of tx: every

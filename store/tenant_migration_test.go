@@ -77,18 +77,7 @@ func TestOrganizationIDMigrationFillsExistingRows(t *testing.T) {
 		t.Skip("the migrations before 0035 run on one PostgreSQL only")
 	}
 	ctx := context.Background()
-	db, err := store.OpenWith(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	// The database as it was before the migration.
-	if _, err := db.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.MigrateBefore(ctx, "0035"); err != nil {
-		t.Fatal(err)
-	}
+	db := databaseBefore(t, "0035")
 	for _, q := range rowsBefore0035 {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%v\n%s", err, q)
@@ -188,6 +177,26 @@ func TestOrganizationIDMigrationFillsExistingRows(t *testing.T) {
 	if !slices.Equal(orgs, []string{"ob/ob"}) {
 		t.Errorf("the new page and its body: %v", orgs)
 	}
+}
+
+// databaseBefore is a new database as it was before migration name: the
+// migrations before it applied, and nothing else. The test runs the rest
+// (db.Migrate) once it has written its rows.
+func databaseBefore(t *testing.T, name string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.OpenWith(ctx, pgtest.NewDatabase(t), store.Options{MaxConns: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(db.Close)
+	if _, err := db.ExecContext(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.MigrateBefore(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 func sortedCopy(s []string) []string {

@@ -62,6 +62,7 @@ type ResolverRoot interface {
 	Site() SiteResolver
 	SiteSection() SiteSectionResolver
 	SiteSectionGroup() SiteSectionGroupResolver
+	SiteShareLink() SiteShareLinkResolver
 	SiteSpace() SiteSpaceResolver
 	Space() SpaceResolver
 	Subscription() SubscriptionResolver
@@ -892,6 +893,7 @@ type ComplexityRoot struct {
 		CreateSite                          func(childComplexity int, organizationID string, input model.CreateSiteInput) int
 		CreateSiteSection                   func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionInput) int
 		CreateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) int
+		CreateSiteShareLink                 func(childComplexity int, organizationID string, siteID string, input model.CreateSiteShareLinkInput) int
 		CreateSiteSpace                     func(childComplexity int, organizationID string, siteID string, input model.CreateSiteSpaceInput) int
 		CreateSpace                         func(childComplexity int, organizationID string, input model.CreateSpaceInput) int
 		CreateTeam                          func(childComplexity int, organizationID string, input model.CreateTeamInput) int
@@ -907,6 +909,7 @@ type ComplexityRoot struct {
 		DeleteSite                          func(childComplexity int, organizationID string, id string) int
 		DeleteSiteSection                   func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string) int
+		DeleteSiteShareLink                 func(childComplexity int, organizationID string, siteID string, shareLinkID string) int
 		DeleteSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string) int
 		DeleteSiteSpaceCustomization        func(childComplexity int, organizationID string, siteID string, siteSpaceID string) int
 		DeleteSpace                         func(childComplexity int, id string) int
@@ -938,6 +941,7 @@ type ComplexityRoot struct {
 		PublishIntegration                  func(childComplexity int, name string, input model.PublishIntegrationInput) int
 		PublishSite                         func(childComplexity int, organizationID string, id string) int
 		PutOpenAPISpec                      func(childComplexity int, organizationID string, slug string, input model.PutOpenAPISpecInput) int
+		RegenerateSitePublishingAuth        func(childComplexity int, organizationID string, siteID string) int
 		RemoveCollectionTeamPermission      func(childComplexity int, collectionID string, teamID string) int
 		RemoveCollectionUserPermission      func(childComplexity int, collectionID string, userID string) int
 		RemoveMember                        func(childComplexity int, organizationID string, userID string) int
@@ -980,8 +984,10 @@ type ComplexityRoot struct {
 		UpdateSite                          func(childComplexity int, organizationID string, id string, input model.UpdateSiteInput) int
 		UpdateSiteAdaptiveSchema            func(childComplexity int, organizationID string, siteID string, input model.UpdateSiteAdaptiveSchemaInput) int
 		UpdateSiteCustomization             func(childComplexity int, organizationID string, siteID string, input model.CustomizationSettings) int
+		UpdateSitePublishingAuth            func(childComplexity int, organizationID string, siteID string, input model.UpdateSitePublishingAuthInput) int
 		UpdateSiteSection                   func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionInput) int
 		UpdateSiteSectionGroup              func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) int
+		UpdateSiteShareLink                 func(childComplexity int, organizationID string, siteID string, shareLinkID string, input model.UpdateSiteShareLinkInput) int
 		UpdateSiteSpace                     func(childComplexity int, organizationID string, siteID string, id string, input model.UpdateSiteSpaceInput) int
 		UpdateSpace                         func(childComplexity int, id string, input model.UpdateSpaceInput) int
 		UpdateSpaceTeamPermission           func(childComplexity int, spaceID string, teamID string, input model.UpdateContentPermissionInput) int
@@ -1484,9 +1490,11 @@ type ComplexityRoot struct {
 		Object          func(childComplexity int) int
 		Proxy           func(childComplexity int) int
 		Published       func(childComplexity int) int
+		PublishingAuth  func(childComplexity int) int
 		SectionGroups   func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Sections        func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ShareKey        func(childComplexity int) int
+		ShareLinks      func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		SiteSpace       func(childComplexity int, id string) int
 		SiteSpaceList   func(childComplexity int, page *string, limit *int, first *int, after *string, defaultArg *bool) int
 		SiteSpaces      func(childComplexity int) int
@@ -1545,6 +1553,13 @@ type ComplexityRoot struct {
 		Target func(childComplexity int) int
 	}
 
+	SitePublishingAuth struct {
+		Backend     func(childComplexity int) int
+		FallbackURL func(childComplexity int) int
+		Object      func(childComplexity int) int
+		PrivateKey  func(childComplexity int) int
+	}
+
 	SiteSection struct {
 		Condition   func(childComplexity int) int
 		Description func(childComplexity int) int
@@ -1598,6 +1613,34 @@ type ComplexityRoot struct {
 	}
 
 	SiteSectionURLs struct {
+		Published func(childComplexity int) int
+	}
+
+	SiteShareLink struct {
+		Active    func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Key       func(childComplexity int) int
+		Name      func(childComplexity int) int
+		Object    func(childComplexity int) int
+		Urls      func(childComplexity int) int
+	}
+
+	SiteShareLinkEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	SiteShareLinkList struct {
+		Count    func(childComplexity int) int
+		Edges    func(childComplexity int) int
+		Items    func(childComplexity int) int
+		Next     func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SiteShareLinkURLs struct {
+		Location  func(childComplexity int) int
 		Published func(childComplexity int) int
 	}
 
@@ -2115,6 +2158,11 @@ type MutationResolver interface {
 	UpdateSiteCustomization(ctx context.Context, organizationID string, siteID string, input model.CustomizationSettings) (*store.Site, error)
 	OverrideSiteSpaceCustomization(ctx context.Context, organizationID string, siteID string, siteSpaceID string, input model.CustomizationSettings) (*store.SiteSpace, error)
 	DeleteSiteSpaceCustomization(ctx context.Context, organizationID string, siteID string, siteSpaceID string) (bool, error)
+	CreateSiteShareLink(ctx context.Context, organizationID string, siteID string, input model.CreateSiteShareLinkInput) (*store.SiteShareLink, error)
+	UpdateSiteShareLink(ctx context.Context, organizationID string, siteID string, shareLinkID string, input model.UpdateSiteShareLinkInput) (*store.SiteShareLink, error)
+	DeleteSiteShareLink(ctx context.Context, organizationID string, siteID string, shareLinkID string) (bool, error)
+	UpdateSitePublishingAuth(ctx context.Context, organizationID string, siteID string, input model.UpdateSitePublishingAuthInput) (*store.SitePublishingAuth, error)
+	RegenerateSitePublishingAuth(ctx context.Context, organizationID string, siteID string) (*store.SitePublishingAuth, error)
 	CreateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, input model.CreateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
 	UpdateSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string, input model.UpdateSiteSectionGroupInput) (*store.SiteSectionGroup, error)
 	DeleteSiteSectionGroup(ctx context.Context, organizationID string, siteID string, id string) (bool, error)
@@ -2284,6 +2332,8 @@ type SiteResolver interface {
 	AdaptiveSchema(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveSchema, error)
 	Customization(ctx context.Context, obj *store.Site) (model.CustomizationSettings, error)
 	SiteSpace(ctx context.Context, obj *store.Site, id string) (*store.SiteSpace, error)
+	ShareLinks(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string) (*model.List[*store.SiteShareLink], error)
+	PublishingAuth(ctx context.Context, obj *store.Site) (*store.SitePublishingAuth, error)
 }
 type SiteSectionResolver interface {
 	SiteSpaces(ctx context.Context, obj *store.SiteSection) ([]*store.SiteSpace, error)
@@ -2292,6 +2342,9 @@ type SiteSectionResolver interface {
 type SiteSectionGroupResolver interface {
 	Children(ctx context.Context, obj *store.SiteSectionGroup) ([]store.StructureItem, error)
 	Sections(ctx context.Context, obj *store.SiteSectionGroup) ([]*store.SiteSection, error)
+}
+type SiteShareLinkResolver interface {
+	Urls(ctx context.Context, obj *store.SiteShareLink) (*model.SiteShareLinkURLs, error)
 }
 type SiteSpaceResolver interface {
 	Space(ctx context.Context, obj *store.SiteSpace) (*store.Space, error)
@@ -5611,6 +5664,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CreateSiteSectionGroupInput)), true
+	case "Mutation.createSiteShareLink":
+		if e.ComplexityRoot.Mutation.CreateSiteShareLink == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSiteShareLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSiteShareLink(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CreateSiteShareLinkInput)), true
 	case "Mutation.createSiteSpace":
 		if e.ComplexityRoot.Mutation.CreateSiteSpace == nil {
 			break
@@ -5776,6 +5840,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string)), true
+	case "Mutation.deleteSiteShareLink":
+		if e.ComplexityRoot.Mutation.DeleteSiteShareLink == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSiteShareLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSiteShareLink(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["shareLinkId"].(string)), true
 	case "Mutation.deleteSiteSpace":
 		if e.ComplexityRoot.Mutation.DeleteSiteSpace == nil {
 			break
@@ -6117,6 +6192,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PutOpenAPISpec(childComplexity, args["organizationId"].(string), args["slug"].(string), args["input"].(model.PutOpenAPISpecInput)), true
+	case "Mutation.regenerateSitePublishingAuth":
+		if e.ComplexityRoot.Mutation.RegenerateSitePublishingAuth == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_regenerateSitePublishingAuth_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RegenerateSitePublishingAuth(childComplexity, args["organizationId"].(string), args["siteId"].(string)), true
 	case "Mutation.removeCollectionTeamPermission":
 		if e.ComplexityRoot.Mutation.RemoveCollectionTeamPermission == nil {
 			break
@@ -6579,6 +6665,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSiteCustomization(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.CustomizationSettings)), true
+	case "Mutation.updateSitePublishingAuth":
+		if e.ComplexityRoot.Mutation.UpdateSitePublishingAuth == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSitePublishingAuth_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSitePublishingAuth(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["input"].(model.UpdateSitePublishingAuthInput)), true
 	case "Mutation.updateSiteSection":
 		if e.ComplexityRoot.Mutation.UpdateSiteSection == nil {
 			break
@@ -6601,6 +6698,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateSiteSectionGroup(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["id"].(string), args["input"].(model.UpdateSiteSectionGroupInput)), true
+	case "Mutation.updateSiteShareLink":
+		if e.ComplexityRoot.Mutation.UpdateSiteShareLink == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSiteShareLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSiteShareLink(childComplexity, args["organizationId"].(string), args["siteId"].(string), args["shareLinkId"].(string), args["input"].(model.UpdateSiteShareLinkInput)), true
 	case "Mutation.updateSiteSpace":
 		if e.ComplexityRoot.Mutation.UpdateSiteSpace == nil {
 			break
@@ -8905,6 +9013,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Published(childComplexity), true
+	case "Site.publishingAuth":
+		if e.ComplexityRoot.Site.PublishingAuth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.PublishingAuth(childComplexity), true
 	case "Site.sectionGroups":
 		if e.ComplexityRoot.Site.SectionGroups == nil {
 			break
@@ -8933,6 +9047,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.ShareKey(childComplexity), true
+	case "Site.shareLinks":
+		if e.ComplexityRoot.Site.ShareLinks == nil {
+			break
+		}
+
+		args, err := ec.field_Site_shareLinks_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.ShareLinks(childComplexity, args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Site.siteSpace":
 		if e.ComplexityRoot.Site.SiteSpace == nil {
 			break
@@ -9126,6 +9251,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteProxy.Target(childComplexity), true
+
+	case "SitePublishingAuth.backend":
+		if e.ComplexityRoot.SitePublishingAuth.Backend == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePublishingAuth.Backend(childComplexity), true
+	case "SitePublishingAuth.fallbackURL":
+		if e.ComplexityRoot.SitePublishingAuth.FallbackURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePublishingAuth.FallbackURL(childComplexity), true
+	case "SitePublishingAuth.object":
+		if e.ComplexityRoot.SitePublishingAuth.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePublishingAuth.Object(childComplexity), true
+	case "SitePublishingAuth.privateKey":
+		if e.ComplexityRoot.SitePublishingAuth.PrivateKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePublishingAuth.PrivateKey(childComplexity), true
 
 	case "SiteSection.condition":
 		if e.ComplexityRoot.SiteSection.Condition == nil {
@@ -9343,6 +9493,106 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SiteSectionURLs.Published(childComplexity), true
+
+	case "SiteShareLink.active":
+		if e.ComplexityRoot.SiteShareLink.Active == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.Active(childComplexity), true
+	case "SiteShareLink.createdAt":
+		if e.ComplexityRoot.SiteShareLink.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.CreatedAt(childComplexity), true
+	case "SiteShareLink.id":
+		if e.ComplexityRoot.SiteShareLink.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.ID(childComplexity), true
+	case "SiteShareLink.key":
+		if e.ComplexityRoot.SiteShareLink.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.Key(childComplexity), true
+	case "SiteShareLink.name":
+		if e.ComplexityRoot.SiteShareLink.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.Name(childComplexity), true
+	case "SiteShareLink.object":
+		if e.ComplexityRoot.SiteShareLink.Object == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.Object(childComplexity), true
+	case "SiteShareLink.urls":
+		if e.ComplexityRoot.SiteShareLink.Urls == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLink.Urls(childComplexity), true
+
+	case "SiteShareLinkEdge.cursor":
+		if e.ComplexityRoot.SiteShareLinkEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkEdge.Cursor(childComplexity), true
+	case "SiteShareLinkEdge.node":
+		if e.ComplexityRoot.SiteShareLinkEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkEdge.Node(childComplexity), true
+
+	case "SiteShareLinkList.count":
+		if e.ComplexityRoot.SiteShareLinkList.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkList.Count(childComplexity), true
+	case "SiteShareLinkList.edges":
+		if e.ComplexityRoot.SiteShareLinkList.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkList.Edges(childComplexity), true
+	case "SiteShareLinkList.items":
+		if e.ComplexityRoot.SiteShareLinkList.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkList.Items(childComplexity), true
+	case "SiteShareLinkList.next":
+		if e.ComplexityRoot.SiteShareLinkList.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkList.Next(childComplexity), true
+	case "SiteShareLinkList.pageInfo":
+		if e.ComplexityRoot.SiteShareLinkList.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkList.PageInfo(childComplexity), true
+
+	case "SiteShareLinkURLs.location":
+		if e.ComplexityRoot.SiteShareLinkURLs.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkURLs.Location(childComplexity), true
+	case "SiteShareLinkURLs.published":
+		if e.ComplexityRoot.SiteShareLinkURLs.Published == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SiteShareLinkURLs.Published(childComplexity), true
 
 	case "SiteSpace.condition":
 		if e.ComplexityRoot.SiteSpace.Condition == nil {
@@ -12839,6 +13089,20 @@ type Site implements Node {
   customization: SiteCustomizationSettings
   "A site space of the site, by id: null (NOT_FOUND) when it has none the caller may see."
   siteSpace(id: ID!): SiteSpace
+  """
+  The site's share links, oldest first: addresses that open a share-link
+  site to whoever holds one, each with a key of its own. For those who may
+  manage the site (the create role or higher), as ` + "`" + `shareKey` + "`" + ` is: other
+  members get null and a FORBIDDEN error.
+  """
+  shareLinks(page: String, limit: Int, first: Int, after: String): SiteShareLinkList
+  """
+  The site's visitor authentication settings: the private key the site
+  owner's login backend signs visitors' tokens with, and where refused
+  visitors are sent. For those who may manage the site (the create role or
+  higher), as ` + "`" + `shareKey` + "`" + ` is: other members get null and a FORBIDDEN error.
+  """
+  publishingAuth: SitePublishingAuth
 }
 
 "Where a site is served through a proxy."
@@ -13075,6 +13339,117 @@ type SiteEdge {
   "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
   cursor: String!
   node: Site!
+}
+
+"""
+A share link of a site (GitBook's ` + "`" + `ShareLink` + "`" + `): an address that opens the
+site to whoever holds it while the link is active, on a site whose
+visibility is ` + "`" + `share-link` + "`" + `. Its key is a random secret of its own, never
+its id. For those who may manage the site.
+"""
+type SiteShareLink {
+  "Always ` + "`" + `share-link` + "`" + `."
+  object: String!
+  "Id of the share link (not its key)."
+  id: ID!
+  "When the link was created."
+  createdAt: DateTime!
+  "What tells the link apart for the site's managers: at most 50 characters."
+  name: String!
+  "Whether the link's key opens the site: false once it is turned off."
+  active: Boolean!
+  "The secret the link's address carries (` + "`" + `?share=<key>` + "`" + `): 256 random bits, base64url."
+  key: String!
+  "Addresses of the link."
+  urls: SiteShareLinkURLs!
+}
+
+"Addresses of a share link."
+type SiteShareLinkURLs {
+  "The share link in the API, where it is changed and deleted."
+  location: String!
+  "The published site with the link's key (` + "`" + `?share=<key>` + "`" + `); only when the site is published."
+  published: String
+}
+
+"A page of share links."
+type SiteShareLinkList {
+  "The share links of this page."
+  items: [SiteShareLink!]!
+  "The same items as ` + "`" + `items` + "`" + `, in the same order, each with its cursor (Relay connections)."
+  edges: [SiteShareLinkEdge!]!
+  "Number of items in this page: the length of ` + "`" + `items` + "`" + ` (the specification's ` + "`" + `count` + "`" + `, 1.2), not the list's total."
+  count: Int!
+  "Where the next page starts; null on the last page."
+  next: ListNext
+  "Where this page sits in the list."
+  pageInfo: PageInfo!
+}
+
+"An item of a ` + "`" + `SiteShareLinkList` + "`" + `, with its cursor."
+type SiteShareLinkEdge {
+  "Pass as ` + "`" + `after` + "`" + ` (or ` + "`" + `page` + "`" + `) to list the items that follow this one."
+  cursor: String!
+  "The share link."
+  node: SiteShareLink!
+}
+
+"What signs in the visitors of a site with visitor authentication."
+enum VisitorAuthBackend {
+  "The site owner's own login backend, which signs visitors' tokens (JWT, HS256) with the site's private key."
+  custom
+  """
+  A visitor-authentication integration installed on the site. This server
+  runs none: refused as input (BAD_REQUEST naming ` + "`" + `backend` + "`" + `).
+  """
+  integration
+}
+
+"""
+A site's visitor authentication settings (GitBook's ` + "`" + `SitePublishingAuth` + "`" + `).
+Every site has them from its creation, with a private key of its own. For
+those who may manage the site.
+"""
+type SitePublishingAuth {
+  "Always ` + "`" + `publishing-auth` + "`" + `."
+  object: String!
+  "What signs visitors in: ` + "`" + `custom` + "`" + `, the site owner's own login backend."
+  backend: VisitorAuthBackend!
+  """
+  The secret the site owner's login backend signs visitors' tokens with
+  (JWT, HS256, this string's bytes as the HMAC key): 256 random bits,
+  base64url. regenerateSitePublishingAuth replaces it with a new one, and
+  the old one is gone.
+  """
+  privateKey: String!
+  "Where a visitor whose token is refused is sent: an absolute http(s) URL; null when unset."
+  fallbackURL: String
+}
+
+"A new share link of a site."
+input CreateSiteShareLinkInput {
+  "What tells the link apart: at most 50 characters."
+  name: String!
+}
+
+"Changes to a share link: at least one; absent fields are left as they are."
+input UpdateSiteShareLinkInput {
+  "False turns the link off (its key opens nothing), true turns it on again."
+  active: Boolean
+  "At most 50 characters."
+  name: String
+}
+
+"Changes to a site's visitor authentication settings."
+input UpdateSitePublishingAuthInput {
+  """
+  What signs visitors in: ` + "`" + `custom` + "`" + `. ` + "`" + `integration` + "`" + ` is refused (BAD_REQUEST
+  naming ` + "`" + `backend` + "`" + `): this server runs no visitor-authentication
+  integrations.
+  """
+  backend: VisitorAuthBackend!
+  "Where refused visitors are sent: an absolute http(s) URL of at most 2048 characters. Null unsets it; absent keeps it."
+  fallbackURL: String
 }
 
 "A page of section groups."
@@ -14736,6 +15111,16 @@ type Mutation {
   overrideSiteSpaceCustomization(organizationId: ID!, siteId: ID!, siteSpaceId: ID!, input: SiteCustomizationOverrides!): SiteSpace!
   "Removes every override of a site space (organization admins): it has its site's settings again. True when it had any."
   deleteSiteSpaceCustomization(organizationId: ID!, siteId: ID!, siteSpaceId: ID!): Boolean!
+  "Creates a share link of a site, with a fresh key (for those who may manage the site)."
+  createSiteShareLink(organizationId: ID!, siteId: ID!, input: CreateSiteShareLinkInput!): SiteShareLink!
+  "Renames a share link, or turns it off or on again (for those who may manage the site)."
+  updateSiteShareLink(organizationId: ID!, siteId: ID!, shareLinkId: ID!, input: UpdateSiteShareLinkInput!): SiteShareLink!
+  "Deletes a share link (for those who may manage the site). True when there was one (REST 205, else 204)."
+  deleteSiteShareLink(organizationId: ID!, siteId: ID!, shareLinkId: ID!): Boolean!
+  "Changes a site's visitor authentication settings (for those who may manage the site)."
+  updateSitePublishingAuth(organizationId: ID!, siteId: ID!, input: UpdateSitePublishingAuthInput!): SitePublishingAuth!
+  "Gives a site a new private key for visitor authentication, replacing the old one (for those who may manage the site)."
+  regenerateSitePublishingAuth(organizationId: ID!, siteId: ID!): SitePublishingAuth!
   "Adds a section group."
   createSiteSectionGroup(organizationId: ID!, siteId: ID!, input: CreateSiteSectionGroupInput!): SiteSectionGroup!
   "Updates a section group."
@@ -17385,6 +17770,10 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_customization(ctx, field)
 	case "siteSpace":
 		return ec.fieldContext_Site_siteSpace(ctx, field)
+	case "shareLinks":
+		return ec.fieldContext_Site_shareLinks(ctx, field)
+	case "publishingAuth":
+		return ec.fieldContext_Site_publishingAuth(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -17483,6 +17872,20 @@ func (ec *executionContext) childFields_SiteProxy(ctx context.Context, field gra
 		return ec.fieldContext_SiteProxy_target(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SiteProxy", field.Name)
+}
+
+func (ec *executionContext) childFields_SitePublishingAuth(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SitePublishingAuth_object(ctx, field)
+	case "backend":
+		return ec.fieldContext_SitePublishingAuth_backend(ctx, field)
+	case "privateKey":
+		return ec.fieldContext_SitePublishingAuth_privateKey(ctx, field)
+	case "fallbackURL":
+		return ec.fieldContext_SitePublishingAuth_fallbackURL(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SitePublishingAuth", field.Name)
 }
 
 func (ec *executionContext) childFields_SiteSection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -17595,6 +17998,62 @@ func (ec *executionContext) childFields_SiteSectionURLs(ctx context.Context, fie
 		return ec.fieldContext_SiteSectionURLs_published(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SiteSectionURLs", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteShareLink(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "object":
+		return ec.fieldContext_SiteShareLink_object(ctx, field)
+	case "id":
+		return ec.fieldContext_SiteShareLink_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_SiteShareLink_createdAt(ctx, field)
+	case "name":
+		return ec.fieldContext_SiteShareLink_name(ctx, field)
+	case "active":
+		return ec.fieldContext_SiteShareLink_active(ctx, field)
+	case "key":
+		return ec.fieldContext_SiteShareLink_key(ctx, field)
+	case "urls":
+		return ec.fieldContext_SiteShareLink_urls(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteShareLink", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteShareLinkEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SiteShareLinkEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SiteShareLinkEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteShareLinkEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteShareLinkList(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "items":
+		return ec.fieldContext_SiteShareLinkList_items(ctx, field)
+	case "edges":
+		return ec.fieldContext_SiteShareLinkList_edges(ctx, field)
+	case "count":
+		return ec.fieldContext_SiteShareLinkList_count(ctx, field)
+	case "next":
+		return ec.fieldContext_SiteShareLinkList_next(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SiteShareLinkList_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteShareLinkList", field.Name)
+}
+
+func (ec *executionContext) childFields_SiteShareLinkURLs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "location":
+		return ec.fieldContext_SiteShareLinkURLs_location(ctx, field)
+	case "published":
+		return ec.fieldContext_SiteShareLinkURLs_published(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SiteShareLinkURLs", field.Name)
 }
 
 func (ec *executionContext) childFields_SiteSpace(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -19459,6 +19918,36 @@ func (ec *executionContext) field_Mutation_createSiteSection_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createSiteShareLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSiteShareLinkInput, error) {
+			return ec.unmarshalNCreateSiteShareLinkInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteShareLinkInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createSiteSpace_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -19858,6 +20347,36 @@ func (ec *executionContext) field_Mutation_deleteSiteSection_args(ctx context.Co
 		return nil, err
 	}
 	args["id"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteSiteShareLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "shareLinkId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["shareLinkId"] = arg2
 	return args, nil
 }
 
@@ -20682,6 +21201,28 @@ func (ec *executionContext) field_Mutation_putOpenAPISpec_args(ctx context.Conte
 		return nil, err
 	}
 	args["input"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_regenerateSitePublishingAuth_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
 	return args, nil
 }
 
@@ -21827,6 +22368,36 @@ func (ec *executionContext) field_Mutation_updateSiteCustomization_args(ctx cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updateSitePublishingAuth_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSitePublishingAuthInput, error) {
+			return ec.unmarshalNUpdateSitePublishingAuthInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSitePublishingAuthInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updateSiteSectionGroup_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -21895,6 +22466,44 @@ func (ec *executionContext) field_Mutation_updateSiteSection_args(ctx context.Co
 	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateSiteSectionInput, error) {
 			return ec.unmarshalNUpdateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSiteShareLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "organizationId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["organizationId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "siteId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["siteId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "shareLinkId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["shareLinkId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteShareLinkInput, error) {
+			return ec.unmarshalNUpdateSiteShareLinkInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteShareLinkInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -23706,6 +24315,44 @@ func (ec *executionContext) field_Site_sectionGroups_args(ctx context.Context, r
 }
 
 func (ec *executionContext) field_Site_sections_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_shareLinks_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "page",
@@ -40547,6 +41194,226 @@ func (ec *executionContext) fieldContext_Mutation_deleteSiteSpaceCustomization(c
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createSiteShareLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSiteShareLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSiteShareLink(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.CreateSiteShareLinkInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteShareLink) graphql.Marshaler {
+			return ec.marshalNSiteShareLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLink(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSiteShareLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLink(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSiteShareLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSiteShareLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSiteShareLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSiteShareLink(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["shareLinkId"].(string), fc.Args["input"].(model.UpdateSiteShareLinkInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteShareLink) graphql.Marshaler {
+			return ec.marshalNSiteShareLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLink(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSiteShareLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLink(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSiteShareLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSiteShareLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSiteShareLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSiteShareLink(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["shareLinkId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSiteShareLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSiteShareLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSitePublishingAuth(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSitePublishingAuth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSitePublishingAuth(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string), fc.Args["input"].(model.UpdateSitePublishingAuthInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SitePublishingAuth) graphql.Marshaler {
+			return ec.marshalNSitePublishingAuth2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSitePublishingAuth(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSitePublishingAuth(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SitePublishingAuth(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSitePublishingAuth_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_regenerateSitePublishingAuth(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_regenerateSitePublishingAuth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RegenerateSitePublishingAuth(ctx, fc.Args["organizationId"].(string), fc.Args["siteId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SitePublishingAuth) graphql.Marshaler {
+			return ec.marshalNSitePublishingAuth2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSitePublishingAuth(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_regenerateSitePublishingAuth(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SitePublishingAuth(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_regenerateSitePublishingAuth_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createSiteSectionGroup(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -51919,6 +52786,82 @@ func (ec *executionContext) fieldContext_Site_siteSpace(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Site_shareLinks(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_shareLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().ShareLinks(ctx, obj, fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*store.SiteShareLink]) graphql.Marshaler {
+			return ec.marshalOSiteShareLinkList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_shareLinks(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLinkList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_shareLinks_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_publishingAuth(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_publishingAuth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().PublishingAuth(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SitePublishingAuth) graphql.Marshaler {
+			return ec.marshalOSitePublishingAuth2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSitePublishingAuth(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_publishingAuth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SitePublishingAuth(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SiteAdaptiveContent_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SiteAdaptiveContent) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52454,6 +53397,98 @@ func (ec *executionContext) _SiteProxy_target(ctx context.Context, field graphql
 }
 func (ec *executionContext) fieldContext_SiteProxy_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteProxy", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SitePublishingAuth_object(ctx context.Context, field graphql.CollectedField, obj *store.SitePublishingAuth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePublishingAuth_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePublishingAuth_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SitePublishingAuth", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SitePublishingAuth_backend(ctx context.Context, field graphql.CollectedField, obj *store.SitePublishingAuth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePublishingAuth_backend(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Backend, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v store.VisitorAuthBackend) graphql.Marshaler {
+			return ec.marshalNVisitorAuthBackend2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐVisitorAuthBackend(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePublishingAuth_backend(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SitePublishingAuth", field, false, false, errors.New("field of type VisitorAuthBackend does not have child fields"))
+}
+
+func (ec *executionContext) _SitePublishingAuth_privateKey(ctx context.Context, field graphql.CollectedField, obj *store.SitePublishingAuth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePublishingAuth_privateKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PrivateKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePublishingAuth_privateKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SitePublishingAuth", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SitePublishingAuth_fallbackURL(ctx context.Context, field graphql.CollectedField, obj *store.SitePublishingAuth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePublishingAuth_fallbackURL(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FallbackURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SitePublishingAuth_fallbackURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SitePublishingAuth", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SiteSection_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSection) (ret graphql.Marshaler) {
@@ -53376,6 +54411,428 @@ func (ec *executionContext) _SiteSectionURLs_published(ctx context.Context, fiel
 }
 func (ec *executionContext) fieldContext_SiteSectionURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SiteSectionURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_object(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Object(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_object(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, true, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_id(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_createdAt(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_name(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_active(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_active(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Active, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_active(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_key(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLink", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLink_urls(ctx context.Context, field graphql.CollectedField, obj *store.SiteShareLink) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLink_urls(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SiteShareLink().Urls(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SiteShareLinkURLs) graphql.Marshaler {
+			return ec.marshalNSiteShareLinkURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteShareLinkURLs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLink_urls(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLink",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLinkURLs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLinkEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLinkEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *store.SiteShareLink) graphql.Marshaler {
+			return ec.marshalNSiteShareLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLink(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLinkEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkList_items(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkList_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*store.SiteShareLink) graphql.Marshaler {
+			return ec.marshalNSiteShareLink2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLinkᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkList_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLink(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkList_edges(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkList_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Edge[*store.SiteShareLink]) graphql.Marshaler {
+			return ec.marshalNSiteShareLinkEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkList_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLinkList",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SiteShareLinkEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkList_count(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkList_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count(), nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkList_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLinkList", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLinkList_next(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkList_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Next, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ListNext) graphql.Marshaler {
+			return ec.marshalOListNext2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐListNext(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkList_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ListNext(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkList_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.List[*store.SiteShareLink]) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkList_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkList_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SiteShareLinkList",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SiteShareLinkURLs_location(ctx context.Context, field graphql.CollectedField, obj *model.SiteShareLinkURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkURLs_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Location, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkURLs_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLinkURLs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SiteShareLinkURLs_published(ctx context.Context, field graphql.CollectedField, obj *model.SiteShareLinkURLs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SiteShareLinkURLs_published(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Published, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SiteShareLinkURLs_published(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SiteShareLinkURLs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _SiteSpace_object(ctx context.Context, field graphql.CollectedField, obj *store.SiteSpace) (ret graphql.Marshaler) {
@@ -60123,6 +61580,36 @@ func (ec *executionContext) unmarshalInputCreateSiteSectionInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateSiteShareLinkInput(ctx context.Context, obj any) (model.CreateSiteShareLinkInput, error) {
+	var it model.CreateSiteShareLinkInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateSiteSpaceInput(ctx context.Context, obj any) (model.CreateSiteSpaceInput, error) {
 	var it model.CreateSiteSpaceInput
 	if obj == nil {
@@ -62550,6 +64037,43 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateSitePublishingAuthInput(ctx context.Context, obj any) (model.UpdateSitePublishingAuthInput, error) {
+	var it model.UpdateSitePublishingAuthInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"backend", "fallbackURL"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "backend":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("backend"))
+			data, err := ec.unmarshalNVisitorAuthBackend2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐVisitorAuthBackend(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Backend = data
+		case "fallbackURL":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("fallbackURL"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.FallbackURL = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateSiteSectionGroupInput(ctx context.Context, obj any) (model.UpdateSiteSectionGroupInput, error) {
 	var it model.UpdateSiteSectionGroupInput
 	if obj == nil {
@@ -62647,6 +64171,43 @@ func (ec *executionContext) unmarshalInputUpdateSiteSectionInput(ctx context.Con
 				return it, err
 			}
 			it.Description = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateSiteShareLinkInput(ctx context.Context, obj any) (model.UpdateSiteShareLinkInput, error) {
+	var it model.UpdateSiteShareLinkInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"active", "name"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "active":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("active"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Active = graphql.OmittableOf(data)
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -72906,6 +74467,41 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createSiteShareLink":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSiteShareLink(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSiteShareLink":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSiteShareLink(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSiteShareLink":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSiteShareLink(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSitePublishingAuth":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSitePublishingAuth(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "regenerateSitePublishingAuth":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_regenerateSitePublishingAuth(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "createSiteSectionGroup":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createSiteSectionGroup(ctx, field)
@@ -79770,6 +81366,82 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "shareLinks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_shareLinks(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "publishingAuth":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_publishingAuth(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -80170,6 +81842,59 @@ func (ec *executionContext) _SiteProxy(ctx context.Context, sel ast.SelectionSet
 		case "target":
 			out.Values[i] = ec._SiteProxy_target(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sitePublishingAuthImplementors = []string{"SitePublishingAuth"}
+
+func (ec *executionContext) _SitePublishingAuth(ctx context.Context, sel ast.SelectionSet, obj *store.SitePublishingAuth) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sitePublishingAuthImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SitePublishingAuth")
+		case "object":
+			out.Values[i] = ec._SitePublishingAuth_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "backend":
+			out.Values[i] = ec._SitePublishingAuth_backend(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "privateKey":
+			out.Values[i] = ec._SitePublishingAuth_privateKey(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "fallbackURL":
+			out.Values[i] = ec._SitePublishingAuth_fallbackURL(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -80773,6 +82498,251 @@ func (ec *executionContext) _SiteSectionURLs(ctx context.Context, sel ast.Select
 			out.Values[i] = graphql.MarshalString("SiteSectionURLs")
 		case "published":
 			out.Values[i] = ec._SiteSectionURLs_published(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteShareLinkImplementors = []string{"SiteShareLink"}
+
+func (ec *executionContext) _SiteShareLink(ctx context.Context, sel ast.SelectionSet, obj *store.SiteShareLink) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteShareLinkImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteShareLink")
+		case "object":
+			out.Values[i] = ec._SiteShareLink_object(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "id":
+			out.Values[i] = ec._SiteShareLink_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._SiteShareLink_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._SiteShareLink_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "active":
+			out.Values[i] = ec._SiteShareLink_active(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "key":
+			out.Values[i] = ec._SiteShareLink_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "urls":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SiteShareLink_urls(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteShareLinkEdgeImplementors = []string{"SiteShareLinkEdge"}
+
+func (ec *executionContext) _SiteShareLinkEdge(ctx context.Context, sel ast.SelectionSet, obj *model.Edge[*store.SiteShareLink]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteShareLinkEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteShareLinkEdge")
+		case "cursor":
+			out.Values[i] = ec._SiteShareLinkEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SiteShareLinkEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteShareLinkListImplementors = []string{"SiteShareLinkList"}
+
+func (ec *executionContext) _SiteShareLinkList(ctx context.Context, sel ast.SelectionSet, obj *model.List[*store.SiteShareLink]) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteShareLinkListImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteShareLinkList")
+		case "items":
+			out.Values[i] = ec._SiteShareLinkList_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "edges":
+			out.Values[i] = ec._SiteShareLinkList_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._SiteShareLinkList_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "next":
+			out.Values[i] = ec._SiteShareLinkList_next(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SiteShareLinkList_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var siteShareLinkURLsImplementors = []string{"SiteShareLinkURLs"}
+
+func (ec *executionContext) _SiteShareLinkURLs(ctx context.Context, sel ast.SelectionSet, obj *model.SiteShareLinkURLs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteShareLinkURLsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SiteShareLinkURLs")
+		case "location":
+			out.Values[i] = ec._SiteShareLinkURLs_location(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "published":
+			out.Values[i] = ec._SiteShareLinkURLs_published(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
@@ -85443,6 +87413,11 @@ func (ec *executionContext) unmarshalNCreateSiteSectionInput2githubᚗcomᚋdocs
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCreateSiteShareLinkInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteShareLinkInput(ctx context.Context, v any) (model.CreateSiteShareLinkInput, error) {
+	res, err := ec.unmarshalInputCreateSiteShareLinkInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNCreateSiteSpaceInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐCreateSiteSpaceInput(ctx context.Context, v any) (model.CreateSiteSpaceInput, error) {
 	res, err := ec.unmarshalInputCreateSiteSpaceInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -87893,6 +89868,16 @@ func (ec *executionContext) marshalNSiteList2ᚖgithubᚗcomᚋdocsapiᚋdocsapi
 	return ec._SiteList(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSitePublishingAuth2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSitePublishingAuth(ctx context.Context, sel ast.SelectionSet, v *store.SitePublishingAuth) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SitePublishingAuth(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSiteSection2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSection) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -88051,6 +90036,68 @@ func (ec *executionContext) marshalNSiteSectionURLs2ᚖgithubᚗcomᚋdocsapiᚋ
 		return graphql.Null
 	}
 	return ec._SiteSectionURLs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteShareLink2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLinkᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteShareLink) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteShareLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLink(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteShareLink2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteShareLink(ctx context.Context, sel ast.SelectionSet, v *store.SiteShareLink) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteShareLink(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteShareLinkEdge2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Edge[*store.SiteShareLink]) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSiteShareLinkEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSiteShareLinkEdge2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐEdge(ctx context.Context, sel ast.SelectionSet, v *model.Edge[*store.SiteShareLink]) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteShareLinkEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSiteShareLinkURLs2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteShareLinkURLs(ctx context.Context, sel ast.SelectionSet, v *model.SiteShareLinkURLs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SiteShareLinkURLs(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSiteSpace2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpaceᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSpace) graphql.Marshaler {
@@ -88761,6 +90808,11 @@ func (ec *executionContext) unmarshalNUpdateSiteInput2githubᚗcomᚋdocsapiᚋd
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNUpdateSitePublishingAuthInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSitePublishingAuthInput(ctx context.Context, v any) (model.UpdateSitePublishingAuthInput, error) {
+	res, err := ec.unmarshalInputUpdateSitePublishingAuthInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUpdateSiteSectionGroupInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionGroupInput(ctx context.Context, v any) (model.UpdateSiteSectionGroupInput, error) {
 	res, err := ec.unmarshalInputUpdateSiteSectionGroupInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -88768,6 +90820,11 @@ func (ec *executionContext) unmarshalNUpdateSiteSectionGroupInput2githubᚗcom�
 
 func (ec *executionContext) unmarshalNUpdateSiteSectionInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteSectionInput(ctx context.Context, v any) (model.UpdateSiteSectionInput, error) {
 	res, err := ec.unmarshalInputUpdateSiteSectionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteShareLinkInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐUpdateSiteShareLinkInput(ctx context.Context, v any) (model.UpdateSiteShareLinkInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteShareLinkInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -88902,6 +90959,16 @@ func (ec *executionContext) marshalNVersionContext2ᚖgithubᚗcomᚋdocsapiᚋd
 		return graphql.Null
 	}
 	return ec._VersionContext(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNVisitorAuthBackend2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐVisitorAuthBackend(ctx context.Context, v any) (store.VisitorAuthBackend, error) {
+	var res store.VisitorAuthBackend
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNVisitorAuthBackend2githubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐVisitorAuthBackend(ctx context.Context, sel ast.SelectionSet, v store.VisitorAuthBackend) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -90060,6 +92127,13 @@ func (ec *executionContext) marshalOSiteProxy2ᚖgithubᚗcomᚋdocsapiᚋdocsap
 	return ec._SiteProxy(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOSitePublishingAuth2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSitePublishingAuth(ctx context.Context, sel ast.SelectionSet, v *store.SitePublishingAuth) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SitePublishingAuth(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOSiteSectionMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionMovePosition(ctx context.Context, v any) (*model.SiteSectionMovePosition, error) {
 	if v == nil {
 		return nil, nil
@@ -90074,6 +92148,13 @@ func (ec *executionContext) unmarshalOSiteSectionPointer2ᚖgithubᚗcomᚋdocsa
 	}
 	res, err := ec.unmarshalInputSiteSectionPointer(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSiteShareLinkList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx context.Context, sel ast.SelectionSet, v *model.List[*store.SiteShareLink]) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._SiteShareLinkList(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOSiteSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSpace(ctx context.Context, sel ast.SelectionSet, v *store.SiteSpace) graphql.Marshaler {

@@ -367,6 +367,12 @@ type CreateSiteSectionInput struct {
 	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
 }
 
+// A new share link of a site.
+type CreateSiteShareLinkInput struct {
+	// What tells the link apart: at most 50 characters.
+	Name string `json:"name"`
+}
+
 // A space to publish in a site.
 type CreateSiteSpaceInput struct {
 	SpaceID string `json:"spaceId"`
@@ -1052,6 +1058,14 @@ type SiteSectionURLs struct {
 	Published *string `json:"published,omitempty"`
 }
 
+// Addresses of a share link.
+type SiteShareLinkURLs struct {
+	// The share link in the API, where it is changed and deleted.
+	Location string `json:"location"`
+	// The published site with the link's key (`?share=<key>`); only when the site is published.
+	Published *string `json:"published,omitempty"`
+}
+
 // A position relative to a site space: give `before` or `after`.
 type SiteSpaceMovePosition struct {
 	Before graphql.Omittable[*SiteSpacePointer] `json:"before,omitempty"`
@@ -1380,6 +1394,16 @@ type UpdateSiteInput struct {
 	Proxy graphql.Omittable[*string] `json:"proxy,omitempty"`
 }
 
+// Changes to a site's visitor authentication settings.
+type UpdateSitePublishingAuthInput struct {
+	// What signs visitors in: `custom`. `integration` is refused (BAD_REQUEST
+	// naming `backend`): this server runs no visitor-authentication
+	// integrations.
+	Backend store.VisitorAuthBackend `json:"backend"`
+	// Where refused visitors are sent: an absolute http(s) URL of at most 2048 characters. Null unsets it; absent keeps it.
+	FallbackURL graphql.Omittable[*string] `json:"fallbackURL,omitempty"`
+}
+
 // Changes to a section group.
 type UpdateSiteSectionGroupInput struct {
 	// 1 to 100 characters.
@@ -1402,6 +1426,14 @@ type UpdateSiteSectionInput struct {
 	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
 	// At most 256 characters; null removes it.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
+}
+
+// Changes to a share link: at least one; absent fields are left as they are.
+type UpdateSiteShareLinkInput struct {
+	// False turns the link off (its key opens nothing), true turns it on again.
+	Active graphql.Omittable[*bool] `json:"active,omitempty"`
+	// At most 50 characters.
+	Name graphql.Omittable[*string] `json:"name,omitempty"`
 }
 
 // Changes to a site space.

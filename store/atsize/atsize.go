@@ -192,6 +192,10 @@ func Fill(ctx context.Context, pool *pgxpool.Pool, p Plan) error {
 		{sql: `INSERT INTO sites (id, organization_id, title, share_key, created_at, updated_at)
 			SELECT @prefix || 'site-' || k, CASE WHEN @org <> '' THEN @org ELSE @prefix || 'org-' || k END, 'Site ' || k, @prefix || 'key-' || k, now(), now()
 			FROM generate_series(1, @orgs::int) k`, skip: p.SiteSpaces == 0},
+		// Its visitor authentication settings, which every site has.
+		{sql: `INSERT INTO site_publishing_auths (site_id, organization_id, backend, private_key, updated_at)
+			SELECT @prefix || 'site-' || k, CASE WHEN @org <> '' THEN @org ELSE @prefix || 'org-' || k END, 'custom', @prefix || 'private-key-' || k, now()
+			FROM generate_series(1, @orgs::int) k`, skip: p.SiteSpaces == 0},
 		{sql: `INSERT INTO site_spaces (id, organization_id, site_id, space_id, path, position, created_at)
 			SELECT @prefix || 'site-space-' || g, ` + org("g") + `, @prefix || 'site-' || (1 + g % @orgs::int), @prefix || 'space-' || g, 'space-' || g, g, now()
 			FROM generate_series(1, @n::int) g`, args: pgx.NamedArgs{"n": p.SiteSpaces}, skip: p.SiteSpaces == 0},

@@ -28,7 +28,7 @@ func TestFillIsConsistent(t *testing.T) {
 		table string
 		want  int
 	}{
-		{"organizations", 3}, {"spaces", 60}, {"revisions", 60}, {"sites", 3}, {"site_spaces", 30},
+		{"organizations", 3}, {"spaces", 60}, {"revisions", 60}, {"sites", 3}, {"site_publishing_auths", 3}, {"site_spaces", 30},
 		{"change_requests", 40}, {"comments", 50}, {"comment_replies", 20},
 		{"revision_pages", 30}, {"page_bodies", 30}, {"body_sections", 60},
 		{"organization_members", 200}, {"organization_members WHERE role = 'admin'", 2}, {"organization_members WHERE role IS NULL", 8},
