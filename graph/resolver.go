@@ -86,8 +86,10 @@ type Resolver struct {
 
 	signingKey signingKey
 	jobClient  jobClient
-	// siteAddresses remembers the site each published address names.
+	// siteAddresses remembers the site each published address names;
+	// siteSecrets its share links and visitor key, for admission.
 	siteAddresses siteAddresses
+	siteSecrets   siteSecrets
 }
 
 func (r *Resolver) now() time.Time { return store.Now(r.Clock) }

@@ -46,12 +46,18 @@ func (r *Resolver) site(ctx context.Context, orgID, id string) (*store.Site, err
 	return s, nil
 }
 
-// presentShareKey records a share key given with a request, for the
-// published addresses resolved below.
-func (r *Resolver) presentShareKey(ctx context.Context, siteID string, key *string) {
-	if key != nil && *key != "" {
-		r.loaders(ctx).shareKeys.Store(siteID, *key)
+// presentShareKey records a share key given with a request that opens
+// site s (its own, or an active share link's), for the published addresses
+// resolved below.
+func (r *Resolver) presentShareKey(ctx context.Context, s *store.Site, key *string) error {
+	if key == nil || *key == "" {
+		return nil
 	}
+	ok, err := r.validShareKey(ctx, s, *key)
+	if ok {
+		r.loaders(ctx).shareKeys.Store(s.ID, *key)
+	}
+	return err
 }
 
 func (r *queryResolver) Site(ctx context.Context, organizationID, id string, shareKey *string) (*store.Site, error) {
@@ -68,7 +74,9 @@ func (r *queryResolver) Site(ctx context.Context, organizationID, id string, sha
 	if err != nil {
 		return nil, err
 	}
-	r.presentShareKey(ctx, s.ID, shareKey)
+	if err := r.presentShareKey(ctx, s, shareKey); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -80,7 +88,9 @@ func (r *queryResolver) PublishedContentSite(ctx context.Context, organizationID
 	if !s.Published {
 		return nil, NotFound("published site")
 	}
-	r.presentShareKey(ctx, s.ID, shareKey)
+	if err := r.presentShareKey(ctx, s, shareKey); err != nil {
+		return nil, err
+	}
 	structure, err := (&siteResolver{r.Resolver}).Structure(ctx, s)
 	if err != nil {
 		return nil, err
@@ -509,8 +519,9 @@ func (r *Resolver) publishedURL(ctx context.Context, s *store.Site, path string)
 	}
 	u := r.sitePublishedBase(s) + path
 	if s.Visibility == store.SiteVisibilityShareLink {
+		// Only a key that opens the site was recorded (presentShareKey).
 		key, ok := r.loaders(ctx).shareKeys.Load(s.ID)
-		if !ok || key.(string) != s.ShareKey {
+		if !ok {
 			return nil
 		}
 		u = withShareKey(u, key.(string))

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
@@ -79,9 +82,12 @@ type VisitorRequest struct {
 	SiteName       string
 	// ShareKey is a share key given with the request.
 	ShareKey string
-	// Token is a visitor token: given as ?jwt_token= or kept in the
-	// visitor's session.
+	// Token is a visitor token of a visitor-auth site: given as
+	// ?jwt_token= or kept in the visitor's session.
 	Token string
+	// AdaptiveToken is a token of signed claims for adaptive content on a
+	// site of another audience (GitBook's gitbook-visitor-token cookie).
+	AdaptiveToken string
 	// Unsigned are unsigned claims offered for adaptive content (a cookie's
 	// JSON, visitor.<claim> query parameters); only those the site's
 	// visitor schema declares under "unsigned" are kept, as it types them.
@@ -114,15 +120,42 @@ func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visit
 	case store.SiteVisibilityPublic, store.SiteVisibilityUnlisted:
 		v.proof = ProofAudience
 	case store.SiteVisibilityShareLink:
-		// SECURITY: a share-link site opens to its share keys only.
-		if !r.validShareKey(site, req.ShareKey) {
+		// SECURITY: a share-link site opens to its share keys only: its
+		// own, and its share links' while they are active.
+		ok, err := r.validShareKey(ctx, site, req.ShareKey)
+		if err != nil {
+			return nil, err
+		} else if !ok {
 			return nil, errNoSite
 		}
 		v.proof = ProofShareKey
+	case store.SiteVisibilityVisitorAuth:
+		// SECURITY: a visitor-auth site opens to the bearers of a token
+		// signed with its key, while it is valid.
+		auth, err := r.sitePublishingAuth(ctx, site)
+		if err != nil {
+			return nil, err
+		}
+		claims, err := r.verifyVisitorToken(auth, req.Token)
+		if err != nil {
+			return nil, &VisitorAuthRequired{FallbackURL: store.StringOf(auth.FallbackURL), Reason: err}
+		}
+		v.proof, v.claims = ProofToken, claims
 	default:
-		// SECURITY: a visitor-auth site, or one whose visibility this
-		// server does not know, opens to no one without a valid token.
-		return nil, &VisitorAuthRequired{}
+		// SECURITY: an audience this server does not know opens to no one.
+		return nil, errNoSite
+	}
+	if site.AdaptiveContent && v.proof != ProofToken && req.AdaptiveToken != "" {
+		// Signed claims for adaptive content: a token signed with the
+		// site's key, as on a visitor-auth site; one that does not verify
+		// gives none (the page is the one for no claims).
+		auth, err := r.sitePublishingAuth(ctx, site)
+		if err != nil {
+			return nil, err
+		}
+		if claims, err := r.verifyVisitorToken(auth, req.AdaptiveToken); err == nil {
+			v.claims = claims
+		}
 	}
 	if site.AdaptiveContent && len(req.Unsigned) > 0 {
 		v.claims["unsigned"] = unsignedClaims(site, req.Unsigned)
@@ -207,19 +240,104 @@ func copySite(s *store.Site) *store.Site {
 	return &c
 }
 
-// validShareKey tells whether key opens share-link site s.
-func (r *Resolver) validShareKey(s *store.Site, key string) bool {
+// validShareKey tells whether key opens share-link site s: its own share
+// key, or an active share link's.
+func (r *Resolver) validShareKey(ctx context.Context, s *store.Site, key string) (bool, error) {
 	if key == "" || len(key) > maxVisitorSecret {
-		return false
+		return false, nil
 	}
-	return subtle.ConstantTimeCompare([]byte(key), []byte(s.ShareKey)) == 1
+	if subtle.ConstantTimeCompare([]byte(key), []byte(s.ShareKey)) == 1 {
+		return true, nil
+	}
+	link, err := remembered(r, &r.siteSecrets.links, s.ID+"\x00"+key, s.ID, func() (*store.SiteShareLink, error) {
+		l, err := store.SiteShareLinkByKey(ctx, r.DB, s.OrganizationID, s.ID, key)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, nil
+		}
+		return l, err
+	})
+	return err == nil && link != nil && link.Active, err
+}
+
+// sitePublishingAuth is site s's visitor authentication settings.
+func (r *Resolver) sitePublishingAuth(ctx context.Context, s *store.Site) (*store.SitePublishingAuth, error) {
+	auth, err := remembered(r, &r.siteSecrets.auths, s.ID, s.ID, func() (*store.SitePublishingAuth, error) {
+		return store.GetSitePublishingAuth(ctx, r.DB, s.OrganizationID, s.ID)
+	})
+	if err == nil && auth == nil {
+		err = errNoSite
+	}
+	return auth, orNotFound(err, "site")
+}
+
+// siteSecrets remembers what admitting a site's visitors reads beside the
+// site: its share links by key (nil: none has it) and its visitor
+// authentication settings, while nothing of the site changed (every write
+// of them takes the site's lock, which PublishedChanges hears).
+type siteSecrets struct {
+	once  sync.Once
+	links *lru.Cache[string, rememberedValue[*store.SiteShareLink]]
+	auths *lru.Cache[string, rememberedValue[*store.SitePublishingAuth]]
+}
+
+type rememberedValue[T any] struct {
+	value T
+	seq   uint64
+}
+
+// remembered is what read answers for key, a read about site siteID: from
+// memory while nothing of the site changed since it was read, else read
+// again and remembered.
+func remembered[T any](r *Resolver, cache **lru.Cache[string, rememberedValue[T]], key, siteID string, read func() (T, error)) (T, error) {
+	r.siteSecrets.once.Do(func() {
+		r.siteSecrets.links, _ = lru.New[string, rememberedValue[*store.SiteShareLink]](maxSiteAddresses)
+		r.siteSecrets.auths, _ = lru.New[string, rememberedValue[*store.SitePublishingAuth]](maxSiteAddresses)
+	})
+	if e, ok := (*cache).Get(key); ok && r.PublishedChanges.Fresh(e.seq, siteID) {
+		return e.value, nil
+	}
+	seq := r.PublishedChanges.Seq()
+	v, err := read()
+	if err == nil {
+		(*cache).Add(key, rememberedValue[T]{value: v, seq: seq})
+	}
+	return v, err
+}
+
+// Visitor tokens are JSON Web Tokens signed with the site's private key
+// (GitBook's visitor authentication: the site owner's backend signs them
+// with the key getSitePublishingAuthById gives): HS256 only, an expiry
+// required, a minute of clock skew allowed, at most maxVisitorSecret long.
+const visitorTokenLeeway = time.Minute
+
+// verifyVisitorToken checks token against site settings auth and returns
+// its claims.
+func (r *Resolver) verifyVisitorToken(auth *store.SitePublishingAuth, token string) (map[string]any, error) {
+	if token == "" {
+		return nil, errors.New("no visitor token")
+	}
+	if len(token) > maxVisitorSecret {
+		return nil, errors.New("the visitor token is too long")
+	}
+	claims := jwt.MapClaims{}
+	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return []byte(auth.PrivateKey), nil },
+		// SECURITY: the algorithm is the site's, never the token's say
+		// (no "none", no public-key confusion).
+		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
+		jwt.WithExpirationRequired(), jwt.WithLeeway(visitorTokenLeeway), jwt.WithTimeFunc(r.now))
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any(claims), nil
 }
 
 // VisitorAuthRequired is the answer to a visitor of a visitor-auth site
 // without a valid token: the reader sends them to FallbackURL, the site's
-// login page, when it has one.
+// login page, when it has one. Reason says what was wrong with the token,
+// for the logs.
 type VisitorAuthRequired struct {
 	FallbackURL string
+	Reason      error
 }
 
 func (e *VisitorAuthRequired) Error() string { return "this site needs a visitor token" }

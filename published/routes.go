@@ -83,9 +83,11 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 	// The number of changes heard before anything of the site is read: a
 	// page made from what is read is kept as of it (cache.go).
 	seq := rd.res.PublishedChanges.Seq()
-	v, err := rd.admit(w, r, a)
+	v, ok, err := rd.admit(w, r, a)
 	if err != nil {
 		rd.refuse(w, r, a, err)
+		return
+	} else if !ok {
 		return
 	}
 	ctx := graph.WithVisitor(r.Context(), v)
@@ -113,7 +115,9 @@ func (rd *Reader) refuse(w http.ResponseWriter, r *http.Request, a address, err 
 	var auth *graph.VisitorAuthRequired
 	switch {
 	case errors.As(err, &auth) && auth.FallbackURL != "":
-		http.Redirect(w, r, auth.FallbackURL, http.StatusFound)
+		// The site's login page, told where the visitor was going (as
+		// GitBook does: ?location=), to send them back with a token.
+		http.Redirect(w, r, withLocation(auth.FallbackURL, r.URL.Path), http.StatusFound)
 	case errors.As(err, &auth):
 		rd.writeStatusPage(w, r, http.StatusUnauthorized, "Sign-in required",
 			"This documentation is for signed-in readers. Open it from the link your sign-in gives you.")
@@ -132,4 +136,16 @@ func slicesWithout(s []string, drop string) []string {
 		}
 	}
 	return out
+}
+
+// withLocation is fallback with the query parameter location set to path.
+func withLocation(fallback, path string) string {
+	u, err := url.Parse(fallback)
+	if err != nil {
+		return fallback
+	}
+	q := u.Query()
+	q.Set("location", path)
+	u.RawQuery = q.Encode()
+	return u.String()
 }

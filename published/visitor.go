@@ -2,6 +2,7 @@ package published
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -18,8 +19,15 @@ import (
 
 // The cookies of a site's visitors, each scoped to the site's path.
 const (
-	// shareCookie keeps the share key a visitor arrived with.
-	shareCookie = "docsapi-share"
+	// shareCookie keeps the share key a visitor arrived with;
+	// sessionCookie the visitor token of a visitor-auth site, for as long
+	// as the token is valid (the token is the session: a new site key
+	// ends it at once).
+	shareCookie   = "docsapi-share"
+	sessionCookie = "docsapi-visitor"
+	// adaptiveCookie holds signed claims for adaptive content, set by the
+	// site owner's own scripts or backend (GitBook's name).
+	adaptiveCookie = "gitbook-visitor-token"
 	// unsignedCookie is where a site's own scripts put unsigned claims
 	// for adaptive content (GitBook's name).
 	unsignedCookie = "gitbook-visitor-public"
@@ -28,27 +36,48 @@ const (
 // maxCookieClaims bounds the unsigned claims' cookie, in bytes.
 const maxCookieClaims = 4 << 10
 
-// admit admits the request's visitor to site a, keeping a share key that
-// came in the address in a cookie.
-func (rd *Reader) admit(w http.ResponseWriter, r *http.Request, a address) (*graph.Visitor, error) {
+// admit admits the request's visitor to site a. A share key or a visitor
+// token that came in the address is kept in a cookie of the site; then,
+// for a token, the visitor is sent to the address without it (ok false:
+// answered), so that it is not kept in histories and logs.
+func (rd *Reader) admit(w http.ResponseWriter, r *http.Request, a address) (v *graph.Visitor, ok bool, err error) {
 	q := r.URL.Query()
 	req := graph.VisitorRequest{Hostname: a.hostname, OrganizationID: a.organization, SiteName: a.name,
-		Unsigned: unsignedClaims(r)}
-	fromQuery := q.Get("share")
-	req.ShareKey = fromQuery
-	if req.ShareKey == "" {
-		if c, err := r.Cookie(shareCookie); err == nil {
-			req.ShareKey = c.Value
-		}
+		ShareKey: q.Get("share"), Token: q.Get("jwt_token"), Unsigned: unsignedClaims(r)}
+	keyInAddress, tokenInAddress := req.ShareKey != "", req.Token != ""
+	if c, err := r.Cookie(shareCookie); err == nil && req.ShareKey == "" {
+		req.ShareKey = c.Value
 	}
-	v, err := rd.res.AdmitVisitor(r.Context(), req)
+	session, sessionErr := r.Cookie(sessionCookie)
+	if sessionErr == nil && req.Token == "" {
+		req.Token = session.Value
+	}
+	if c, err := r.Cookie(adaptiveCookie); err == nil {
+		req.AdaptiveToken = c.Value
+	}
+	v, err = rd.res.AdmitVisitor(r.Context(), req)
+	var authRequired *graph.VisitorAuthRequired
+	if errors.As(err, &authRequired) && sessionErr == nil {
+		// The session's token is no longer valid: forget it.
+		gone := rd.siteCookie(r, a, sessionCookie, "")
+		gone.MaxAge = -1
+		http.SetCookie(w, gone)
+	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if v.Proof() == graph.ProofShareKey && fromQuery != "" {
-		http.SetCookie(w, rd.siteCookie(r, a, shareCookie, fromQuery))
+	switch {
+	case v.Proof() == graph.ProofShareKey && keyInAddress:
+		http.SetCookie(w, rd.siteCookie(r, a, shareCookie, req.ShareKey))
+	case v.Proof() == graph.ProofToken && tokenInAddress:
+		http.SetCookie(w, rd.siteCookie(r, a, sessionCookie, req.Token))
+		clean := *r.URL
+		q.Del("jwt_token")
+		clean.RawQuery = q.Encode()
+		http.Redirect(w, r, clean.RequestURI(), http.StatusFound)
+		return nil, false, nil
 	}
-	return v, nil
+	return v, true, nil
 }
 
 // siteCookie is a cookie of site a's visitors: not for scripts, sent on
