@@ -45,8 +45,19 @@ type PublishedChanges struct {
 	shown        map[string][]string
 	spaceChanged map[string]uint64
 
+	// changed are told of each site that changed (OnChange).
+	changed []func(siteID string)
+
 	stop context.CancelFunc
 	done chan struct{}
+}
+
+// OnChange has fn told of each site that changes, once the change is
+// heard (what was kept of it can go).
+func (p *PublishedChanges) OnChange(fn func(siteID string)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.changed = append(p.changed, fn)
 }
 
 // NewPublishedChanges returns the tracker of db's published changes; it
@@ -117,15 +128,24 @@ func (p *PublishedChanges) heard(payload string) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	n := p.seq.Add(1)
+	var sites []string
 	switch kind {
 	case "site":
 		p.siteChanged[id], p.anySite = n, n
+		sites = []string{id}
 	case "space":
 		p.spaceChanged[id] = n
 		for site := range p.showing[id] {
 			p.siteChanged[site] = n
+			sites = append(sites, site)
+		}
+	}
+	tell := p.changed
+	p.mu.Unlock()
+	for _, site := range sites {
+		for _, fn := range tell {
+			fn(site)
 		}
 	}
 }

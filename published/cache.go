@@ -53,6 +53,9 @@ type pageCache struct {
 	// visitors when last made, and when: a visitor's answers to them are
 	// part of a page's key.
 	conditions map[string]siteConditions
+	// keys are the keys of each site's pages, so that a site's change lets
+	// them go at once.
+	keys map[string]map[string]struct{}
 }
 
 type siteConditions struct {
@@ -65,8 +68,33 @@ func newPageCache(changes *graph.PublishedChanges, maxBytes int64) *pageCache {
 		maxBytes = DefaultCacheBytes
 	}
 	// The LRU's own bound is a count it never reaches: bytes decide.
-	pages, _ := simplelru.NewLRU[string, *rendered](1<<30, nil)
-	return &pageCache{changes: changes, pages: pages, max: maxBytes, conditions: map[string]siteConditions{}}
+	c := &pageCache{changes: changes, max: maxBytes, conditions: map[string]siteConditions{}, keys: map[string]map[string]struct{}{}}
+	c.pages, _ = simplelru.NewLRU[string, *rendered](1<<30, c.evicted)
+	if changes != nil {
+		changes.OnChange(c.forget)
+	}
+	return c
+}
+
+// evicted accounts for page p leaving the cache (c.mu held).
+func (c *pageCache) evicted(key string, p *rendered) {
+	c.bytes -= p.size()
+	if keys := c.keys[p.site]; keys != nil {
+		delete(keys, key)
+		if len(keys) == 0 {
+			delete(c.keys, p.site)
+		}
+	}
+}
+
+// forget lets the pages of site siteID go: it changed.
+func (c *pageCache) forget(siteID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key := range c.keys[siteID] {
+		c.pages.Remove(key) // evicted updates keys and bytes
+	}
+	delete(c.conditions, siteID)
 }
 
 // rendered is a page made once for any visitor with the same key: its
@@ -124,8 +152,13 @@ func (c *pageCache) get(key string) *rendered {
 	}
 	c.mu.Lock()
 	p, ok := c.pages.Get(key)
+	if ok && !c.changes.Fresh(p.seq, p.site) {
+		// Outdated: its memory goes now, not when it is the oldest.
+		c.pages.Remove(key)
+		ok = false
+	}
 	c.mu.Unlock()
-	if !ok || !c.changes.Fresh(p.seq, p.site) {
+	if !ok {
 		c.misses.Add(1)
 		return nil
 	}
@@ -159,17 +192,17 @@ func (c *pageCache) put(v *graph.Visitor, seq uint64, base, path string, p *rend
 	p.site, p.seq = siteID, seq
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old, ok := c.pages.Peek(key); ok {
-		c.bytes -= old.size()
-	}
+	c.pages.Remove(key) // a page made again replaces the one kept
 	c.pages.Add(key, p)
 	c.bytes += p.size()
+	if c.keys[siteID] == nil {
+		c.keys[siteID] = map[string]struct{}{}
+	}
+	c.keys[siteID][key] = struct{}{}
 	for c.bytes > c.max {
-		_, old, ok := c.pages.RemoveOldest()
-		if !ok {
+		if _, _, ok := c.pages.RemoveOldest(); !ok {
 			break
 		}
-		c.bytes -= old.size()
 	}
 }
 

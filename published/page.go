@@ -44,6 +44,7 @@ func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visi
 		rd.failed(w, r, err)
 		return nil
 	}
+	s.hostname = a.hostname
 	// What the site shows of its spaces is part of its pages: a change to
 	// one of them is a change to the site.
 	rd.res.PublishedChanges.Shows(s.id, s.spaceIDs())
@@ -76,6 +77,7 @@ func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visi
 	if p == nil {
 		view.NotFound = true
 		view.PageTitle = "Page not found"
+		view.Tree = rd.navTree(s, ss, c, c.top, nil)
 		return rd.renderPage(s, http.StatusNotFound, view)
 	}
 	body, err := rd.loadPage(ctx, c, p)
@@ -110,8 +112,24 @@ func (rd *Reader) loadSite(ctx context.Context, v *graph.Visitor, base string) (
 	return newSite(&d, base), nil
 }
 
-// loadContent reads the live content of space spaceID.
+// loadContent reads the live content of space spaceID: which revision it
+// is, as the visitor of ctx may read it, then that revision's pages and
+// files, from the revisions already read (they never change) or by read.
 func (rd *Reader) loadContent(ctx context.Context, spaceID string) (*content, error) {
+	var live struct {
+		Space *struct {
+			Content struct{ ID string } `json:"content"`
+		} `json:"space"`
+	}
+	if err := rd.run(ctx, "PublishedRevision", map[string]any{"spaceId": spaceID}, &live); err != nil {
+		return nil, err
+	}
+	if live.Space == nil {
+		return nil, &operationError{status: http.StatusNotFound, message: "space not found"}
+	}
+	if c, ok := rd.revisions.Get(live.Space.Content.ID); ok {
+		return c, nil
+	}
 	var d contentData
 	if err := rd.run(ctx, "PublishedContent", map[string]any{"spaceId": spaceID}, &d); err != nil {
 		return nil, err
@@ -119,7 +137,9 @@ func (rd *Reader) loadContent(ctx context.Context, spaceID string) (*content, er
 	if d.Space == nil {
 		return nil, &operationError{status: http.StatusNotFound, message: "space not found"}
 	}
-	return newContent(&d), nil
+	c := newContent(&d)
+	rd.revisions.Add(c.revisionID, c)
+	return c, nil
 }
 
 // errRevisionMoved: the space's content is no longer the revision read.
@@ -149,6 +169,19 @@ func (rd *Reader) pageURL(s *site, ss *siteSpace, p *page) string {
 // for good and changes only with its bytes.
 func (rd *Reader) fileURL(s *site, f *fileRef) string {
 	return s.base + "/" + gitbookDir + "/files/" + f.SHA256 + "/" + url.PathEscape(f.Name)
+}
+
+// absolute is the absolute form of address u of site s: on its custom
+// hostname, https (the addresses the API gives for it); else on the
+// published URL's origin.
+func (rd *Reader) absolute(s *site, u string) string {
+	if strings.Contains(u, "://") {
+		return u
+	}
+	if s.hostname != "" {
+		return "https://" + s.hostname + u
+	}
+	return rd.publishedScheme + "://" + rd.host + u
 }
 
 // escapePath escapes each segment of a slash-separated path.
@@ -217,13 +250,15 @@ type link struct {
 }
 
 type navPage struct {
-	Title    string
-	Emoji    string
-	URL      string
-	Group    bool
-	Current  bool
-	Open     bool // the current page is at or under it
-	Children []*navPage
+	Title   string
+	Emoji   string
+	URL     string
+	Group   bool
+	Current bool
+	Open    bool // the current page is at or under it
+	// HasChildren: pages are under it, shown when it is open.
+	HasChildren bool
+	Children    []*navPage
 }
 
 type logo struct{ Light, Dark string }
@@ -253,7 +288,6 @@ func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
 			v.Variants = append(v.Variants, link{Title: other.title, URL: s.addressOf(other) + "/", Current: other == ss})
 		}
 	}
-	v.Tree = rd.navTree(s, ss, c, c.top)
 	return v
 }
 
@@ -268,21 +302,39 @@ func joinGroups(groups []string) string {
 	return out
 }
 
-// navTree is the page tree of the sidebar: hidden pages left out.
-func (rd *Reader) navTree(s *site, ss *siteSpace, c *content, pages []*page) []*navPage {
-	var out []*navPage
-	for _, p := range pages {
-		if p.Hidden {
-			continue
+// navTree is the page tree of the sidebar: hidden pages left out, and
+// the pages under a page only for the pages on the way to the current one
+// (and under it), as readers unfold a tree; a group shows its pages. A
+// space of a thousand pages then names a few dozen, not a thousand, on
+// every page.
+func (rd *Reader) navTree(s *site, ss *siteSpace, c *content, pages []*page, current *page) []*navPage {
+	open := map[string]bool{}
+	if current != nil {
+		open[current.ID] = true
+		for _, anc := range c.ancestors(current) {
+			open[anc.ID] = true
 		}
-		n := &navPage{Title: p.Title, Emoji: deref(p.Emoji), Group: p.Type == pageGroup,
-			Children: rd.navTree(s, ss, c, p.children)}
-		if !n.Group {
-			n.URL = rd.pageURL(s, ss, p)
-		}
-		out = append(out, n)
 	}
-	return out
+	var walk func(pages []*page) []*navPage
+	walk = func(pages []*page) []*navPage {
+		var out []*navPage
+		for _, p := range pages {
+			if p.Hidden {
+				continue
+			}
+			n := &navPage{Title: p.Title, Emoji: deref(p.Emoji), Group: p.Type == pageGroup, Open: open[p.ID],
+				Current: current != nil && p.ID == current.ID, HasChildren: len(p.children) > 0}
+			if !n.Group {
+				n.URL = rd.pageURL(s, ss, p)
+			}
+			if n.Group || n.Open {
+				n.Children = walk(p.children)
+			}
+			out = append(out, n)
+		}
+		return out
+	}
+	return walk(pages)
 }
 
 // fillPage adds page p of c, with its body, to the view.
@@ -292,11 +344,13 @@ func (rd *Reader) fillPage(v *view, s *site, ss *siteSpace, c *content, p *page,
 	v.Description = deref(p.Description)
 	v.ShowTitle, v.ShowDesc = body.Layout.Title, body.Layout.Description && v.Description != ""
 	v.UpdatedAt = body.UpdatedAt
-	v.Canonical = rd.pageURL(s, ss, p)
+	// The canonical address is absolute, and the one the site's
+	// navigation uses for the page.
+	v.Canonical = rd.absolute(s, rd.pageURL(s, ss, p))
 	if p == c.frontPage() {
-		v.Canonical = s.addressOf(ss) + "/"
+		v.Canonical = rd.absolute(s, s.addressOf(ss)+"/")
 	}
-	markNav(v.Tree, rd.pageURL(s, ss, p))
+	v.Tree = rd.navTree(s, ss, c, c.top, p)
 	for _, anc := range c.ancestors(p) {
 		l := link{Title: anc.Title}
 		if anc.Type == pageDocument {
@@ -329,22 +383,6 @@ func (rd *Reader) fillPage(v *view, s *site, ss *siteSpace, c *content, p *page,
 		}
 	}
 	return nil
-}
-
-// markNav marks the page at url current in the tree, and the pages above it
-// open; it reports whether it found it.
-func markNav(tree []*navPage, url string) bool {
-	for _, n := range tree {
-		if n.URL == url {
-			n.Current, n.Open = true, true
-			return true
-		}
-		if markNav(n.Children, url) {
-			n.Open = true
-			return true
-		}
-	}
-	return false
 }
 
 // renderPage renders view with status, with the headers of a page of s.

@@ -28,6 +28,8 @@ import (
 	"net/url"
 	"strings"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
 )
@@ -66,6 +68,11 @@ type Reader struct {
 	publicURL       string
 	assets          assets
 	cache           *pageCache
+	// revisions are the pages and files of revisions read, by revision id:
+	// a revision never changes, and each page of a site space needs its
+	// whole tree. Only a visitor's read of a space's live revision leads to
+	// one (loadContent).
+	revisions *lru.Cache[string, *content]
 }
 
 // New builds the reader over the engine and resolvers; its operations are
@@ -87,11 +94,19 @@ func New(eng *engine.Engine, res *graph.Resolver, cfg Config) (*Reader, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Reader{res: res, engine: eng, ops: ops, pages: pages, log: log,
+	revisions, err := lru.New[string, *content](maxRevisions)
+	if err != nil {
+		return nil, err
+	}
+	return &Reader{res: res, engine: eng, ops: ops, pages: pages, log: log, revisions: revisions,
 		host: strings.ToLower(u.Host), prefix: strings.TrimRight(u.Path, "/"), publishedScheme: u.Scheme,
 		appURL: strings.TrimRight(cfg.AppURL, "/"), publicURL: strings.TrimRight(cfg.PublicURL, "/"),
 		assets: newAssets(), cache: newPageCache(res.PublishedChanges, cfg.CacheBytes)}, nil
 }
+
+// maxRevisions bounds the revisions whose pages the reader keeps (a
+// thousand pages' tree is some hundreds of kilobytes).
+const maxRevisions = 64
 
 // Prefix is the path published addresses start with on the published
 // URL's host ("" when they are at its root).

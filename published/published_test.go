@@ -166,8 +166,9 @@ func TestPublicSiteServesItsPages(t *testing.T) {
 	v := newVisitor(t)
 	front := v.get(base).expect(t, http.StatusOK,
 		"<title>Introduction | Acme Docs</title>", "Welcome to <strong>Guides</strong>", `href="`+"/published/"+f.org+"/"+f.site+`/setup"`,
-		">Setup</a>", ">Advanced</a>", "On this page", `href="#first-steps"`)
-	front.lacks(t, "Secret notes", "{%")
+		">Setup</a>", "On this page", `href="#first-steps"`, `<link rel="canonical" href="`+base+`/">`)
+	// The pages under Setup are shown where Setup is open.
+	front.lacks(t, "Secret notes", "{%", ">Advanced</a>")
 	if csp := front.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "default-src 'none'") {
 		t.Errorf("Content-Security-Policy = %q", csp)
 	}
@@ -178,7 +179,7 @@ func TestPublicSiteServesItsPages(t *testing.T) {
 	// link resolved to its published address.
 	v.get(base+"/setup/advanced").expect(t, http.StatusOK, "<h1>Advanced</h1>", `aria-label="Breadcrumbs"`,
 		`href="/published/`+f.org+`/`+f.site+`/introduction"`, `rel="prev"`)
-	v.get(base+"/setup").expect(t, http.StatusOK, "How to set things up", `rel="next"`)
+	v.get(base+"/setup").expect(t, http.StatusOK, "How to set things up", `rel="next"`, ">Advanced</a>")
 	// A hidden page is left out of the navigation, and its address works.
 	v.get(base+"/secret-notes").expect(t, http.StatusOK, "Hidden but reachable.")
 	// A page that is not there: the site's own not-found page.

@@ -67,8 +67,10 @@ type site struct {
 	// root holds the site spaces of a site without sections.
 	root *section
 	// base is the site's address on this request (no trailing slash), the
-	// start of every link a page holds.
-	base string
+	// start of every link a page holds; hostname the custom hostname the
+	// request came to ("" under the published prefix).
+	base     string
+	hostname string
 }
 
 type section struct {
