@@ -201,23 +201,11 @@ func (b *bench) measure(ctx context.Context) ([]row, error) {
 	spaceREST := httpRequester(b.client, "GET", spaceURL(b.plainURL), nil, b.token, okStatus)
 	spaceBase := httpRequester(b.client, "GET", spaceURL(b.baseURL), nil, "", okStatus)
 
-	pass := func(name string, concurrency int, send requester) (loadResult, error) {
-		if _, err := load(ctx, concurrency, o.warmup, o.warmupRequests, send); err != nil {
-			return loadResult{}, fmt.Errorf("%s (warm-up): %w", name, err)
-		}
-		before := readCPU()
-		res, err := load(ctx, concurrency, o.duration, 0, send)
-		if err != nil {
-			return loadResult{}, fmt.Errorf("%s: %w", name, err)
-		}
-		res.cpuSelf, res.cpuPostgres, res.cpuOK = cpuPerRequest(before, readCPU(), res.n)
-		return res, nil
-	}
 	pair := func(name string, concurrency int, docsapi, baseline requester) (d, base loadResult, err error) {
-		if base, err = pass(name+" (baseline)", concurrency, baseline); err != nil {
+		if base, err = timedPass(ctx, o, name+" (baseline)", concurrency, baseline, nil); err != nil {
 			return
 		}
-		d, err = pass(name+" (docsapi)", concurrency, docsapi)
+		d, err = timedPass(ctx, o, name+" (docsapi)", concurrency, docsapi, nil)
 		return
 	}
 
@@ -262,6 +250,25 @@ func (b *bench) measure(ctx context.Context) ([]row, error) {
 			fmt.Sprintf("%d / %d / %d", tree1Base.n, treeCBase.n, spaceCBase.n), "", "", ""},
 	}
 	return rows, nil
+}
+
+// timedPass is one measurement: send from concurrency clients for
+// o.duration, after a warm-up (o.warmup or o.warmupRequests, whichever
+// comes first), with the CPU each request cost this process and
+// PostgreSQL (cpu.go: the servers of postmasters, or every postgres
+// process when it is nil). The tree scenario's and the reader's
+// (reader.go).
+func timedPass(ctx context.Context, o options, name string, concurrency int, send requester, postmasters []int) (loadResult, error) {
+	if _, err := load(ctx, concurrency, o.warmup, o.warmupRequests, send); err != nil {
+		return loadResult{}, fmt.Errorf("%s (warm-up): %w", name, err)
+	}
+	before := readCPUOf(postmasters)
+	res, err := load(ctx, concurrency, o.duration, 0, send)
+	if err != nil {
+		return loadResult{}, fmt.Errorf("%s: %w", name, err)
+	}
+	res.cpuSelf, res.cpuPostgres, res.cpuOK = cpuPerRequest(before, readCPUOf(postmasters), res.n)
+	return res, nil
 }
 
 func printTable(w io.Writer, rows []row) {

@@ -11,7 +11,11 @@
 // (DOCSAPI_REPLICA_URLS), and with the replica killed mid-run.
 // -scenario citus (citus.go) measures the site tree, GET space and search
 // on one PostgreSQL and on a Citus cluster (a coordinator and two workers)
-// on the same machine, in the same run.
+// on the same machine, in the same run. -scenario reader (reader.go)
+// measures published pages as a site's visitors read them: a page view of
+// a published space of 1,000 pages against net/http's FileServer serving
+// the same page's bytes from disk, alternating in one run; the first view
+// after an edit; the memory of the reader's cache.
 //
 //  1. The site tree: one GraphQL query reading a whole site — site →
 //     structure → section groups → their child sections → site spaces →
@@ -79,7 +83,8 @@
 // -memprofile; for the mixed scenario -mixed-duration, -mixed-read-rate,
 // -mixed-readers, -mixed-writers, -mixed-spaces; for the replica scenario
 // -replica-rounds; for the citus scenario -citus-rounds (and -pages,
-// -page-bytes: the searched space).
+// -page-bytes: the searched space); for the reader scenario -reader-pages,
+// -reader-rounds, -reader-concurrency, -reader-mix, -reader-first-views.
 package main
 
 import (
@@ -157,6 +162,11 @@ type options struct {
 	// The citus scenario (citus.go): passes on each database per read.
 	citusRounds int
 
+	// The reader scenario (reader.go): pages of the published space,
+	// passes of each server per read, their clients, the pages of the mix,
+	// edits followed by a first view.
+	readerPages, readerRounds, readerConcurrency, readerMix, readerFirstViews int
+
 	// traces: the servers trace every request, exported to a sink
 	// (traces.go).
 	traces bool
@@ -178,12 +188,17 @@ func main() {
 	flag.DurationVar(&o.rateWindow, "rate-window", server.DefaultRateWindow, "rate window of the measured server, as DOCSAPI_RATE_WINDOW")
 	flag.IntVar(&o.bigOrg, "big-org", 100_000, "tree: spaces the first site's organization is grown to by SQL after the at-size pass, to measure lists, the site tree and totalCount in a big organization against the at-size pass's of 1,000 (bigorg.go); 0: not measured (nor without -others)")
 	flag.IntVar(&o.others, "others", 100_000, "spaces of other organizations, with their data, added by SQL then analyzed (others.go): tree measures again at that size, mixed runs at it; 0: none")
-	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts; replica and citus: one per pass, the path then the pass's number)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurement phase to this file (tree; fanout: its events and bursts; replica and citus: one per pass, the path then the pass's number; reader: its rounds)")
 	flag.StringVar(&o.memProfile, "memprofile", "", "fanout: write a heap profile (live objects and allocations) to this file after the bursts")
-	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data), replica (GET space and the site tree with and without a streaming replica) or citus (the site tree, GET space and search on one PostgreSQL and on a Citus cluster)")
+	flag.StringVar(&o.scenario, "scenario", "tree", "what to measure: tree (site tree and GET space), content (import, merge, search), fanout (websocket events), all (those three), mixed (a bounded mixed run doubling the data), replica (GET space and the site tree with and without a streaming replica), citus (the site tree, GET space and search on one PostgreSQL and on a Citus cluster) or reader (published pages against a file server)")
 	flag.IntVar(&o.replicaRounds, "replica-rounds", 3, "replica: passes of each server, alternating, per read measured (the median is reported)")
 	flag.BoolVar(&o.traces, "traces", false, "trace every request of the servers (the tree, content, fanout and mixed scenarios), exporting the spans over OTLP/HTTP to a sink in this process: what tracing costs")
 	flag.IntVar(&o.citusRounds, "citus-rounds", 3, "citus: passes on each database, alternating, per read measured (the median is reported)")
+	flag.IntVar(&o.readerPages, "reader-pages", 1000, "reader: pages of the published space, made one createPage after another")
+	flag.IntVar(&o.readerRounds, "reader-rounds", 3, "reader: passes of docsapi and of the file server, alternating, per read measured (the median is reported)")
+	flag.IntVar(&o.readerConcurrency, "reader-concurrency", 8, "reader: concurrent clients of its passes (the issue's c=8, whatever -concurrency says)")
+	flag.IntVar(&o.readerMix, "reader-mix", 200, "reader: distinct pages requested in turn by the mix (at most -reader-pages)")
+	flag.IntVar(&o.readerFirstViews, "reader-first-views", 20, "reader: edits of a page (updatePage), each followed by a timed first view, on different pages")
 	flag.IntVar(&o.pages, "pages", 2000, "content and citus: pages of the generated repository")
 	flag.IntVar(&o.pageBytes, "page-bytes", 2048, "content: markdown bytes per page (about)")
 	flag.IntVar(&o.mergePages, "merge-pages", 50, "content: pages a change request edits before its merge")
@@ -211,12 +226,16 @@ func main() {
 		}
 		return
 	}
-	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "replica" && o.scenario != "citus" && o.scenario != "all" {
-		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed, replica, citus or all (all: tree, content and fanout)")
+	if o.scenario != "tree" && o.scenario != "content" && o.scenario != "fanout" && o.scenario != "mixed" && o.scenario != "replica" && o.scenario != "citus" && o.scenario != "reader" && o.scenario != "all" {
+		fmt.Fprintln(os.Stderr, "docsbench: -scenario is tree, content, fanout, mixed, replica, citus, reader or all (all: tree, content and fanout)")
 		os.Exit(2)
 	}
 	if o.replicaRounds < 1 || o.citusRounds < 1 {
 		fmt.Fprintln(os.Stderr, "docsbench: -replica-rounds and -citus-rounds are at least 1")
+		os.Exit(2)
+	}
+	if o.readerPages < 2 || o.readerRounds < 1 || o.readerConcurrency < 1 || o.readerMix < 1 || o.readerFirstViews < 1 {
+		fmt.Fprintln(os.Stderr, "docsbench: -reader-pages is at least 2; -reader-rounds, -reader-concurrency, -reader-mix and -reader-first-views are positive")
 		os.Exit(2)
 	}
 	if o.mixedDuration < 10*time.Second || o.mixedReadRate < 1 || o.mixedReaders < 1 || o.mixedWriters < 1 || o.mixedSpaces < 0 || o.others < 0 || o.bigOrg < 0 {
@@ -247,6 +266,10 @@ func main() {
 		// Its own PostgreSQL and cluster: none of run's servers. Without
 		// Citus installed it stops at once, saying so.
 		run = citusBench
+	case "reader":
+		// Its own database and server, alone in the process: the heap
+		// it reports is theirs.
+		run = readerBench
 	}
 	err := run(ctx, o, os.Stdout)
 	stop()
