@@ -1,13 +1,17 @@
 // The reader's enhancements: pages work without them. The light or dark
 // choice of a reader is kept in their browser; the page tree folds away on
-// small screens and the current page is scrolled into view.
+// small screens and the current page is scrolled into view in the sidebar.
 (function () {
   "use strict";
   var root = document.documentElement;
   var key = "docsapi-theme";
   var saved = null;
   try { saved = localStorage.getItem(key); } catch (e) { /* storage may be off */ }
-  if (saved === "light" || saved === "dark") { root.setAttribute("data-theme", saved); }
+  // The choice is the reader's where the site lets readers choose (the
+  // page has the toggle: this script is deferred, the page is parsed).
+  if ((saved === "light" || saved === "dark") && document.querySelector(".theme-toggle")) {
+    root.setAttribute("data-theme", saved);
+  }
 
   function current() {
     var t = root.getAttribute("data-theme");
@@ -31,13 +35,29 @@
         show();
       });
     }
+    // The page tree: folded on a phone (it comes above the page there),
+    // open on a wider screen, where its summary is not shown; it follows
+    // the screen when it is turned or resized.
     var toc = document.querySelector(".sidebar .toc");
-    if (toc && window.matchMedia && window.matchMedia("(max-width: 48rem)").matches) {
-      toc.open = false;
+    var narrow = window.matchMedia ? window.matchMedia("(max-width: 48rem)") : null;
+    if (toc && narrow) {
+      toc.open = !narrow.matches;
+      var follow = function (e) { toc.open = !e.matches; };
+      if (narrow.addEventListener) {
+        narrow.addEventListener("change", follow);
+      } else if (narrow.addListener) {
+        narrow.addListener(follow);
+      }
     }
+    // The current page, in view in the sidebar: the sidebar scrolls, not
+    // the page.
+    var sidebar = document.querySelector(".sidebar");
     var here = document.querySelector('.sidebar a[aria-current="page"]');
-    if (here && here.scrollIntoView && !(toc && !toc.open)) {
-      here.scrollIntoView({ block: "nearest" });
+    if (sidebar && here && toc && toc.open && sidebar.scrollHeight > sidebar.clientHeight) {
+      var top = here.getBoundingClientRect().top - sidebar.getBoundingClientRect().top + sidebar.scrollTop;
+      if (top + here.offsetHeight > sidebar.scrollTop + sidebar.clientHeight) {
+        sidebar.scrollTop = top - sidebar.clientHeight / 3;
+      }
     }
   });
 })();
