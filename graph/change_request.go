@@ -25,6 +25,10 @@ import (
 const maxChangeRequestSubject = 100
 
 func (r *spaceResolver) ChangeRequest(ctx context.Context, s *store.Space, id string) (*store.ChangeRequest, error) {
+	// SECURITY: a visitor reads what a space publishes, not its proposals.
+	if VisitorFrom(ctx) != nil {
+		return nil, NotFound("change request")
+	}
 	cr, err := store.GetChangeRequest(ctx, r.DB, s, id)
 	return cr, orNotFound(err, "change request")
 }
@@ -40,6 +44,9 @@ func crFilter(status *model.ChangeRequestStatus, creator, contributor, requested
 }
 
 func (r *spaceResolver) ChangeRequestList(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *model.ChangeRequestStatus, creator, contributor, requestedReviewer, cluster *string) (*model.ChangeRequestList, error) {
+	if VisitorFrom(ctx) != nil {
+		return notForVisitors[*store.ChangeRequest](), nil
+	}
 	return r.changeRequestList(ctx, s.OrganizationID, []string{s.ID}, page, limit, crFilter(status, creator, contributor, requestedReviewer, cluster))
 }
 

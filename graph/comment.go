@@ -65,10 +65,17 @@ func (r *Resolver) threadOf(ctx context.Context, spaceID string, crRef *string, 
 }
 
 func (r *spaceResolver) Comment(ctx context.Context, s *store.Space, id string) (*model.CommentNode, error) {
+	// SECURITY: a visitor reads what a space publishes, not its discussions.
+	if VisitorFrom(ctx) != nil {
+		return nil, NotFound("comment")
+	}
 	return r.comment(ctx, thread{space: s}, id)
 }
 
 func (r *spaceResolver) CommentList(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
+	if VisitorFrom(ctx) != nil {
+		return notForVisitors[*model.CommentNode](), nil
+	}
 	return r.commentList(ctx, thread{space: s}, page, limit, order, status, targetPage, authors)
 }
 

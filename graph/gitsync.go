@@ -539,8 +539,9 @@ func removeAll(fs billy.Filesystem, dir string) error {
 	return nil
 }
 
-func (r *spaceResolver) GitInfo(_ context.Context, s *store.Space) (*model.GitSyncState, error) {
-	if s.GitInfo == nil {
+func (r *spaceResolver) GitInfo(ctx context.Context, s *store.Space) (*model.GitSyncState, error) {
+	// Where a space's content is kept is its members' business.
+	if s.GitInfo == nil || VisitorFrom(ctx) != nil {
 		return &model.GitSyncState{}, nil // never synced
 	}
 	updated := s.GitInfo.UpdatedAt

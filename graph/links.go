@@ -153,7 +153,19 @@ func (l *revisionLinks) backlinks(key string, page *string, limit *int) (*model.
 	return &model.ContentLocationList{Items: items, Total: totalIs(len(from)), Next: next, PageInfo: info}, nil
 }
 
+// Links and backlinks name the organization of the pages and files they
+// lead to (ContentLocation*.organization), which is no visitor's to read:
+// a visitor gets none (the reader resolves a page's links itself).
+
+// noLinks is a visitor's list of links.
+func noLinks() *model.LinkList {
+	return &model.LinkList{List: *notForVisitors[*model.LinkItem](), Stats: &model.LinkStats{Broken: &model.LinkBrokenStats{}}}
+}
+
 func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {
+	if VisitorFrom(ctx) != nil {
+		return noLinks(), nil
+	}
 	rev, err := store.GetRevision(ctx, r.DB, s.OrganizationID, s.ID, s.RevisionID)
 	if err != nil {
 		return nil, err
@@ -166,6 +178,9 @@ func (r *spaceResolver) Links(ctx context.Context, s *store.Space, page *string,
 }
 
 func (r *revisionPageResolver) Links(ctx context.Context, p *model.PageNode, page *string, limit *int, _ *int, _ *string, status *string) (*model.LinkList, error) {
+	if VisitorFrom(ctx) != nil {
+		return noLinks(), nil
+	}
 	l, err := r.linksOf(ctx, p.Revision)
 	if err != nil {
 		return nil, err
@@ -174,6 +189,9 @@ func (r *revisionPageResolver) Links(ctx context.Context, p *model.PageNode, pag
 }
 
 func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode, page *string, limit *int, _ *int, _ *string) (*model.ContentLocationList, error) {
+	if VisitorFrom(ctx) != nil {
+		return notForVisitors[model.ContentLocation](), nil
+	}
 	l, err := r.linksOf(ctx, p.Revision)
 	if err != nil {
 		return nil, err
@@ -182,6 +200,9 @@ func (r *revisionPageResolver) Backlinks(ctx context.Context, p *model.PageNode,
 }
 
 func (r *revisionFileResolver) Backlinks(ctx context.Context, f *store.RevisionFile, page *string, limit *int, _ *int, _ *string) (*model.ContentLocationList, error) {
+	if VisitorFrom(ctx) != nil {
+		return notForVisitors[model.ContentLocation](), nil
+	}
 	rev, err := store.RevisionByID(ctx, r.DB, f.OrganizationID, f.RevisionID)
 	if err != nil {
 		return nil, err

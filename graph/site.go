@@ -486,8 +486,10 @@ func (r *siteResolver) ShareKey(ctx context.Context, s *store.Site) (*string, er
 	return &s.ShareKey, nil
 }
 
-func (r *siteResolver) AdaptiveSchema(_ context.Context, s *store.Site) (*model.SiteAdaptiveSchema, error) {
-	if len(s.AdaptiveSchema) == 0 || s.AdaptiveSchemaUpdatedAt == nil {
+func (r *siteResolver) AdaptiveSchema(ctx context.Context, s *store.Site) (*model.SiteAdaptiveSchema, error) {
+	// A site's settings, not what it publishes: no visitor's to read (the
+	// claims a visitor brings are checked against it where it is admitted).
+	if len(s.AdaptiveSchema) == 0 || s.AdaptiveSchemaUpdatedAt == nil || VisitorFrom(ctx) != nil {
 		return nil, nil
 	}
 	var schema map[string]any

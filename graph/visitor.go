@@ -432,6 +432,7 @@ func init() {
 	visitorGuard(func(v *viewer, p *model.PageNode) (bool, error) {
 		return v.visitorReadsRevision(p.Revision.SpaceID, p.Revision.ID)
 	})
+
 }
 
 // visitorReads tells whether the caller of ctx is a visitor of site siteID
@@ -439,6 +440,13 @@ func init() {
 func visitorReads(ctx context.Context, orgID, siteID string) bool {
 	v := VisitorFrom(ctx)
 	return v != nil && v.reads(orgID, siteID)
+}
+
+// notForVisitors is what a list of what visitors never read (a space's
+// change requests and comments) answers one: empty, as any list answers
+// what its caller may not read.
+func notForVisitors[T any]() *model.List[T] {
+	return &model.List[T]{Items: []T{}, PageInfo: &model.PageInfo{}, Total: func(context.Context) (int, error) { return 0, nil }}
 }
 
 // reads tells whether the visitor's site is site siteID of orgID.

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
+	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/rest"
 	"github.com/docsapi/docsapi/store"
 )
@@ -137,6 +138,28 @@ func TestAuthorizationWalk(t *testing.T) {
 		})
 	}
 
+	// A visitor of the published site, who holds no token: it reads what
+	// the site publishes (its structure, the live content of the spaces it
+	// shows) and nothing else, whatever the walk asks of it from the roots
+	// a visitor may ask (graph/visitor.go).
+	t.Run("graphql/visitor", func(t *testing.T) {
+		t.Parallel()
+		w := newWalker(t, env, nil, schema, f)
+		w.send = visitorSender(env, f.org, f.ids["siteId"])
+		w.walk()
+		t.Logf("visitor: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
+			len(w.visited), len(schema.reachable), w.paths, w.live)
+		if len(w.visited) < walkFloorVisitor {
+			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
+		}
+		reportLeaks(t, "a visitor", f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
+		for kind := range visitorReads {
+			if len(w.found[kind]) == 0 {
+				t.Errorf("the visitor's walk found no %s marker, in what the site publishes: the walk does not reach it", kind)
+			}
+		}
+	})
+
 	// The REST surface, over the same resolvers: every GET route of the
 	// table, with the ids of the private objects.
 	for _, rc := range []struct {
@@ -206,6 +229,7 @@ const (
 	walkFloorOwner    = 800
 	walkFloorReader   = 500
 	walkFloorOutsider = 300
+	walkFloorVisitor  = 60
 	// walkWorkers is how many requests each walk has in flight.
 	walkWorkers = 3
 	// walkTokens bounds a request's document (the server takes 10,000
@@ -825,9 +849,12 @@ type walkGroup struct {
 }
 
 type walker struct {
-	t      *testing.T
-	env    *servertest.Env
-	user   *servertest.User
+	t    *testing.T
+	env  *servertest.Env
+	user *servertest.User
+	// send, when set, runs a document in the place of a POST with the
+	// user's token (the visitor's walk).
+	send   func(doc string) (int, []byte, error)
 	schema *walkSchema
 	f      *walkFixture
 	// leafCache holds the leaves of each type.
@@ -845,6 +872,35 @@ type walker struct {
 	// how many of each list field (checkTotals).
 	lists   []*walkPath
 	listsOf map[string]int
+}
+
+// visitorReads are the markers a visitor of the fixture's published site
+// reads: the site's structure and the settings in effect, the spaces it
+// publishes (the private space and the private collection's space are
+// published by it: publishing is what opens them), their live pages and
+// files. Never their change requests, comments, reviews, collections, the
+// organization's people, settings and other objects, nor the keys that
+// open the site.
+var visitorReads = map[string]bool{
+	"siteTitle": true, "sectionTitle": true, "sectionDescription": true, "groupTitle": true,
+	"siteCustomization": true, "siteSpaceCustomization": true, "spaceTitle": true, "collectionSpaceTitle": true,
+	"pageTitle": true, "pageMarkdown": true, "fileName": true,
+}
+
+// visitorSender runs a walk's documents as a visitor of site of orgID,
+// in-process: a visitor has no token for /graphql.
+func visitorSender(env *servertest.Env, orgID, site string) func(doc string) (int, []byte, error) {
+	res := env.Server.Resolver
+	eng := res.Engine(false)
+	return func(doc string) (int, []byte, error) {
+		ctx := graph.WithLoaders(context.Background(), graph.NewLoaders(env.DB))
+		v, err := res.AdmitVisitor(ctx, graph.VisitorRequest{OrganizationID: orgID, SiteName: site})
+		if err != nil {
+			return 0, nil, err
+		}
+		body, err := json.Marshal(eng.RunServerDocument(graph.WithVisitor(ctx, v), doc, "", nil))
+		return http.StatusOK, body, err
+	}
 }
 
 func newWalker(t *testing.T, env *servertest.Env, u *servertest.User, s *walkSchema, f *walkFixture) *walker {
@@ -1395,7 +1451,7 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 		// strict mode) a resolver that returned an object the caller may
 		// not read and left it to the authorizer to withhold.
 		if code, _ := e.Extensions["code"].(string); code == "INTERNAL" {
-			w.fail(fmt.Sprintf("status %d: internal error at %v", status, e.Path))
+			w.fail(fmt.Sprintf("status %d: internal error at %v: %s", status, e.Path, e.Message))
 		}
 	}
 	if out.Data == nil {
@@ -1431,6 +1487,9 @@ func (w *walker) fail(msg string) {
 }
 
 func (w *walker) post(doc string) (int, []byte, error) {
+	if w.send != nil {
+		return w.send(doc)
+	}
 	raw, err := json.Marshal(map[string]any{"query": doc})
 	if err != nil {
 		return 0, nil, err
