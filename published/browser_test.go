@@ -184,12 +184,19 @@ func newBrowserSite(t *testing.T) *browserSite {
 	reference := f.page(api, map[string]any{"title": "Reference", "type": "group"})
 	f.page(api, map[string]any{"title": "Endpoints", "parent": reference, "markdown": "## List\n\n`GET /things`\n"})
 	f.admin.Do("POST", f.sitePath("/sections"), map[string]any{"spaceId": api, "title": "API"}).Expect(http.StatusCreated)
+	// A section in a group: a tab that opens a list.
+	changelog := f.admin.Do("POST", "/v1/orgs/"+f.org+"/spaces", map[string]any{"title": "Changelog"}).Expect(http.StatusCreated).String("id")
+	f.page(changelog, map[string]any{"title": "Releases", "markdown": "## 1.0\n\nThe first release.\n"})
+	changelogSection := f.admin.Do("POST", f.sitePath("/sections"), map[string]any{"spaceId": changelog, "title": "Changelog"}).
+		Expect(http.StatusCreated).String("id")
+	f.admin.Do("POST", f.sitePath("/section-groups"), map[string]any{"title": "More", "sections": []string{changelogSection}}).
+		Expect(http.StatusCreated)
 	var sections struct {
 		Items []struct{ ID, Title, Path string }
 	}
 	f.admin.Do("GET", f.sitePath("/sections"), nil).Expect(http.StatusOK).Decode(&sections)
 	for _, s := range sections.Items {
-		if s.Title != "API" {
+		if s.Title != "API" && s.Title != "Changelog" {
 			f.admin.Do("PATCH", f.sitePath("/sections/", s.ID), map[string]any{"title": "Guides"}).Expect(http.StatusOK)
 		}
 	}

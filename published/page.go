@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -226,7 +227,7 @@ type view struct {
 	Logo        *logo
 	FaviconURL  string
 
-	Sections []link
+	Sections []tab
 	Variants []link
 	Variant  string
 	Tree     []*navPage
@@ -246,7 +247,12 @@ type link struct {
 	Title   string
 	URL     string
 	Current bool
-	Groups  string // the groups holding a section, for its tab's label
+}
+
+// tab is a tab of the header: a section, or a group of sections (Items).
+type tab struct {
+	link
+	Items []link
 }
 
 type navPage struct {
@@ -273,14 +279,14 @@ func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
 		v.SiteURL = "/"
 	}
 	settings := s.settingsOf(ss)
+	if title := stringMember(settings, "title"); title != "" {
+		v.SiteTitle = title // the customization's title, over the site's
+	}
 	v.Theme = themeOf(settings)
 	v.Logo = logoOf(settings)
 	v.FaviconURL = faviconOf(settings, s.base+"/"+gitbookDir+"/static/"+rd.assets.icon)
 	if len(s.sections) > 1 {
-		for _, sec := range s.sections {
-			v.Sections = append(v.Sections, link{Title: sec.title, URL: s.addressOf(sec.defaultSiteSpace()) + "/",
-				Current: sec == ss.section, Groups: joinGroups(sec.groups)})
-		}
+		v.Sections = sectionTabs(s, ss)
 	}
 	if len(ss.section.siteSpaces) > 1 {
 		v.Variant = ss.title
@@ -291,15 +297,31 @@ func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
 	return v
 }
 
-func joinGroups(groups []string) string {
-	out := ""
-	for i, g := range groups {
-		if i > 0 {
-			out += " › "
+// sectionTabs are the header's tabs: a section outside any group is a tab;
+// the sections of a group (at any depth) are listed under their outermost
+// group's tab, named with the groups between.
+func sectionTabs(s *site, current *siteSpace) []tab {
+	var tabs []tab
+	groupAt := map[string]int{}
+	for _, sec := range s.sections {
+		l := link{Title: sec.title, URL: s.addressOf(sec.defaultSiteSpace()) + "/", Current: sec == current.section}
+		if len(sec.groups) == 0 {
+			tabs = append(tabs, tab{link: l})
+			continue
 		}
-		out += g
+		if len(sec.groups) > 1 {
+			l.Title = strings.Join(append(slices.Clone(sec.groups[1:]), sec.title), " › ")
+		}
+		i, ok := groupAt[sec.groups[0]]
+		if !ok {
+			i = len(tabs)
+			groupAt[sec.groups[0]] = i
+			tabs = append(tabs, tab{link: link{Title: sec.groups[0]}})
+		}
+		tabs[i].Items = append(tabs[i].Items, l)
+		tabs[i].Current = tabs[i].Current || l.Current
 	}
-	return out
+	return tabs
 }
 
 // navTree is the page tree of the sidebar: hidden pages left out, and

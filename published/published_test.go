@@ -309,3 +309,66 @@ func TestAppAddressesOpenAPage(t *testing.T) {
 	}
 	v.get(f.env.URL+"/app/nothing/here").expect(t, http.StatusNotFound, "names nothing")
 }
+
+// Every published address the API hands out is served: the site's, its
+// sections' and site spaces' (urls.published), and a space's own, which
+// leads to the site that shows it; a deleted site's answers as one that
+// never existed.
+func TestEveryPublishedAddressIsServed(t *testing.T) {
+	t.Parallel()
+	f := newReaderFixture(t, "public")
+	other := f.newSpace("Reference")
+	section := f.admin.Do("POST", f.sitePath("/sections"), map[string]any{"spaceId": other, "title": "Reference"}).Expect(http.StatusCreated).String("id")
+	f.admin.Do("PATCH", f.sitePath("/sections/"+section), map[string]any{"path": "reference"}).Expect(http.StatusOK)
+	base := f.publish()
+	v := newVisitor(t)
+	for _, s := range f.admin.Do("GET", f.sitePath("/sections"), nil).Expect(http.StatusOK).JSON()["items"].([]any) {
+		u := s.(map[string]any)["urls"].(map[string]any)["published"].(string)
+		v.get(u).expect(t, http.StatusOK, "Welcome to")
+	}
+	for _, ss := range f.admin.Do("GET", f.sitePath("/site-spaces"), nil).Expect(http.StatusOK).JSON()["items"].([]any) {
+		m := ss.(map[string]any)
+		u := m["urls"].(map[string]any)["published"].(string)
+		title := m["space"].(map[string]any)["title"].(string)
+		v.get(u).expect(t, http.StatusOK, "Welcome to <strong>"+title+"</strong>")
+	}
+	// A space's own published address (it has one when it is not private).
+	spaceURL := f.admin.Do("PATCH", "/v1/spaces/"+other, map[string]any{"visibility": "public"}).Expect(http.StatusOK).
+		JSON()["urls"].(map[string]any)["published"].(string)
+	p := v.get(spaceURL)
+	if p.status != http.StatusFound || !strings.HasSuffix(p.header.Get("Location"), strings.TrimPrefix(base, f.env.URL)+"/reference/") {
+		t.Errorf("a space's published address: %d → %q", p.status, p.header.Get("Location"))
+	}
+	draft := f.admin.Do("POST", "/v1/orgs/"+f.org+"/spaces", map[string]any{"title": "Draft"}).Expect(http.StatusCreated).String("id")
+	draftURL := f.admin.Do("PATCH", "/v1/spaces/"+draft, map[string]any{"visibility": "unlisted"}).Expect(http.StatusOK).
+		JSON()["urls"].(map[string]any)["published"].(string)
+	v.get(draftURL).expect(t, http.StatusNotFound, "not published in a site")
+	unknown := v.get(f.env.URL + "/published/" + f.org + "/no-such-site")
+	f.admin.Do("DELETE", f.sitePath(), nil).Expect(http.StatusNoContent)
+	if p := v.get(base); p.status != http.StatusNotFound || p.body != unknown.body {
+		t.Errorf("a deleted site: %d %.200s", p.status, p.body)
+	}
+}
+
+// Sections in groups are tabs under their group's tab, which opens a list
+// of them without script; the customization's title is the site's.
+func TestSectionGroupsAreTabs(t *testing.T) {
+	t.Parallel()
+	f := newReaderFixture(t, "public")
+	var sections []string
+	for _, title := range []string{"REST API", "GraphQL API"} {
+		space := f.newSpace(title)
+		id := f.admin.Do("POST", f.sitePath("/sections"), map[string]any{"spaceId": space, "title": title}).Expect(http.StatusCreated).String("id")
+		sections = append(sections, id)
+	}
+	f.admin.Do("POST", f.sitePath("/section-groups"), map[string]any{"title": "APIs", "sections": sections}).Expect(http.StatusCreated)
+	ss := f.admin.Do("GET", f.sitePath("/site-spaces"), nil).Expect(http.StatusOK).JSON()["items"].([]any)[0].(map[string]any)["id"].(string)
+	f.admin.Do("PATCH", f.sitePath("/site-spaces/"+ss+"/customization"), map[string]any{"title": "Acme Developer Hub"}).Expect(http.StatusOK)
+	base := f.publish()
+	newVisitor(t).get(base).expect(t, http.StatusOK, `<summary>APIs</summary>`, ">REST API</a>", ">GraphQL API</a>",
+		"<title>Introduction | Acme Developer Hub</title>")
+	for _, s := range f.admin.Do("GET", f.sitePath("/sections"), nil).Expect(http.StatusOK).JSON()["items"].([]any) {
+		u := s.(map[string]any)["urls"].(map[string]any)["published"].(string)
+		newVisitor(t).get(u).expect(t, http.StatusOK, `<summary>APIs</summary>`)
+	}
+}
