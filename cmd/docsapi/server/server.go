@@ -195,7 +195,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		Blobs: blobs, MaxUpload: cfg.MaxUploadBytes, GitFileRoot: cfg.GitFileRoot, GitAllowPrivate: cfg.GitAllowPrivate, GitLimits: cfg.GitLimits,
 		SSOTokenTTL: cfg.SSOTokenTTL, Outbound: outbound.New(cfg.Outbound), Translator: cfg.Translator, SecretKey: cfg.SecretKey,
 		Delivery: cfg.Delivery, Live: live, GenericExecution: cfg.GenericExecution,
-		PublishedChanges: graph.NewPublishedChanges(db, log),
+		PublishedChanges:    graph.NewPublishedChanges(db, log),
 		StrictAuthorization: cfg.StrictAuthorization, Tracing: cfg.Tracing}
 	// Events recorded for delivery are enqueued once their transaction commits.
 	db.OnDeliveries = res.EnqueueDeliveries
