@@ -623,7 +623,7 @@ func (s *browserSite) expectOwnRequests(t *testing.T, requests, blocked, violati
 // pkg installed in it, or skips the test.
 func browserHarness(t *testing.T, pkg string) (node, chromium, dir string) {
 	t.Helper()
-	node, chromium = browserTools(t)
+	node, chromium = servertest.BrowserTools(t)
 	dir, err := filepath.Abs("testdata/browser")
 	if err != nil {
 		t.Fatal(err)
@@ -632,35 +632,6 @@ func browserHarness(t *testing.T, pkg string) (node, chromium, dir string) {
 		t.Skipf("%s is not installed: run `npm ci` in %s", pkg, dir)
 	}
 	return node, chromium, dir
-}
-
-// browserTools finds node and chromium, or skips the test (as
-// graph/playground's browser test does).
-func browserTools(t *testing.T) (node, chromium string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
-	}
-	// playwright-core 1.61, the last to support Debian 12's node 18.
-	out, err := exec.Command(node, "--version").Output()
-	var major int
-	if _, scanErr := fmt.Sscanf(string(out), "v%d.", &major); err != nil || scanErr != nil || major < 18 {
-		t.Skipf("node %q is too old (or does not run: %v): the browser test needs node 18 or later", strings.TrimSpace(string(out)), err)
-	}
-	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return node, p
-		}
-	}
-	t.Skip("chromium is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
-	return "", ""
 }
 
 // runBrowserScript runs script of dir with node, bounded by timeout, with

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 )
@@ -272,15 +273,21 @@ func timedPass(ctx context.Context, o options, name string, concurrency int, sen
 }
 
 func printTable(w io.Writer, rows []row) {
+	writeRows(w, "docsapi", "baseline", rows)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "ratio = docsapi / baseline; baselines authenticate nothing (docsapi checks the bearer token on every request, from its caller cache).")
+}
+
+// writeRows writes rows as a table whose two measured columns are named a
+// and b (docsapi and its baseline, one PostgreSQL and a cluster...).
+func writeRows(w io.Writer, a, b string, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\tdocsapi\tbaseline\tratio\ttarget\tresult")
-	fmt.Fprintln(tw, "-----------\t-------\t--------\t-----\t------\t------")
+	fmt.Fprintf(tw, "measurement\t%s\t%s\tratio\ttarget\tresult\n", a, b)
+	fmt.Fprintf(tw, "-----------\t%s\t%s\t-----\t------\t------\n", strings.Repeat("-", len(a)), strings.Repeat("-", len(b)))
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.what, r.docsapi, r.baseline, r.ratio, r.target, r.result)
 	}
 	tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "ratio = docsapi / baseline; baselines authenticate nothing (docsapi checks the bearer token on every request, from its caller cache).")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

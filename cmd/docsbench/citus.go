@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"text/tabwriter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -283,13 +282,11 @@ func citusBench(ctx context.Context, o options, out io.Writer) (err error) {
 		return err
 	}
 	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\tone PostgreSQL\tCitus cluster\tratio\ttarget\tresult")
-	fmt.Fprintln(tw, "-----------\t--------------\t-------------\t-----\t------\t------")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.what, r.plain, r.cluster, r.ratio, r.target, r.result)
+	table := make([]row, len(rows))
+	for i, r := range rows {
+		table[i] = row{what: r.what, docsapi: r.plain, baseline: r.cluster, ratio: r.ratio, target: r.target, result: r.result}
 	}
-	tw.Flush()
+	writeRows(out, "one PostgreSQL", "Citus cluster", table)
 	fmt.Fprintf(out, "\nratio = Citus cluster / one PostgreSQL. Both servers in this process; one PostgreSQL and the cluster's three nodes (Citus %s, 4 shards per table) on the same %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s; pgx pool of %d each\n",
 		citusVersion, runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, o.dbMaxConns)
 	return nil

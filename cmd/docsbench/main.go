@@ -327,18 +327,11 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 		connect.DataDir = dir
 		dbWhere = "embedded, data dir " + dir + " (removed at exit)"
 	}
-	db, closeDB, err := store.Connect(ctx, connect)
+	db, closeDB, pgVersion, err := openDatabase(ctx, connect)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer closeDB()
-	if err := db.Migrate(ctx, nil); err != nil {
-		return err
-	}
-	var pgVersion string
-	if err := db.Pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion); err != nil {
-		return err
-	}
 
 	// The baselines' own pool: same database, same size, pgx's defaults.
 	poolCfg, err := pgxpool.ParseConfig(db.Pool.Config().ConnConfig.ConnString())
@@ -610,4 +603,21 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// openDatabase connects the bench's database (embedded, or at
+// DATABASE_URL), migrates it, and says which PostgreSQL it is.
+func openDatabase(ctx context.Context, connect store.ConnectOptions) (db *store.DB, closeDB func(), pgVersion string, err error) {
+	db, closeDB, err = store.Connect(ctx, connect)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("connect: %w", err)
+	}
+	if err = db.Migrate(ctx, nil); err == nil {
+		err = db.Pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion)
+	}
+	if err != nil {
+		closeDB()
+		return nil, nil, "", err
+	}
+	return db, closeDB, pgVersion, nil
 }

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
@@ -91,18 +90,11 @@ func readerBench(ctx context.Context, o options, out io.Writer) (err error) {
 		connect.DataDir = dbDir
 		dbWhere = "embedded, in a temporary directory"
 	}
-	db, closeDB, err := store.Connect(ctx, connect)
+	db, closeDB, pgVersion, err := openDatabase(ctx, connect)
 	if err != nil {
-		return fmt.Errorf("connect: %w", err)
+		return err
 	}
 	defer closeDB()
-	if err := db.Migrate(ctx, nil); err != nil {
-		return err
-	}
-	var pgVersion string
-	if err := db.Pool.QueryRow(ctx, "SHOW server_version").Scan(&pgVersion); err != nil {
-		return err
-	}
 	// PostgreSQL's CPU is the embedded server's alone (other servers may
 	// run on this machine); at DATABASE_URL, every postgres process's.
 	var postmasters []int
@@ -252,13 +244,7 @@ func readerBench(ctx context.Context, o options, out io.Writer) (err error) {
 			docsapi: fmt.Sprintf("%d, %d, %d MB (the copies: %d MB)", heapPublished>>20, (heapViews-held)>>20, (heapEdits-held)>>20, held>>20)},
 	)
 	fmt.Fprintln(out)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\tdocsapi\tfile server\tratio\ttarget\tresult")
-	fmt.Fprintln(tw, "-----------\t-------\t-----------\t-----\t------\t------")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.what, r.docsapi, r.baseline, r.ratio, r.target, r.result)
-	}
-	tw.Flush()
+	writeRows(out, "docsapi", "file server", rows)
 	fmt.Fprintf(out, "\nratio = docsapi / file server (net/http.FileServer serving the bytes docsapi answered, from disk), the median of the rounds' ratios; figures are the median pass's (of median throughput). Both servers in this process, with the load clients, on %d CPUs (GOMAXPROCS %d), %s; %s; PostgreSQL %s (%s); load average at the end %s\n",
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version(), pgVersion, dbWhere, loadAverage())
 	return nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -58,7 +57,7 @@ type browserReport struct {
 // a token given once runs every tab, the example tabs get the caller's ids,
 // and the token is left in no storage of the browser.
 func TestPlaygroundInBrowser(t *testing.T) {
-	node, chromium := browserTools(t)
+	node, chromium := servertest.BrowserTools(t)
 	dir, err := filepath.Abs("testdata/browser")
 	if err != nil {
 		t.Fatal(err)
@@ -194,32 +193,4 @@ func TestPlaygroundInBrowser(t *testing.T) {
 	if r.TokenInDOM {
 		t.Error("the token is in the page's DOM")
 	}
-}
-
-// browserTools finds node and chromium, or skips the test.
-func browserTools(t *testing.T) (node, chromium string) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("the browser test is not short")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
-	}
-	// playwright-core 1.61, the last to support Debian 12's node 18.
-	out, err := exec.Command(node, "--version").Output()
-	var major int
-	if _, scanErr := fmt.Sscanf(string(out), "v%d.", &major); err != nil || scanErr != nil || major < 18 {
-		t.Skipf("node %q is too old (or does not run: %v): the browser test needs node 18 or later", strings.TrimSpace(string(out)), err)
-	}
-	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
-		if name == "" {
-			continue
-		}
-		if p, err := exec.LookPath(name); err == nil {
-			return node, p
-		}
-	}
-	t.Skip("chromium is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
-	return "", ""
 }

@@ -1,0 +1,39 @@
+package servertest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// BrowserTools finds node (18 or later) and Chromium for a test that drives
+// a browser through playwright-core, or skips the test saying what is
+// missing (short tests skip it too). CHROMIUM names another browser.
+func BrowserTools(t testing.TB) (node, chromium string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the browser test is not short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
+	}
+	// playwright-core 1.61, the last to support Debian 12's node 18.
+	out, err := exec.Command(node, "--version").Output()
+	var major int
+	if _, scanErr := fmt.Sscanf(string(out), "v%d.", &major); err != nil || scanErr != nil || major < 18 {
+		t.Skipf("node %q is too old (or does not run: %v): the browser test needs node 18 or later", strings.TrimSpace(string(out)), err)
+	}
+	for _, name := range []string{os.Getenv("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if name == "" {
+			continue
+		}
+		if p, err := exec.LookPath(name); err == nil {
+			return node, p
+		}
+	}
+	t.Skip("chromium is not installed: the browser test needs node and chromium (apt-get install nodejs npm chromium)")
+	return "", ""
+}
