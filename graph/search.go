@@ -59,7 +59,14 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 			ids = append(ids, s.ID)
 		}
 	}
-	hits, err := store.Search(ctx, r.DB, o.ID, ids, query)
+	return r.searchSpaces(ctx, o.ID, ids, query, page, limit)
+}
+
+// searchSpaces searches spaces ids of orgID (those the caller may read)
+// and answers them by space, in the order of each space's best hit, a page
+// of spaces at a time.
+func (r *Resolver) searchSpaces(ctx context.Context, orgID string, ids []string, query string, page *string, limit *int) (*model.SearchSpaceResultList, error) {
+	hits, err := store.Search(ctx, r.DB, orgID, ids, query)
 	if err != nil {
 		return nil, err
 	}
@@ -164,4 +171,182 @@ func ancestors(t *store.PageTree, p *store.RevisionPage) []*model.SearchAncestor
 		out = []*model.SearchAncestor{}
 	}
 	return out
+}
+
+// Site search: the site spaces a scope names, of those the caller may read
+// (a visitor: those its audience and conditions show it), searched as one.
+
+// Site search scopes (SiteSearchScopeInput.mode).
+const (
+	searchDefault  = "default"
+	searchSpecific = "specific"
+	searchAll      = "all"
+	searchCurrent  = "current" // deprecated: default with a current site space
+)
+
+// siteSearchScope is a search's scope, its deprecated forms read as the
+// current one.
+type siteSearchScope struct {
+	mode       string
+	current    string
+	siteSpaces []string
+}
+
+func siteSearchScopeOf(in model.SiteSearchInput) (siteSearchScope, error) {
+	if scope, _ := in.Scope.ValueOK(); scope != nil {
+		sc := siteSearchScope{mode: scope.Mode, current: derefString(scope.CurrentSiteSpace.Value())}
+		sc.siteSpaces, _ = scope.SiteSpaceIds.ValueOK()
+		switch {
+		case sc.mode != searchDefault && sc.mode != searchSpecific && sc.mode != searchAll:
+			return sc, Invalid("scope.mode", "must be default, specific or all")
+		case sc.mode == searchSpecific && len(sc.siteSpaces) == 0:
+			return sc, Invalid("scope.siteSpaceIds", "must name at least one site space")
+		}
+		return sc, nil
+	}
+	mode := derefString(in.Mode.Value())
+	ids, _ := in.SiteSpaceIds.ValueOK()
+	switch {
+	case mode == "" && len(ids) > 0, mode == searchSpecific:
+		if len(ids) == 0 {
+			return siteSearchScope{}, Invalid("siteSpaceIds", "must name at least one site space")
+		}
+		return siteSearchScope{mode: searchSpecific, siteSpaces: ids}, nil
+	case mode == searchCurrent:
+		current := derefString(in.SiteSpaceID.Value())
+		if current == "" {
+			return siteSearchScope{}, Invalid("siteSpaceId", "is required with mode current")
+		}
+		return siteSearchScope{mode: searchDefault, current: current}, nil
+	case mode == searchAll:
+		return siteSearchScope{mode: searchAll}, nil
+	case mode == "":
+		return siteSearchScope{mode: searchDefault}, nil
+	}
+	return siteSearchScope{}, Invalid("mode", "must be specific, current or all")
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (r *siteResolver) Search(ctx context.Context, s *store.Site, input model.SiteSearchInput, page *string, limit *int, _ *int, _ *string) (*model.SearchSpaceResultList, error) {
+	if err := checkQuery(input.Query); err != nil {
+		return nil, err
+	}
+	scope, err := siteSearchScopeOf(input)
+	if err != nil {
+		return nil, err
+	}
+	// SECURITY: the site spaces the caller may read, as the site's lists
+	// show them (its visitor: those its audience and conditions show it).
+	set, err := r.visibleSiteSpaces(ctx, s.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := r.treeOf(ctx, s.ID, false)
+	if err != nil {
+		return nil, err
+	}
+	chosen, err := r.searchedSiteSpaces(ctx, scope, set, t)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	siteSpaceOf := map[string]string{}
+	for _, ss := range chosen {
+		if _, ok := siteSpaceOf[ss.SpaceID]; !ok {
+			siteSpaceOf[ss.SpaceID] = ss.ID
+			ids = append(ids, ss.SpaceID)
+		}
+	}
+	list, err := r.searchSpaces(ctx, s.OrganizationID, ids, input.Query, page, limit)
+	if err != nil {
+		return nil, err
+	}
+	for _, item := range list.Items {
+		id := siteSpaceOf[item.ID]
+		item.SiteSpace = &id
+	}
+	return list, nil
+}
+
+// searchedSiteSpaces are the site spaces of set (those the caller may
+// read) that scope names, in the site's order: for the default scope, the
+// default site space of each section t holds (or of the site), with the
+// current one and, where a section has one of the current one's language,
+// that one instead.
+func (r *Resolver) searchedSiteSpaces(ctx context.Context, scope siteSearchScope, set *siteSpaceSet, t *siteTree) ([]*store.SiteSpace, error) {
+	all := set.list()
+	switch scope.mode {
+	case searchAll:
+		return all, nil
+	case searchSpecific:
+		wanted := map[string]bool{}
+		for _, id := range scope.siteSpaces {
+			wanted[id] = true
+		}
+		var out []*store.SiteSpace
+		for _, ss := range all {
+			if wanted[ss.ID] {
+				out = append(out, ss)
+			}
+		}
+		return out, nil
+	}
+	var current *store.SiteSpace
+	for _, ss := range all {
+		if ss.ID == scope.current {
+			current = ss
+		}
+	}
+	language := ""
+	if current != nil {
+		if sp, err := r.spaceOfSiteSpace(ctx, current); err == nil && sp.Language != nil {
+			language = string(*sp.Language)
+		}
+	}
+	containers := []string{rootKey}
+	for _, sec := range t.sections {
+		containers = append(containers, sec.ID)
+	}
+	var out []*store.SiteSpace
+	for _, key := range containers {
+		if pick := r.searchedIn(ctx, set.inSection[key], current, language); pick != nil {
+			out = append(out, pick)
+		}
+	}
+	return out, nil
+}
+
+// searchedIn is the site space of a section's (or the site's) candidates a
+// default search looks through: the current one, else one of its language,
+// else the default one, else the first.
+func (r *Resolver) searchedIn(ctx context.Context, candidates []*store.SiteSpace, current *store.SiteSpace, language string) *store.SiteSpace {
+	var ofLanguage, byDefault *store.SiteSpace
+	for _, ss := range candidates {
+		switch {
+		case current != nil && ss.ID == current.ID:
+			return ss
+		case ofLanguage == nil && language != "":
+			if sp, err := r.spaceOfSiteSpace(ctx, ss); err == nil && sp.Language != nil && string(*sp.Language) == language {
+				ofLanguage = ss
+			}
+		}
+		if byDefault == nil && ss.IsDefault {
+			byDefault = ss
+		}
+	}
+	switch {
+	case ofLanguage != nil:
+		return ofLanguage
+	case byDefault != nil:
+		return byDefault
+	case len(candidates) > 0:
+		return candidates[0]
+	}
+	return nil
 }

@@ -432,6 +432,8 @@ func init() {
 	visitorGuard(func(v *viewer, p *model.PageNode) (bool, error) {
 		return v.visitorReadsRevision(p.Revision.SpaceID, p.Revision.ID)
 	})
+	// A site search's hits, in those spaces' live content.
+	visitorGuard(func(v *viewer, s *model.SearchSpaceResult) (bool, error) { return v.visitorReadsSpace(s.ID) })
 
 }
 

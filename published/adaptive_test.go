@@ -36,15 +36,12 @@ func TestConditionsDecideWhatEachVisitorSees(t *testing.T) {
 		Expect(http.StatusCreated).String("id")
 	f.admin.Do("PATCH", f.sitePath("/site-spaces/"+legacySS), map[string]any{"path": "legacy",
 		"condition": "visitor.claims.unsigned.legacy === true && false"}).Expect(http.StatusOK)
-	f.admin.Do("PUT", f.sitePath("/adaptive-schema"), map[string]any{"jsonSchema": map[string]any{"type": "object", "additionalProperties": false,
-		"properties": map[string]any{"unsigned": map[string]any{"type": "object", "description": "Unsigned claims of the site visitor.",
-			"additionalProperties": false, "properties": map[string]any{"beta": map[string]any{"type": "boolean", "description": "In the beta program"}}}}}}).
-		Expect(http.StatusOK)
+	f.declareUnsignedClaim("beta", false)
 	base := f.publish()
 
 	// Adaptive content is off: the claim is not taken.
 	newVisitor(t).get(base+"/beta?visitor.beta=true").expect(t, http.StatusNotFound).lacks(t, "Beta program")
-	f.admin.Do("PATCH", f.sitePath(), map[string]any{"adaptiveContent": map[string]any{"enabled": true}}).Expect(http.StatusOK)
+	f.declareUnsignedClaim("beta", true)
 
 	anonymous := newVisitor(t)
 	for round := range 2 { // the second round from the cache
@@ -68,4 +65,15 @@ func TestConditionsDecideWhatEachVisitorSees(t *testing.T) {
 			t.Log("again, from the pages kept")
 		}
 	}
+}
+
+// declareUnsignedClaim declares the boolean unsigned claim name in the
+// site's visitor schema and turns adaptive content on (when on) or off.
+func (f *readerFixture) declareUnsignedClaim(name string, on bool) {
+	f.t.Helper()
+	f.admin.Do("PUT", f.sitePath("/adaptive-schema"), map[string]any{"jsonSchema": map[string]any{"type": "object", "additionalProperties": false,
+		"properties": map[string]any{"unsigned": map[string]any{"type": "object", "description": "Unsigned claims of the site visitor.",
+			"additionalProperties": false, "properties": map[string]any{name: map[string]any{"type": "boolean", "description": "A claim"}}}}}}).
+		Expect(http.StatusOK)
+	f.admin.Do("PATCH", f.sitePath(), map[string]any{"adaptiveContent": map[string]any{"enabled": on}}).Expect(http.StatusOK)
 }

@@ -41,7 +41,7 @@ type browserSite struct {
 	// its pages, absolute.
 	base                                string
 	front, blocks, nested, v2, apiFront string
-	notFound                            string
+	notFound, search                    string
 }
 
 // blocksMarkdown is a page with every kind of block a GitBook page has,
@@ -222,7 +222,8 @@ func newBrowserSite(t *testing.T) *browserSite {
 		t.Fatalf("published at %s, want %s", got, base)
 	}
 	return &browserSite{readerFixture: f, base: base, front: base + "/", blocks: base + "/blocks",
-		nested: base + "/blocks/nested-page", v2: base + "/v2/", apiFront: base + "/api/", notFound: base + "/nowhere"}
+		nested: base + "/blocks/nested-page", v2: base + "/v2/", apiFront: base + "/api/", notFound: base + "/nowhere",
+		search: base + "/~gitbook/search?q=hint"}
 }
 
 // upload uploads a file to space's content.
@@ -299,6 +300,13 @@ type readerReport struct {
 	// The second section from the header's tabs; the second variant from
 	// the switcher.
 	Section, Variant readerView
+	// The search box: the results page's heading and results, and the
+	// page its first result leads to.
+	Search struct {
+		Heading string
+		Results []string
+	}
+	SearchFollowed readerView
 	// Dark mode: the toggle's aria-pressed before and after a click, the
 	// page then, another page opened after it; light again.
 	ToggleBefore, ToggleAfter        string
@@ -396,6 +404,12 @@ func TestPublishedSiteInBrowser(t *testing.T) {
 
 	view("the header's API", r.Section, readerView{URL: s.apiFront, Title: "API overview | Acme Docs", H1: "🚀 API overview",
 		CurrentPage: "🚀 API overview", CurrentSection: "API", Content: "The API of Acme"})
+	if r.Search.Heading != "Results for “hint”" || !slices.Contains(r.Search.Results, "Blocks") {
+		t.Errorf("the search box: %+v", r.Search)
+	}
+	if r.SearchFollowed.H1 == "" || !slices.Contains(r.Search.Results, r.SearchFollowed.H1) {
+		t.Errorf("the first result led to %+v", r.SearchFollowed)
+	}
 	if r.Section.Variant != "" {
 		t.Errorf("the API section, of one variant, has a variant switcher: %q", r.Section.Variant)
 	}
@@ -495,7 +509,7 @@ func TestPublishedPagesAccessibility(t *testing.T) {
 		name, url string
 		status    int
 	}{{"front", s.front, 200}, {"blocks", s.blocks, 200}, {"nested", s.nested, 200}, {"v2", s.v2, 200},
-		{"api", s.apiFront, 200}, {"not-found", s.notFound, 404}} {
+		{"api", s.apiFront, 200}, {"not-found", s.notFound, 404}, {"search", s.search, 200}} {
 		for _, theme := range []string{"light", "dark"} {
 			cases = append(cases, axeCase{Name: p.name + " " + theme, URL: p.url, Width: 1280, Height: 800, Theme: theme,
 				Script: true, Expand: true, status: p.status})

@@ -232,7 +232,12 @@ type view struct {
 	Variant  string
 	Tree     []*navPage
 
-	NotFound    bool
+	NotFound bool
+	Search   *searchView
+	// SearchURL is where the search box sends its query; SiteSpaceID the
+	// site space it searches first.
+	SearchURL   string
+	SiteSpaceID string
 	Emoji       string
 	ShowTitle   bool
 	ShowDesc    bool
@@ -278,6 +283,8 @@ func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
 	if v.SiteURL == "/" && s.base == "" {
 		v.SiteURL = "/"
 	}
+	v.SearchURL = s.base + "/" + gitbookDir + "/search"
+	v.SiteSpaceID = ss.id
 	settings := s.settingsOf(ss)
 	if title := stringMember(settings, "title"); title != "" {
 		v.SiteTitle = title // the customization's title, over the site's

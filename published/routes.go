@@ -21,6 +21,7 @@ import (
 //
 //	/~gitbook/static/{name}            the reader's styles and script (assets.go)
 //	/~gitbook/files/{sha256}/{name}    a file of a revision the site shows (files.go)
+//	/~gitbook/search?q=…&ss=…          the site's search, a page of results (search.go)
 //	/{section}/{site space}/{page}     a page, the first two left out for the defaults (site.go)
 
 // gitbookDir is the first segment of the reader's own resources within a
@@ -97,6 +98,10 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 		ctx = store.OnPrimary(ctx)
 	}
 	if len(segments) >= 1 && segments[0] == gitbookDir {
+		if len(segments) == 2 && segments[1] == "search" {
+			rd.serveSearch(w, r.WithContext(ctx), v, a)
+			return
+		}
 		if len(segments) == 4 && segments[1] == "files" {
 			rd.serveFile(w, r.WithContext(ctx), segments[2])
 			return

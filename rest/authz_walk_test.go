@@ -589,6 +589,7 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"ChangeRequest.comment.id":             one("crComment", crComment),
 		"ChangeRequest.review.id":              one("review", review),
 		"Comment.reply.id":                     two("reply", reply, "crReply", crReply),
+		"Site.search.input":                    {{"siteSearch", `{query: "Zanzibar", scope: {mode: "all"}}`}},
 	}
 	// node and nodes: the objects of every kind above that have a global id.
 	var nodeArgs []walkArg

@@ -377,6 +377,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"updateSiteCustomizationById":         siteCustomizationBody,
 		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 		"createSiteShareLink":                 `{"name":"Planted"}`,
+		"searchSiteContent":                   `{"query":"hello","scope":{"mode":"all"}}`,
 		"updateSiteShareLinkById":             `{"active":false,"name":"Renamed"}`,
 		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 		"updateMemberInOrganizationById":      `{"role":"admin"}`,

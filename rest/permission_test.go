@@ -82,7 +82,7 @@ var routeNeeds = map[string]string{
 
 	"createSite": "create", "getSiteById": "read", "updateSiteById": "create", "deleteSiteById": "admin",
 	"publishSite": "create", "unpublishSite": "create", "getSiteAdaptiveSchema": "read", "updateSiteAdaptiveSchema": "create",
-	"listSiteAdaptiveTemplateConditions": "read", "getPublishedContentSite": "read", "getSiteStructure": "read",
+	"listSiteAdaptiveTemplateConditions": "read", "getPublishedContentSite": "read", "searchSiteContent": "read", "getSiteStructure": "read",
 	"sortSiteStructure": "create", "listSiteSectionGroups": "read", "addSectionGroupToSite": "create",
 	"updateSiteSectionGroupById": "create", "deleteSiteSectionGroupById": "create", "moveSiteSectionGroup": "create",
 	"addSectionToGroup": "create", "removeSectionFromGroup": "create", "listSiteSections": "read", "addSectionToSite": "create",
@@ -273,6 +273,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"updateSiteCustomizationById":         siteCustomizationBody,
 			"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 			"createSiteShareLink":                 `{"name":"Press"}`,
+			"searchSiteContent":                   `{"query":"hello","scope":{"mode":"default"}}`,
 			"updateSiteShareLinkById":             `{"active":false}`,
 			"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,

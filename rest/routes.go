@@ -357,6 +357,8 @@ var Routes = []Route{
 		Status: http.StatusOK, Tag: "sites", Summary: "List the conditions the visitor schema suggests"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/published", Operation: "getPublishedContentSite", Status: http.StatusOK, Tag: "sites",
 		Summary: "Get a published site as its visitors get it"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/search", Operation: "searchSiteContent", Status: http.StatusOK,
+		Result: "site.search", Tag: "sites", Summary: "Search a site's content (the site spaces its scope names)"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/structure", Operation: "getSiteStructure", Status: http.StatusOK,
 		Result: "site.structure", Tag: "sites", Summary: "Get a site's structure"},
 	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/structure/sort", Operation: "sortSiteStructure", Status: http.StatusOK, Tag: "sites",

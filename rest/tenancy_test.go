@@ -156,6 +156,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"updateSiteCustomizationById":         siteCustomizationBody,
 		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 		"createSiteShareLink":                 `{"name":"Planted"}`,
+		"searchSiteContent":                   `{"query":"hello","scope":{"mode":"all"}}`,
 		"updateSiteShareLinkById":             `{"active":false}`,
 		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://eve.example/login"}`,
 		"updateMemberInOrganizationById":      `{"role":"read"}`,

@@ -21,6 +21,9 @@ var (
 	atxHeading = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$`)
 	codeFence  = regexp.MustCompile("^ {0,3}(```|~~~)")
 	nonAnchor  = regexp.MustCompile(`[^a-z0-9]+`)
+	// headingAnchor is the empty anchor GitBook's git sync ends a heading
+	// with to keep its id: `## Usage <a href="#use" id="use"></a>`.
+	headingAnchor = regexp.MustCompile(`\s*<a\s[^>]*\bid="([^"]*)"[^>]*>\s*</a>\s*$`)
 )
 
 // SplitSections splits markdown at its headings (outside code blocks).
@@ -43,7 +46,14 @@ func SplitSections(markdown string) []Section {
 		}
 		if m := atxHeading.FindStringSubmatch(line); m != nil && !fenced {
 			flush()
-			cur = Section{Heading: m[2], Anchor: strings.Trim(nonAnchor.ReplaceAllString(strings.ToLower(m[2]), "-"), "-")}
+			heading, anchor := m[2], ""
+			if a := headingAnchor.FindStringSubmatch(heading); a != nil {
+				heading, anchor = heading[:len(heading)-len(a[0])], a[1]
+			}
+			if anchor == "" {
+				anchor = strings.Trim(nonAnchor.ReplaceAllString(strings.ToLower(heading), "-"), "-")
+			}
+			cur = Section{Heading: heading, Anchor: anchor}
 			continue
 		}
 		body = append(body, line)

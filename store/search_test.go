@@ -113,3 +113,20 @@ func TestSearchCommonWord(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitSections(t *testing.T) {
+	got := store.SplitSections("Intro.\n\n## Install the CLI\n\nRun it.\n\n```\n## not a heading\n```\n\n## Usage <a href=\"#use\" id=\"use\"></a>\n\nUse it.\n")
+	want := []store.Section{
+		{Position: 0, Body: "Intro."},
+		{Position: 1, Anchor: "install-the-cli", Heading: "Install the CLI", Body: "Run it.\n\n```\n## not a heading\n```"},
+		{Position: 2, Anchor: "use", Heading: "Usage", Body: "Use it."},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d sections: %+v", len(got), got)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("section %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}

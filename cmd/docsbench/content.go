@@ -41,6 +41,11 @@ import (
 //     queries, one at a time, after -search-others other organizations
 //     were given a copy of its content (by SQL, then VACUUM ANALYZE):
 //     latency p50/p95/p99, and the slowest queries.
+//  4. Site search: the spaces are published in a public site, and the same
+//     queries are asked of the site's search (POST
+//     /v1/orgs/{id}/sites/{id}/search, every site space) and of the
+//     reader's page of results (GET {published}/~gitbook/search?q=, as an
+//     anonymous visitor): p50 and p99; issue 38's goal, p99 at most 50 ms.
 //
 // There is no baseline here: the figures are absolute.
 
@@ -320,6 +325,8 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 	seedStart := time.Now()
 	var imports []time.Duration
 	importTimes := make([]time.Duration, spaces-1)
+	spaceIDs := make([]string, spaces)
+	spaceIDs[0] = first
 	err = parallel(ctx, o.importConcurrency, spaces-1, func(ctx context.Context, i int) error {
 		repo, err := generate(i + 1)
 		if err != nil {
@@ -329,6 +336,7 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		if err != nil {
 			return err
 		}
+		spaceIDs[i+1] = space
 		importTimes[i], err = importInto(ctx, space, repo)
 		return err
 	})
@@ -408,6 +416,15 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		fmt.Fprintf(out, "content: slow search %q: %s, %d KB\n", queries[i], took[i].Round(10*time.Microsecond), sizes[i]/1024)
 	}
 
+	// 4. The same pages as a published site's readers search them: the
+	// site's search over the API (searchSiteContent, every site space) and
+	// the reader's page of results, as an anonymous visitor.
+	siteSearch, readerSearch, err := siteSearchBench(ctx, api, org, spaceIDs, queries)
+	if err != nil {
+		return nil, err
+	}
+
+	pages := spaces * repo.pages
 	return []row{
 		{what: fmt.Sprintf("git import, %d pages (first space)", repo.pages), docsapi: fmtSeconds(importTime)},
 		{what: fmt.Sprintf("git import, %d pages (median of %d)", repo.pages, len(imports)), docsapi: fmtSeconds(imports[len(imports)/2])},
@@ -416,7 +433,49 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		{what: fmt.Sprintf("organization search over %d pages, p50 (%d queries, %d with results)", spaces*repo.pages, search.n, hits), docsapi: fmtMs(search.percentile(50))},
 		{what: fmt.Sprintf("organization search over %d pages, p95", spaces*repo.pages), docsapi: fmtMs(search.percentile(95))},
 		{what: fmt.Sprintf("organization search over %d pages, p99", spaces*repo.pages), docsapi: fmtMs(search.percentile(99))},
+		{what: fmt.Sprintf("site search (searchSiteContent, scope all) over %d pages, p50", pages), docsapi: fmtMs(siteSearch.percentile(50))},
+		{what: fmt.Sprintf("site search over %d pages, p99", pages), docsapi: fmtMs(siteSearch.percentile(99)),
+			target: "<= 50 ms", result: passMiss(siteSearch.percentile(99) <= 50*time.Millisecond)},
+		{what: fmt.Sprintf("a reader's page of search results over %d pages, p50", pages), docsapi: fmtMs(readerSearch.percentile(50))},
+		{what: fmt.Sprintf("a reader's page of search results over %d pages, p99", pages), docsapi: fmtMs(readerSearch.percentile(99)),
+			target: "<= 50 ms", result: passMiss(readerSearch.percentile(99) <= 50*time.Millisecond)},
 	}, nil
+}
+
+// siteSearchBench publishes the spaces in a public site and measures, one
+// query at a time, the site's search over the API and the reader's page of
+// results.
+func siteSearchBench(ctx context.Context, api *apiClient, org string, spaceIDs, queries []string) (apiSearch, readerSearch loadResult, err error) {
+	site, err := api.create(ctx, "/v1/orgs/"+org+"/sites", map[string]any{"title": "Searched", "visibility": "public", "spaces": spaceIDs})
+	if err != nil {
+		return apiSearch, readerSearch, err
+	}
+	var published struct {
+		URLs struct{ Published string } `json:"urls"`
+	}
+	if err := api.do(ctx, "POST", "/v1/orgs/"+org+"/sites/"+site+"/publish", nil, http.StatusOK, &published); err != nil {
+		return apiSearch, readerSearch, err
+	}
+	okSearch := func(status int, body []byte) error {
+		if status != http.StatusOK {
+			return fmt.Errorf("site search: status %d: %.300s", status, body)
+		}
+		return nil
+	}
+	siteSearch := httpRequesterEach(api.client, "POST", func(int) string { return api.base + "/v1/orgs/" + org + "/sites/" + site + "/search" },
+		func(i int) []byte {
+			body, _ := json.Marshal(map[string]any{"query": queries[i], "scope": map[string]any{"mode": "all"}})
+			return body
+		}, api.token, okSearch)
+	apiSearch, err = load(ctx, 1, time.Hour, len(queries), siteSearch)
+	if err != nil {
+		return apiSearch, readerSearch, err
+	}
+	readerPage := httpRequester(api.client, "GET", func(i int) string {
+		return published.URLs.Published + "/~gitbook/search?q=" + url.QueryEscape(queries[i])
+	}, nil, "", okSearch)
+	readerSearch, err = load(ctx, 1, time.Hour, len(queries), readerPage)
+	return apiSearch, readerSearch, err
 }
 
 // copyContentToOthers gives n new organizations a copy of org's spaces'
@@ -487,10 +546,10 @@ func documentPages(ctx context.Context, api *apiClient, space string) ([]string,
 
 func printContentTable(w io.Writer, rows []row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\tdocsapi")
-	fmt.Fprintln(tw, "-----------\t-------")
+	fmt.Fprintln(tw, "measurement\tdocsapi\ttarget\tresult")
+	fmt.Fprintln(tw, "-----------\t-------\t------\t------")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r.what, r.docsapi)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.what, r.docsapi, r.target, r.result)
 	}
 	tw.Flush()
 }

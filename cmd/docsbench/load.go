@@ -22,16 +22,24 @@ type requester func(ctx context.Context, buf *bytes.Buffer, i int) error
 // check.
 func httpRequester(client *http.Client, method string, url func(i int) string, body []byte, token string,
 	check func(status int, body []byte) error) requester {
+	return httpRequesterEach(client, method, url, func(int) []byte { return body }, token, check)
+}
+
+// httpRequesterEach is httpRequester with a body of its own for each
+// request (body(i), nil: none).
+func httpRequesterEach(client *http.Client, method string, url func(i int) string, body func(i int) []byte, token string,
+	check func(status int, body []byte) error) requester {
 	return func(ctx context.Context, buf *bytes.Buffer, i int) error {
 		var r io.Reader
-		if body != nil {
-			r = bytes.NewReader(body)
+		b := body(i)
+		if b != nil {
+			r = bytes.NewReader(b)
 		}
 		req, err := http.NewRequestWithContext(ctx, method, url(i), r)
 		if err != nil {
 			return err
 		}
-		if body != nil {
+		if b != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		if token != "" {

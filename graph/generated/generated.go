@@ -1454,9 +1454,10 @@ type ComplexityRoot struct {
 	}
 
 	SearchSpaceResult struct {
-		ID    func(childComplexity int) int
-		Pages func(childComplexity int) int
-		Title func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Pages     func(childComplexity int) int
+		SiteSpace func(childComplexity int) int
+		Title     func(childComplexity int) int
 	}
 
 	SearchSpaceResultEdge struct {
@@ -1491,6 +1492,7 @@ type ComplexityRoot struct {
 		Proxy           func(childComplexity int) int
 		Published       func(childComplexity int) int
 		PublishingAuth  func(childComplexity int) int
+		Search          func(childComplexity int, input model.SiteSearchInput, page *string, limit *int, first *int, after *string) int
 		SectionGroups   func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		Sections        func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		ShareKey        func(childComplexity int) int
@@ -2332,6 +2334,7 @@ type SiteResolver interface {
 	AdaptiveSchema(ctx context.Context, obj *store.Site) (*model.SiteAdaptiveSchema, error)
 	Customization(ctx context.Context, obj *store.Site) (model.CustomizationSettings, error)
 	SiteSpace(ctx context.Context, obj *store.Site, id string) (*store.SiteSpace, error)
+	Search(ctx context.Context, obj *store.Site, input model.SiteSearchInput, page *string, limit *int, first *int, after *string) (*model.List[*model.SearchSpaceResult], error)
 	ShareLinks(ctx context.Context, obj *store.Site, page *string, limit *int, first *int, after *string) (*model.List[*store.SiteShareLink], error)
 	PublishingAuth(ctx context.Context, obj *store.Site) (*store.SitePublishingAuth, error)
 }
@@ -8877,6 +8880,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SearchSpaceResult.Pages(childComplexity), true
+	case "SearchSpaceResult.siteSpace":
+		if e.ComplexityRoot.SearchSpaceResult.SiteSpace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SearchSpaceResult.SiteSpace(childComplexity), true
 	case "SearchSpaceResult.title":
 		if e.ComplexityRoot.SearchSpaceResult.Title == nil {
 			break
@@ -9019,6 +9028,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.PublishingAuth(childComplexity), true
+	case "Site.search":
+		if e.ComplexityRoot.Site.Search == nil {
+			break
+		}
+
+		args, err := ec.field_Site_search_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Site.Search(childComplexity, args["input"].(model.SiteSearchInput), args["page"].(*string), args["limit"].(*int), args["first"].(*int), args["after"].(*string)), true
 	case "Site.sectionGroups":
 		if e.ComplexityRoot.Site.SectionGroups == nil {
 			break
@@ -12863,6 +12883,39 @@ type SearchSpaceResult {
   id: ID!
   title: String!
   pages: [SearchPageResult!]!
+  """
+  In a site's search (Site.search): the site space whose space this is,
+  where its pages are published; null in other searches.
+  """
+  siteSpace: ID
+}
+
+"""
+What a site's search looks through (GitBook's SiteSearchScope, with its
+deprecated forms): ` + "`" + `mode` + "`" + ` is ` + "`" + `default` + "`" + ` (the default site space of every
+section, with ` + "`" + `currentSiteSpace` + "`" + ` and the site spaces of its language),
+` + "`" + `specific` + "`" + ` (the site spaces ` + "`" + `siteSpaceIds` + "`" + `), ` + "`" + `all` + "`" + ` (every site space), or,
+deprecated, ` + "`" + `current` + "`" + ` (as ` + "`" + `default` + "`" + ` with ` + "`" + `currentSiteSpace` + "`" + ` =
+` + "`" + `siteSpaceId` + "`" + `). Site spaces the caller may not read are never searched.
+"""
+input SiteSearchScopeInput {
+  mode: String!
+  currentSiteSpace: ID
+  siteSpaceIds: [ID!]
+}
+
+"A search of a site's content (GitBook's searchSiteContent body)."
+input SiteSearchInput {
+  "Web search syntax (words, \"quoted phrases\", -excluded), at most 512 characters."
+  query: String!
+  "What to search; without it, nor mode, the default scope."
+  scope: SiteSearchScopeInput
+  "Deprecated: ` + "`" + `specific` + "`" + `, ` + "`" + `current` + "`" + ` or ` + "`" + `all` + "`" + `; use scope."
+  mode: String
+  "Deprecated: with mode ` + "`" + `specific` + "`" + ` (or without mode), the site spaces to search; use scope."
+  siteSpaceIds: [ID!]
+  "Deprecated: with mode ` + "`" + `current` + "`" + `, the current site space; use scope."
+  siteSpaceId: ID
 }
 
 "A page of page results."
@@ -13089,6 +13142,13 @@ type Site implements Node {
   customization: SiteCustomizationSettings
   "A site space of the site, by id: null (NOT_FOUND) when it has none the caller may see."
   siteSpace(id: ID!): SiteSpace
+  """
+  The site's pages whose title or text matches, by space, best first:
+  titles above headings above body text, in the site spaces the input's
+  scope names that the caller may read (a visitor: those its audience and
+  conditions show it).
+  """
+  search(input: SiteSearchInput!, page: String, limit: Int, first: Int, after: String): SearchSpaceResultList!
   """
   The site's share links, oldest first: addresses that open a share-link
   site to whoever holds one, each with a key of its own. For those who may
@@ -17682,6 +17742,8 @@ func (ec *executionContext) childFields_SearchSpaceResult(ctx context.Context, f
 		return ec.fieldContext_SearchSpaceResult_title(ctx, field)
 	case "pages":
 		return ec.fieldContext_SearchSpaceResult_pages(ctx, field)
+	case "siteSpace":
+		return ec.fieldContext_SearchSpaceResult_siteSpace(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SearchSpaceResult", field.Name)
 }
@@ -17770,6 +17832,8 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_customization(ctx, field)
 	case "siteSpace":
 		return ec.fieldContext_Site_siteSpace(ctx, field)
+	case "search":
+		return ec.fieldContext_Site_search(ctx, field)
 	case "shareLinks":
 		return ec.fieldContext_Site_shareLinks(ctx, field)
 	case "publishingAuth":
@@ -24273,6 +24337,52 @@ func (ec *executionContext) field_Revision_page_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["evaluated"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Site_search_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SiteSearchInput, error) {
+			return ec.unmarshalNSiteSearchInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSearchInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["page"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["limit"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg4
 	return args, nil
 }
 
@@ -51867,6 +51977,29 @@ func (ec *executionContext) fieldContext_SearchSpaceResult_pages(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _SearchSpaceResult_siteSpace(ctx context.Context, field graphql.CollectedField, obj *model.SearchSpaceResult) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SearchSpaceResult_siteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSpace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SearchSpaceResult_siteSpace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SearchSpaceResult", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _SearchSpaceResultEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.Edge[*model.SearchSpaceResult]) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -52780,6 +52913,50 @@ func (ec *executionContext) fieldContext_Site_siteSpace(ctx context.Context, fie
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Site_siteSpace_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_search(ctx context.Context, field graphql.CollectedField, obj *store.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_search(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Site().Search(ctx, obj, fc.Args["input"].(model.SiteSearchInput), fc.Args["page"].(*string), fc.Args["limit"].(*int), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.List[*model.SearchSpaceResult]) graphql.Marshaler {
+			return ec.marshalNSearchSpaceResultList2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐList(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_search(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SearchSpaceResultList(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Site_search_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -62842,6 +63019,108 @@ func (ec *executionContext) unmarshalInputSiteAdaptiveContentInput(ctx context.C
 				return it, err
 			}
 			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSearchInput(ctx context.Context, obj any) (model.SiteSearchInput, error) {
+	var it model.SiteSearchInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"query", "scope", "mode", "siteSpaceIds", "siteSpaceId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "query":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("query"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Query = data
+		case "scope":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("scope"))
+			data, err := ec.unmarshalOSiteSearchScopeInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSearchScopeInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Scope = graphql.OmittableOf(data)
+		case "mode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mode"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mode = graphql.OmittableOf(data)
+		case "siteSpaceIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("siteSpaceIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSpaceIds = graphql.OmittableOf(data)
+		case "siteSpaceId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("siteSpaceId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSpaceID = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteSearchScopeInput(ctx context.Context, obj any) (model.SiteSearchScopeInput, error) {
+	var it model.SiteSearchScopeInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"mode", "currentSiteSpace", "siteSpaceIds"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "mode":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("mode"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Mode = data
+		case "currentSiteSpace":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("currentSiteSpace"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CurrentSiteSpace = graphql.OmittableOf(data)
+		case "siteSpaceIds":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("siteSpaceIds"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SiteSpaceIds = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -80612,6 +80891,11 @@ func (ec *executionContext) _SearchSpaceResult(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "siteSpace":
+			out.Values[i] = ec._SearchSpaceResult_siteSpace(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -81339,6 +81623,44 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Site_siteSpace(ctx, field, obj)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "search":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_search(ctx, field, obj)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -89878,6 +90200,11 @@ func (ec *executionContext) marshalNSitePublishingAuth2ᚖgithubᚗcomᚋdocsapi
 	return ec._SitePublishingAuth(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSiteSearchInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSearchInput(ctx context.Context, v any) (model.SiteSearchInput, error) {
+	res, err := ec.unmarshalInputSiteSearchInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNSiteSection2ᚕᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSiteSectionᚄ(ctx context.Context, sel ast.SelectionSet, v []*store.SiteSection) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -92132,6 +92459,14 @@ func (ec *executionContext) marshalOSitePublishingAuth2ᚖgithubᚗcomᚋdocsapi
 		return graphql.Null
 	}
 	return ec._SitePublishingAuth(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSiteSearchScopeInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSearchScopeInput(ctx context.Context, v any) (*model.SiteSearchScopeInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteSearchScopeInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOSiteSectionMovePosition2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteSectionMovePosition(ctx context.Context, v any) (*model.SiteSectionMovePosition, error) {

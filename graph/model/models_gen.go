@@ -980,6 +980,9 @@ type SearchSpaceResult struct {
 	ID    string              `json:"id"`
 	Title string              `json:"title"`
 	Pages []*SearchPageResult `json:"pages"`
+	// In a site's search (Site.search): the site space whose space this is,
+	// where its pages are published; null in other searches.
+	SiteSpace *string `json:"siteSpace,omitempty"`
 }
 
 // Addresses of a search result.
@@ -1037,6 +1040,32 @@ type SiteProxy struct {
 	Origin string `json:"origin"`
 	// The address they are proxied to.
 	Target string `json:"target"`
+}
+
+// A search of a site's content (GitBook's searchSiteContent body).
+type SiteSearchInput struct {
+	// Web search syntax (words, "quoted phrases", -excluded), at most 512 characters.
+	Query string `json:"query"`
+	// What to search; without it, nor mode, the default scope.
+	Scope graphql.Omittable[*SiteSearchScopeInput] `json:"scope,omitempty"`
+	// Deprecated: `specific`, `current` or `all`; use scope.
+	Mode graphql.Omittable[*string] `json:"mode,omitempty"`
+	// Deprecated: with mode `specific` (or without mode), the site spaces to search; use scope.
+	SiteSpaceIds graphql.Omittable[[]string] `json:"siteSpaceIds,omitempty"`
+	// Deprecated: with mode `current`, the current site space; use scope.
+	SiteSpaceID graphql.Omittable[*string] `json:"siteSpaceId,omitempty"`
+}
+
+// What a site's search looks through (GitBook's SiteSearchScope, with its
+// deprecated forms): `mode` is `default` (the default site space of every
+// section, with `currentSiteSpace` and the site spaces of its language),
+// `specific` (the site spaces `siteSpaceIds`), `all` (every site space), or,
+// deprecated, `current` (as `default` with `currentSiteSpace` =
+// `siteSpaceId`). Site spaces the caller may not read are never searched.
+type SiteSearchScopeInput struct {
+	Mode             string                      `json:"mode"`
+	CurrentSiteSpace graphql.Omittable[*string]  `json:"currentSiteSpace,omitempty"`
+	SiteSpaceIds     graphql.Omittable[[]string] `json:"siteSpaceIds,omitempty"`
 }
 
 // A position relative to a section: give `before` or `after`.

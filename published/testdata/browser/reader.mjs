@@ -86,6 +86,17 @@ try {
   report.tabs.selectedAfterClick = await page.getByRole('tab', { selected: true }).allTextContents();
   report.tabs.panelsAfterClick = await visiblePanels();
 
+  // The search box, from a page of v1: a query, its page of results (v1
+  // and the other sections' defaults), a result followed.
+  await page.getByRole('searchbox', { name: 'Search this site' }).fill('hint');
+  await Promise.all([page.waitForLoadState('load'), page.getByRole('searchbox', { name: 'Search this site' }).press('Enter')]);
+  report.search = {
+    heading: (await page.locator('main h1').textContent() || '').trim(),
+    results: (await page.locator('.search-results .results > li h2').allTextContents()).map((s) => s.trim()),
+  };
+  await follow(page, page.locator('.search-results .results > li h2 a').first());
+  report.searchFollowed = await describe(page);
+
   // Another section, and back.
   const sections = page.getByRole('navigation', { name: 'Sections' });
   await follow(page, sections.getByRole('link', { name: 'API' }));
