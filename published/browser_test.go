@@ -341,7 +341,7 @@ func TestPublishedSiteInBrowser(t *testing.T) {
 	s := newBrowserSite(t)
 	shots := artifactsDir(t)
 	pages, _ := json.Marshal(map[string]string{"front": s.front, "blocks": s.blocks, "nested": s.nested})
-	out := runBrowserScript(t, node, dir, "reader.mjs", 3*time.Minute,
+	out := runNodeScript(t, node, dir, "reader.mjs", 3*time.Minute,
 		"READER_PAGES="+string(pages), "SCREENSHOTS="+shots, "CHROMIUM="+chromium)
 	var r readerReport
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -524,7 +524,7 @@ func TestPublishedPagesAccessibility(t *testing.T) {
 		axeCase{Name: "blocks without script", URL: s.blocks, Width: 1280, Height: 800, Theme: "light", status: 200},
 		axeCase{Name: "blocks phone without script", URL: s.blocks, Width: 390, Height: 844, Mobile: true, Theme: "light", status: 200})
 	in, _ := json.Marshal(cases)
-	out := runBrowserScript(t, node, dir, "axe.mjs", 4*time.Minute, "AXE_CASES="+string(in), "CHROMIUM="+chromium)
+	out := runNodeScript(t, node, dir, "axe.mjs", 4*time.Minute, "AXE_CASES="+string(in), "CHROMIUM="+chromium)
 	var r axeReport
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("report: %v\n%s", err, out)
@@ -577,7 +577,7 @@ func TestPublishedPagesLighthouse(t *testing.T) {
 	s := newBrowserSite(t)
 	reports := artifactsDir(t)
 	urls, _ := json.Marshal([]string{s.front, s.blocks})
-	out := runBrowserScript(t, node, dir, "lighthouse.mjs", 4*time.Minute,
+	out := runNodeScript(t, node, dir, "lighthouse.mjs", 4*time.Minute,
 		"LIGHTHOUSE_URLS="+string(urls), "LIGHTHOUSE_REPORTS="+reports, "CHROMIUM="+chromium, "CHROME_PATH="+chromium)
 	var r lighthouseReport
 	if err := json.Unmarshal(out, &r); err != nil {
@@ -648,9 +648,9 @@ func browserHarness(t *testing.T, pkg string) (node, chromium, dir string) {
 	return node, chromium, dir
 }
 
-// runBrowserScript runs script of dir with node, bounded by timeout, with
+// runNodeScript runs script of dir with node, bounded by timeout, with
 // env added to the test's environment, and returns its standard output.
-func runBrowserScript(t *testing.T, node, dir, script string, timeout time.Duration, env ...string) []byte {
+func runNodeScript(t *testing.T, node, dir, script string, timeout time.Duration, env ...string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()

@@ -70,13 +70,17 @@ func (rd *Reader) ServeHostname(w http.ResponseWriter, r *http.Request, host str
 
 // serveSite serves the address segments name under site a.
 func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, segments []string) {
+	// Empty segments (a trailing slash) name nothing.
+	segments = slicesWithout(segments, "")
+	if len(segments) == 2 && segments[0] == gitbookDir && segments[1] == mcpPath {
+		rd.serveMCPRequest(w, r, a)
+		return
+	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		rd.writeStatusPage(w, r, http.StatusMethodNotAllowed, "Method not allowed", "Published pages are read with GET.")
 		return
 	}
-	// Empty segments (a trailing slash) name nothing.
-	segments = slicesWithout(segments, "")
 	if len(segments) >= 2 && segments[0] == gitbookDir && segments[1] == "static" {
 		rd.assets.serve(w, r, strings.Join(segments[2:], "/"))
 		return
@@ -153,4 +157,28 @@ func withLocation(fallback, path string) string {
 	q.Set("location", path)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// serveMCPRequest admits an MCP request to site a and serves it: a
+// visitor-auth site's token may come as a bearer header there (MCP clients
+// send one), and a refusal is answered in JSON.
+func (rd *Reader) serveMCPRequest(w http.ResponseWriter, r *http.Request, a address) {
+	v, err := rd.admitRequest(r, a, true)
+	var auth *graph.VisitorAuthRequired
+	switch {
+	case errors.As(err, &auth):
+		mcpRefusal(w, http.StatusUnauthorized, "this site's MCP server needs a visitor token: ?jwt_token= or Authorization: Bearer")
+		return
+	case graph.IsNotFound(err):
+		mcpRefusal(w, http.StatusNotFound, "no published site here")
+		return
+	case err != nil:
+		rd.failed(w, r, err)
+		return
+	}
+	ctx := graph.WithVisitor(r.Context(), v)
+	if rd.res.DB.Replicated() {
+		ctx = store.OnPrimary(ctx)
+	}
+	rd.serveMCP(w, r.WithContext(ctx), v, a)
 }

@@ -42,20 +42,9 @@ const maxCookieClaims = 4 << 10
 // answered), so that it is not kept in histories and logs.
 func (rd *Reader) admit(w http.ResponseWriter, r *http.Request, a address) (v *graph.Visitor, ok bool, err error) {
 	q := r.URL.Query()
-	req := graph.VisitorRequest{Hostname: a.hostname, OrganizationID: a.organization, SiteName: a.name,
-		ShareKey: q.Get("share"), Token: q.Get("jwt_token"), Unsigned: unsignedClaims(r)}
-	keyInAddress, tokenInAddress := req.ShareKey != "", req.Token != ""
-	if c, err := r.Cookie(shareCookie); err == nil && req.ShareKey == "" {
-		req.ShareKey = c.Value
-	}
-	session, sessionErr := r.Cookie(sessionCookie)
-	if sessionErr == nil && req.Token == "" {
-		req.Token = session.Value
-	}
-	if c, err := r.Cookie(adaptiveCookie); err == nil {
-		req.AdaptiveToken = c.Value
-	}
-	v, err = rd.res.AdmitVisitor(r.Context(), req)
+	keyInAddress, tokenInAddress := q.Get("share") != "", q.Get("jwt_token") != ""
+	_, sessionErr := r.Cookie(sessionCookie)
+	v, err = rd.admitRequest(r, a, false)
 	var authRequired *graph.VisitorAuthRequired
 	if errors.As(err, &authRequired) && sessionErr == nil {
 		// The session's token is no longer valid: forget it.
@@ -68,9 +57,9 @@ func (rd *Reader) admit(w http.ResponseWriter, r *http.Request, a address) (v *g
 	}
 	switch {
 	case v.Proof() == graph.ProofShareKey && keyInAddress:
-		http.SetCookie(w, rd.siteCookie(r, a, shareCookie, req.ShareKey))
+		http.SetCookie(w, rd.siteCookie(r, a, shareCookie, q.Get("share")))
 	case v.Proof() == graph.ProofToken && tokenInAddress:
-		http.SetCookie(w, rd.siteCookie(r, a, sessionCookie, req.Token))
+		http.SetCookie(w, rd.siteCookie(r, a, sessionCookie, q.Get("jwt_token")))
 		clean := *r.URL
 		q.Del("jwt_token")
 		clean.RawQuery = q.Encode()
@@ -78,6 +67,29 @@ func (rd *Reader) admit(w http.ResponseWriter, r *http.Request, a address) (v *g
 		return nil, false, nil
 	}
 	return v, true, nil
+}
+
+// admitRequest admits r's visitor to site a with what r brings: a share key
+// and a visitor token in its address, else in the site's cookies, and, for
+// a client that is no browser (bearer: an MCP client), a visitor token as
+// an Authorization bearer header, which is read nowhere else.
+func (rd *Reader) admitRequest(r *http.Request, a address, bearer bool) (*graph.Visitor, error) {
+	q := r.URL.Query()
+	req := graph.VisitorRequest{Hostname: a.hostname, OrganizationID: a.organization, SiteName: a.name,
+		ShareKey: q.Get("share"), Token: q.Get("jwt_token"), Unsigned: unsignedClaims(r)}
+	if c, err := r.Cookie(shareCookie); err == nil && req.ShareKey == "" {
+		req.ShareKey = c.Value
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil && req.Token == "" {
+		req.Token = c.Value
+	}
+	if token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && bearer && req.Token == "" {
+		req.Token = token
+	}
+	if c, err := r.Cookie(adaptiveCookie); err == nil {
+		req.AdaptiveToken = c.Value
+	}
+	return rd.res.AdmitVisitor(r.Context(), req)
 }
 
 // siteCookie is a cookie of site a's visitors: not for scripts, sent on
