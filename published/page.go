@@ -145,7 +145,7 @@ func (rd *Reader) loadSite(ctx context.Context, v *graph.Visitor, a address) (*s
 	}
 	s := newSite(&d, a.base)
 	s.hostname = a.hostname
-	rd.res.PublishedChanges.Shows(s.id, s.spaceIDs())
+	rd.cache.showing(s.id, s.spaceIDs())
 	return s, nil
 }
 
