@@ -80,6 +80,15 @@ type listedSpace struct {
 	pages []*page
 }
 
+// loadSiteListing reads site a and its listing, as visitor v reads them.
+func (rd *Reader) loadSiteListing(ctx context.Context, v *graph.Visitor, a address) (*listing, error) {
+	s, err := rd.loadSite(ctx, v, a)
+	if err != nil {
+		return nil, err
+	}
+	return rd.loadListing(ctx, s)
+}
+
 // loadListing reads the listing of site s, as the visitor of ctx reads it.
 func (rd *Reader) loadListing(ctx context.Context, s *site) (*listing, error) {
 	l := &listing{site: s}

@@ -29,28 +29,24 @@ const llmsType = "text/plain; charset=utf-8"
 
 // makeLLMs makes site a's llms.txt for visitor v.
 func (rd *Reader) makeLLMs(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address) *rendered {
-	s, err := rd.loadSite(r.Context(), v, a)
-	if err == nil {
-		var l *listing
-		if l, err = rd.loadListing(r.Context(), s); err == nil {
-			// Not for search engines' indexes: they have the pages.
-			return textAnswer(s, llmsType, true, rd.llmsText(l))
-		}
+	l, err := rd.loadSiteListing(r.Context(), v, a)
+	if err != nil {
+		rd.failed(w, r, err)
+		return nil
 	}
-	rd.failed(w, r, err)
-	return nil
+	// Not for search engines' indexes: they have the pages.
+	return textAnswer(l.site, llmsType, true, rd.llmsText(l))
 }
 
 // llmsText is the llms.txt of listing l.
 func (rd *Reader) llmsText(l *listing) []byte {
 	s := l.site
-	var b bytes.Buffer
 	title := s.title
 	if sec := s.defaultSection(); sec != nil && sec.defaultSiteSpace() != nil {
 		title = s.titleOf(sec.defaultSiteSpace()) // the title its front page shows
 	}
-	b.WriteString("# " + oneLine(title) + "\n")
-	listed, room := 0, bounds.llmsBytes-noteRoom
+	text := newBoundedText(bounds.llmsBytes)
+	text.b.WriteString("# " + oneLine(title) + "\n")
 pages:
 	for _, ls := range l.spaces {
 		heading := "\n## " + oneLine(headingOf(ls.ss)) + "\n\n"
@@ -63,23 +59,41 @@ pages:
 			if i == 0 {
 				line = heading + line
 			}
-			if b.Len()+len(line) > room {
+			if !text.add(line) {
 				break pages
 			}
-			b.WriteString(line)
-			listed++
 		}
 	}
-	if total := l.count(); listed < total {
-		fmt.Fprintf(&b, "\nThis list stops at %s: it names %d of the %d pages. Each page reads as Markdown at its address with .md appended.\n",
-			sizeOf(bounds.llmsBytes), listed, total)
+	if total := l.count(); text.pages < total {
+		fmt.Fprintf(&text.b, "\nThis list stops at %s: it names %d of the %d pages. Each page reads as Markdown at its address with .md appended.\n",
+			sizeOf(bounds.llmsBytes), text.pages, total)
 	}
-	return b.Bytes()
+	return text.b.Bytes()
 }
 
-// noteRoom is the room kept at the end of a bounded file for the note
-// that says it was cut.
+// boundedText is a text of pages, bounded in bytes: a page that would go
+// beyond is left out, with every page after it, and room is kept at the
+// end for a note that says so.
+type boundedText struct {
+	b     bytes.Buffer
+	room  int
+	pages int
+}
+
+// noteRoom is the room kept for the note.
 const noteRoom = 512
+
+func newBoundedText(maxBytes int) *boundedText { return &boundedText{room: maxBytes - noteRoom} }
+
+// add adds a page, and tells whether it fitted.
+func (t *boundedText) add(page string) bool {
+	if t.b.Len()+len(page) > t.room {
+		return false
+	}
+	t.b.WriteString(page)
+	t.pages++
+	return true
+}
 
 // headingOf names site space ss in llms.txt: its section, after the groups
 // holding it, then its own title when the section has several (versions,
@@ -104,17 +118,13 @@ func headingOf(ss *siteSpace) string {
 // address, until the next would not fit.
 func (rd *Reader) makeLLMsFull(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address) *rendered {
 	ctx := r.Context()
-	s, err := rd.loadSite(ctx, v, a)
-	var l *listing
-	if err == nil {
-		l, err = rd.loadListing(ctx, s)
-	}
+	l, err := rd.loadSiteListing(ctx, v, a)
 	if err != nil {
 		rd.failed(w, r, err)
 		return nil
 	}
-	var b bytes.Buffer
-	written, room := 0, bounds.llmsFullBytes-noteRoom
+	s := l.site
+	text := newBoundedText(bounds.llmsFullBytes)
 pages:
 	for _, ls := range l.spaces {
 		for _, p := range ls.pages {
@@ -127,21 +137,19 @@ pages:
 				return nil
 			}
 			md := rd.pageMarkdown(at, body, rd.canonicalURL(s, at.ss, at.c, at.p))
-			if written > 0 {
+			if text.pages > 0 {
 				md = "\n" + md
 			}
-			if b.Len()+len(md) > room {
+			if !text.add(md) {
 				break pages
 			}
-			b.WriteString(md)
-			written++
 		}
 	}
-	if total := l.count(); written < total {
-		fmt.Fprintf(&b, "\n---\n\nThis file stops at %s: it holds %d of the %d pages. %s lists them all, each at its address with .md appended.\n",
-			sizeOf(bounds.llmsFullBytes), written, total, rd.absolute(s, s.base+"/"+llmsFile))
+	if total := l.count(); text.pages < total {
+		fmt.Fprintf(&text.b, "\n---\n\nThis file stops at %s: it holds %d of the %d pages. %s lists them all, each at its address with .md appended.\n",
+			sizeOf(bounds.llmsFullBytes), text.pages, total, rd.absolute(s, s.base+"/"+llmsFile))
 	}
-	return textAnswer(s, llmsType, true, b.Bytes())
+	return textAnswer(s, llmsType, true, text.b.Bytes())
 }
 
 // makeMarkdownPage makes the page whose address is segments without the

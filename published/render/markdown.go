@@ -25,10 +25,8 @@ func Markdown(markdown string, opts Options) string {
 		return markdown
 	}
 	var (
-		out      strings.Builder
-		fenceCh  byte
-		fenceLen int
-		rawEnd   string
+		out  strings.Builder
+		code verbatim
 	)
 	out.Grow(len(markdown) + len(markdown)/8)
 	for rest := markdown; rest != ""; {
@@ -39,30 +37,7 @@ func Markdown(markdown string, opts Options) string {
 			rest = ""
 		}
 		content := strings.TrimRight(line, "\r\n")
-		_, body := splitPrefix(content)
-		switch {
-		case fenceCh != 0:
-			if closesFence(body, fenceCh, fenceLen) {
-				fenceCh = 0
-			}
-			out.WriteString(line)
-			continue
-		case rawEnd != "":
-			if containsFold(content, rawEnd) {
-				rawEnd = ""
-			}
-			out.WriteString(line)
-			continue
-		}
-		if ch, n := opensFence(body); n > 0 {
-			fenceCh, fenceLen = ch, n
-			out.WriteString(line)
-			continue
-		}
-		if end := rawBlockEnd(body); end != "" {
-			if !containsFold(body, end) {
-				rawEnd = end
-			}
+		if _, body := splitPrefix(content); code.next(content, body) != outside {
 			out.WriteString(line)
 			continue
 		}
