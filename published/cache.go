@@ -56,6 +56,9 @@ type pageCache struct {
 	// keys are the keys of each site's pages, so that a site's change lets
 	// them go at once.
 	keys map[string]map[string]struct{}
+	// shown are, by site, the spaces it showed to any of its visitors
+	// (showing).
+	shown map[string]map[string]struct{}
 }
 
 type siteConditions struct {
@@ -68,12 +71,37 @@ func newPageCache(changes *graph.PublishedChanges, maxBytes int64) *pageCache {
 		maxBytes = DefaultCacheBytes
 	}
 	// The LRU's own bound is a count it never reaches: bytes decide.
-	c := &pageCache{changes: changes, max: maxBytes, conditions: map[string]siteConditions{}, keys: map[string]map[string]struct{}{}}
+	c := &pageCache{changes: changes, max: maxBytes, conditions: map[string]siteConditions{}, keys: map[string]map[string]struct{}{},
+		shown: map[string]map[string]struct{}{}}
 	c.pages, _ = simplelru.NewLRU[string, *rendered](1<<30, c.evicted)
 	if changes != nil {
 		changes.OnChange(c.forget)
 	}
 	return c
+}
+
+// showing records that site siteID shows spaceIDs to a visitor, and tells
+// graph.PublishedChanges every space the site has shown to any visitor:
+// a visitor whose conditions hide a section sees fewer spaces than
+// another, and a change to a space must reach the pages kept of it for
+// those who see it, whoever asked last. (A space the site no longer shows
+// stays in the list: its changes only make the site's pages again.)
+func (c *pageCache) showing(siteID string, spaceIDs []string) {
+	c.mu.Lock()
+	shown := c.shown[siteID]
+	if shown == nil {
+		shown = map[string]struct{}{}
+		c.shown[siteID] = shown
+	}
+	for _, id := range spaceIDs {
+		shown[id] = struct{}{}
+	}
+	all := make([]string, 0, len(shown))
+	for id := range shown {
+		all = append(all, id)
+	}
+	c.mu.Unlock()
+	c.changes.Shows(siteID, all)
 }
 
 // evicted accounts for page p leaving the cache (c.mu held).

@@ -92,6 +92,30 @@ func TestPublishedPagesAreKeptAndFresh(t *testing.T) {
 	v.get(base+"/changelog").expect(t, http.StatusNotFound)
 }
 
+// An edit to a space of a section some visitors do not see reaches the
+// pages kept for those who see it, whoever read the site last: what a
+// site shows is all it shows to any visitor, not what the last one saw.
+func TestEditsReachThePagesOfEveryVisitor(t *testing.T) {
+	t.Parallel()
+	f := newReaderFixture(t, "public")
+	beta := f.betaSection()
+	changelog := f.page(beta, map[string]any{"title": "Changelog", "markdown": "Version one.\n"})
+	base := f.publish()
+	tester := newVisitor(t)
+	for _, p := range []string{"/beta/changelog", "/beta/changelog.md", "/llms-full.txt"} {
+		tester.get(base+p+"?visitor.beta=true").expect(t, http.StatusOK, "Version one.")
+		tester.get(base+p+"?visitor.beta=true").expect(t, http.StatusOK, "Version one.") // kept
+	}
+	newVisitor(t).get(base).expect(t, http.StatusOK).lacks(t, "Beta program") // shown one space only
+	out := f.admin.GraphQL(updatePageDocument, map[string]any{"s": beta, "p": changelog, "in": map[string]any{"markdown": "Version two.\n"}})
+	if len(out.Errors) > 0 {
+		t.Fatalf("updatePage: %+v", out.Errors)
+	}
+	for _, p := range []string{"/beta/changelog", "/beta/changelog.md", "/llms-full.txt"} {
+		tester.get(base+p+"?visitor.beta=true").expect(t, http.StatusOK, "Version two.")
+	}
+}
+
 // Two instances of the server on one database: an edit through the API of
 // one is on the next view of a page the other keeps, every time.
 func TestPublishedPagesFreshAcrossInstances(t *testing.T) {

@@ -22,16 +22,21 @@ type contentData struct {
 }
 
 type page struct {
-	ID          string  `json:"id"`
-	Title       string  `json:"title"`
-	Emoji       *string `json:"emoji"`
-	Type        string  `json:"type"`
-	Slug        string  `json:"slug"`
-	Path        string  `json:"path"`
-	Parent      *string `json:"parent"`
-	Hidden      bool    `json:"hidden"`
-	Description *string `json:"description"`
-	SourcePath  string  `json:"sourcePath"`
+	ID     string  `json:"id"`
+	Title  string  `json:"title"`
+	Emoji  *string `json:"emoji"`
+	Type   string  `json:"type"`
+	Slug   string  `json:"slug"`
+	Path   string  `json:"path"`
+	Parent *string `json:"parent"`
+	Hidden bool    `json:"hidden"`
+	// NoIndex and NoRobotsIndex: the page asks not to be indexed (by
+	// search and assistants, by search engines' robots).
+	NoIndex       bool      `json:"noIndex"`
+	NoRobotsIndex bool      `json:"noRobotsIndex"`
+	UpdatedAt     time.Time `json:"updatedAt"`
+	Description   *string   `json:"description"`
+	SourcePath    string    `json:"sourcePath"`
 
 	children []*page
 }
@@ -154,6 +159,13 @@ func (c *content) hidden(p *page) bool {
 }
 
 func (c *content) byID(id string) *page { return c.pages[id] }
+
+// listed tells whether p is offered to search engines and machines
+// (sitemaps, llms.txt): a document of the navigation (neither hidden nor
+// under a hidden page) that does not ask to stay out of indexes.
+func (c *content) listed(p *page) bool {
+	return p.Type == pageDocument && !c.hidden(p) && !p.NoIndex && !p.NoRobotsIndex
+}
 
 // firstDocumentUnder is the first document at or under p (a group's
 // address leads there).

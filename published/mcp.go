@@ -155,11 +155,10 @@ func (rd *Reader) mcpSearch(ctx context.Context, v *graph.Visitor, a address, qu
 	if strings.TrimSpace(query) == "" || len(query) > maxSearchQuery {
 		return mcpSearchOutput{}, fmt.Errorf("the query must be 1 to %d characters", maxSearchQuery)
 	}
-	s, err := rd.loadSite(ctx, v, a.base)
+	s, err := rd.loadSite(ctx, v, a)
 	if err != nil {
 		return mcpSearchOutput{}, err
 	}
-	s.hostname = a.hostname
 	var d searchData
 	err = rd.run(ctx, "PublishedSearch", map[string]any{"organizationId": v.Site().OrganizationID, "siteId": v.Site().ID,
 		"input": map[string]any{"query": query, "scope": map[string]any{"mode": "all"}}, "limit": mcpSearchLimit}, &d)
@@ -182,7 +181,7 @@ func (rd *Reader) mcpSearch(ctx context.Context, v *graph.Visitor, a address, qu
 // mcpPage is the Markdown of the page at path (in the site, or an address
 // of it), as visitor v may read it.
 func (rd *Reader) mcpPage(ctx context.Context, v *graph.Visitor, a address, path string) (string, error) {
-	s, err := rd.loadSite(ctx, v, a.base)
+	s, err := rd.loadSite(ctx, v, a)
 	if err != nil {
 		return "", err
 	}
@@ -229,11 +228,10 @@ var errNoPage = fmt.Errorf("no page of this site is at that path")
 // mcpTree is the site's pages as a Markdown tree of links, by section and
 // site space, as visitor v sees them.
 func (rd *Reader) mcpTree(ctx context.Context, v *graph.Visitor, a address) (string, error) {
-	s, err := rd.loadSite(ctx, v, a.base)
+	s, err := rd.loadSite(ctx, v, a)
 	if err != nil {
 		return "", err
 	}
-	s.hostname = a.hostname
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.title)
 	sections := s.sections

@@ -21,12 +21,20 @@ import (
 // it has it fresh, else made and kept. seq is the number of published
 // changes heard before v was admitted (pageCache).
 func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string, seq uint64) {
-	path := strings.Join(segments, "/")
+	rd.serveKept(w, r, v, a, strings.Join(segments, "/"), seq, func() *rendered { return rd.makePage(w, r, v, a, segments) })
+}
+
+// serveKept answers r with what the address path of site a is for visitor
+// v: kept in the cache while fresh, else made by makeAnswer (which reads the
+// site's structure first, so that every condition of the site is part of
+// what is kept: cache.go) and kept when it is a 200. makeAnswer answers
+// otherwise (a redirect, an error) and returns nil.
+func (rd *Reader) serveKept(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, path string, seq uint64, makeAnswer func() *rendered) {
 	if p := rd.cache.get(rd.cache.key(v, a.base, path)); p != nil {
 		p.write(w, r)
 		return
 	}
-	p := rd.makePage(w, r, v, a, segments)
+	p := makeAnswer()
 	if p == nil {
 		return // answered otherwise: a redirect, an error
 	}
@@ -40,77 +48,105 @@ func (rd *Reader) servePage(w http.ResponseWriter, r *http.Request, v *graph.Vis
 // returns nil.
 func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address, segments []string) *rendered {
 	ctx := r.Context()
-	s, err := rd.loadSite(ctx, v, a.base)
+	at, err := rd.locate(ctx, v, a, segments)
 	if err != nil {
 		rd.failed(w, r, err)
 		return nil
 	}
-	s.hostname = a.hostname
-	// What the site shows of its spaces is part of its pages: a change to
-	// one of them is a change to the site.
-	rd.res.PublishedChanges.Shows(s.id, s.spaceIDs())
+	if at.first != nil {
+		http.Redirect(w, r, rd.pageURL(at.s, at.ss, at.first), http.StatusFound)
+		return nil
+	}
+	if at.p == nil {
+		view := rd.newView(at.s, at.ss, at.c, a)
+		view.NotFound = true
+		view.PageTitle = "Page not found"
+		view.Tree = rd.navTree(at.s, at.ss, at.c, at.c.top, nil)
+		return rd.renderPage(at.s, http.StatusNotFound, view)
+	}
+	body, err := rd.loadBody(ctx, at)
+	if err != nil {
+		rd.failed(w, r, err)
+		return nil
+	}
+	view := rd.newView(at.s, at.ss, at.c, a)
+	if err := rd.fillPage(view, at.s, at.ss, at.c, at.p, body); err != nil {
+		rd.failed(w, r, err)
+		return nil
+	}
+	return rd.renderPage(at.s, http.StatusOK, view)
+}
+
+// located is what an address under a site names for one visitor: the
+// site, the site space, its content and the page (nil when there is none
+// at that path); first, for a group's address, the first document under it
+// (a group has no body: its address leads there).
+type located struct {
+	s     *site
+	ss    *siteSpace
+	c     *content
+	p     *page
+	first *page
+}
+
+// errNothingShown: the site shows this visitor no site space at all (every
+// section hidden by its condition); answered as not found.
+var errNothingShown = &operationError{status: http.StatusNotFound, message: "the site shows nothing"}
+
+// locate reads what segments name under site a, as visitor v reads it.
+func (rd *Reader) locate(ctx context.Context, v *graph.Visitor, a address, segments []string) (*located, error) {
+	s, err := rd.loadSite(ctx, v, a)
+	if err != nil {
+		return nil, err
+	}
 	ss, pagePath, ok := s.route(segments)
 	if !ok {
-		// A site whose every section is hidden from this visitor.
-		rd.notFound(w, r)
-		return nil
+		return nil, errNothingShown
 	}
 	c, err := rd.loadContent(ctx, ss.space.ID)
 	if err != nil {
-		rd.failed(w, r, err)
-		return nil
+		return nil, err
 	}
-	var p *page
+	at := &located{s: s, ss: ss, c: c, p: c.byPath[pagePath]}
 	if pagePath == "" {
-		p = c.frontPage()
-	} else {
-		p = c.byPath[pagePath]
+		at.p = c.frontPage()
 	}
-	if p != nil && p.Type != pageDocument {
-		// A group has no body: its address leads to its first page.
-		if first := c.firstDocumentUnder(p); first != nil {
-			http.Redirect(w, r, rd.pageURL(s, ss, first), http.StatusFound)
-			return nil
-		}
-		p = nil
+	if at.p != nil && at.p.Type != pageDocument {
+		at.first, at.p = c.firstDocumentUnder(at.p), nil
 	}
-	view := rd.newView(s, ss, c, a)
-	if p == nil {
-		view.NotFound = true
-		view.PageTitle = "Page not found"
-		view.Tree = rd.navTree(s, ss, c, c.top, nil)
-		return rd.renderPage(s, http.StatusNotFound, view)
-	}
-	body, err := rd.loadPage(ctx, c, p)
-	if errors.Is(err, errRevisionMoved) {
-		// The space changed between the two reads: read both again.
-		if c, err = rd.loadContent(ctx, ss.space.ID); err == nil {
-			if p = c.byPath[p.Path]; p == nil {
-				rd.notFound(w, r)
-				return nil
-			}
-			view = rd.newView(s, ss, c, a)
-			body, err = rd.loadPage(ctx, c, p)
-		}
-	}
-	if err == nil {
-		err = rd.fillPage(view, s, ss, c, p, body)
-	}
-	if err != nil {
-		rd.failed(w, r, err)
-		return nil
-	}
-	return rd.renderPage(s, http.StatusOK, view)
+	return at, nil
 }
 
-// loadSite reads the site visitor v reads, as it sees it.
-func (rd *Reader) loadSite(ctx context.Context, v *graph.Visitor, base string) (*site, error) {
+// loadBody reads the body of the page at names. When the space changed
+// between the reads of its content and of the page, both are read again
+// (at then holds the new ones); a page gone since is not found.
+func (rd *Reader) loadBody(ctx context.Context, at *located) (*pageBody, error) {
+	body, err := rd.loadPage(ctx, at.c, at.p)
+	if !errors.Is(err, errRevisionMoved) {
+		return body, err
+	}
+	if at.c, err = rd.loadContent(ctx, at.ss.space.ID); err != nil {
+		return nil, err
+	}
+	if at.p = at.c.byPath[at.p.Path]; at.p == nil {
+		return nil, &operationError{status: http.StatusNotFound, message: "page not found"}
+	}
+	return rd.loadPage(ctx, at.c, at.p)
+}
+
+// loadSite reads the site visitor v reads at address a, as it sees it.
+// What the site shows of its spaces is part of everything made of it: a
+// change to one of them is a change to the site.
+func (rd *Reader) loadSite(ctx context.Context, v *graph.Visitor, a address) (*site, error) {
 	var d siteData
 	err := rd.run(ctx, "PublishedSite", map[string]any{"organizationId": v.Site().OrganizationID, "siteId": v.Site().ID}, &d)
 	if err != nil {
 		return nil, err
 	}
-	return newSite(&d, base), nil
+	s := newSite(&d, a.base)
+	s.hostname = a.hostname
+	rd.cache.showing(s.id, s.spaceIDs())
+	return s, nil
 }
 
 // loadContent reads the live content of space spaceID: which revision it
@@ -164,6 +200,30 @@ func (rd *Reader) loadPage(ctx context.Context, c *content, p *page) (*pageBody,
 // pageURL is the address of page p of site space ss.
 func (rd *Reader) pageURL(s *site, ss *siteSpace, p *page) string {
 	return s.addressOf(ss) + "/" + escapePath(p.Path)
+}
+
+// canonicalURL is the one absolute address of page p of site space ss
+// (content c) that search engines are given: the one the site's
+// navigation uses, the site space's own for its front page.
+func (rd *Reader) canonicalURL(s *site, ss *siteSpace, c *content, p *page) string {
+	if p == c.frontPage() {
+		return rd.absolute(s, s.addressOf(ss)+"/")
+	}
+	return rd.absolute(s, rd.pageURL(s, ss, p))
+}
+
+// linksOf resolves the links of page p of site space ss (content c) to
+// the site's addresses: absolute ones, for answers read away from the
+// site (Markdown), else as the site's pages link.
+func (rd *Reader) linksOf(s *site, ss *siteSpace, c *content, p *page, absolute bool) links {
+	l := links{c: c, from: path.Dir(p.SourcePath),
+		pageURL: func(p *page) string { return rd.pageURL(s, ss, p) },
+		fileURL: func(f *fileRef) string { return rd.fileURL(s, f) }}
+	if absolute {
+		l.pageURL = func(p *page) string { return rd.absolute(s, rd.pageURL(s, ss, p)) }
+		l.fileURL = func(f *fileRef) string { return rd.absolute(s, rd.fileURL(s, f)) }
+	}
+	return l
 }
 
 // fileURL is the address of file f: made of its content, so it is cached
@@ -221,6 +281,8 @@ type view struct {
 	Description string
 	Canonical   string
 	NoIndex     bool
+	// MarkdownURL is the page's address as Markdown (llms.go).
+	MarkdownURL string
 	StyleURL    string
 	ScriptURL   string
 	Theme       theme
@@ -277,7 +339,7 @@ type logo struct{ Light, Dark string }
 // newView is the part of a page's view that the site and site space
 // decide: the site's chrome and navigation.
 func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
-	v := &view{SiteTitle: s.title, SiteURL: s.base + "/", Lang: languageOf(s, ss),
+	v := &view{SiteURL: s.base + "/", Lang: languageOf(s, ss),
 		NoIndex:  s.visibility != "public",
 		StyleURL: s.base + "/" + gitbookDir + "/static/" + rd.assets.style, ScriptURL: s.base + "/" + gitbookDir + "/static/" + rd.assets.script}
 	if v.SiteURL == "/" && s.base == "" {
@@ -285,10 +347,8 @@ func (rd *Reader) newView(s *site, ss *siteSpace, c *content, a address) *view {
 	}
 	v.SearchURL = s.base + "/" + gitbookDir + "/search"
 	v.SiteSpaceID = ss.id
+	v.SiteTitle = s.titleOf(ss)
 	settings := s.settingsOf(ss)
-	if title := stringMember(settings, "title"); title != "" {
-		v.SiteTitle = title // the customization's title, over the site's
-	}
 	v.Theme = themeOf(settings)
 	v.Logo = logoOf(settings)
 	v.FaviconURL = faviconOf(settings, s.base+"/"+gitbookDir+"/static/"+rd.assets.icon)
@@ -373,12 +433,10 @@ func (rd *Reader) fillPage(v *view, s *site, ss *siteSpace, c *content, p *page,
 	v.Description = deref(p.Description)
 	v.ShowTitle, v.ShowDesc = body.Layout.Title, body.Layout.Description && v.Description != ""
 	v.UpdatedAt = body.UpdatedAt
-	// The canonical address is absolute, and the one the site's
-	// navigation uses for the page.
-	v.Canonical = rd.absolute(s, rd.pageURL(s, ss, p))
-	if p == c.frontPage() {
-		v.Canonical = rd.absolute(s, s.addressOf(ss)+"/")
-	}
+	v.Canonical = rd.canonicalURL(s, ss, c, p)
+	v.MarkdownURL = rd.pageURL(s, ss, p) + markdownSuffix
+	// A page that asks to stay out of indexes says so to search engines.
+	v.NoIndex = v.NoIndex || p.NoIndex || p.NoRobotsIndex
 	v.Tree = rd.navTree(s, ss, c, c.top, p)
 	for _, anc := range c.ancestors(p) {
 		l := link{Title: anc.Title}
@@ -387,9 +445,7 @@ func (rd *Reader) fillPage(v *view, s *site, ss *siteSpace, c *content, p *page,
 		}
 		v.Breadcrumbs = append(v.Breadcrumbs, l)
 	}
-	out, err := render.Render(deref(body.Markdown), render.Options{Links: links{c: c, from: path.Dir(p.SourcePath),
-		pageURL: func(p *page) string { return rd.pageURL(s, ss, p) },
-		fileURL: func(f *fileRef) string { return rd.fileURL(s, f) }}})
+	out, err := render.Render(deref(body.Markdown), render.Options{Links: rd.linksOf(s, ss, c, p, false)})
 	if err != nil {
 		return err
 	}
@@ -426,15 +482,22 @@ func (rd *Reader) renderPage(s *site, status int, v *view) *rendered {
 	}
 	h := http.Header{}
 	setPageHeaders(h, v.Theme.css)
-	if v.NoIndex {
+	setAudienceHeaders(h, s, v.NoIndex)
+	return newRendered(status, h, b.Bytes())
+}
+
+// setAudienceHeaders sets the headers of an answer of site s that its
+// audience decides: who may keep it, and whether search engines may index
+// it (never a site that is not public; noIndex: not this answer).
+func setAudienceHeaders(h http.Header, s *site, noIndex bool) {
+	if noIndex || s.visibility != "public" {
 		h.Set("X-Robots-Tag", "noindex")
 	}
 	if s.visibility == "public" || s.visibility == "unlisted" {
 		h.Set("Cache-Control", "public, max-age=0, must-revalidate")
 	} else {
-		// Pages of a restricted audience are their visitors' own.
+		// Answers for a restricted audience are their visitors' own.
 		h.Set("Cache-Control", "private, no-cache")
 		h.Set("Vary", "Cookie")
 	}
-	return newRendered(status, h, b.Bytes())
 }

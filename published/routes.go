@@ -22,7 +22,12 @@ import (
 //	/~gitbook/static/{name}            the reader's styles and script (assets.go)
 //	/~gitbook/files/{sha256}/{name}    a file of a revision the site shows (files.go)
 //	/~gitbook/search?q=…&ss=…          the site's search, a page of results (search.go)
+//	/~gitbook/mcp                      the site's MCP server, for assistants (mcp.go)
+//	/sitemap.xml, /sitemap-{n}.xml     the pages for search engines (search_engines.go)
+//	/robots.txt                        what search engines may crawl (search_engines.go)
+//	/llms.txt, /llms-full.txt          the pages for machines, as Markdown (llms.go)
 //	/{section}/{site space}/{page}     a page, the first two left out for the defaults (site.go)
+//	/{section}/{site space}/{page}.md  the same page as Markdown (llms.go)
 
 // gitbookDir is the first segment of the reader's own resources within a
 // site: no section, site space or page path may hold a '~' there.
@@ -89,10 +94,19 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 	// page made from what is read is kept as of it (cache.go).
 	seq := rd.res.PublishedChanges.Seq()
 	v, ok, err := rd.admit(w, r, a)
-	if err != nil {
+	var authRequired *graph.VisitorAuthRequired
+	switch {
+	case errors.As(err, &authRequired) && len(segments) == 1 && segments[0] == robotsFile:
+		// SECURITY: a crawler has no token: a visitor-auth site tells it
+		// to crawl nothing. The answer holds nothing of the site, and says
+		// no more than the refusal of any other address (that a site
+		// needing a sign-in is there).
+		rd.writeClosedRobots(w, r, a)
+		return
+	case err != nil:
 		rd.refuse(w, r, a, err)
 		return
-	} else if !ok {
+	case !ok:
 		return
 	}
 	ctx := graph.WithVisitor(r.Context(), v)
@@ -101,19 +115,30 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 		// primary's, never a replica's that may lag behind them.
 		ctx = store.OnPrimary(ctx)
 	}
+	r = r.WithContext(ctx)
 	if len(segments) >= 1 && segments[0] == gitbookDir {
 		if len(segments) == 2 && segments[1] == "search" {
-			rd.serveSearch(w, r.WithContext(ctx), v, a)
+			rd.serveSearch(w, r, v, a)
 			return
 		}
 		if len(segments) == 4 && segments[1] == "files" {
-			rd.serveFile(w, r.WithContext(ctx), segments[2])
+			rd.serveFile(w, r, segments[2])
 			return
 		}
 		rd.notFound(w, r)
 		return
 	}
-	rd.servePage(w, r.WithContext(ctx), v, a, segments, seq)
+	if len(segments) == 1 {
+		if makeFile := rd.siteFile(w, r, v, a, segments[0]); makeFile != nil {
+			rd.serveKept(w, r, v, a, segments[0], seq, makeFile)
+			return
+		}
+	}
+	if n := len(segments); n > 0 && strings.HasSuffix(segments[n-1], markdownSuffix) {
+		rd.serveKept(w, r, v, a, strings.Join(segments, "/"), seq, func() *rendered { return rd.makeMarkdownPage(w, r, v, a, segments) })
+		return
+	}
+	rd.servePage(w, r, v, a, segments, seq)
 }
 
 // refuse answers a request admission refused: the same page for every

@@ -72,12 +72,11 @@ const (
 // serveSearch answers {base}/~gitbook/search for visitor v of site a.
 func (rd *Reader) serveSearch(w http.ResponseWriter, r *http.Request, v *graph.Visitor, a address) {
 	ctx := r.Context()
-	s, err := rd.loadSite(ctx, v, a.base)
+	s, err := rd.loadSite(ctx, v, a)
 	if err != nil {
 		rd.failed(w, r, err)
 		return
 	}
-	s.hostname = a.hostname
 	q := r.URL.Query()
 	ss := s.siteSpaceByID(q.Get("ss"))
 	if ss == nil {

@@ -220,17 +220,25 @@ func (s *site) addressOf(ss *siteSpace) string {
 	return u
 }
 
-// spaceIDs are the spaces the site shows the visitor.
-func (s *site) spaceIDs() []string {
+// siteSpaces are the site spaces the site shows the visitor, section by
+// section in order.
+func (s *site) siteSpaces() []*siteSpace {
 	sections := s.sections
 	if s.root != nil {
 		sections = []*section{s.root}
 	}
-	var out []string
+	var out []*siteSpace
 	for _, sec := range sections {
-		for _, ss := range sec.siteSpaces {
-			out = append(out, ss.space.ID)
-		}
+		out = append(out, sec.siteSpaces...)
+	}
+	return out
+}
+
+// spaceIDs are the spaces the site shows the visitor.
+func (s *site) spaceIDs() []string {
+	var out []string
+	for _, ss := range s.siteSpaces() {
+		out = append(out, ss.space.ID)
 	}
 	return out
 }

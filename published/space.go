@@ -24,7 +24,7 @@ func (rd *Reader) serveSpace(w http.ResponseWriter, r *http.Request, spaceID str
 			continue
 		}
 		ctx := graph.WithVisitor(r.Context(), v)
-		site, err := rd.loadSite(ctx, v, a)
+		site, err := rd.loadSite(ctx, v, address{base: a})
 		if err != nil {
 			continue
 		}
@@ -48,15 +48,9 @@ func (rd *Reader) addressOfSite(orgID, siteID string, hostname *string) string {
 
 // siteSpaceOf is the first site space of the site showing space id.
 func (s *site) siteSpaceOf(id string) *siteSpace {
-	sections := s.sections
-	if s.root != nil {
-		sections = []*section{s.root}
-	}
-	for _, sec := range sections {
-		for _, ss := range sec.siteSpaces {
-			if ss.space.ID == id {
-				return ss
-			}
+	for _, ss := range s.siteSpaces() {
+		if ss.space.ID == id {
+			return ss
 		}
 	}
 	return nil

@@ -26,6 +26,15 @@ func (s *site) settingsOf(ss *siteSpace) map[string]any {
 	return s.customizations
 }
 
+// titleOf is the site's title on the pages of site space ss: the
+// customization's, over the site's.
+func (s *site) titleOf(ss *siteSpace) string {
+	if title := stringMember(s.settingsOf(ss), "title"); title != "" {
+		return title
+	}
+	return s.title
+}
+
 // member reads settings[k0][k1]...: nil when any is missing.
 func member(settings map[string]any, keys ...string) any {
 	var v any = settings

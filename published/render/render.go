@@ -25,6 +25,9 @@
 //  6. sanitize.go: bluemonday, with a policy that allows exactly what the
 //     steps above emit, has the last word.
 //
+// Beside it, markdown.go resolves the same destinations in the markdown
+// itself, for readers that take markdown (Markdown).
+//
 // Render is pure: no network, no database, no mutable globals. CSS and JS
 // are the styles and the small progressive-enhancement script of
 // everything Render produces.

@@ -46,10 +46,8 @@ func scan(markdown string) scanned {
 	var (
 		out      bytes.Buffer
 		toks     []token
-		fenceCh  byte   // '`' or '~' while inside a fenced code block
-		fenceLen int    // length of its opening fence
-		rawEnd   string // closing tag of a raw <pre>, <script>… block we are in
-		afterRaw bool   // the current block began with raw HTML
+		code     verbatim
+		afterRaw bool // the current block began with raw HTML
 	)
 	out.Grow(len(markdown) + len(markdown)/16)
 
@@ -63,29 +61,14 @@ func scan(markdown string) scanned {
 		content := strings.TrimRight(line, "\r\n")
 		prefix, body := splitPrefix(content)
 
-		switch {
-		case fenceCh != 0:
-			if closesFence(body, fenceCh, fenceLen) {
-				fenceCh = 0
-			}
+		switch code.next(content, body) {
+		case openedFence:
+			afterRaw = false
+			fallthrough
+		case inside:
 			out.WriteString(line)
 			continue
-		case rawEnd != "":
-			if containsFold(content, rawEnd) {
-				rawEnd = ""
-			}
-			out.WriteString(line)
-			continue
-		}
-		if ch, n := opensFence(body); n > 0 {
-			fenceCh, fenceLen, afterRaw = ch, n, false
-			out.WriteString(line)
-			continue
-		}
-		if end := rawBlockEnd(body); end != "" {
-			if !containsFold(body, end) {
-				rawEnd = end
-			}
+		case openedRaw:
 			afterRaw = true
 			out.WriteString(line)
 			continue
@@ -155,6 +138,53 @@ func scan(markdown string) scanned {
 	}
 	sc.src = out.Bytes()
 	return sc
+}
+
+// verbatim follows the blocks of markdown, line by line, whose lines are
+// taken as written (no tag, link or anything else in them counts): fenced
+// code, and the raw HTML blocks that run to an end marker (<pre>,
+// <script>, comments...).
+type verbatim struct {
+	fenceCh  byte   // '`' or '~' while inside a fenced code block
+	fenceLen int    // length of its opening fence
+	rawEnd   string // closing tag of a raw <pre>, <script>… block we are in
+}
+
+// Where a line stands (verbatim.next).
+const (
+	outside = iota
+	inside
+	openedFence
+	openedRaw
+)
+
+// next tells where the next line stands, given its content (without its
+// line break) and its body (after its container prefix): inside a
+// verbatim block (its end included), opening one, or outside.
+func (v *verbatim) next(content, body string) int {
+	switch {
+	case v.fenceCh != 0:
+		if closesFence(body, v.fenceCh, v.fenceLen) {
+			v.fenceCh = 0
+		}
+		return inside
+	case v.rawEnd != "":
+		if containsFold(content, v.rawEnd) {
+			v.rawEnd = ""
+		}
+		return inside
+	}
+	if ch, n := opensFence(body); n > 0 {
+		v.fenceCh, v.fenceLen = ch, n
+		return openedFence
+	}
+	if end := rawBlockEnd(body); end != "" {
+		if !containsFold(body, end) {
+			v.rawEnd = end
+		}
+		return openedRaw
+	}
+	return outside
 }
 
 // frontMatter removes a leading YAML front matter block and returns its
