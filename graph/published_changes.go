@@ -50,6 +50,9 @@ type PublishedChanges struct {
 
 	stop context.CancelFunc
 	done chan struct{}
+	// listening is closed when the connection first listens.
+	listening     chan struct{}
+	listeningOnce sync.Once
 }
 
 // OnChange has fn told of each site that changes, once the change is
@@ -79,16 +82,29 @@ func NewPublishedChanges(db *store.DB, log *slog.Logger) *PublishedChanges {
 	return p
 }
 
+// startWait bounds how long Start waits for the connection to listen.
+const startWait = 5 * time.Second
+
 // Start listens until Close, reconnecting with a growing pause when the
-// connection drops.
+// connection drops. It returns once the connection listens (or after
+// startWait, when the database is slow to answer): pages are kept from the
+// server's first request, not from whenever the listener comes up.
 func (p *PublishedChanges) Start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	p.stop, p.done = cancel, make(chan struct{})
+	p.listening = make(chan struct{})
+	defer func() {
+		select {
+		case <-p.listening:
+		case <-p.done:
+		case <-time.After(startWait):
+		}
+	}()
 	go func() {
 		defer close(p.done)
 		pause := 100 * time.Millisecond
 		for ctx.Err() == nil {
-			err := p.db.ListenOnce(ctx, []string{store.PublishedChannel}, p.up, func(_, payload string) { p.heard(payload) })
+			err := p.db.ListenOnce(ctx, []string{store.PublishedChannel}, p.up, p.delivered)
 			p.live.Store(false)
 			if ctx.Err() != nil {
 				return
@@ -119,14 +135,26 @@ func (p *PublishedChanges) up() {
 	p.liveSince = p.seq.Add(1)
 	p.mu.Unlock()
 	p.live.Store(true)
+	p.listeningOnce.Do(func() { close(p.listening) })
+}
+
+// delivered hears a change PostgreSQL delivered, unless this process's DB
+// raised it: OnNotified told it at its commit, before any page could be
+// made of it, and hearing it again would drop those pages for nothing.
+func (p *PublishedChanges) delivered(_, payload string) {
+	if c, ok := store.ParsePublishedPayload(payload); ok && c.Origin != "" && c.Origin == p.db.Origin() {
+		return
+	}
+	p.heard(payload)
 }
 
 // heard records a change announced on store.PublishedChannel.
 func (p *PublishedChanges) heard(payload string) {
-	kind, _, id, ok := store.ParsePublishedPayload(payload)
+	c, ok := store.ParsePublishedPayload(payload)
 	if !ok {
 		return
 	}
+	kind, id := c.Kind, c.ID
 	p.mu.Lock()
 	n := p.seq.Add(1)
 	var sites []string

@@ -165,6 +165,9 @@ var callerTables = []string{"users", "api_tokens", "organization_members", "orga
 type txWrites struct {
 	callers atomic.Pointer[CallerCache]
 
+	// origin is the DB's (DB.Origin), for the payloads it marks.
+	origin string
+
 	mu         sync.Mutex
 	deliveries []string
 	// notifications are raised just before the commit (notify.go).

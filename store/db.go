@@ -50,6 +50,10 @@ type DB struct {
 	// of them comes (graph/published_changes.go).
 	OnNotified func(channel, payload string)
 
+	// origin names this DB in the PublishedChannel payloads it raises, so
+	// that its own listener skips what OnNotified already told (notify.go).
+	origin string
+
 	stopListening context.CancelFunc
 	listening     chan struct{}
 	// embedded is the PostgreSQL server Connect started, nil for one at a
@@ -140,7 +144,7 @@ func OpenWith(ctx context.Context, url string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}), dir: newDirectory(),
+	d := &DB{DB: db, Pool: pool, trees: trees, listening: make(chan struct{}), dir: newDirectory(), origin: newOrigin(),
 		serialSlots: make(chan struct{}, max(1, pool.Config().MaxConns/4)), tracing: opts.Tracing}
 	d.Callers = newCallerCache(d)
 	d.DB = d.DB.WithQueryHook(callerWatchHook{cache: d.Callers})
@@ -352,6 +356,7 @@ func RunInTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, tx bu
 	writes := &txWrites{}
 	ctx = context.WithValue(ctx, txWritesKey{}, writes)
 	if d, ok := db.(*DB); ok {
+		writes.origin = d.origin
 		ctx = context.WithValue(ctx, directoryCtxKey{}, d.dir)
 	}
 	err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"strings"
 
 	"github.com/uptrace/bun"
@@ -38,10 +40,15 @@ func notifyAtCommit(ctx context.Context, db bun.IDB, channel, payload string) er
 		w.notifications = append(w.notifications, n)
 		return nil
 	}
-	if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, payload); err != nil {
+	d, _ := db.(*DB)
+	sent := payload
+	if d != nil {
+		sent = withOrigin(channel, payload, d.origin)
+	}
+	if _, err := db.ExecContext(ctx, "SELECT pg_notify(?, ?)", channel, sent); err != nil {
 		return translate(err)
 	}
-	if d, ok := db.(*DB); ok && d.OnNotified != nil {
+	if d != nil && d.OnNotified != nil {
 		d.OnNotified(channel, payload)
 	}
 	return nil
@@ -59,7 +66,7 @@ func (w *txWrites) sendNotifications(ctx context.Context, tx bun.Tx) error {
 	channels := make([]string, len(pending))
 	payloads := make([]string, len(pending))
 	for i, n := range pending {
-		channels[i], payloads[i] = n.channel, n.payload
+		channels[i], payloads[i] = n.channel, withOrigin(n.channel, n.payload, w.origin)
 	}
 	_, err := tx.ExecContext(ctx, "SELECT pg_notify(c, p) FROM unnest(?::text[], ?::text[]) AS n(c, p)",
 		pgdialect.Array(channels), pgdialect.Array(payloads))
@@ -113,10 +120,50 @@ func spaceChanged(ctx context.Context, db bun.IDB, orgID, spaceID string) error 
 	return notifyAtCommit(ctx, db, PublishedChannel, "space/"+orgID+"/"+spaceID)
 }
 
-// ParsePublishedPayload splits a PublishedChannel payload into what
-// changed ("site" or "space"), its organization and its id.
-func ParsePublishedPayload(payload string) (kind, orgID, id string, ok bool) {
-	kind, rest, ok1 := strings.Cut(payload, "/")
-	orgID, id, ok2 := strings.Cut(rest, "/")
-	return kind, orgID, id, ok1 && ok2 && (kind == "site" || kind == "space")
+// PublishedChange is what a PublishedChannel payload says.
+type PublishedChange struct {
+	Kind  string // "site" or "space"
+	OrgID string
+	ID    string
+	// Origin is the DB.Origin of the DB that raised it; empty when heard
+	// through DB.OnNotified, from this process itself.
+	Origin string
 }
+
+// ParsePublishedPayload reads a PublishedChannel payload:
+// {kind}/{organization}/{id}, then /{origin} when PostgreSQL delivers it.
+func ParsePublishedPayload(payload string) (PublishedChange, bool) {
+	parts := strings.Split(payload, "/")
+	if len(parts) != 3 && len(parts) != 4 {
+		return PublishedChange{}, false
+	}
+	c := PublishedChange{Kind: parts[0], OrgID: parts[1], ID: parts[2]}
+	if len(parts) == 4 {
+		c.Origin = parts[3]
+	}
+	return c, (c.Kind == "site" || c.Kind == "space") && c.ID != ""
+}
+
+// withOrigin is the payload PostgreSQL delivers of a notification raised
+// by the DB of origin: a PublishedChannel one names it, for that DB's
+// listener hears its own changes at commit (OnNotified) and need not hear
+// them again. Hearing them twice is harmless but costly: the second time,
+// after pages were made of the change, drops them for nothing.
+func withOrigin(channel, payload, origin string) string {
+	if channel != PublishedChannel || origin == "" {
+		return payload
+	}
+	return payload + "/" + origin
+}
+
+// newOrigin names a DB among those that notify each other: random, so
+// that two processes (or two DBs of one test) never share one.
+func newOrigin() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Origin is the name this DB gives itself in the PublishedChannel payloads
+// it raises (ParsePublishedPayload).
+func (d *DB) Origin() string { return d.origin }
