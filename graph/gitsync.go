@@ -347,7 +347,7 @@ func (r *Resolver) importedContent(ctx context.Context, tx bun.IDB, orgID string
 			if p.Title == "" {
 				p.Title = "Untitled"
 			}
-			p.Description = store.NullString(lp.Description)
+			p.Description, p.Hidden = store.NullString(lp.Description), lp.Hidden
 			p.Slug = uniquePath(slugify(p.Title, "page"), taken)
 			taken = append(taken, p.Slug)
 			out.Pages = append(out.Pages, p)

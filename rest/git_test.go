@@ -27,6 +27,9 @@ func pageOutline(t *testing.T, e *crEnv, space string) string {
 		for _, p := range pages {
 			m := p.(map[string]any)
 			b.WriteString(strings.Repeat("  ", depth) + m["title"].(string) + " (" + m["type"].(string) + ")")
+			if m["hidden"] == true {
+				b.WriteString(" hidden")
+			}
 			if m["type"] == "document" {
 				page := e.alice.Do("GET", "/v1/spaces/"+space+"/content/page/"+m["id"].(string)+"?format=markdown", nil).Expect(http.StatusOK).JSON()
 				b.WriteString(": " + strings.TrimSpace(page["markdown"].(string)))
@@ -54,13 +57,13 @@ func TestGitImportExportRoundTrip(t *testing.T) {
 		"docs/SUMMARY.md":               "# Table of contents\n\n* [Welcome](README.md)\n* [Guide](guide/README.md)\n  * [Install](guide/install.md)\n\n## Reference\n\n* [API](reference/api.md)\n",
 		"docs/guide/README.md":          "---\ndescription: All about the guide\n---\n\n# Guide\n\nThe guide.\n",
 		"docs/guide/install.md":         "# Install\n\nRun ![logo](../.gitbook/assets/logo.txt).\n",
-		"docs/reference/api.md":         "# API\n\nEndpoints.\n",
+		"docs/reference/api.md":         "---\nhidden: true\n---\n\n# API\n\nEndpoints.\n",
 		"docs/.gitbook/assets/logo.txt": "LOGO",
 		"other/ignored.md":              "# Not in the project\n",
 	})
 	space := e.alice.Do("POST", "/v1/orgs/"+e.org+"/spaces", `{"title":"Imported"}`).Expect(http.StatusCreated).String("id")
 	e.alice.Do("POST", "/v1/spaces/"+space+"/git/import", map[string]any{"url": source, "ref": "refs/heads/main"}).Expect(http.StatusNoContent)
-	want := "Welcome (document): Hello there.\nGuide (document): The guide. [All about the guide]\n  Install (document): Run ![logo](../.gitbook/assets/logo.txt).\nReference (group)\n  API (document): Endpoints.\n"
+	want := "Welcome (document): Hello there.\nGuide (document): The guide. [All about the guide]\n  Install (document): Run ![logo](../.gitbook/assets/logo.txt).\nReference (group)\n  API (document) hidden: Endpoints.\n"
 	if got := pageOutline(t, e, space); got != want {
 		t.Fatalf("imported:\n%s\nwant:\n%s", got, want)
 	}

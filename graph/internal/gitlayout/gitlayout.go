@@ -29,8 +29,11 @@ type File struct {
 type Page struct {
 	Title, Description, Markdown string
 	Group                        bool
-	Path, OID                    string // the page's file (empty for groups)
-	Pages                        []*Page
+	// Hidden: left out of the published table of contents (front matter
+	// hidden: true, as GitBook writes it).
+	Hidden    bool
+	Path, OID string // the page's file (empty for groups)
+	Pages     []*Page
 }
 
 // Content is a repository's content in the layout.
@@ -82,7 +85,9 @@ func Read(files map[string]File, project string) Content {
 		p := &Page{Title: title, Path: rel}
 		if f, ok := files[path.Join(root, rel)]; ok {
 			p.OID = f.OID
-			p.Description, p.Markdown = splitPageFile(string(f.Data))
+			var fm frontMatter
+			fm, p.Markdown = splitPageFile(string(f.Data))
+			p.Description, p.Hidden = fm.Description, fm.Hidden
 		}
 		return p
 	}
@@ -179,11 +184,18 @@ func Write(c Content) map[string][]byte {
 	return files
 }
 
+// frontMatter is what a page file's front matter says of the page, in
+// GitBook's names; what else it holds is left alone.
+type frontMatter struct {
+	Description string `yaml:"description,omitempty"`
+	Hidden      bool   `yaml:"hidden,omitempty"`
+}
+
 // pageFile is a page's markdown file: front matter, title, body.
 func pageFile(p *Page) string {
 	var b strings.Builder
-	if p.Description != "" {
-		d, _ := yaml.Marshal(map[string]string{"description": p.Description})
+	if fm := (frontMatter{Description: p.Description, Hidden: p.Hidden}); fm != (frontMatter{}) {
+		d, _ := yaml.Marshal(fm)
 		b.WriteString("---\n" + string(d) + "---\n\n")
 	}
 	b.WriteString("# " + p.Title + "\n")
@@ -196,19 +208,16 @@ func pageFile(p *Page) string {
 	return b.String()
 }
 
-// splitPageFile separates a page file's front matter description from the rest.
-func splitPageFile(text string) (description, rest string) {
+// splitPageFile separates a page file's front matter from the rest.
+func splitPageFile(text string) (fm frontMatter, rest string) {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	if strings.HasPrefix(text, "---\n") {
 		if end := strings.Index(text[4:], "\n---\n"); end >= 0 {
-			var fm struct {
-				Description string `yaml:"description"`
-			}
-			_ = yaml.Unmarshal([]byte(text[4:4+end]), &fm)
-			return fm.Description, strings.TrimLeft(text[4+end+5:], "\n")
+			_ = yaml.Unmarshal([]byte(text[4:4+end]), &fm) // a broken one says nothing
+			return fm, strings.TrimLeft(text[4+end+5:], "\n")
 		}
 	}
-	return "", text
+	return fm, text
 }
 
 // titleOf takes a leading # title off markdown: the title (fallback when
@@ -245,7 +254,7 @@ func Export(t *store.PageTree, bodies map[string]string, files []*store.Revision
 	walk = func(parent *string) []*Page {
 		var pages []*Page
 		for _, p := range t.Children(parent) {
-			lp := &Page{Title: p.Title, Group: p.Type == store.PageGroup, Description: store.StringOf(p.Description), Markdown: bodies[store.StringOf(p.BodySHA256)]}
+			lp := &Page{Title: p.Title, Group: p.Type == store.PageGroup, Description: store.StringOf(p.Description), Hidden: p.Hidden, Markdown: bodies[store.StringOf(p.BodySHA256)]}
 			lp.Pages = walk(&p.ID)
 			if !lp.Group {
 				lp.Path = PathOf(t, p)

@@ -11,7 +11,11 @@ import (
 func outline(pages []*Page, depth int) string {
 	var b strings.Builder
 	for _, p := range pages {
-		fmt.Fprintf(&b, "%s%s (%s) %s | %q\n", strings.Repeat("  ", depth), p.Title, p.Path, p.Description, p.Markdown)
+		hidden := ""
+		if p.Hidden {
+			hidden = " [hidden]"
+		}
+		fmt.Fprintf(&b, "%s%s%s (%s) %s | %q\n", strings.Repeat("  ", depth), p.Title, hidden, p.Path, p.Description, p.Markdown)
 		b.WriteString(outline(p.Pages, depth+1))
 	}
 	return b.String()
@@ -24,7 +28,7 @@ func TestRead(t *testing.T) {
 			"* [Setup](guides/setup.md)\n  * [Linux](guides/linux.md)\n* [Use](guides/use.md)\n")},
 		"docs/book/README.md":             {Data: []byte("# Welcome\n\nHello\n")},
 		"docs/book/guides/setup.md":       {Data: []byte("---\ndescription: How to set up\n---\n\n# Setup\n\nSteps\n"), OID: "o1"},
-		"docs/book/guides/linux.md":       {Data: []byte("Just Linux\n")},
+		"docs/book/guides/linux.md":       {Data: []byte("---\nhidden: true\nicon: penguin\n---\n\nJust Linux\n")},
 		"docs/book/.gitbook/assets/a.png": {Data: []byte("png")},
 		"other/README.md":                 {Data: []byte("# Elsewhere\n")},
 	}
@@ -32,7 +36,7 @@ func TestRead(t *testing.T) {
 	want := `Intro (README.md)  | "Hello\n"
 Guides ()  | ""
   Setup (guides/setup.md) How to set up | "Steps\n"
-    Linux (guides/linux.md)  | "Just Linux\n"
+    Linux [hidden] (guides/linux.md)  | "Just Linux\n"
   Use (guides/use.md)  | ""
 `
 	if got := outline(c.Pages, 0); got != want {
@@ -51,7 +55,7 @@ func TestWriteThenRead(t *testing.T) {
 		{Title: "Intro", Path: "README.md", Markdown: "Hello"},
 		{Title: "Guides", Group: true, Pages: []*Page{
 			{Title: "Setup", Path: "guides/setup/README.md", Description: "How: to set up", Markdown: "Steps\n", Pages: []*Page{
-				{Title: "Linux", Path: "guides/setup/linux.md"},
+				{Title: "Linux", Path: "guides/setup/linux.md", Hidden: true},
 			}},
 		}},
 	}, Assets: []File{{Path: AssetsDir + "a.png", Data: []byte("png")}}}
