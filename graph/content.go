@@ -323,6 +323,8 @@ func (r *mutationResolver) CreatePage(ctx context.Context, spaceID string, crID 
 	setOptional(p, "description", "description", input.Description, &page.Description, length("description", 0, maxPageDescription))
 	setOptional(p, "emoji", "emoji", input.Emoji, &page.Emoji, length("emoji", 0, 50))
 	setRequired(p, "hidden", "hidden", input.Hidden, &page.Hidden, nil)
+	setRequired(p, "noIndex", "no_index", input.NoIndex, &page.NoIndex, nil)
+	setRequired(p, "noRobotsIndex", "no_robots_index", input.NoRobotsIndex, &page.NoRobotsIndex, nil)
 	var slug *string
 	setOptional(p, "slug", "slug", input.Slug, &slug, checkSlug)
 	if p.err != nil {
@@ -375,6 +377,8 @@ func (r *mutationResolver) UpdatePage(ctx context.Context, spaceID string, crID 
 		setOptional(p, "description", "description", input.Description, &page.Description, length("description", 0, maxPageDescription))
 		setOptional(p, "emoji", "emoji", input.Emoji, &page.Emoji, length("emoji", 0, 50))
 		setRequired(p, "hidden", "hidden", input.Hidden, &page.Hidden, nil)
+		setRequired(p, "noIndex", "no_index", input.NoIndex, &page.NoIndex, nil)
+		setRequired(p, "noRobotsIndex", "no_robots_index", input.NoRobotsIndex, &page.NoRobotsIndex, nil)
 		var slug *string
 		setOptional(p, "slug", "slug", input.Slug, &slug, checkSlug)
 		if p.err != nil {

@@ -59,16 +59,22 @@ func (r *organizationResolver) Search(ctx context.Context, o *store.Organization
 			ids = append(ids, s.ID)
 		}
 	}
-	return r.searchSpaces(ctx, o.ID, ids, query, page, limit)
+	return r.searchSpaces(ctx, o.ID, ids, query, page, limit, false)
 }
 
 // searchSpaces searches spaces ids of orgID (those the caller may read)
 // and answers them by space, in the order of each space's best hit, a page
-// of spaces at a time.
-func (r *Resolver) searchSpaces(ctx context.Context, orgID string, ids []string, query string, page *string, limit *int) (*model.SearchSpaceResultList, error) {
+// of spaces at a time. A site's search (forSite) leaves out the pages that
+// ask not to be in it (noIndex); the members' search finds every page.
+func (r *Resolver) searchSpaces(ctx context.Context, orgID string, ids []string, query string, page *string, limit *int, forSite bool) (*model.SearchSpaceResultList, error) {
 	hits, err := store.Search(ctx, r.DB, orgID, ids, query)
 	if err != nil {
 		return nil, err
+	}
+	if forSite {
+		if hits, err = r.indexedHits(ctx, hits); err != nil {
+			return nil, err
+		}
 	}
 	// Spaces in the order of their best hit; only those of the requested
 	// page of results are read and get their pages.
@@ -101,6 +107,44 @@ func (r *Resolver) searchSpaces(ctx context.Context, orgID string, ids []string,
 		items = append(items, &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]})
 	}
 	return &model.SearchSpaceResultList{Items: items, Total: totalIs(len(order)), Next: next, PageInfo: info}, nil
+}
+
+// indexedHits are the hits on pages that do not ask to be left out of
+// their site's search (noIndex), before spaces are ordered and counted so
+// that a space with only such hits is no result. The spaces and page
+// trees it reads are the loaders', which pageResults then reuses.
+func (r *Resolver) indexedHits(ctx context.Context, hits []*store.SearchHit) ([]*store.SearchHit, error) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if !seen[h.SpaceID] {
+			seen[h.SpaceID] = true
+			ids = append(ids, h.SpaceID)
+		}
+	}
+	spaces, err := r.loaders(ctx).Space.loadAll(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(spaces))
+	for i, s := range spaces {
+		keys[i] = orgKey(s.OrganizationID, s.RevisionID)
+	}
+	trees, err := r.loaders(ctx).PageTree.loadAll(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	treeOf := make(map[string]*store.PageTree, len(ids))
+	for i, id := range ids {
+		treeOf[id] = trees[i]
+	}
+	kept := hits[:0:0]
+	for _, h := range hits {
+		if p := treeOf[h.SpaceID].Page(h.PageID); p != nil && !p.NoIndex {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
 }
 
 // pageResults groups hits (best first) by space and page, in the order of
@@ -263,7 +307,7 @@ func (r *siteResolver) Search(ctx context.Context, s *store.Site, input model.Si
 			ids = append(ids, ss.SpaceID)
 		}
 	}
-	list, err := r.searchSpaces(ctx, s.OrganizationID, ids, input.Query, page, limit)
+	list, err := r.searchSpaces(ctx, s.OrganizationID, ids, input.Query, page, limit, true)
 	if err != nil {
 		return nil, err
 	}

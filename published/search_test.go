@@ -1,6 +1,7 @@
 package published_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -81,4 +82,78 @@ func TestSiteSearchKeepsTheAudience(t *testing.T) {
 	holder := newVisitor(t)
 	holder.get(withKey).expect(t, http.StatusOK)
 	holder.get(search).expect(t, http.StatusOK, "Introduction")
+}
+
+// A page may ask to stay out of its site's search (noIndex) and out of
+// search engines (noRobotsIndex): set over the API and read back, each is
+// honoured where it applies, and undone by setting it back. Both pages
+// still answer at their addresses, and the members' own search (not the
+// site's) still finds them.
+func TestPagesThatAskToStayOutOfIndexes(t *testing.T) {
+	t.Parallel()
+	f := newReaderFixture(t, "public")
+	quiet := f.page(f.space, map[string]any{"title": "Quokka quiet", "markdown": "The quokka island, quietly.\n", "noIndex": true})
+	shy := f.page(f.space, map[string]any{"title": "Quokka shy", "markdown": "The quokka island, away from robots.\n", "noRobotsIndex": true})
+	f.page(f.space, map[string]any{"title": "Quokka plain", "markdown": "The quokka island.\n"})
+	base := f.publish()
+	path := strings.TrimPrefix(base, f.env.URL)
+
+	settings := func(page string) (noIndex, noRobotsIndex bool) {
+		out := f.admin.GraphQL(`mutation($s: ID!, $p: ID!) { updatePage(spaceId: $s, pageId: $p, input: {}) { noIndex noRobotsIndex } }`,
+			map[string]any{"s": f.space, "p": page})
+		var data struct {
+			UpdatePage struct{ NoIndex, NoRobotsIndex bool }
+		}
+		if err := json.Unmarshal(out.Data, &data); err != nil || len(out.Errors) > 0 {
+			t.Fatalf("updatePage: %s %v", out.Data, out.Errors)
+		}
+		return data.UpdatePage.NoIndex, data.UpdatePage.NoRobotsIndex
+	}
+	if ni, nr := settings(quiet); !ni || nr {
+		t.Errorf("quiet page reads noIndex %v noRobotsIndex %v", ni, nr)
+	}
+	if ni, nr := settings(shy); ni || !nr {
+		t.Errorf("shy page reads noIndex %v noRobotsIndex %v", ni, nr)
+	}
+	if got := f.admin.Do("GET", "/v1/spaces/"+f.space+"/content/page/"+quiet, nil).Expect(http.StatusOK).JSON(); got["noIndex"] != true {
+		t.Errorf("REST page noIndex %v", got["noIndex"])
+	}
+
+	v := newVisitor(t)
+	action := between(v.get(base).expect(t, http.StatusOK).body, `<form class="search" role="search" action="`, `"`)
+	results := func() string {
+		return between(v.get(f.env.URL+action+"?q=quokka").expect(t, http.StatusOK).body, `<ol class="results">`, `</ol>`)
+	}
+	if r := results(); !strings.Contains(r, "Quokka plain") || !strings.Contains(r, "Quokka shy") || strings.Contains(r, "Quokka quiet") {
+		t.Errorf("the site's results: %s", r)
+	}
+	site := string(f.admin.Do("POST", f.sitePath("/search"), `{"query": "quokka", "scope": {"mode": "all"}}`).Expect(http.StatusOK).Body)
+	if strings.Contains(site, "Quokka quiet") || !strings.Contains(site, "Quokka shy") {
+		t.Errorf("searchSiteContent: %s", site)
+	}
+	if members := string(f.admin.Do("GET", "/v1/spaces/"+f.space+"/search?query=quokka", nil).Expect(http.StatusOK).Body); !strings.Contains(members, "Quokka quiet") {
+		t.Errorf("the space's own search lost the noIndex page: %s", members)
+	}
+	v.get(base+"/sitemap.xml").expect(t, http.StatusOK, "<loc>"+base+"/quokka-plain</loc>").lacks(t, "quokka-shy", "quokka-quiet")
+	v.get(base+"/robots.txt").expect(t, http.StatusOK, "Disallow: "+path+"/quokka-shy$\n").lacks(t, "quokka-quiet", "quokka-plain")
+	v.get(base+"/llms.txt").expect(t, http.StatusOK, "[Quokka plain]").lacks(t, "Quokka shy", "Quokka quiet")
+	for _, p := range []string{"/quokka-shy", "/quokka-quiet"} {
+		v.get(base+p).expect(t, http.StatusOK, `<meta name="robots" content="noindex">`)
+	}
+	v.get(base+"/quokka-plain").expect(t, http.StatusOK).lacks(t, `content="noindex"`)
+
+	// Set back, each page is indexed again on the next request.
+	for _, p := range []string{quiet, shy} {
+		out := f.admin.GraphQL(`mutation($s: ID!, $p: ID!) { updatePage(spaceId: $s, pageId: $p, input: {noIndex: false, noRobotsIndex: false}) { id } }`,
+			map[string]any{"s": f.space, "p": p})
+		if len(out.Errors) > 0 {
+			t.Fatalf("updatePage: %v", out.Errors)
+		}
+	}
+	if r := results(); !strings.Contains(r, "Quokka quiet") {
+		t.Errorf("the site's results, noIndex set back: %s", r)
+	}
+	v.get(base+"/sitemap.xml").expect(t, http.StatusOK, "quokka-shy", "quokka-quiet")
+	v.get(base+"/robots.txt").expect(t, http.StatusOK).lacks(t, "quokka-shy")
+	v.get(base+"/quokka-shy").expect(t, http.StatusOK).lacks(t, `content="noindex"`)
 }

@@ -48,18 +48,22 @@ type RevisionPage struct {
 	ID         string `bun:"page_id,pk"`
 	// OrganizationID is read, and written by CreateRevision (the
 	// revision's).
-	OrganizationID string    `bun:"organization_id"`
-	ParentID       *string   `bun:"parent_id"`
-	Position       int       `bun:"position"`
-	Type           string    `bun:"type"`
-	Title          string    `bun:"title"`
-	Slug           string    `bun:"slug"`
-	Emoji          *string   `bun:"emoji"`
-	Description    *string   `bun:"description"`
-	Hidden         bool      `bun:"hidden"`
-	BodySHA256     *string   `bun:"body_sha256"`
-	CreatedAt      time.Time `bun:"created_at"`
-	UpdatedAt      time.Time `bun:"updated_at"`
+	OrganizationID string  `bun:"organization_id"`
+	ParentID       *string `bun:"parent_id"`
+	Position       int     `bun:"position"`
+	Type           string  `bun:"type"`
+	Title          string  `bun:"title"`
+	Slug           string  `bun:"slug"`
+	Emoji          *string `bun:"emoji"`
+	Description    *string `bun:"description"`
+	Hidden         bool    `bun:"hidden"`
+	// NoIndex: left out of the site's search; NoRobotsIndex: out of
+	// search engines (sitemap, robots.txt, noindex).
+	NoIndex       bool      `bun:"no_index"`
+	NoRobotsIndex bool      `bun:"no_robots_index"`
+	BodySHA256    *string   `bun:"body_sha256"`
+	CreatedAt     time.Time `bun:"created_at"`
+	UpdatedAt     time.Time `bun:"updated_at"`
 	// GitPath and GitOID say where a git sync read or wrote the page.
 	GitPath *string `bun:"git_path"`
 	GitOID  *string `bun:"git_oid"`

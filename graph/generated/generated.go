@@ -12356,7 +12356,12 @@ input CreatePageInput {
   "At most 1000 characters."
   description: String
   emoji: String
+  "Left out of the published table of contents."
   hidden: Boolean
+  "Left out of the site's search (default false)."
+  noIndex: Boolean
+  "Left out of search engines: the sitemap, robots.txt and the page's robots tags (default false)."
+  noRobotsIndex: Boolean
   "Default: derived from the title."
   slug: String
 }
@@ -12369,7 +12374,12 @@ input UpdatePageInput {
   description: String
   "Null removes it."
   emoji: String
+  "Left out of the published table of contents."
   hidden: Boolean
+  "Left out of the site's search (default false)."
+  noIndex: Boolean
+  "Left out of search engines: the sitemap, robots.txt and the page's robots tags (default false)."
+  noRobotsIndex: Boolean
   slug: String
 }
 
@@ -61471,7 +61481,7 @@ func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "type", "parent", "position", "markdown", "description", "emoji", "hidden", "slug"}
+	fieldsInOrder := [...]string{"title", "type", "parent", "position", "markdown", "description", "emoji", "hidden", "noIndex", "noRobotsIndex", "slug"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -61534,6 +61544,20 @@ func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, o
 				return it, err
 			}
 			it.Hidden = graphql.OmittableOf(data)
+		case "noIndex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noIndex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoIndex = graphql.OmittableOf(data)
+		case "noRobotsIndex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noRobotsIndex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoRobotsIndex = graphql.OmittableOf(data)
 		case "slug":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -64081,7 +64105,7 @@ func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "markdown", "description", "emoji", "hidden", "slug"}
+	fieldsInOrder := [...]string{"title", "markdown", "description", "emoji", "hidden", "noIndex", "noRobotsIndex", "slug"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -64123,6 +64147,20 @@ func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, o
 				return it, err
 			}
 			it.Hidden = graphql.OmittableOf(data)
+		case "noIndex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noIndex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoIndex = graphql.OmittableOf(data)
+		case "noRobotsIndex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noRobotsIndex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.NoRobotsIndex = graphql.OmittableOf(data)
 		case "slug":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

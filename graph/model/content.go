@@ -28,9 +28,10 @@ func (p *PageNode) Kind() string {
 	return p.RevisionPage.Type
 }
 
-// NoIndex and NoRobotsIndex: pages are indexed (no setting yet).
-func (p *PageNode) NoIndex() bool       { return false }
-func (p *PageNode) NoRobotsIndex() bool { return false }
+// NoIndex: the page is left out of its site's search; NoRobotsIndex: out
+// of search engines.
+func (p *PageNode) NoIndex() bool       { return p.RevisionPage.NoIndex }
+func (p *PageNode) NoRobotsIndex() bool { return p.RevisionPage.NoRobotsIndex }
 
 // Layout is the default layout: every part shown, default width.
 func (p *PageNode) Layout() *PageLayout {

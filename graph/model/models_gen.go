@@ -313,7 +313,12 @@ type CreatePageInput struct {
 	// At most 1000 characters.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	Emoji       graphql.Omittable[*string] `json:"emoji,omitempty"`
-	Hidden      graphql.Omittable[*bool]   `json:"hidden,omitempty"`
+	// Left out of the published table of contents.
+	Hidden graphql.Omittable[*bool] `json:"hidden,omitempty"`
+	// Left out of the site's search (default false).
+	NoIndex graphql.Omittable[*bool] `json:"noIndex,omitempty"`
+	// Left out of search engines: the sitemap, robots.txt and the page's robots tags (default false).
+	NoRobotsIndex graphql.Omittable[*bool] `json:"noRobotsIndex,omitempty"`
 	// Default: derived from the title.
 	Slug graphql.Omittable[*string] `json:"slug,omitempty"`
 }
@@ -1382,9 +1387,14 @@ type UpdatePageInput struct {
 	// At most 1000 characters; null removes it.
 	Description graphql.Omittable[*string] `json:"description,omitempty"`
 	// Null removes it.
-	Emoji  graphql.Omittable[*string] `json:"emoji,omitempty"`
-	Hidden graphql.Omittable[*bool]   `json:"hidden,omitempty"`
-	Slug   graphql.Omittable[*string] `json:"slug,omitempty"`
+	Emoji graphql.Omittable[*string] `json:"emoji,omitempty"`
+	// Left out of the published table of contents.
+	Hidden graphql.Omittable[*bool] `json:"hidden,omitempty"`
+	// Left out of the site's search (default false).
+	NoIndex graphql.Omittable[*bool] `json:"noIndex,omitempty"`
+	// Left out of search engines: the sitemap, robots.txt and the page's robots tags (default false).
+	NoRobotsIndex graphql.Omittable[*bool]   `json:"noRobotsIndex,omitempty"`
+	Slug          graphql.Omittable[*string] `json:"slug,omitempty"`
 }
 
 type UpdateSAMLProviderInput struct {

@@ -162,9 +162,11 @@ func mergePage(b, o, t *store.RevisionPage) (*store.RevisionPage, bool) {
 	m.Slug = pick(b.Slug, o.Slug, t.Slug)
 	m.Emoji = store.NullString(pick(store.StringOf(b.Emoji), store.StringOf(o.Emoji), store.StringOf(t.Emoji)))
 	m.Description = store.NullString(pick(store.StringOf(b.Description), store.StringOf(o.Description), store.StringOf(t.Description)))
-	hidden, good := merge3(b.Hidden, o.Hidden, t.Hidden)
-	ok = ok && good
-	m.Hidden = hidden
+	for _, flag := range pageFlags {
+		v, good := merge3(*flag(b), *flag(o), *flag(t))
+		ok = ok && good
+		*flag(m) = v
+	}
 	// Positions only order siblings: theirs wins a disagreement.
 	m.Position, _ = merge3(b.Position, o.Position, t.Position)
 	if m.Position != o.Position && m.Position != t.Position {
@@ -262,11 +264,19 @@ func fixSlugs(pages []*store.RevisionPage) {
 	}
 }
 
+// pageFlags are a page's yes/no attributes, merged alike.
+var pageFlags = []func(*store.RevisionPage) *bool{
+	func(p *store.RevisionPage) *bool { return &p.Hidden },
+	func(p *store.RevisionPage) *bool { return &p.NoIndex },
+	func(p *store.RevisionPage) *bool { return &p.NoRobotsIndex },
+}
+
 // samePage tells whether two versions of a page are the same in every
 // attribute and body (positions aside: they only order siblings).
 func samePage(a, b *store.RevisionPage, body func(*store.RevisionPage) string) bool {
 	return store.StringOf(a.ParentID) == store.StringOf(b.ParentID) && a.Type == b.Type && a.Title == b.Title && a.Slug == b.Slug &&
-		store.StringOf(a.Emoji) == store.StringOf(b.Emoji) && store.StringOf(a.Description) == store.StringOf(b.Description) && a.Hidden == b.Hidden &&
+		store.StringOf(a.Emoji) == store.StringOf(b.Emoji) && store.StringOf(a.Description) == store.StringOf(b.Description) &&
+		a.Hidden == b.Hidden && a.NoIndex == b.NoIndex && a.NoRobotsIndex == b.NoRobotsIndex &&
 		body(a) == body(b)
 }
 
