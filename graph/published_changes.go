@@ -28,6 +28,8 @@ type PublishedChanges struct {
 
 	seq  atomic.Uint64
 	live atomic.Bool
+	// heardTotal counts the changes heard (Heard).
+	heardTotal atomic.Uint64
 
 	mu sync.RWMutex
 	// liveSince is the number at which the connection last came up: what
@@ -155,6 +157,7 @@ func (p *PublishedChanges) heard(payload string) {
 		return
 	}
 	kind, id := c.Kind, c.ID
+	p.heardTotal.Add(1)
 	p.mu.Lock()
 	n := p.seq.Add(1)
 	var sites []string
@@ -176,6 +179,17 @@ func (p *PublishedChanges) heard(payload string) {
 			fn(site)
 		}
 	}
+}
+
+// Heard is the number of changes heard so far, this process's own and
+// the others': another process's change is on this one's pages once it
+// is heard (PostgreSQL delivers it at its commit, in a millisecond or so
+// when the machines are not overloaded).
+func (p *PublishedChanges) Heard() uint64 {
+	if p == nil {
+		return 0
+	}
+	return p.heardTotal.Load()
 }
 
 // Seq is the number of the last change heard: take it before reading what

@@ -32,7 +32,7 @@ var (
 // published pages, and, with
 // replicas or on a Citus cluster, the routing of db's reads (replicas.go,
 // citus.go).
-func metricsHandler(live *graph.LiveHub, db *store.DB, reader *published.Reader) http.Handler {
+func metricsHandler(live *graph.LiveHub, db *store.DB, reader *published.Reader, changes *graph.PublishedChanges) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(requestsTotal, requestDuration,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -67,7 +67,11 @@ func metricsHandler(live *graph.LiveHub, db *store.DB, reader *published.Reader)
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "docsapi_published_cache_misses_total",
 			Help: "Published page views that made their page.",
-		}, func() float64 { return float64(reader.CacheStats().Misses) }))
+		}, func() float64 { return float64(reader.CacheStats().Misses) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "docsapi_published_changes_heard_total",
+			Help: "Changes to published sites and the spaces they show that this process heard (its own at commit, the others' as PostgreSQL delivers them).",
+		}, func() float64 { return float64(changes.Heard()) }))
 	if db.Replicated() {
 		reg.MustRegister(replicaMetrics{db})
 	}

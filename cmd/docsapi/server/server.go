@@ -297,7 +297,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 		rest.WriteJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})))
 	mux.Handle("GET /metrics", labelled("GET /metrics", operatorToken(cfg.MetricsToken, "docsapi-metrics",
-		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db, reader))))
+		"/metrics needs Authorization: Bearer <DOCSAPI_METRICS_TOKEN>", metricsHandler(live, db, reader, res.PublishedChanges))))
 
 	h := canonicalPaths(perRequest(db, cfg.Debug, sitesByHost(reader, publicHost(cfg.PublicURL), publishedSites, mux)))
 	h = limitBody(cfg.MaxBodyBytes, cfg.MaxUploadBytes+cfg.MaxBodyBytes, h)
