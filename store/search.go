@@ -128,9 +128,10 @@ const (
 // edits; docs/decisions.md, search at size): the indexes leave out the
 // sections no current content shows (an edit keeps the body it replaced,
 // which older revisions and change requests show, and indexed, such
-// sections were found and dropped one by one), and a candidate's check reads a row per
-// live space showing its body, where revision_pages has one per revision
-// (every change request's revision copies its space's pages).
+// sections were found and dropped one by one), and a candidate's check
+// reads a row per live space showing its body, where revision_pages has
+// one per revision (every change request's revision copies its space's
+// pages).
 //
 // Ranking semantics: a query matching at most maxSearchCandidates sections
 // of the searched pages ranks them all, as before. Beyond that, the
