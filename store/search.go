@@ -125,12 +125,13 @@ const (
 //
 // Both stay the size of the organization's current content however much
 // it is edited (search p50 grew 1.5x over a mixed run doubling the data by
-// edits; docs/performance.md): the indexes leave out the sections no
-// current content shows (an edit keeps the body it replaced, which older
-// revisions and change requests show, and indexed, such sections were
-// found and dropped one by one), and a candidate's check reads a row per
-// live space showing its body, where revision_pages has one per revision
-// (every change request's revision copies its space's pages).
+// edits; docs/decisions.md, search at size): the indexes leave out the
+// sections no current content shows (an edit keeps the body it replaced,
+// which older revisions and change requests show, and indexed, such
+// sections were found and dropped one by one), and a candidate's check
+// reads a row per live space showing its body, where revision_pages has
+// one per revision (every change request's revision copies its space's
+// pages).
 //
 // Ranking semantics: a query matching at most maxSearchCandidates sections
 // of the searched pages ranks them all, as before. Beyond that, the
@@ -156,7 +157,7 @@ const (
 // PostgreSQL expected a handful of candidates and searched spaces, and
 // chose a nested loop rescanning the materialized candidates for every
 // searched space, spilled to disk: 2 to 52 s per search until autovacuum
-// analyzed the table (docs/performance.md, the mixed run).
+// analyzed the table (docs/decisions.md, search at size).
 func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, query string) ([]*SearchHit, error) {
 	ctx = inOrganization(ctx, orgID)
 	var hits []*SearchHit

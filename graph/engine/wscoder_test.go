@@ -21,7 +21,7 @@ import (
 // with coder/websocket's Write as it is, 1.5 µs on the 2-core machine of
 // docs/performance.md, 3.2 µs through gqlgen's WriteJSON (which encodes
 // the JSON again), 1.0 µs as a frame of our own written straight to the
-// socket (not kept: see docs/performance.md).
+// socket (not kept: see docs/decisions.md, fan-out).
 func BenchmarkSendEvent(b *testing.B) {
 	s := &socket{sockets: Sockets{Log: slog.Default(), SendBuffer: -1}}
 	accepted := make(chan struct{})
