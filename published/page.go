@@ -74,6 +74,18 @@ func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visi
 		}
 		p = nil
 	}
+	if p == nil {
+		// An address where a page was, or that the site redirects.
+		to, err := rd.redirectFor(r, v, s, ss, c, pagePath, segments)
+		if err != nil {
+			rd.failed(w, r, err)
+			return nil
+		}
+		if to != "" {
+			rd.writeRedirect(w, r, s, to)
+			return nil
+		}
+	}
 	view := rd.newView(s, ss, c, a)
 	if p == nil {
 		view.NotFound = true
@@ -422,6 +434,14 @@ func (rd *Reader) renderPage(s *site, status int, v *view) *rendered {
 	if v.NoIndex {
 		h.Set("X-Robots-Tag", "noindex")
 	}
+	setCacheHeaders(h, s)
+	return newRendered(status, h, b.Bytes())
+}
+
+// setCacheHeaders sets how browsers and proxies may keep an answer of
+// site s: asking again every time, and for a restricted audience, for
+// that visitor only.
+func setCacheHeaders(h http.Header, s *site) {
 	if s.visibility == "public" || s.visibility == "unlisted" {
 		h.Set("Cache-Control", "public, max-age=0, must-revalidate")
 	} else {
@@ -429,5 +449,4 @@ func (rd *Reader) renderPage(s *site, status int, v *view) *rendered {
 		h.Set("Cache-Control", "private, no-cache")
 		h.Set("Vary", "Cookie")
 	}
-	return newRendered(status, h, b.Bytes())
 }
