@@ -74,6 +74,8 @@ func init() {
 	guard(func(v *viewer, s *model.SearchSpaceResult) (bool, error) { return v.canReadSpaceID(s.ID) }, "SearchSpaceResult")
 	guard(func(v *viewer, l *model.ContentLocationPage) (bool, error) { return v.canReadSpace(l.Space) }, "ContentLocationPage")
 	guard(func(v *viewer, l *model.ContentLocationFile) (bool, error) { return v.canReadSpace(l.Space) }, "ContentLocationFile")
+	// A space's automatic redirects lead to its pages: whoever reads it.
+	guard(func(v *viewer, rd *store.PageRedirect) (bool, error) { return v.canReadSpaceID(rd.SpaceID) }, "PageRedirect")
 	guard(func(v *viewer, t *store.Translation) (bool, error) {
 		if !v.orgReader(t.OrganizationID) {
 			return false, nil
@@ -92,6 +94,9 @@ func init() {
 	guard(func(v *viewer, a *store.SitePublishingAuth) (bool, error) {
 		return v.siteManager(a.OrganizationID), nil
 	}, "SitePublishingAuth")
+	// A site's redirects: those who manage the site (the site's visitors
+	// have a rule of their own, visitor.go).
+	guard(func(v *viewer, rd *store.SiteRedirect) (bool, error) { return v.siteManager(rd.OrganizationID), nil }, "SiteRedirect")
 
 	// The organization and its people: members see the organization (its
 	// public card, OrganizationSummary, is for everyone); readers see who
@@ -160,7 +165,8 @@ var derivedTypes = []string{
 	"SiteList", "SiteURLs", "SiteProxy", "SiteFeature", "SiteAdaptiveContent", "SiteAdaptiveSchema", "SiteStructure",
 	"SiteSectionGroupList", "SiteSectionList", "SiteSectionURLs", "SiteSpaceList", "SiteSpaceURLs",
 	"PublishedContentSite", "PublishedSiteCustomizations", "SiteIntegrationScript", "SiteAdaptiveTemplateCondition",
-	"SiteAdaptiveTemplateConditionList", "SiteShareLinkList", "SiteShareLinkURLs",
+	"SiteAdaptiveTemplateConditionList", "SiteShareLinkList", "SiteShareLinkURLs", "SiteRedirectList", "SiteRedirectDestination",
+	"SiteRedirectMatch",
 	// Specifications and conversations.
 	"OpenAPISpecList", "OpenAPISpecPermissions", "OpenAPISpecURLs", "OpenAPIErrorObject", "OpenAPISpecVersion",
 	"OpenAPISpecVersionList", "OpenAPISpecVersionURLs", "OpenAPISpecContent", "ConversationList", "ConversationURLs",

@@ -356,6 +356,15 @@ func (r *Resolver) mergeBranch(ctx context.Context, spaceID, ref string, seen *s
 		}
 		cr.UpdatedAt = now
 		if intoMain {
+			// Pages the merge renamed or moved leave redirects from where
+			// they were in the content it replaces.
+			before, err := store.RevisionPages(ctx, tx, s.OrganizationID, main)
+			if err != nil {
+				return err
+			}
+			if err := r.recordPageMoves(ctx, tx, s, before, store.NewPageTree(merged.Pages)); err != nil {
+				return err
+			}
 			s.RevisionID, s.UpdatedAt = rev.ID, now
 			if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {
 				return err

@@ -278,6 +278,10 @@ func (r *Resolver) editContent(ctx context.Context, spaceID string, crID, base *
 		if err := store.UpdateSpace(ctx, tx, s, "revision_id"); err != nil {
 			return err
 		}
+		// Pages renamed or moved leave redirects from where they were.
+		if err := r.recordPageMoves(ctx, tx, s, current.Pages, tree); err != nil {
+			return err
+		}
 		return r.recordLive(ctx, tx, store.LiveEvent{Type: store.LiveContentUpdated, OrganizationID: s.OrganizationID,
 			SpaceID: &s.ID, RevisionID: &rev.ID})
 	})

@@ -289,6 +289,11 @@ func (r *mutationResolver) ImportGitRepository(ctx context.Context, spaceID stri
 		s.GitInfo = &store.GitInfo{URL: shown, Ref: input.Ref, RepoName: repoName(shown), UpdatedAt: now}
 		columns := []string{"git_info"}
 		if !standalone {
+			// Pages the import renamed or moved (a page keeps its id when
+			// its git path was in the space) leave redirects.
+			if err := r.recordPageMoves(ctx, tx, s, current.Pages, store.NewPageTree(content.Pages)); err != nil {
+				return err
+			}
 			s.RevisionID = rev.ID
 			columns = append(columns, "revision_id")
 			if err := store.RecordSpaceContentUpdated(ctx, tx, s, rev.ID, caller.User.ID, now); err != nil {

@@ -200,21 +200,11 @@ func (r *Resolver) changePublishingAuth(ctx context.Context, orgID, siteID strin
 	return auth, nil
 }
 
-// changeSiteAccess runs fn in a transaction holding site siteID's lock, as
-// every change of a site does (changeSite): the writes of its links and key
-// are ordered, and the site cannot go meanwhile. Then the request's loaders
-// forget its settings and know the site as locked (a link's addresses are
-// made from it). The caller has checked the caller's rights.
+// changeSiteAccess changes the rows of a site's links and key
+// (changeSiteRows), then the request's loaders forget its visitor
+// authentication settings. The caller has checked the caller's rights.
 func (r *Resolver) changeSiteAccess(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx) error) error {
-	var site *store.Site
-	err := r.inLockedSite(ctx, orgID, siteID, func(ctx context.Context, tx bun.Tx, s *store.Site) error {
-		site = s
-		return fn(ctx, tx)
-	})
-	l := r.loaders(ctx)
-	l.SitePublishingAuths.Clear(ctx, siteID)
-	if err == nil {
-		l.Site.Prime(ctx, site.ID, site)
-	}
+	err := r.changeSiteRows(ctx, orgID, siteID, fn)
+	r.loaders(ctx).SitePublishingAuths.Clear(ctx, siteID)
 	return err
 }

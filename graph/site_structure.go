@@ -278,17 +278,27 @@ func (r *siteSpaceResolver) Urls(ctx context.Context, ss *store.SiteSpace) (*mod
 	if err != nil {
 		return nil, err
 	}
+	path, err := r.siteSpacePublishedPath(ctx, ss)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SiteSpaceURLs{Published: r.publishedURL(ctx, site, path)}, nil
+}
+
+// siteSpacePublishedPath is site space ss's path under its site's
+// published address: its section's path, then its own.
+func (r *Resolver) siteSpacePublishedPath(ctx context.Context, ss *store.SiteSpace) (string, error) {
 	path := "/" + pathEscape(ss.Path)
 	if ss.SectionID != nil {
 		t, err := r.treeOf(ctx, ss.SiteID, false)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		if section := t.section(*ss.SectionID); section != nil {
 			path = "/" + pathEscape(section.Path) + path
 		}
 	}
-	return &model.SiteSpaceURLs{Published: r.publishedURL(ctx, site, path)}, nil
+	return path, nil
 }
 
 // siteOf returns the site a structure row belongs to, through the site loader.
@@ -347,6 +357,26 @@ func (r *Resolver) inLockedSite(ctx context.Context, orgID, siteID string, fn fu
 		}
 		return fn(ctx, tx, s)
 	})
+}
+
+// changeSiteRows runs fn, a change to rows of site siteID of orgID (its
+// share links, its redirects), in a transaction holding the site's lock,
+// as every change of a site does: such writes are ordered, the site
+// cannot go meanwhile, and the change is heard as one to the site
+// (store.LockSite), so published sites forget what they made of it. Then
+// the request's loaders know the site as locked (addresses are made from
+// it). errSiteMissing when there is no site; the caller has checked the
+// caller's rights.
+func (r *Resolver) changeSiteRows(ctx context.Context, orgID, siteID string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	var site *store.Site
+	err := r.inLockedSite(ctx, orgID, siteID, func(ctx context.Context, tx bun.Tx, s *store.Site) error {
+		site = s
+		return fn(ctx, tx)
+	})
+	if err == nil {
+		r.loaders(ctx).Site.Prime(ctx, site.ID, site)
+	}
+	return err
 }
 
 // lockSite locks site siteID of orgID for the rest of tx (store.LockSite):

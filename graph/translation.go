@@ -324,8 +324,16 @@ func (r *Resolver) translateSpace(ctx context.Context, t *store.Translation) (*t
 		if result == nil {
 			return r.createTranslatedSpace(ctx, tx, t, src, content, now, run)
 		}
+		before, err := store.RevisionPages(ctx, tx, result.OrganizationID, result.RevisionID)
+		if err != nil {
+			return err
+		}
 		rev := &store.Revision{ID: store.NewID(), SpaceID: result.ID, Parents: []string{result.RevisionID}, Type: "edits", CreatedAt: now}
 		if err := store.CreateRevision(ctx, tx, rev, content); err != nil {
+			return err
+		}
+		// Pages whose translated path changed leave redirects.
+		if err := r.recordPageMoves(ctx, tx, result, before, store.NewPageTree(content.Pages)); err != nil {
 			return err
 		}
 		result.RevisionID, result.UpdatedAt = rev.ID, now

@@ -434,6 +434,10 @@ func init() {
 	})
 	// A site search's hits, in those spaces' live content.
 	visitorGuard(func(v *viewer, s *model.SearchSpaceResult) (bool, error) { return v.visitorReadsSpace(s.ID) })
+	// The redirects its site serves: the site's own, when the visitor
+	// sees where they lead, and the automatic ones of the spaces it reads.
+	visitorGuard(func(v *viewer, rd *store.SiteRedirect) (bool, error) { return v.visitorSeesRedirect(rd) })
+	visitorGuard(func(v *viewer, rd *store.PageRedirect) (bool, error) { return v.visitorReadsSpace(rd.SpaceID) })
 
 }
 
@@ -480,6 +484,32 @@ func (v *viewer) visitorSeesSiteSpace(ss *store.SiteSpace) (bool, error) {
 		return false, err
 	}
 	return s.DeletedAt == nil, nil
+}
+
+// visitorSeesRedirect: a redirect of the visitor's site leading where the
+// visitor may go: a URL, or a section or a site space (of a page) the
+// visitor sees. A redirect to what its conditions hide from the visitor is
+// none of theirs: the address answers as any other that leads nowhere.
+func (v *viewer) visitorSeesRedirect(rd *store.SiteRedirect) (bool, error) {
+	if !v.visitor.reads(rd.OrganizationID, rd.SiteID) {
+		return false, nil
+	}
+	to := rd.Destination
+	switch to.Kind {
+	case store.RedirectToURL:
+		return true, nil
+	case store.RedirectToSiteSection:
+		// The visitor's tree holds the sections it sees (assembleTree).
+		t, err := v.r.treeOf(v.ctx, rd.SiteID, false)
+		if err != nil {
+			return false, err
+		}
+		return t.section(store.StringOf(to.SiteSectionID)) != nil, nil
+	case store.RedirectToSiteSpace, store.RedirectToSitePage:
+		ss, err := v.r.visibleSiteSpace(v.ctx, rd.SiteID, store.StringOf(to.SiteSpaceID))
+		return ss != nil, err
+	}
+	return false, nil
 }
 
 // visitorReadsSpace: a space a site space the visitor sees publishes.

@@ -58,6 +58,16 @@ func (rd *Reader) makePage(w http.ResponseWriter, r *http.Request, v *graph.Visi
 		return nil
 	}
 	if at.p == nil {
+		// An address where a page was, or that the site redirects.
+		to, err := rd.redirectFor(r, v, at.s, at.ss, at.c, at.path, segments)
+		if err != nil {
+			rd.failed(w, r, err)
+			return nil
+		}
+		if to != "" {
+			rd.writeRedirect(w, r, at.s, to)
+			return nil
+		}
 		view := rd.newView(at.s, at.ss, at.c, a)
 		view.NotFound = true
 		view.PageTitle = "Page not found"
@@ -87,6 +97,8 @@ type located struct {
 	c     *content
 	p     *page
 	first *page
+	// path is the page path the address names in ss.
+	path string
 }
 
 // errNothingShown: the site shows this visitor no site space at all (every
@@ -107,7 +119,7 @@ func (rd *Reader) locate(ctx context.Context, v *graph.Visitor, a address, segme
 	if err != nil {
 		return nil, err
 	}
-	at := &located{s: s, ss: ss, c: c, p: c.byPath[pagePath]}
+	at := &located{s: s, ss: ss, c: c, p: c.byPath[pagePath], path: pagePath}
 	if pagePath == "" {
 		at.p = c.frontPage()
 	}

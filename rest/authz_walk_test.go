@@ -186,7 +186,7 @@ func TestAuthorizationWalk(t *testing.T) {
 					if q, ok := walkSearches[route.Operation]; ok {
 						path += q
 					} else {
-						path += requiredQuery[route.Operation]
+						path += f.queryOf(route)
 					}
 					if strings.Contains(path, "{") {
 						t.Fatalf("no id for a parameter of %s", route.Path)
@@ -357,8 +357,10 @@ type walkFixture struct {
 	owner, reader, outsider *servertest.User
 	org, space, collSpace   string
 	markers                 []walkMarker
-	// ids are the path parameters of REST routes.
-	ids map[string]string
+	// ids are the path parameters of REST routes; queries the query
+	// strings of those that need one of the fixture's (a redirect's source).
+	ids     map[string]string
+	queries map[string]string
 	// args are the values of GraphQL arguments, by "Type.field.argument"
 	// or, failing that, by argument name; each value is a GraphQL literal
 	// with a label that names it in paths.
@@ -457,6 +459,12 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		t.Fatalf("the site's share key: %v", err)
 	}
 	madeSecret("siteShareKey", shareKey.Site.ShareKey)
+	// A redirect of the site, which only those who manage it read, and the
+	// site's visitors by its source (Site.redirect).
+	redirectSource := "/" + secret("redirectSource")
+	redirect := do("POST", sitePath+"/redirects", map[string]any{"source": redirectSource,
+		"destination": map[string]any{"kind": "url", "url": "https://" + strings.ToLower(secret("redirectURL")) + ".example/new"}},
+		http.StatusCreated).String("id")
 
 	do("PATCH", "/v1/spaces/"+space, map[string]any{"title": secret("spaceTitle"), "defaultLevel": nil}, http.StatusOK)
 	do("PATCH", "/v1/collections/"+collection, map[string]any{"title": secret("collectionTitle"), "description": secret("collectionDescription"),
@@ -468,6 +476,18 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	fileName := secret("fileName") + ".txt"
 	file := uploadedFile(t, owner, space, "", fileName, []byte("private"))
 	createPage(t, owner, space, "Appendix", "Nothing to see.")
+	// A page whose slug changed: its old path, a redirect to it
+	// (Space.pageRedirect), is the space's readers' and its visitors'.
+	movedPath := "moved-" + strings.ToLower(secret("movedPagePath"))
+	var moved struct{ CreatePage struct{ ID string } }
+	if err := json.Unmarshal(owner.GraphQL(createPageDocument, map[string]any{"s": space,
+		"in": map[string]any{"title": "Roadmap", "slug": movedPath, "markdown": "Later."}}).Data, &moved); err != nil || moved.CreatePage.ID == "" {
+		t.Fatalf("the moved page: %v", err)
+	}
+	if out := owner.GraphQL(`mutation($s: ID!, $p: ID!) { updatePage(spaceId: $s, pageId: $p, input: {slug: "roadmap"}) { id } }`,
+		map[string]any{"s": space, "p": moved.CreatePage.ID}); len(out.Errors) > 0 {
+		t.Fatalf("moving the page: %+v", out.Errors)
+	}
 	// The page links to the other page and to the file, for backlinks.
 	page, pagePath, revision := createPage(t, owner, space, secret("pageTitle"),
 		"Zanzibar plans: "+secret("pageMarkdown")+". See [the appendix](appendix.md) and [the file](.gitbook/assets/"+fileName+").")
@@ -550,7 +570,9 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": privateInt, "installationId": inst, "eventId": event,
 		"conversationId": "walk-conv", "issueId": issue, "clusterId": cluster, "shareLinkId": link.String("id"),
+		"siteRedirectId": redirect,
 	}
+	f.queries = map[string]string{"getSiteRedirectBySource": "?source=" + redirectSource}
 	one := func(label, value string) []walkArg {
 		lit, _ := json.Marshal(value)
 		return []walkArg{{label, string(lit)}}
@@ -590,6 +612,8 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"ChangeRequest.review.id":              one("review", review),
 		"Comment.reply.id":                     two("reply", reply, "crReply", crReply),
 		"Site.search.input":                    {{"siteSearch", `{query: "Zanzibar", scope: {mode: "all"}}`}},
+		"Site.redirect.source":                 one("redirectSource", redirectSource),
+		"Space.pageRedirect.path":              one("movedPagePath", movedPath),
 	}
 	// node and nodes: the objects of every kind above that have a global id.
 	var nodeArgs []walkArg
@@ -608,6 +632,15 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	all, _ := json.Marshal(nodeIDs)
 	f.args["Query.nodes.ids"] = []walkArg{{"allNodes", string(all)}}
 	return f
+}
+
+// queryOf is the query string route needs: the fixture's own (a
+// redirect's source), or every fixture's (requiredQuery).
+func (f *walkFixture) queryOf(route rest.Route) string {
+	if q, ok := f.queries[route.Operation]; ok {
+		return q
+	}
+	return requiredQuery[route.Operation]
 }
 
 // restIDs are the path parameters to call route with: the private space's
@@ -886,6 +919,9 @@ var visitorReads = map[string]bool{
 	"siteTitle": true, "sectionTitle": true, "sectionDescription": true, "groupTitle": true,
 	"siteCustomization": true, "siteSpaceCustomization": true, "spaceTitle": true, "collectionSpaceTitle": true,
 	"pageTitle": true, "pageMarkdown": true, "fileName": true,
+	// The redirects it follows: its site's (by source), and those of the
+	// pages of the spaces it reads.
+	"redirectSource": true, "redirectURL": true, "movedPagePath": true,
 }
 
 // visitorSender runs a walk's documents as a visitor of site of orgID,

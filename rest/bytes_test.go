@@ -318,6 +318,8 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 	u.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	shareLink := u.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
+	redirect := u.Do("POST", sitePath+"/redirects", map[string]any{"source": "/old-page",
+		"destination": map[string]any{"kind": "site-space", "siteSpaceId": siteSpaceID}}).Expect(http.StatusCreated).String("id")
 	file := uploadedFile(t, u, space, "", "notes.txt", []byte("notes"))
 	page, pagePath, revision := createPage(t, u, space, "Plans", "Read me")
 	cr := openChangeRequest(t, u, space, "An edit", page)
@@ -351,7 +353,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": "tool", "installationId": inst, "eventId": event,
-		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink, "siteRedirectId": redirect,
 	}
 	doc := `{"object":"document","data":{},"nodes":[{"object":"block","type":"paragraph","nodes":[{"object":"text","leaves":[{"object":"leaf","text":"Hi","marks":[]}]}]}]}`
 	f.bodies = map[string]string{
@@ -379,6 +381,8 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"createSiteShareLink":                 `{"name":"Planted"}`,
 		"searchSiteContent":                   `{"query":"hello","scope":{"mode":"all"}}`,
 		"updateSiteShareLinkById":             `{"active":false,"name":"Renamed"}`,
+		"createSiteRedirect":                  `{"source":"/planted","destination":{"kind":"site-section","siteSectionId":"` + sectionID + `"}}`,
+		"updateSiteRedirectById":              `{"destination":{"kind":"site-section","siteSectionId":"` + sectionID + `"}}`,
 		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 		"updateMemberInOrganizationById":      `{"role":"admin"}`,
 		"createOrganizationTeam":              `{"title":"Planted","members":["` + u.ID + `"]}`,

@@ -549,6 +549,8 @@ func validVariables(t *testing.T, fx *routeFixture, route rest.Route, name strin
 			vars[v.name] = ids[v.name]
 		case v.name == "query":
 			vars[v.name] = "hello"
+		case v.name == "source":
+			vars[v.name] = "/old-page" // the fixture's redirect
 		}
 	}
 	return vars

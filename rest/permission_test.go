@@ -92,6 +92,8 @@ var routeNeeds = map[string]string{
 	"getSiteSpaceCustomizationById": "admin", "overrideSiteSpaceCustomizationById": "admin", "deleteSiteSpaceCustomizationById": "admin",
 	"listSiteShareLinks": "create", "createSiteShareLink": "create", "updateSiteShareLinkById": "create", "deleteSiteShareLinkById": "create",
 	"getSitePublishingAuthById": "create", "updateSitePublishingAuthById": "create", "regenerateSitePublishingAuthById": "create",
+	"listSiteRedirects": "create", "createSiteRedirect": "create", "updateSiteRedirectById": "create", "deleteSiteRedirectById": "create",
+	"getSiteRedirectBySource": "create",
 
 	"listOpenAPISpecs": "read", "getOpenAPISpecBySlug": "read", "listOpenAPISpecVersions": "read",
 	"getLatestOpenAPISpecVersion": "read", "getLatestOpenAPISpecVersionContent": "read", "getOpenAPISpecVersionById": "read",
@@ -169,6 +171,8 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 	do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`, http.StatusOK)
 	do("POST", sitePath+"/publish", "", http.StatusOK)
 	shareLink := do("POST", sitePath+"/share-links", `{"name":"Partners"}`, http.StatusCreated).String("id")
+	redirect := do("POST", sitePath+"/redirects", `{"source":"/old-page","destination":{"kind":"site-space","siteSpaceId":"`+siteSpace+`"}}`,
+		http.StatusCreated).String("id")
 	team := do("PUT", "/v1/orgs/"+org+"/teams", `{"title":"Core","members":["`+target.ID+`"]}`, http.StatusCreated).String("id")
 	do("POST", "/v1/spaces/"+space+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
 	do("POST", "/v1/collections/"+collection+"/permissions", `{"role":"read","users":["`+target.ID+`"],"teams":["`+team+`"]}`, http.StatusNoContent)
@@ -204,7 +208,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
-			"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
+			"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink, "siteRedirectId": redirect,
 		},
 		bodies: map[string]string{
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
@@ -275,6 +279,8 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"createSiteShareLink":                 `{"name":"Press"}`,
 			"searchSiteContent":                   `{"query":"hello","scope":{"mode":"default"}}`,
 			"updateSiteShareLinkById":             `{"active":false}`,
+			"createSiteRedirect":                  `{"source":"/press","destination":{"kind":"site-section","siteSectionId":"` + section + `"}}`,
+			"updateSiteRedirectById":              `{"destination":{"kind":"site-section","siteSectionId":"` + section + `"}}`,
 			"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 			"createOpenAPISpec":                   `{"slug":"new-spec","source":{"url":"` + specSrc.URL + `/v30/openapi.json"}}`,
 			"createOrUpdateOpenAPISpecBySlug":     `{"source":{"url":"` + specSrc.URL + `/v31/openapi.yaml"}}`,

@@ -67,6 +67,15 @@ var bodyAliases = map[string][][2]string{
 // bodyForms are the bodies this server documents in another form than the
 // reference's: the schema applied instead, of the reference's components.
 var bodyForms = map[string]string{
+	// A redirect may also lead to a URL (kind url: a path of the site or
+	// an absolute http(s) URL), besides the reference's section, site
+	// space and page (schema.graphqls, SiteRedirectDestinationInput).
+	"createSiteRedirect": `{"type": "object", "required": ["source", "destination"], "properties": {
+		"source": {"$ref": "#/components/schemas/SiteRedirectSourcePath"},
+		"destination": ` + redirectDestinationForm + `}}`,
+	"updateSiteRedirectById": `{"type": "object", "properties": {
+		"source": {"$ref": "#/components/schemas/SiteRedirectSourcePath"},
+		"destination": ` + redirectDestinationForm + `}}`,
 	// The reference requires role; absent, as null, invites a guest
 	// (schema.graphqls, CreateOrganizationInviteInput). Only invites to
 	// the organization exist here.
@@ -83,6 +92,13 @@ var bodyForms = map[string]string{
 		"status": {"$ref": "#/components/schemas/ChangeRequestReviewStatus"},
 		"comment": {"$ref": "#/components/schemas/JSONDocument"}}}`,
 }
+
+// redirectDestinationForm is a site redirect's destination: the
+// reference's SiteRedirectDestination, or a URL (whose length and form the
+// resolver checks, naming destination.url).
+const redirectDestinationForm = `{"oneOf": [{"$ref": "#/components/schemas/SiteRedirectDestination"},
+	{"type": "object", "required": ["kind", "url"], "properties": {
+		"kind": {"type": "string", "enum": ["url"]}, "url": {"type": "string"}}}]}`
 
 // bodySchema is a route's compiled request body schema.
 type bodySchema struct {
@@ -230,7 +246,8 @@ func fromOpenAPI(v any) {
 // discriminate rewrites, in place, each oneOf whose branches each require
 // a property with a few string values (a branch that is a oneOf, those of
 // its own branches), disjoint across branches: a document's blocks, told
-// apart by their type. Such a oneOf is the same as "the property has one
+// apart by their type, or a site redirect's destinations, by their kind.
+// Such a oneOf is the same as "the property has one
 // of the values, and the value's branch holds", which is what it becomes
 // (discriminatorKeyword). A validator checks every branch of a oneOf, and
 // gathers every failing branch's errors: some forty per block of a
@@ -314,7 +331,7 @@ func discriminate(root map[string]any) {
 			return nil
 		}
 	properties:
-		for _, property := range []string{"type", "object"} {
+		for _, property := range []string{"type", "object", "kind"} {
 			seen := map[any]bool{}
 			var all []any
 			cases := map[string]any{}

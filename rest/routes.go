@@ -436,6 +436,19 @@ var Routes = []Route{
 		Tag: "site-publishing-auth", Summary: "Change a site's visitor authentication settings (backend custom only)"},
 	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/publishing/auth/regenerate", Operation: "regenerateSitePublishingAuthById",
 		Status: http.StatusOK, Tag: "site-publishing-auth", Summary: "Give a site a new visitor authentication private key"},
+
+	// Site redirects (graph/site_redirect.go): addresses under a site that
+	// lead elsewhere (301)
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirects", Operation: "listSiteRedirects", Status: http.StatusOK,
+		Result: "site.redirects", Tag: "site-redirects", Summary: "List a site's redirects (search: in their source)"},
+	{Method: "POST", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirects", Operation: "createSiteRedirect", Status: http.StatusCreated,
+		Tag: "site-redirects", Summary: "Create a redirect (409 when the site has one from the same source)"},
+	{Method: "PATCH", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}", Operation: "updateSiteRedirectById",
+		Status: http.StatusOK, Tag: "site-redirects", Summary: "Change a redirect's source or destination"},
+	{Method: "DELETE", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirects/{siteRedirectId}", Operation: "deleteSiteRedirectById",
+		Status: http.StatusResetContent, Tag: "site-redirects", Summary: "Delete a redirect (205; 204 when there was none)"},
+	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirect", Operation: "getSiteRedirectBySource", Status: http.StatusOK,
+		Result: "site.redirect", Tag: "site-redirects", Summary: "Get the redirect from a source, and the address it leads to"},
 	// SAML single sign-on (graph/saml.go; the sign-in itself is
 	// served outside /v1, graph/sso_login.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,

@@ -92,6 +92,8 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
 	shareLink := victim.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
+	redirect := victim.Do("POST", sitePath+"/redirects", map[string]any{"source": "/old-page",
+		"destination": map[string]any{"kind": "site-space", "siteSpaceId": siteSpaceID}}).Expect(http.StatusCreated).String("id")
 	file := uploadedFile(t, victim, space, "", "secret.txt", []byte("secret"))
 	page, pagePath, revision := createPage(t, victim, space, "Secret plans", "Do not read")
 	cr := openChangeRequest(t, victim, space, "Secret edit", page)
@@ -131,7 +133,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"commentId": comment, "commentReplyId": reply, "crCommentId": crComment, "crCommentReplyId": crReply,
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
-		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
+		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink, "siteRedirectId": redirect,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
@@ -158,6 +160,8 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"createSiteShareLink":                 `{"name":"Planted"}`,
 		"searchSiteContent":                   `{"query":"hello","scope":{"mode":"all"}}`,
 		"updateSiteShareLinkById":             `{"active":false}`,
+		"createSiteRedirect":                  `{"source":"/planted","destination":{"kind":"url","url":"https://eve.example/"}}`,
+		"updateSiteRedirectById":              `{"destination":{"kind":"url","url":"https://eve.example/"}}`,
 		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://eve.example/login"}`,
 		"updateMemberInOrganizationById":      `{"role":"read"}`,
 		"createOrganizationTeam":              `{"title":"Planted"}`,
@@ -215,7 +219,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		for _, p := range []string{"/v1/orgs/" + org, "/v1/orgs/" + org + "/agent-instructions", "/v1/orgs/" + org + "/spaces",
 			"/v1/spaces/" + space, "/v1/orgs/" + org + "/sites", sitePath + "/published", sitePath + "/adaptive-schema",
 			sitePath + "/section-groups", sitePath + "/sections", sitePath + "/site-spaces",
-			sitePath + "/share-links", sitePath + "/publishing/auth",
+			sitePath + "/share-links", sitePath + "/publishing/auth", sitePath + "/redirects", sitePath + "/redirect?source=/old-page",
 			"/v1/orgs/" + org + "/members", "/v1/orgs/" + org + "/teams", "/v1/orgs/" + org + "/link-invites",
 			"/v1/orgs/" + org + "/collections", "/v1/collections/" + collection + "/spaces",
 			"/v1/spaces/" + space + "/permissions/teams", "/v1/collections/" + collection + "/permissions/teams",
@@ -254,6 +258,8 @@ func operationSource(t *testing.T, name string) string {
 var requiredQuery = map[string]string{
 	"searchSpaceContent":        "?query=hello",
 	"searchOrganizationContent": "?query=hello",
+	// Every fixture's site redirects from /old-page.
+	"getSiteRedirectBySource": "?source=/old-page",
 }
 
 // postThread posts a comment with a reply on a space (or, with cr, on a

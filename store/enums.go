@@ -132,6 +132,27 @@ func (b *VisitorAuthBackend) UnmarshalGQL(v any) error {
 }
 func (b VisitorAuthBackend) MarshalGQL(w io.Writer) { marshalEnum(w, b) }
 
+// SiteRedirectDestinationKind is what a site redirect leads to: a section,
+// a site space or a page of the site (GitBook's three kinds), or a URL, a
+// path of the site or an absolute http(s) address (this server's own).
+type SiteRedirectDestinationKind string
+
+const (
+	RedirectToSiteSection SiteRedirectDestinationKind = "site-section"
+	RedirectToSiteSpace   SiteRedirectDestinationKind = "site-space"
+	RedirectToSitePage    SiteRedirectDestinationKind = "site-page"
+	RedirectToURL         SiteRedirectDestinationKind = "url"
+)
+
+// AllSiteRedirectDestinationKinds lists the kinds of a redirect's destination.
+var AllSiteRedirectDestinationKinds = []SiteRedirectDestinationKind{RedirectToSiteSection, RedirectToSiteSpace,
+	RedirectToSitePage, RedirectToURL}
+
+func (k *SiteRedirectDestinationKind) UnmarshalGQL(v any) error {
+	return unmarshalEnum(k, v, "SiteRedirectDestinationKind", AllSiteRedirectDestinationKinds)
+}
+func (k SiteRedirectDestinationKind) MarshalGQL(w io.Writer) { marshalEnum(w, k) }
+
 // SiteType is a site's plan.
 type SiteType string
 

@@ -21,11 +21,11 @@ var writesOfAnOrganization = map[string]bool{
 	"AccessChanged": true, "AddContributor": true, "AddMember": true, "AddOrganizationToken": true,
 	"DeleteCollection": true, "DeleteComment": true, "DeleteEmptyIssuesClusters": true, "DeleteGrantsOn": true,
 	"DeleteInvite": true, "DeleteOpenAPISpec": true, "DeleteReply": true, "DeleteSAMLProvider": true,
-	"DeleteSite": true, "DeleteSiteShareLink": true, "DeleteSiteSpaceCustomization": true, "DeleteTeam": true, "DeleteTranslation": true,
+	"DeleteSite": true, "DeleteSiteRedirect": true, "DeleteSiteShareLink": true, "DeleteSiteSpaceCustomization": true, "DeleteTeam": true, "DeleteTranslation": true,
 	"EnsureBodies": true, "LockConversationInsights": true, "LockOpenAPISpec": true, "LockOrganization": true,
 	"LockSite": true, "LockSpace": true, "MoveToOrganization": true, "NextChangeRequestNumber": true,
 	"PlaceNew": true, "React": true, "RemoveMember": true, "RemoveRequestedReviewer": true,
-	"ReplaceConversationIssues": true, "SaveBody": true, "SetPlace": true, "ShareLockSpace": true,
+	"RecordPageMoves": true, "ReplaceConversationIssues": true, "SaveBody": true, "SetPlace": true, "ShareLockSpace": true,
 	"TouchMember": true,
 }
 

@@ -75,13 +75,15 @@ var moveSteps = []moveStep{
 	// is forgotten, as when it is deleted.
 	{table: "translations", where: "source_space_id IN (?spaces)",
 		set: map[string]string{"result_space_id": "CASE WHEN result_space_id IN (?spaces) THEN result_space_id END"}},
+	// The automatic redirects of its pages (old paths that lead to them).
+	{table: "page_redirects", where: "space_id IN (?spaces)"},
 }
 
 // MoveToOrganization gives these collections and spaces of fromOrgID to
 // orgID, with the content of the spaces: their revisions, pages, files,
-// change requests and comments (and theirs), and their translations. The
-// page bodies they show are copied to orgID (fromOrgID keeps its copies
-// for its other spaces).
+// change requests and comments (and theirs), their translations and the
+// automatic redirects of their pages. The page bodies they show are copied
+// to orgID (fromOrgID keeps its copies for its other spaces).
 //
 // What the old organization merely had of them is not carried over: its
 // grants on them (the caller deletes them first: they name its members

@@ -350,6 +350,14 @@ type CreateSiteInput struct {
 	Spaces graphql.Omittable[[]string] `json:"spaces,omitempty"`
 }
 
+// A new redirect of a site.
+type CreateSiteRedirectInput struct {
+	// A path under the site's address: `/` then segments of letters, digits, `-._~` and percent-encoded bytes; at most 512 characters.
+	Source string `json:"source"`
+	// Where it leads.
+	Destination *SiteRedirectDestinationInput `json:"destination"`
+}
+
 // A new section group.
 type CreateSiteSectionGroupInput struct {
 	// 1 to 100 characters.
@@ -1047,6 +1055,29 @@ type SiteProxy struct {
 	Target string `json:"target"`
 }
 
+// Where a site redirect leads: `kind`, and the fields it names (the others
+// absent or null). `site-section` names `siteSectionId`; `site-space`
+// `siteSpaceId`; `site-page` `siteSpaceId` and `pageId`; `url` `url`, a path
+// of the site (starting with one `/`) or an absolute http(s) URL, at most
+// 2048 characters.
+type SiteRedirectDestinationInput struct {
+	Kind          store.SiteRedirectDestinationKind `json:"kind"`
+	SiteSectionID graphql.Omittable[*string]        `json:"siteSectionId,omitempty"`
+	SiteSpaceID   graphql.Omittable[*string]        `json:"siteSpaceId,omitempty"`
+	PageID        graphql.Omittable[*string]        `json:"pageId,omitempty"`
+	URL           graphql.Omittable[*string]        `json:"url,omitempty"`
+}
+
+// The redirect a source matches, and where it leads now (the reference's answer of getSiteRedirectBySource).
+type SiteRedirectMatch struct {
+	// The redirect.
+	Redirect *store.SiteRedirect `json:"redirect"`
+	// The published address the redirect leads to now: null while the site is
+	// not published, when its destination is gone, or, for a share-link site,
+	// when no share key came with the request.
+	Target *string `json:"target,omitempty"`
+}
+
 // A search of a site's content (GitBook's searchSiteContent body).
 type SiteSearchInput struct {
 	// Web search syntax (words, "quoted phrases", -excluded), at most 512 characters.
@@ -1441,6 +1472,14 @@ type UpdateSitePublishingAuthInput struct {
 	Backend store.VisitorAuthBackend `json:"backend"`
 	// Where refused visitors are sent: an absolute http(s) URL of at most 2048 characters. Null unsets it; absent keeps it.
 	FallbackURL graphql.Omittable[*string] `json:"fallbackURL,omitempty"`
+}
+
+// Changes to a site redirect: at least one; absent fields are left as they are.
+type UpdateSiteRedirectInput struct {
+	// As for a new redirect.
+	Source graphql.Omittable[*string] `json:"source,omitempty"`
+	// As for a new redirect.
+	Destination graphql.Omittable[*SiteRedirectDestinationInput] `json:"destination,omitempty"`
 }
 
 // Changes to a section group.
