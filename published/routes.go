@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/siteroute"
 	"github.com/docsapi/docsapi/store"
 )
 
@@ -75,7 +76,7 @@ func (rd *Reader) serveSite(w http.ResponseWriter, r *http.Request, a address, s
 		return
 	}
 	// Empty segments (a trailing slash) name nothing.
-	segments = slicesWithout(segments, "")
+	segments = siteroute.Segments(strings.Join(segments, "/"))
 	if len(segments) >= 2 && segments[0] == gitbookDir && segments[1] == "static" {
 		rd.assets.serve(w, r, strings.Join(segments[2:], "/"))
 		return
@@ -126,16 +127,6 @@ func (rd *Reader) refuse(w http.ResponseWriter, r *http.Request, a address, err 
 	default:
 		rd.failed(w, r, err)
 	}
-}
-
-func slicesWithout(s []string, drop string) []string {
-	out := s[:0:0]
-	for _, x := range s {
-		if x != drop {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // withLocation is fallback with the query parameter location set to path.

@@ -48,11 +48,7 @@ func (rd *Reader) addressOfSite(orgID, siteID string, hostname *string) string {
 
 // siteSpaceOf is the first site space of the site showing space id.
 func (s *site) siteSpaceOf(id string) *siteSpace {
-	sections := s.sections
-	if s.root != nil {
-		sections = []*section{s.root}
-	}
-	for _, sec := range sections {
+	for _, sec := range s.sectionsShown() {
 		for _, ss := range sec.siteSpaces {
 			if ss.space.ID == id {
 				return ss
