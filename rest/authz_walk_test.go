@@ -160,6 +160,29 @@ func TestAuthorizationWalk(t *testing.T) {
 		}
 	})
 
+	// The same visitor with the visitor API token URL resolution hands a
+	// custom front end, over HTTP: /graphql from every root, as a caller
+	// of its own (it asks the roots a visitor may; the others are refused
+	// it), finds the published site and nothing else; and the REST walk
+	// below.
+	tokenVisitor := &servertest.User{Env: env, Token: resolvedToken(t, f.owner, f.ids["publishedURL"])}
+	t.Run("graphql/visitor-token", func(t *testing.T) {
+		t.Parallel()
+		w := newWalker(t, env, tokenVisitor, schema, f)
+		w.walk()
+		t.Logf("visitor API token: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
+			len(w.visited), len(schema.reachable), w.paths, w.live)
+		if len(w.visited) < walkFloorVisitor {
+			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
+		}
+		reportLeaks(t, "a visitor API token", f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
+		for kind := range visitorReads {
+			if len(w.found[kind]) == 0 {
+				t.Errorf("the visitor API token's walk found no %s marker, in what the site publishes: the walk does not reach it", kind)
+			}
+		}
+	})
+
 	// The REST surface, over the same resolvers: every GET route of the
 	// table, with the ids of the private objects.
 	for _, rc := range []struct {
@@ -169,6 +192,7 @@ func TestAuthorizationWalk(t *testing.T) {
 	}{
 		{"reader", f.reader, func(m walkMarker) bool { return m.secret }},
 		{"other-tenant", f.outsider, func(walkMarker) bool { return true }},
+		{"visitor-token", tokenVisitor, func(m walkMarker) bool { return !visitorReads[m.kind] }},
 	} {
 		t.Run("rest/"+rc.name, func(t *testing.T) {
 			t.Parallel()
@@ -186,7 +210,7 @@ func TestAuthorizationWalk(t *testing.T) {
 					if q, ok := walkSearches[route.Operation]; ok {
 						path += q
 					} else {
-						path += requiredQuery[route.Operation]
+						path += requiredQueryOf(route.Operation, ids)
 					}
 					if strings.Contains(path, "{") {
 						t.Fatalf("no id for a parameter of %s", route.Path)
@@ -550,6 +574,7 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": privateInt, "installationId": inst, "eventId": event,
 		"conversationId": "walk-conv", "issueId": issue, "clusterId": cluster, "shareLinkId": link.String("id"),
+		"publishedURL": publishedURLOf(t, owner, org, site),
 	}
 	one := func(label, value string) []walkArg {
 		lit, _ := json.Marshal(value)
@@ -589,6 +614,9 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"ChangeRequest.comment.id":             one("crComment", crComment),
 		"ChangeRequest.review.id":              one("review", review),
 		"Comment.reply.id":                     two("reply", reply, "crReply", crReply),
+		// The published site's address: what it shows its visitor, with
+		// a token (a page's address would hold its path, a marker).
+		"Query.publishedContentByUrl.input": {{"publishedSite", `{url: ` + string(mustLiteral(f.ids["publishedURL"])) + `}`}},
 	}
 	// node and nodes: the objects of every kind above that have a global id.
 	var nodeArgs []walkArg
@@ -607,6 +635,15 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	all, _ := json.Marshal(nodeIDs)
 	f.args["Query.nodes.ids"] = []walkArg{{"allNodes", string(all)}}
 	return f
+}
+
+// mustLiteral is s as a GraphQL string literal (a JSON string is one).
+func mustLiteral(s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // restIDs are the path parameters to call route with: the private space's
@@ -885,6 +922,17 @@ var visitorReads = map[string]bool{
 	"siteTitle": true, "sectionTitle": true, "sectionDescription": true, "groupTitle": true,
 	"siteCustomization": true, "siteSpaceCustomization": true, "spaceTitle": true, "collectionSpaceTitle": true,
 	"pageTitle": true, "pageMarkdown": true, "fileName": true,
+}
+
+// resolvedToken is the visitor API token owner's resolution of published
+// address u hands out: of u's anonymous visitor.
+func resolvedToken(t *testing.T, owner *servertest.User, u string) string {
+	t.Helper()
+	token := owner.Do("POST", "/v1/urls/published", map[string]any{"url": u}).Expect(http.StatusOK).String("apiToken")
+	if !graph.IsVisitorToken(token) {
+		t.Fatalf("resolving %s handed out no visitor API token: %q", u, token)
+	}
+	return token
 }
 
 // visitorSender runs a walk's documents as a visitor of site of orgID,
@@ -1470,8 +1518,11 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 				return nil, out.Errors, true
 			}
 			// Errors of the document itself (validation, limits) are
-			// the walk's own failures.
-			if code, _ := e.Extensions["code"].(string); e.Path == nil && code != "NOT_FOUND" && code != "FORBIDDEN" && code != "BAD_REQUEST" {
+			// the walk's own failures; a root refused to a visitor API
+			// token (UNAUTHENTICATED: it is no member) is null, and
+			// cannot leak.
+			if code, _ := e.Extensions["code"].(string); e.Path == nil && code != "NOT_FOUND" && code != "FORBIDDEN" && code != "BAD_REQUEST" &&
+				code != "UNAUTHENTICATED" {
 				w.fail(fmt.Sprintf("status %d: %s (%s) for %.600s", status, e.Message, code, doc))
 				return nil, nil, false
 			}

@@ -300,7 +300,7 @@ func (f *routeFixture) pathWith(t *testing.T, route rest.Route, name, value stri
 	if strings.Contains(path, "{") {
 		t.Fatalf("no id for a parameter of %s", route.Path)
 	}
-	return path + requiredQuery[route.Operation]
+	return path + requiredQueryOf(route.Operation, f.ids)
 }
 
 func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *routeFixture {
@@ -318,6 +318,8 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 	u.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	shareLink := u.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
+	u.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	publishedURL := publishedURLOf(t, u, org, site)
 	file := uploadedFile(t, u, space, "", "notes.txt", []byte("notes"))
 	page, pagePath, revision := createPage(t, u, space, "Plans", "Read me")
 	cr := openChangeRequest(t, u, space, "An edit", page)
@@ -352,6 +354,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": "tool", "installationId": inst, "eventId": event,
 		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink,
+		"publishedURL": publishedURL,
 	}
 	doc := `{"object":"document","data":{},"nodes":[{"object":"block","type":"paragraph","nodes":[{"object":"text","leaves":[{"object":"leaf","text":"Hi","marks":[]}]}]}]}`
 	f.bodies = map[string]string{
@@ -378,6 +381,7 @@ func newRouteFixture(t *testing.T, env *servertest.Env, u *servertest.User) *rou
 		"overrideSiteSpaceCustomizationById":  siteSpaceOverrideBody,
 		"createSiteShareLink":                 `{"name":"Planted"}`,
 		"updateSiteShareLinkById":             `{"active":false,"name":"Renamed"}`,
+		"resolvePublishedContentByUrl":        `{"url":"` + publishedURL + `/` + pagePath + `","redirectOnError":true,"visitor":{"unsignedClaims":{"beta":true}}}`,
 		"updateSitePublishingAuthById":        `{"backend":"custom","fallbackURL":"https://login.example.com/docs"}`,
 		"updateMemberInOrganizationById":      `{"role":"admin"}`,
 		"createOrganizationTeam":              `{"title":"Planted","members":["` + u.ID + `"]}`,

@@ -549,6 +549,8 @@ func validVariables(t *testing.T, fx *routeFixture, route rest.Route, name strin
 			vars[v.name] = ids[v.name]
 		case v.name == "query":
 			vars[v.name] = "hello"
+		case v.name == "url":
+			vars[v.name] = fx.ids["publishedURL"]
 		}
 	}
 	return vars

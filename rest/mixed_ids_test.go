@@ -99,7 +99,7 @@ func TestMixedTenantIDs(t *testing.T) {
 				}
 				path = strings.Replace(path, m[0], ids[m[1]], 1)
 			}
-			return path + requiredQuery[route.Operation]
+			return path + requiredQueryOf(route.Operation, e.ids)
 		}
 		body := e.bodies[route.Operation]
 		var tries []attempt

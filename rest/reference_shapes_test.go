@@ -281,8 +281,8 @@ func (f *shapesFixture) calls(t *testing.T, route rest.Route) []referenceCall {
 		body = f.bodies[route.Operation]
 	}
 	query := maps.Clone(listQueries[route.Operation])
-	if q, ok := requiredQuery[route.Operation]; ok {
-		values, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if _, ok := requiredQuery[route.Operation]; ok {
+		values, err := url.ParseQuery(strings.TrimPrefix(requiredQueryOf(route.Operation, ids), "?"))
 		if err != nil {
 			t.Fatal(err)
 		}
