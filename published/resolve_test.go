@@ -674,3 +674,155 @@ func TestVisitorAPITokenExpiresAndIsRevoked(t *testing.T) {
 		t.Errorf("its site deleted: %d", got)
 	}
 }
+
+// The audience matrix of the reader, resolved: for every audience and
+// every kind of visitor, an address resolves exactly when the reader
+// serves it to that visitor, a section a condition hides from the visitor
+// resolves as not found (the same answer as an address of no site), and
+// the visitor API token reads the page documents the visitor may read
+// and no other, nor anything of another organization.
+func TestResolutionAudienceMatrix(t *testing.T) {
+	t.Parallel()
+	type proof struct {
+		share string // a share key in the address
+		jwt   string // the visitor's token (jwtToken)
+	}
+	const (
+		validPro = iota
+		validFree
+		expired
+		otherKey
+		malformed
+	)
+	for _, c := range []struct {
+		name       string
+		visibility string
+		adaptive   bool
+		share      string // "own", "wrong" or ""
+		token      int    // a visitor token of that kind, -1 for none
+		main, pro  int    // resolving the site's page, and the conditioned section's
+	}{
+		{"public, anyone", "public", false, "", -1, http.StatusOK, http.StatusNotFound},
+		{"public, adaptive, signed pro claims", "public", true, "", validPro, http.StatusOK, http.StatusOK},
+		{"public, adaptive, signed free claims", "public", true, "", validFree, http.StatusOK, http.StatusNotFound},
+		{"public, adaptive, pro claims signed with another key", "public", true, "", otherKey, http.StatusOK, http.StatusNotFound},
+		{"unlisted, anyone", "unlisted", false, "", -1, http.StatusOK, http.StatusNotFound},
+		{"unlisted, adaptive, signed pro claims", "unlisted", true, "", validPro, http.StatusOK, http.StatusOK},
+		{"share-link, its key", "share-link", false, "own", -1, http.StatusOK, http.StatusNotFound},
+		{"share-link, its key, adaptive, signed pro claims", "share-link", true, "own", validPro, http.StatusOK, http.StatusOK},
+		{"share-link, no key", "share-link", false, "", -1, http.StatusNotFound, http.StatusNotFound},
+		{"share-link, a wrong key", "share-link", false, "wrong", validPro, http.StatusNotFound, http.StatusNotFound},
+		{"visitor-auth, a valid token of a pro", "visitor-auth", false, "", validPro, http.StatusOK, http.StatusOK},
+		{"visitor-auth, a valid token of a free plan", "visitor-auth", false, "", validFree, http.StatusOK, http.StatusNotFound},
+		{"visitor-auth, an expired token", "visitor-auth", false, "", expired, http.StatusNotFound, http.StatusNotFound},
+		{"visitor-auth, a token of another key", "visitor-auth", false, "", otherKey, http.StatusNotFound, http.StatusNotFound},
+		{"visitor-auth, a malformed token", "visitor-auth", false, "", malformed, http.StatusNotFound, http.StatusNotFound},
+		{"visitor-auth, no token", "visitor-auth", false, "", -1, http.StatusNotFound, http.StatusNotFound},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newReaderFixture(t, c.visibility)
+			pro := f.newSpace("Pro features")
+			section := f.admin.Do("POST", f.sitePath("/sections"), map[string]any{"spaceId": pro, "title": "Pro"}).Expect(http.StatusCreated).String("id")
+			f.admin.Do("PATCH", f.sitePath("/sections/"+section), map[string]any{"path": "pro", "condition": `visitor.claims.plan === "pro"`}).
+				Expect(http.StatusOK)
+			if c.adaptive {
+				f.admin.Do("PATCH", f.sitePath(), map[string]any{"adaptiveContent": map[string]any{"enabled": true}}).Expect(http.StatusOK)
+			}
+			base, _, _ := strings.Cut(f.publish(), "?")
+			key := f.admin.Do("GET", f.sitePath("/publishing/auth"), nil).Expect(http.StatusOK).String("privateKey")
+			now := f.env.Clock.Now()
+			var p proof
+			switch c.share {
+			case "own":
+				p.share = f.shareKey()
+			case "wrong":
+				p.share = "not-the-key"
+			}
+			switch c.token {
+			case validPro, validFree:
+				plan := map[int]string{validPro: "pro", validFree: "free"}[c.token]
+				p.jwt = token(t, jwt.SigningMethodHS256, []byte(key), jwt.MapClaims{"exp": now.Add(time.Hour).Unix(), "plan": plan})
+			case expired:
+				p.jwt = token(t, jwt.SigningMethodHS256, []byte(key), jwt.MapClaims{"exp": now.Add(-time.Hour).Unix(), "plan": "pro"})
+			case otherKey:
+				p.jwt = token(t, jwt.SigningMethodHS256, []byte("not the site's key"), jwt.MapClaims{"exp": now.Add(time.Hour).Unix(), "plan": "pro"})
+			case malformed:
+				p.jwt = "a.b.c"
+			}
+			address := func(path string) string {
+				if p.share != "" {
+					return base + path + "?share=" + url.QueryEscape(p.share)
+				}
+				return base + path
+			}
+			var body map[string]any
+			if p.jwt != "" {
+				body = map[string]any{"visitor": map[string]any{"jwtToken": p.jwt}}
+			}
+			// The reader, for the same visitor: a token is handed over as
+			// the reader takes it (in the address on a visitor-auth site,
+			// kept in a cookie; signed claims in GitBook's cookie).
+			reader := newVisitor(t)
+			var header []string
+			if p.jwt != "" && c.visibility == "visitor-auth" {
+				reader.get(address("") + map[bool]string{true: "&", false: "?"}[p.share != ""] + "jwt_token=" + url.QueryEscape(p.jwt))
+			} else if p.jwt != "" {
+				header = []string{"Cookie", "gitbook-visitor-token=" + p.jwt}
+			}
+			nothing, _ := resolve(t, f.admin, f.env.URL+"/published/"+f.org+"/no-such-site/setup", body)
+
+			for _, at := range []struct {
+				path, space string
+				want        int
+			}{{"/setup", f.space, c.main}, {"/pro/setup", pro, c.pro}} {
+				res, got := resolve(t, f.admin, address(at.path), body)
+				if res.Status != at.want {
+					t.Fatalf("%s: %d %s, want %d", at.path, res.Status, res.Body, at.want)
+				}
+				served := reader.get(address(at.path), header...).status
+				if at.want == http.StatusOK && served != http.StatusOK || at.want == http.StatusNotFound && served == http.StatusOK {
+					t.Errorf("%s: resolved %d, the reader serves it %d", at.path, at.want, served)
+				}
+				if at.want == http.StatusNotFound {
+					if string(res.Body) != string(nothing.Body) {
+						t.Errorf("%s answers %s, an address of no site %s", at.path, res.Body, nothing.Body)
+					}
+					continue
+				}
+				if got.Space != at.space || got.Pathname != "setup" || got.APIToken == "" {
+					t.Fatalf("%s: %+v", at.path, got)
+				}
+			}
+			if c.main != http.StatusOK {
+				return
+			}
+			// The visitor API token reads the page documents of what its
+			// visitor may read, and nothing else.
+			_, got := resolve(t, f.admin, address("/setup"), body)
+			document := func(space string) int {
+				path := "/v1/spaces/" + space + "/revisions/" + f.revision(space) + "/page/" + f.pageID(space, "setup") + "/document"
+				return f.env.Do("GET", path, got.APIToken, nil).Status
+			}
+			if s := document(f.space); s != http.StatusOK {
+				t.Errorf("the site's page document: %d", s)
+			}
+			if s := document(pro); s != c.pro {
+				t.Errorf("the conditioned section's page document: %d, want %d", s, c.pro)
+			}
+			// Nothing of another organization, public as it may be.
+			other := f.env.NewUser("Bob")
+			otherOrg := other.NewOrg("Elsewhere")
+			otherSpace := other.Do("POST", "/v1/orgs/"+otherOrg+"/spaces", map[string]any{"title": "Theirs"}).Expect(http.StatusCreated).String("id")
+			otherSite := other.Do("POST", "/v1/orgs/"+otherOrg+"/sites", map[string]any{"title": "Theirs", "visibility": "public",
+				"spaces": []string{otherSpace}}).Expect(http.StatusCreated).String("id")
+			other.Do("POST", "/v1/orgs/"+otherOrg+"/sites/"+otherSite+"/publish", nil).Expect(http.StatusOK)
+			for _, path := range []string{"/v1/orgs/" + otherOrg + "/sites/" + otherSite + "/published", "/v1/spaces/" + otherSpace,
+				"/v1/spaces/" + otherSpace + "/content"} {
+				if res := f.env.Do("GET", path, got.APIToken, nil); res.Status != http.StatusNotFound {
+					t.Errorf("another organization's %s: %d %.200s", path, res.Status, res.Body)
+				}
+			}
+		})
+	}
+}

@@ -154,7 +154,7 @@ func TestEveryRouteRefusesBadBytesAndBodies(t *testing.T) {
 			// Each member of another JSON type (but within free-form
 			// objects); the body of another type.
 			for _, body := range variants(decoded, otherType) {
-				if strings.HasPrefix(body.at, "configuration.") {
+				if strings.HasPrefix(body.at, "configuration.") || strings.HasPrefix(body.at, unsignedClaimsAt) {
 					continue
 				}
 				send(t, "another type for "+body.at, route.Method, path, body.raw, is4xx)

@@ -210,7 +210,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"publishedURL": publishedURL,
 		},
 		bodies: map[string]string{
-			"resolvePublishedContentByUrl":        `{"url":"` + publishedURL + `/` + pagePath + `"}`,
+			"resolvePublishedContentByUrl":        `{"url":"` + publishedURL + `"}`,
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 			"updateTranslation":                   `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 			"createOrganizationSAMLProvider":      `{"label":"New"}`,
