@@ -305,6 +305,11 @@ func TestVisitorAPITokenReadsWhatItsVisitorReads(t *testing.T) {
 		if res := f.env.Do("GET", "/v1/spaces/"+f.space, bad, nil); res.Status != http.StatusUnauthorized {
 			t.Errorf("%s: %d", name, res.Status)
 		}
+		gql := f.env.Do("POST", "/graphql", bad, map[string]any{"query": `query($sp: ID!) { space(id: $sp) { title } }`,
+			"variables": map[string]any{"sp": f.space}})
+		if gql.Status != http.StatusUnauthorized || strings.Contains(string(gql.Body), "Guides") {
+			t.Errorf("%s over GraphQL: %d %.200s", name, gql.Status, gql.Body)
+		}
 	}
 }
 
@@ -656,6 +661,10 @@ func TestVisitorAPITokenExpiresAndIsRevoked(t *testing.T) {
 	f.env.Clock.Advance(2 * time.Second)
 	if got := reads(first.APIToken); got != http.StatusUnauthorized {
 		t.Errorf("after its hour: %d", got)
+	}
+	if res := f.env.Do("POST", "/graphql", first.APIToken, map[string]any{"query": `query($sp: ID!) { space(id: $sp) { title } }`,
+		"variables": map[string]any{"sp": f.space}}); res.Status != http.StatusUnauthorized {
+		t.Errorf("after its hour, over GraphQL: %d %.200s", res.Status, res.Body)
 	}
 	_, second := resolve(t, f.admin, base, nil)
 	f.admin.Do("POST", f.sitePath("/unpublish"), nil).Expect(http.StatusOK)

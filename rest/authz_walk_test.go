@@ -142,22 +142,27 @@ func TestAuthorizationWalk(t *testing.T) {
 	// the site publishes (its structure, the live content of the spaces it
 	// shows) and nothing else, whatever the walk asks of it from the roots
 	// a visitor may ask (graph/visitor.go).
+	// visitorWalk walks as a visitor (who names it) and checks that it
+	// found what the site publishes, and nothing else.
+	visitorWalk := func(t *testing.T, who string, w *walker) {
+		w.walk()
+		t.Logf("%s: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
+			who, len(w.visited), len(schema.reachable), w.paths, w.live)
+		if len(w.visited) < walkFloorVisitor {
+			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
+		}
+		reportLeaks(t, who, f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
+		for kind := range visitorReads {
+			if len(w.found[kind]) == 0 {
+				t.Errorf("the walk of %s found no %s marker, in what the site publishes: the walk does not reach it", who, kind)
+			}
+		}
+	}
 	t.Run("graphql/visitor", func(t *testing.T) {
 		t.Parallel()
 		w := newWalker(t, env, nil, schema, f)
 		w.send = visitorSender(env, f.org, f.ids["siteId"])
-		w.walk()
-		t.Logf("visitor: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
-			len(w.visited), len(schema.reachable), w.paths, w.live)
-		if len(w.visited) < walkFloorVisitor {
-			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
-		}
-		reportLeaks(t, "a visitor", f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
-		for kind := range visitorReads {
-			if len(w.found[kind]) == 0 {
-				t.Errorf("the visitor's walk found no %s marker, in what the site publishes: the walk does not reach it", kind)
-			}
-		}
+		visitorWalk(t, "a visitor", w)
 	})
 
 	// The same visitor with the visitor API token URL resolution hands a
@@ -168,19 +173,7 @@ func TestAuthorizationWalk(t *testing.T) {
 	tokenVisitor := &servertest.User{Env: env, Token: resolvedToken(t, f.owner, f.ids["publishedURL"])}
 	t.Run("graphql/visitor-token", func(t *testing.T) {
 		t.Parallel()
-		w := newWalker(t, env, tokenVisitor, schema, f)
-		w.walk()
-		t.Logf("visitor API token: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
-			len(w.visited), len(schema.reachable), w.paths, w.live)
-		if len(w.visited) < walkFloorVisitor {
-			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
-		}
-		reportLeaks(t, "a visitor API token", f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
-		for kind := range visitorReads {
-			if len(w.found[kind]) == 0 {
-				t.Errorf("the visitor API token's walk found no %s marker, in what the site publishes: the walk does not reach it", kind)
-			}
-		}
+		visitorWalk(t, "a visitor API token", newWalker(t, env, tokenVisitor, schema, f))
 	})
 
 	// The REST surface, over the same resolvers: every GET route of the
