@@ -169,7 +169,7 @@ func (r *Resolver) visitorContentAt(ctx context.Context, v *Visitor, a published
 	}
 	place, ok := l.Route(a.segments)
 	if !ok {
-		return r.redirectAt(vctx, v, a, nil, u)
+		return r.redirectAt(vctx, v, a, l, nil, u)
 	}
 	ss := l.siteSpaces[place.Section][place.SiteSpace]
 	// The space whole (a site's spaces may be read as summaries, without
@@ -189,7 +189,7 @@ func (r *Resolver) visitorContentAt(ctx context.Context, v *Visitor, a published
 		}
 		p := tree.ByPath(place.PagePath)
 		if p == nil {
-			return r.redirectAt(vctx, v, a, &place, u)
+			return r.redirectAt(vctx, v, a, l, &place, u)
 		}
 		if p.Type != store.PageDocument {
 			// A group has no body: its address leads to its first page,
@@ -228,10 +228,10 @@ func (r *Resolver) visitorContentAt(ctx context.Context, v *Visitor, a published
 }
 
 // redirectAt is what an address of visitor v's site that leads to no
-// content answers (a, read from address u; place is the site space its
-// segments named, with the page path found in none of its pages, or nil
-// when they named no site space): a redirect where the site sends that
-// visitor instead, or not found.
+// content answers (a, read from address u; l, the site as v sees it;
+// place, the site space of l its segments named, with the page path found
+// in none of its pages, or nil when they named no site space): a redirect
+// where the site sends that visitor instead, or not found.
 //
 // This is where the reader's redirects are looked up, in the reader's
 // order (a page at the address is always served first, so only an
@@ -241,7 +241,7 @@ func (r *Resolver) visitorContentAt(ctx context.Context, v *Visitor, a published
 // address in u's form (its host, base and query, as a group's first page
 // is answered) with target content; off the site, target external. A
 // site without redirects answers not found.
-func (r *Resolver) redirectAt(ctx context.Context, v *Visitor, a publishedAddress, place *siteroute.Place, u *url.URL) (model.PublishedContentLookup, error) {
+func (r *Resolver) redirectAt(ctx context.Context, v *Visitor, a publishedAddress, l *siteLayout, place *siteroute.Place, u *url.URL) (model.PublishedContentLookup, error) {
 	return nil, errNoContent
 }
 
