@@ -166,7 +166,7 @@ var derivedTypes = []string{
 	"SiteSectionGroupList", "SiteSectionList", "SiteSectionURLs", "SiteSpaceList", "SiteSpaceURLs",
 	"PublishedContentSite", "PublishedSiteCustomizations", "SiteIntegrationScript", "SiteAdaptiveTemplateCondition",
 	"SiteAdaptiveTemplateConditionList", "SiteShareLinkList", "SiteShareLinkURLs", "SiteRedirectList", "SiteRedirectDestination",
-	"SiteRedirectMatch",
+	"SiteRedirectMatch", "PublishedSiteContent", "PublishedContentRedirect",
 	// Specifications and conversations.
 	"OpenAPISpecList", "OpenAPISpecPermissions", "OpenAPISpecURLs", "OpenAPIErrorObject", "OpenAPISpecVersion",
 	"OpenAPISpecVersionList", "OpenAPISpecVersionURLs", "OpenAPISpecContent", "ConversationList", "ConversationURLs",
@@ -193,6 +193,7 @@ var checkedFields = map[string]string{
 	"OrganizationSummary.trial":            "a fixed value: not disclosed",
 	"Query.viewer":                         "the caller themselves",
 	"Query.publishedContentSite":           "loads the site as Query.site does; its site and structure items are guarded",
+	"Query.publishedContentByUrl":          "for readers of the site's organization's sites; walks the site as the visitor the address admits (ids, and a token of that visitor)",
 	"Query.siteAdaptiveTemplateConditions": "loads the site as Query.site does",
 	"Subscription.spaceEvents":             "checks the space when subscribing and at every event",
 	"Subscription.siteEvents":              "checks the site when subscribing and at every event",

@@ -85,7 +85,9 @@ type Resolver struct {
 	Tracing trace.TracerProvider
 
 	signingKey signingKey
-	jobClient  jobClient
+	// visitorTokenSecret is the key of visitor API tokens (visitor_token.go).
+	visitorTokenSecret signingKey
+	jobClient          jobClient
 	// siteAddresses remembers the site each published address names;
 	// siteSecrets its share links and visitor key, for admission.
 	siteAddresses siteAddresses

@@ -53,8 +53,8 @@ func (r *Resolver) presentShareKey(ctx context.Context, s *store.Site, key *stri
 	if key == nil || *key == "" {
 		return nil
 	}
-	ok, err := r.validShareKey(ctx, s, *key)
-	if ok {
+	valid, _, err := r.validShareKey(ctx, s, *key)
+	if valid != "" {
 		r.loaders(ctx).shareKeys.Store(s.ID, *key)
 	}
 	return err

@@ -71,7 +71,7 @@ func (r *siteResolver) Structure(ctx context.Context, s *store.Site) (*model.Sit
 		return nil, err
 	}
 	out := &model.SiteStructure{Type: "sections", Structure: []store.StructureItem{}}
-	if len(t.sections) == 0 && len(t.groups) == 0 {
+	if !t.hasSections() {
 		out.Type = "siteSpaces"
 		for _, ss := range t.siteSpacesIn(nil) {
 			out.Structure = append(out.Structure, ss)

@@ -218,6 +218,11 @@ func (t *siteTree) orderedSiteSpaces() []*store.SiteSpace {
 	return out
 }
 
+// hasSections tells whether the site is made of sections (or groups of
+// them), rather than of site spaces at its root: what its structure's type
+// says (Site.structure).
+func (t *siteTree) hasSections() bool { return len(t.sections) > 0 || len(t.groups) > 0 }
+
 func (t *siteTree) group(id string) *store.SiteSectionGroup {
 	i := slices.IndexFunc(t.groups, func(g *store.SiteSectionGroup) bool { return g.ID == id })
 	if i < 0 {

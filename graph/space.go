@@ -271,6 +271,11 @@ func (r *spaceResolver) Urls(ctx context.Context, s *store.Space) (*model.SpaceU
 
 func (r *spaceResolver) Permissions(ctx context.Context, s *store.Space) (*model.SpacePermissions, error) {
 	// A site may show a space its reader has no role on: all false then.
+	// A visitor of a published site holds no role on any space (it reads
+	// the spaces its site shows): all false for it too.
+	if VisitorFrom(ctx) != nil {
+		return spacePermissions(""), nil
+	}
 	g, err := callerGrantee(ctx, s.OrganizationID)
 	if err != nil {
 		return nil, err

@@ -83,7 +83,9 @@ type session struct {
 func (s *session) Begin(ctx context.Context) context.Context {
 	go s.live.Watch(ctx, s.r.Log)
 	// SECURITY: the connection holds no caller (the upgrade request's, when
-	// its header had a token, is masked): only an operation gets one.
+	// its header had a token, is masked), nor a visitor: only an operation
+	// gets a caller.
+	ctx = context.WithValue(ctx, visitorKey{}, (*Visitor)(nil))
 	ctx = engine.WithDeveloper(ctx, s.developer)
 	ctx = budget.WithMeter(ctx, &budget.Meter{Key: s.budgetKey})
 	return WithLiveConnection(WithCaller(ctx, nil), s.live)

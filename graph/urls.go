@@ -34,4 +34,19 @@ func (u URLs) App(path string) string { return u.base + "/app" + path }
 // Published is the address where published content of an organization is served.
 func (u URLs) Published(path string) string { return u.published + path }
 
+// publishedAt is where published addresses are served under the published
+// URL: its host (lower case, with its port unless the scheme's default)
+// and path (no trailing slash).
+func (u URLs) publishedAt() (host, prefix string) {
+	p, err := url.Parse(u.published)
+	if err != nil {
+		return "", ""
+	}
+	host = strings.ToLower(p.Host)
+	if port := p.Port(); (port == "80" && p.Scheme == "http") || (port == "443" && p.Scheme == "https") {
+		host = strings.ToLower(p.Hostname())
+	}
+	return host, strings.TrimRight(p.Path, "/")
+}
+
 func pathEscape(s string) string { return url.PathEscape(s) }

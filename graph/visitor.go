@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -50,6 +51,17 @@ type Visitor struct {
 	// same condition of each of its site spaces.
 	outcomes sync.Map
 	log      func(msg string, args ...any)
+
+	// What admitted the visitor, for a visitor API token to record
+	// (visitor_token.go): the share key and its share link ("" for the
+	// site's own key), the visitor key the signed claims were verified
+	// with, and when the token of those claims expires (zero: none).
+	shareKey, shareLink string
+	visitorKey          string
+	expires             time.Time
+	// budgetKey is whose rate budget the visitor draws on: its API
+	// token's, when it came with one.
+	budgetKey string
 }
 
 // VisitorProof is what admitted a visitor.
@@ -114,6 +126,37 @@ func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visit
 	if err != nil {
 		return nil, err
 	}
+	return r.admit(ctx, site, requestProofs(req))
+}
+
+// visitorProofs are what a visitor brings, checked against its site as the
+// site is now: what a request to a published address carries
+// (requestProofs), or what a visitor API token recorded of the proofs that
+// admitted its visitor (visitor_token.go), so that one admits the same
+// visitor, or none once they no longer hold.
+type visitorProofs interface {
+	// shareKey is the share key that opens share-link site s now, and the
+	// share link it is ("" for the site's own key); "" when none does.
+	shareKey(ctx context.Context, r *Resolver, s *store.Site) (key, link string, err error)
+	// visitorToken is the signed claims of a visitor token valid for the
+	// visitor key of auth now, with when that token expires (zero: never),
+	// or why there are none.
+	visitorToken(r *Resolver, auth *store.SitePublishingAuth) (map[string]any, time.Time, error)
+	// offersSignedClaims tells whether there are signed claims for adaptive
+	// content to check (adaptiveClaims).
+	offersSignedClaims() bool
+	// adaptiveClaims is visitorToken on a site of another audience: the
+	// signed claims of adaptive content. Claims that do not verify give
+	// none to a request (nil, and no error); a token whose claims no
+	// longer verify is refused (an error).
+	adaptiveClaims(r *Resolver, auth *store.SitePublishingAuth) (map[string]any, time.Time, error)
+	// unsigned are the unsigned claims offered.
+	unsigned() map[string]any
+}
+
+// admit admits the visitor bringing proofs p to site (published), as the
+// site's audience allows.
+func (r *Resolver) admit(ctx context.Context, site *store.Site, p visitorProofs) (*Visitor, error) {
 	v := &Visitor{site: site, claims: map[string]any{},
 		log: func(msg string, args ...any) { r.Log.WarnContext(ctx, msg, args...) }}
 	switch site.Visibility {
@@ -122,13 +165,13 @@ func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visit
 	case store.SiteVisibilityShareLink:
 		// SECURITY: a share-link site opens to its share keys only: its
 		// own, and its share links' while they are active.
-		ok, err := r.validShareKey(ctx, site, req.ShareKey)
+		key, link, err := p.shareKey(ctx, r, site)
 		if err != nil {
 			return nil, err
-		} else if !ok {
+		} else if key == "" {
 			return nil, errNoSite
 		}
-		v.proof = ProofShareKey
+		v.proof, v.shareKey, v.shareLink = ProofShareKey, key, link
 	case store.SiteVisibilityVisitorAuth:
 		// SECURITY: a visitor-auth site opens to the bearers of a token
 		// signed with its key, while it is valid.
@@ -136,32 +179,59 @@ func (r *Resolver) AdmitVisitor(ctx context.Context, req VisitorRequest) (*Visit
 		if err != nil {
 			return nil, err
 		}
-		claims, err := r.verifyVisitorToken(auth, req.Token)
+		claims, expires, err := p.visitorToken(r, auth)
 		if err != nil {
 			return nil, &VisitorAuthRequired{FallbackURL: store.StringOf(auth.FallbackURL), Reason: err}
 		}
-		v.proof, v.claims = ProofToken, claims
+		v.proof, v.claims, v.visitorKey, v.expires = ProofToken, claims, auth.PrivateKey, expires
 	default:
 		// SECURITY: an audience this server does not know opens to no one.
 		return nil, errNoSite
 	}
-	if site.AdaptiveContent && v.proof != ProofToken && req.AdaptiveToken != "" {
+	if site.AdaptiveContent && v.proof != ProofToken && p.offersSignedClaims() {
 		// Signed claims for adaptive content: a token signed with the
-		// site's key, as on a visitor-auth site; one that does not verify
-		// gives none (the page is the one for no claims).
+		// site's key, as on a visitor-auth site.
 		auth, err := r.sitePublishingAuth(ctx, site)
 		if err != nil {
 			return nil, err
 		}
-		if claims, err := r.verifyVisitorToken(auth, req.AdaptiveToken); err == nil {
-			v.claims = claims
+		claims, expires, err := p.adaptiveClaims(r, auth)
+		if err != nil {
+			return nil, err
+		} else if claims != nil {
+			v.claims, v.visitorKey, v.expires = claims, auth.PrivateKey, expires
 		}
 	}
-	if site.AdaptiveContent && len(req.Unsigned) > 0 {
-		v.claims["unsigned"] = unsignedClaims(site, req.Unsigned)
+	if u := p.unsigned(); site.AdaptiveContent && len(u) > 0 {
+		v.claims["unsigned"] = unsignedClaims(site, u)
 	}
 	return v, nil
 }
+
+// requestProofs are the proofs of a request to a published address.
+type requestProofs VisitorRequest
+
+func (q requestProofs) shareKey(ctx context.Context, r *Resolver, s *store.Site) (string, string, error) {
+	return r.validShareKey(ctx, s, q.ShareKey)
+}
+
+func (q requestProofs) visitorToken(r *Resolver, auth *store.SitePublishingAuth) (map[string]any, time.Time, error) {
+	return r.verifyVisitorToken(auth, q.Token)
+}
+
+func (q requestProofs) offersSignedClaims() bool { return q.AdaptiveToken != "" }
+
+func (q requestProofs) adaptiveClaims(r *Resolver, auth *store.SitePublishingAuth) (map[string]any, time.Time, error) {
+	// One that does not verify gives none: the page is the one for no
+	// claims.
+	claims, expires, err := r.verifyVisitorToken(auth, q.AdaptiveToken)
+	if err != nil {
+		return nil, time.Time{}, nil
+	}
+	return claims, expires, nil
+}
+
+func (q requestProofs) unsigned() map[string]any { return q.Unsigned }
 
 // publishedSite finds the published site a request names.
 func (r *Resolver) publishedSite(ctx context.Context, req VisitorRequest) (*store.Site, error) {
@@ -240,15 +310,17 @@ func copySite(s *store.Site) *store.Site {
 	return &c
 }
 
-// validShareKey tells whether key opens share-link site s: its own share
-// key, or an active share link's.
-func (r *Resolver) validShareKey(ctx context.Context, s *store.Site, key string) (bool, error) {
+// validShareKey is key when it opens share-link site s, with the share
+// link it is ("" for the site's own share key): the site's own key, or an
+// active share link's; "" when it opens nothing.
+func (r *Resolver) validShareKey(ctx context.Context, s *store.Site, key string) (string, string, error) {
 	if key == "" || len(key) > maxVisitorSecret {
-		return false, nil
+		return "", "", nil
 	}
 	if subtle.ConstantTimeCompare([]byte(key), []byte(s.ShareKey)) == 1 {
-		return true, nil
+		return key, "", nil
 	}
+	// By key, after the site's id and a NUL (by id: shareLinkByID).
 	link, err := remembered(r, &r.siteSecrets.links, s.ID+"\x00"+key, s.ID, func() (*store.SiteShareLink, error) {
 		l, err := store.SiteShareLinkByKey(ctx, r.DB, s.OrganizationID, s.ID, key)
 		if errors.Is(err, store.ErrNotFound) {
@@ -256,7 +328,10 @@ func (r *Resolver) validShareKey(ctx context.Context, s *store.Site, key string)
 		}
 		return l, err
 	})
-	return err == nil && link != nil && link.Active, err
+	if err != nil || link == nil || !link.Active {
+		return "", "", err
+	}
+	return key, link.ID, nil
 }
 
 // sitePublishingAuth is site s's visitor authentication settings.
@@ -311,13 +386,13 @@ func remembered[T any](r *Resolver, cache **lru.Cache[string, rememberedValue[T]
 const visitorTokenLeeway = time.Minute
 
 // verifyVisitorToken checks token against site settings auth and returns
-// its claims.
-func (r *Resolver) verifyVisitorToken(auth *store.SitePublishingAuth, token string) (map[string]any, error) {
+// its claims, and when it expires.
+func (r *Resolver) verifyVisitorToken(auth *store.SitePublishingAuth, token string) (map[string]any, time.Time, error) {
 	if token == "" {
-		return nil, errors.New("no visitor token")
+		return nil, time.Time{}, errors.New("no visitor token")
 	}
 	if len(token) > maxVisitorSecret {
-		return nil, errors.New("the visitor token is too long")
+		return nil, time.Time{}, errors.New("the visitor token is too long")
 	}
 	claims := jwt.MapClaims{}
 	_, err := jwt.ParseWithClaims(token, claims, func(*jwt.Token) (any, error) { return []byte(auth.PrivateKey), nil },
@@ -326,9 +401,13 @@ func (r *Resolver) verifyVisitorToken(auth *store.SitePublishingAuth, token stri
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithExpirationRequired(), jwt.WithLeeway(visitorTokenLeeway), jwt.WithTimeFunc(r.now))
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	return map[string]any(claims), nil
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return nil, time.Time{}, errors.New("the visitor token has no expiry")
+	}
+	return map[string]any(claims), exp.Time, nil
 }
 
 // VisitorAuthRequired is the answer to a visitor of a visitor-auth site
@@ -341,6 +420,19 @@ type VisitorAuthRequired struct {
 }
 
 func (e *VisitorAuthRequired) Error() string { return "this site needs a visitor token" }
+
+// LoginURL is the site's login page told where the visitor was going (as
+// GitBook does: ?location=), to send them back with a token.
+func (e *VisitorAuthRequired) LoginURL(location string) string {
+	u, err := url.Parse(e.FallbackURL)
+	if err != nil {
+		return e.FallbackURL
+	}
+	q := u.Query()
+	q.Set("location", location)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
 
 // unsignedClaims keeps of claims those site s's visitor schema declares
 // under "unsigned", of the type it declares.

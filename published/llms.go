@@ -42,8 +42,8 @@ func (rd *Reader) makeLLMs(w http.ResponseWriter, r *http.Request, v *graph.Visi
 func (rd *Reader) llmsText(l *listing) []byte {
 	s := l.site
 	title := s.title
-	if sec := s.defaultSection(); sec != nil && sec.defaultSiteSpace() != nil {
-		title = s.titleOf(sec.defaultSiteSpace()) // the title its front page shows
+	if sec := s.defaultSection(); sec != nil && s.defaultSiteSpace(sec) != nil {
+		title = s.titleOf(s.defaultSiteSpace(sec)) // the title its front page shows
 	}
 	text := newBoundedText(bounds.llmsBytes)
 	text.b.WriteString("# " + oneLine(title) + "\n")

@@ -234,11 +234,7 @@ func (rd *Reader) mcpTree(ctx context.Context, v *graph.Visitor, a address) (str
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n", s.title)
-	sections := s.sections
-	if s.root != nil {
-		sections = []*section{s.root}
-	}
-	for _, sec := range sections {
+	for _, sec := range s.sectionsShown() {
 		for _, ss := range sec.siteSpaces {
 			heading := ss.title
 			if !sec.isRoot {

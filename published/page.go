@@ -383,7 +383,7 @@ func sectionTabs(s *site, current *siteSpace) []tab {
 	var tabs []tab
 	groupAt := map[string]int{}
 	for _, sec := range s.sections {
-		l := link{Title: sec.title, URL: s.addressOf(sec.defaultSiteSpace()) + "/", Current: sec == current.section}
+		l := link{Title: sec.title, URL: s.addressOf(s.defaultSiteSpace(sec)) + "/", Current: sec == current.section}
 		if len(sec.groups) == 0 {
 			tabs = append(tabs, tab{link: l})
 			continue

@@ -140,8 +140,8 @@ func (rd *Reader) siteRedirect(ctx context.Context, v *graph.Visitor, s *site, s
 		}
 		return u, false, nil
 	case "site-section":
-		if sec := s.sectionByID(deref(dest.SiteSectionID)); sec != nil && sec.defaultSiteSpace() != nil {
-			return s.addressOf(sec.defaultSiteSpace()) + "/", true, nil
+		if sec := s.sectionByID(deref(dest.SiteSectionID)); sec != nil && s.defaultSiteSpace(sec) != nil {
+			return s.addressOf(s.defaultSiteSpace(sec)) + "/", true, nil
 		}
 	case "site-space":
 		if ss := s.siteSpaceByID(deref(dest.SiteSpaceID)); ss != nil {

@@ -97,6 +97,7 @@ func TestSiteRedirectsAreServed(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := v.get(base + c.address)
+			f.resolvesAsServed(t, base+c.address, p)
 			if c.location == "" {
 				p.expect(t, c.status)
 				return
@@ -179,6 +180,7 @@ func TestRedirectsFollowTheAudience(t *testing.T) {
 	nowhere := anonymous.get(openBase+"/nowhere").expect(t, http.StatusNotFound).lacks(t, "Beta", "Legacy", "/beta", "/legacy")
 	for _, address := range []string{"/try-beta", "/beta-setup", "/old-guides", "/legacy-setup"} {
 		p := anonymous.get(openBase+address).expect(t, http.StatusNotFound)
+		open.resolvesAsServed(t, openBase+address, p)
 		if p.header.Get("Location") != "" || strings.ReplaceAll(p.body, address, "/nowhere") != nowhere.body {
 			t.Errorf("%s answers otherwise than an address that leads nowhere: %q\n%s", address, p.header.Get("Location"), p.body)
 		}
@@ -190,6 +192,13 @@ func TestRedirectsFollowTheAudience(t *testing.T) {
 	tester.get(openBase+"/legacy-setup?visitor.beta=true").moved(t, openPath+"/legacy/setup?visitor.beta=true")
 	tester.get(openBase+"/beta/setup?visitor.beta=true").expect(t, http.StatusOK, "Install")
 	tester.get(openBase+"/legacy/setup?visitor.beta=true").expect(t, http.StatusOK, "Install")
+	// Resolved for a visitor who sees the beta section, they lead there.
+	for address, to := range map[string]string{"/try-beta": "/beta/", "/beta-setup": "/beta/setup", "/old-guides": "/legacy/", "/legacy-setup": "/legacy/setup"} {
+		res, got := resolve(t, open.admin, openBase+address, map[string]any{"visitor": map[string]any{"unsignedClaims": map[string]any{"beta": true}}})
+		if res.Status != http.StatusOK || got.Redirect != openBase+to || got.Target != "content" {
+			t.Errorf("resolving %s for a beta visitor: %d %+v, want a redirect to %s", address, res.Status, got, openBase+to)
+		}
+	}
 }
 
 // A redirect made, changed or removed is served so from the next request
@@ -284,7 +293,7 @@ func TestMovedPagesRedirect(t *testing.T) {
 	for _, s := range steps {
 		s.change()
 		for from, to := range s.leads {
-			v.get(base+from).moved(t, path+to)
+			f.resolvesAsServed(t, base+from, v.get(base+from).moved(t, path+to))
 			v.get(f.env.URL+from, "Host", "mirror.acme.example").moved(t, to)
 		}
 		for _, address := range s.serves {
@@ -346,4 +355,32 @@ func TestGitImportsRedirectMovedPages(t *testing.T) {
 	v.get(base+"/setup/advanced").moved(t, path+"/advanced")
 	v.get(base+"/installation").expect(t, http.StatusOK, "Run it.")
 	v.get(base+"/advanced").expect(t, http.StatusOK, "Deep.")
+}
+
+// resolvesAsServed checks that URL resolution (for custom front ends)
+// answers address as the reader served it to a visitor (p): a 301 as a
+// redirect to the same place (an address of the site in the address's
+// own form; another site's as it is), a page as content, nothing as 404.
+func (f *readerFixture) resolvesAsServed(t *testing.T, address string, p page) {
+	t.Helper()
+	res, got := resolve(t, f.admin, address, nil)
+	switch p.status {
+	case http.StatusMovedPermanently:
+		location := p.header.Get("Location")
+		want := location
+		if strings.HasPrefix(location, "/") {
+			want = f.env.URL + location
+		}
+		if res.Status != http.StatusOK || got.Redirect != want {
+			t.Errorf("resolving %s: %d %+v, want a redirect to %s", address, res.Status, got, want)
+		}
+	case http.StatusOK:
+		if res.Status != http.StatusOK || got.Redirect != "" || got.Space == "" {
+			t.Errorf("resolving %s: %d %+v, want content", address, res.Status, got)
+		}
+	default:
+		if res.Status != http.StatusNotFound {
+			t.Errorf("resolving %s: %d %s, want 404", address, res.Status, res.Body)
+		}
+	}
 }

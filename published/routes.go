@@ -151,7 +151,7 @@ func (rd *Reader) refuse(w http.ResponseWriter, r *http.Request, a address, err 
 	case errors.As(err, &auth) && auth.FallbackURL != "":
 		// The site's login page, told where the visitor was going (as
 		// GitBook does: ?location=), to send them back with a token.
-		http.Redirect(w, r, withLocation(auth.FallbackURL, r.URL.Path), http.StatusFound)
+		http.Redirect(w, r, auth.LoginURL(r.URL.Path), http.StatusFound)
 	case errors.As(err, &auth):
 		rd.writeStatusPage(w, r, http.StatusUnauthorized, "Sign-in required",
 			"This documentation is for signed-in readers. Open it from the link your sign-in gives you.")
@@ -170,18 +170,6 @@ func slicesWithout(s []string, drop string) []string {
 		}
 	}
 	return out
-}
-
-// withLocation is fallback with the query parameter location set to path.
-func withLocation(fallback, path string) string {
-	u, err := url.Parse(fallback)
-	if err != nil {
-		return fallback
-	}
-	q := u.Query()
-	q.Set("location", path)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // serveMCPRequest admits an MCP request to site a and serves it: a

@@ -154,15 +154,9 @@ func (s *site) siteSpaceByID(id string) *siteSpace {
 	if id == "" {
 		return nil
 	}
-	sections := s.sections
-	if s.root != nil {
-		sections = []*section{s.root}
-	}
-	for _, sec := range sections {
-		for _, ss := range sec.siteSpaces {
-			if ss.id == id {
-				return ss
-			}
+	for _, ss := range s.siteSpaces() {
+		if ss.id == id {
+			return ss
 		}
 	}
 	return nil

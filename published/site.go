@@ -1,9 +1,6 @@
 package published
 
-import (
-	"net/url"
-	"strings"
-)
+import "github.com/docsapi/docsapi/graph/siteroute"
 
 // siteData is PublishedSite's answer.
 type siteData struct {
@@ -71,6 +68,9 @@ type site struct {
 	// request came to ("" under the published prefix).
 	base     string
 	hostname string
+	// layout is the paths and defaults of sectionsShown, in their order:
+	// where addresses lead (siteroute).
+	layout siteroute.Site
 }
 
 type section struct {
@@ -84,6 +84,8 @@ type section struct {
 	siteSpaces []*siteSpace
 	// isRoot: the section of a site without sections, which has no path.
 	isRoot bool
+	// index is the section's in the site's layout.
+	index int
 }
 
 type siteSpace struct {
@@ -91,6 +93,8 @@ type siteSpace struct {
 	isDefault       bool
 	space           spaceRef
 	section         *section
+	// index is the site space's in its section.
+	index int
 }
 
 // newSite makes the site of a PublishedSite answer, served at base.
@@ -105,6 +109,7 @@ func newSite(d *siteData, base string) *site {
 				s.root.add(siteSpaceData{ID: item.ID, Path: item.Path, Default: item.Default, Title: item.Title, Space: *item.Space})
 			}
 		}
+		s.layOut()
 		return s
 	}
 	var walk func(items []structureItem, groups []string)
@@ -126,12 +131,26 @@ func newSite(d *siteData, base string) *site {
 		}
 	}
 	walk(p.Structure.Structure, nil)
+	s.layOut()
 	return s
 }
 
 func (sec *section) add(d siteSpaceData) {
 	sec.siteSpaces = append(sec.siteSpaces, &siteSpace{id: d.ID, path: d.Path, title: d.Title, isDefault: d.Default,
-		space: d.Space, section: sec})
+		space: d.Space, section: sec, index: len(sec.siteSpaces)})
+}
+
+// layOut makes the site's layout of the sections it shows.
+func (s *site) layOut() {
+	s.layout = siteroute.Site{Root: s.root != nil}
+	for i, sec := range s.sectionsShown() {
+		sec.index = i
+		l := siteroute.Section{Path: sec.path, Default: sec.isDefault}
+		for _, ss := range sec.siteSpaces {
+			l.SiteSpaces = append(l.SiteSpaces, siteroute.SiteSpace{Path: ss.path, Default: ss.isDefault})
+		}
+		s.layout.Sections = append(s.layout.Sections, l)
+	}
 }
 
 func deref(s *string) string {
@@ -141,68 +160,43 @@ func deref(s *string) string {
 	return *s
 }
 
-// defaultSection is the section the site's root shows: the default one the
-// visitor sees, else the first.
-func (s *site) defaultSection() *section {
+// sectionsShown are the sections the site shows the visitor: its
+// sections, or the root of a site without sections (the order of
+// layout.Sections).
+func (s *site) sectionsShown() []*section {
 	if s.root != nil {
-		return s.root
+		return []*section{s.root}
 	}
-	for _, sec := range s.sections {
-		if sec.isDefault {
-			return sec
-		}
-	}
-	if len(s.sections) > 0 {
-		return s.sections[0]
+	return s.sections
+}
+
+// defaultSection is the section the site's root shows (siteroute decides):
+// nil when the visitor sees none.
+func (s *site) defaultSection() *section {
+	if i := s.layout.DefaultSection(); i >= 0 {
+		return s.sectionsShown()[i]
 	}
 	return nil
 }
 
-// defaultSiteSpace is the site space a section's address shows: its
-// default one the visitor sees, else the first.
-func (sec *section) defaultSiteSpace() *siteSpace {
-	for _, ss := range sec.siteSpaces {
-		if ss.isDefault {
-			return ss
-		}
-	}
-	if len(sec.siteSpaces) > 0 {
-		return sec.siteSpaces[0]
+// defaultSiteSpace is the site space section sec's address shows
+// (siteroute decides).
+func (s *site) defaultSiteSpace(sec *section) *siteSpace {
+	if j := s.layout.DefaultSiteSpace(sec.index); j >= 0 {
+		return sec.siteSpaces[j]
 	}
 	return nil
 }
 
-// route finds what an address under the site names: a section (by its
-// path, else the default section), a site space of it (by its path, else
-// the default one) and the page path that follows. A section's or site
-// space's path wins over a page of the same name. ok is false when the site
-// shows the visitor nothing at all.
+// route finds what an address under the site names, as siteroute decides
+// for the reader and URL resolution alike: a site space and the page path
+// that follows. ok is false when the site shows the visitor nothing at all.
 func (s *site) route(segments []string) (ss *siteSpace, pagePath string, ok bool) {
-	sec := s.defaultSection()
-	if s.root == nil && len(segments) > 0 {
-		for _, c := range s.sections {
-			if c.path == segments[0] {
-				sec, segments = c, segments[1:]
-				break
-			}
-		}
-	}
-	if sec == nil {
+	p, ok := s.layout.Route(segments)
+	if !ok {
 		return nil, "", false
 	}
-	ss = sec.defaultSiteSpace()
-	if len(segments) > 0 {
-		for _, c := range sec.siteSpaces {
-			if c.path == segments[0] {
-				ss, segments = c, segments[1:]
-				break
-			}
-		}
-	}
-	if ss == nil {
-		return nil, "", false
-	}
-	return ss, strings.Join(segments, "/"), true
+	return s.sectionsShown()[p.Section].siteSpaces[p.SiteSpace], p.PagePath, true
 }
 
 // addressOf is the address of site space ss (no trailing slash): the
@@ -210,25 +204,14 @@ func (s *site) route(segments []string) (ss *siteSpace, pagePath string, ok bool
 // left out when it is the default (so a site's main content is at its
 // root).
 func (s *site) addressOf(ss *siteSpace) string {
-	u := s.base
-	if sec := ss.section; !sec.isRoot && sec != s.defaultSection() {
-		u += "/" + url.PathEscape(sec.path)
-	}
-	if ss != ss.section.defaultSiteSpace() {
-		u += "/" + url.PathEscape(ss.path)
-	}
-	return u
+	return s.base + s.layout.Address(ss.section.index, ss.index)
 }
 
 // siteSpaces are the site spaces the site shows the visitor, section by
 // section in order.
 func (s *site) siteSpaces() []*siteSpace {
-	sections := s.sections
-	if s.root != nil {
-		sections = []*section{s.root}
-	}
 	var out []*siteSpace
-	for _, sec := range sections {
+	for _, sec := range s.sectionsShown() {
 		out = append(out, sec.siteSpaces...)
 	}
 	return out

@@ -142,22 +142,38 @@ func TestAuthorizationWalk(t *testing.T) {
 	// the site publishes (its structure, the live content of the spaces it
 	// shows) and nothing else, whatever the walk asks of it from the roots
 	// a visitor may ask (graph/visitor.go).
+	// visitorWalk walks as a visitor (who names it) and checks that it
+	// found what the site publishes, and nothing else.
+	visitorWalk := func(t *testing.T, who string, w *walker) {
+		w.walk()
+		t.Logf("%s: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
+			who, len(w.visited), len(schema.reachable), w.paths, w.live)
+		if len(w.visited) < walkFloorVisitor {
+			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
+		}
+		reportLeaks(t, who, f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
+		for kind := range visitorReads {
+			if len(w.found[kind]) == 0 {
+				t.Errorf("the walk of %s found no %s marker, in what the site publishes: the walk does not reach it", who, kind)
+			}
+		}
+	}
 	t.Run("graphql/visitor", func(t *testing.T) {
 		t.Parallel()
 		w := newWalker(t, env, nil, schema, f)
 		w.send = visitorSender(env, f.org, f.ids["siteId"])
-		w.walk()
-		t.Logf("visitor: %d fields (Type.field) visited of the %d reachable from Query; %d paths queried, %d of them not null",
-			len(w.visited), len(schema.reachable), w.paths, w.live)
-		if len(w.visited) < walkFloorVisitor {
-			t.Errorf("the walk visited %d fields, fewer than the floor of %d: is the generator broken?", len(w.visited), walkFloorVisitor)
-		}
-		reportLeaks(t, "a visitor", f, w.found, func(m walkMarker) bool { return !visitorReads[m.kind] })
-		for kind := range visitorReads {
-			if len(w.found[kind]) == 0 {
-				t.Errorf("the visitor's walk found no %s marker, in what the site publishes: the walk does not reach it", kind)
-			}
-		}
+		visitorWalk(t, "a visitor", w)
+	})
+
+	// The same visitor with the visitor API token URL resolution hands a
+	// custom front end, over HTTP: /graphql from every root, as a caller
+	// of its own (it asks the roots a visitor may; the others are refused
+	// it), finds the published site and nothing else; and the REST walk
+	// below.
+	tokenVisitor := &servertest.User{Env: env, Token: resolvedToken(t, f.owner, f.ids["publishedURL"])}
+	t.Run("graphql/visitor-token", func(t *testing.T) {
+		t.Parallel()
+		visitorWalk(t, "a visitor API token", newWalker(t, env, tokenVisitor, schema, f))
 	})
 
 	// The REST surface, over the same resolvers: every GET route of the
@@ -169,6 +185,7 @@ func TestAuthorizationWalk(t *testing.T) {
 	}{
 		{"reader", f.reader, func(m walkMarker) bool { return m.secret }},
 		{"other-tenant", f.outsider, func(walkMarker) bool { return true }},
+		{"visitor-token", tokenVisitor, func(m walkMarker) bool { return !visitorReads[m.kind] }},
 	} {
 		t.Run("rest/"+rc.name, func(t *testing.T) {
 			t.Parallel()
@@ -186,7 +203,7 @@ func TestAuthorizationWalk(t *testing.T) {
 					if q, ok := walkSearches[route.Operation]; ok {
 						path += q
 					} else {
-						path += f.queryOf(route)
+						path += f.queryOf(route, ids)
 					}
 					if strings.Contains(path, "{") {
 						t.Fatalf("no id for a parameter of %s", route.Path)
@@ -571,6 +588,7 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"reviewId": review, "integrationName": privateInt, "installationId": inst, "eventId": event,
 		"conversationId": "walk-conv", "issueId": issue, "clusterId": cluster, "shareLinkId": link.String("id"),
 		"siteRedirectId": redirect,
+		"publishedURL":   publishedURLOf(t, owner, org, site),
 	}
 	f.queries = map[string]string{"getSiteRedirectBySource": "?source=" + redirectSource}
 	one := func(label, value string) []walkArg {
@@ -614,6 +632,9 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 		"Site.search.input":                    {{"siteSearch", `{query: "Zanzibar", scope: {mode: "all"}}`}},
 		"Site.redirect.source":                 one("redirectSource", redirectSource),
 		"Space.pageRedirect.path":              one("movedPagePath", movedPath),
+		// The published site's address: what it shows its visitor, with
+		// a token (a page's address would hold its path, a marker).
+		"Query.publishedContentByUrl.input": {{"publishedSite", `{url: ` + string(mustLiteral(f.ids["publishedURL"])) + `}`}},
 	}
 	// node and nodes: the objects of every kind above that have a global id.
 	var nodeArgs []walkArg
@@ -634,13 +655,22 @@ func newWalkFixture(t *testing.T, env *servertest.Env) *walkFixture {
 	return f
 }
 
-// queryOf is the query string route needs: the fixture's own (a
+// queryOf is the query string route needs with ids: the fixture's own (a
 // redirect's source), or every fixture's (requiredQuery).
-func (f *walkFixture) queryOf(route rest.Route) string {
+func (f *walkFixture) queryOf(route rest.Route, ids map[string]string) string {
 	if q, ok := f.queries[route.Operation]; ok {
 		return q
 	}
-	return requiredQuery[route.Operation]
+	return requiredQueryOf(route.Operation, ids)
+}
+
+// mustLiteral is s as a GraphQL string literal (a JSON string is one).
+func mustLiteral(s string) []byte {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // restIDs are the path parameters to call route with: the private space's
@@ -922,6 +952,17 @@ var visitorReads = map[string]bool{
 	// The redirects it follows: its site's (by source), and those of the
 	// pages of the spaces it reads.
 	"redirectSource": true, "redirectURL": true, "movedPagePath": true,
+}
+
+// resolvedToken is the visitor API token owner's resolution of published
+// address u hands out: of u's anonymous visitor.
+func resolvedToken(t *testing.T, owner *servertest.User, u string) string {
+	t.Helper()
+	token := owner.Do("POST", "/v1/urls/published", map[string]any{"url": u}).Expect(http.StatusOK).String("apiToken")
+	if !graph.IsVisitorToken(token) {
+		t.Fatalf("resolving %s handed out no visitor API token: %q", u, token)
+	}
+	return token
 }
 
 // visitorSender runs a walk's documents as a visitor of site of orgID,
@@ -1507,8 +1548,11 @@ func (w *walker) runBatch(doc string, locate func(alias string, v any) []located
 				return nil, out.Errors, true
 			}
 			// Errors of the document itself (validation, limits) are
-			// the walk's own failures.
-			if code, _ := e.Extensions["code"].(string); e.Path == nil && code != "NOT_FOUND" && code != "FORBIDDEN" && code != "BAD_REQUEST" {
+			// the walk's own failures; a root refused to a visitor API
+			// token (UNAUTHENTICATED: it is no member) is null, and
+			// cannot leak.
+			if code, _ := e.Extensions["code"].(string); e.Path == nil && code != "NOT_FOUND" && code != "FORBIDDEN" && code != "BAD_REQUEST" &&
+				code != "UNAUTHENTICATED" {
 				w.fail(fmt.Sprintf("status %d: %s (%s) for %.600s", status, e.Message, code, doc))
 				return nil, nil, false
 			}

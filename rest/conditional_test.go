@@ -141,7 +141,7 @@ func TestConditionalRequestsAcrossTheRouteTable(t *testing.T) {
 		for _, route := range rest.Routes {
 			if route.Method == "GET" {
 				path := pathOf(route)
-				res := owner.Do("GET", path+f.queryOf(route), nil)
+				res := owner.Do("GET", path+f.queryOf(route, f.ids), nil)
 				out[route.Path] = fmt.Sprintf("%d %s", res.Status, res.Body)
 			}
 		}
@@ -153,7 +153,7 @@ func TestConditionalRequestsAcrossTheRouteTable(t *testing.T) {
 		if route.Method != "GET" {
 			continue
 		}
-		path := pathOf(route) + f.queryOf(route)
+		path := pathOf(route) + f.queryOf(route, f.ids)
 		res := owner.Do("GET", path, nil)
 		if res.Status != http.StatusOK {
 			t.Logf("GET %s: %d (no tag to check)", route.Path, res.Status)

@@ -135,7 +135,7 @@ func TestGitBookClient(t *testing.T) {
 
 // laterReferenceTags are the tags of the reference's operations added to
 // the route table after the specification's: counted with them.
-var laterReferenceTags = []string{"site-customization", "site-share-links", "site-publishing-auth", "site-redirects"}
+var laterReferenceTags = []string{"site-customization", "site-share-links", "site-publishing-auth", "site-redirects", "urls"}
 
 // clientAnswer is client.mjs's report of a call.
 type clientAnswer struct {

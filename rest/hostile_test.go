@@ -277,6 +277,14 @@ var outOfRange = []string{"99999999999999999999", "-9223372036854775809", "1e400
 
 // refusedBodies are the bodies made of valid (decoded: its value) that
 // must be refused.
+// unsignedClaimsAt is where a visitor's unsigned claims are in a body
+// (resolvePublishedContentByUrl): a free-form object of whatever the
+// visitor set, in its browser. A claim the site's visitor schema does not
+// declare, or of another type (another JSON type, a number out of range),
+// counts for nothing, as the reader counts it, rather than refuse a
+// visitor's address for what its browser holds.
+const unsignedClaimsAt = "visitor.unsignedClaims."
+
 func refusedBodies(valid []byte, decoded any) []hostileBody {
 	out := []hostileBody{
 		{at: "a body with trailing garbage", raw: append(bytes.Clone(valid), 'x')},
@@ -305,7 +313,7 @@ func refusedBodies(valid []byte, decoded any) []hostileBody {
 		}
 		return nil, false
 	}) {
-		if !strings.HasPrefix(v.at, "configuration.") && !strings.HasPrefix(v.at, "metadata.attributes") {
+		if !strings.HasPrefix(v.at, "configuration.") && !strings.HasPrefix(v.at, "metadata.attributes") && !strings.HasPrefix(v.at, unsignedClaimsAt) {
 			for _, n := range outOfRange {
 				raw := bytes.Replace(v.raw, []byte(outOfRange[0]), []byte(n), 1)
 				out = append(out, hostileBody{at: "a number out of range at " + v.at + ": " + n, raw: raw})
@@ -551,6 +559,8 @@ func validVariables(t *testing.T, fx *routeFixture, route rest.Route, name strin
 			vars[v.name] = "hello"
 		case v.name == "source":
 			vars[v.name] = "/old-page" // the fixture's redirect
+		case v.name == "url":
+			vars[v.name] = fx.ids["publishedURL"]
 		}
 	}
 	return vars

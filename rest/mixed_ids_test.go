@@ -64,6 +64,9 @@ func TestMixedTenantIDs(t *testing.T) {
 		nothing[k] = store.NewID()
 	}
 	nothing["pagePath"] = "no-such-page"
+	// A published address of nothing: of no organization's no site.
+	nothing["publishedURL"] = strings.NewReplacer(v.ids["organizationId"], nothing["organizationId"], v.ids["siteId"], nothing["siteId"]).
+		Replace(v.ids["publishedURL"])
 	type attempt struct {
 		name string
 		// fill is the path and body with the given ids where the
@@ -99,7 +102,7 @@ func TestMixedTenantIDs(t *testing.T) {
 				}
 				path = strings.Replace(path, m[0], ids[m[1]], 1)
 			}
-			return path + requiredQuery[route.Operation]
+			return path + requiredQueryOf(route.Operation, e.ids)
 		}
 		body := e.bodies[route.Operation]
 		var tries []attempt

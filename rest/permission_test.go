@@ -90,6 +90,7 @@ var routeNeeds = map[string]string{
 	"listSiteSpaces": "read", "addSpaceToSite": "create", "updateSiteSpaceById": "create", "deleteSiteSpaceById": "create",
 	"moveSiteSpace": "create", "getSiteCustomizationById": "admin", "updateSiteCustomizationById": "admin",
 	"getSiteSpaceCustomizationById": "admin", "overrideSiteSpaceCustomizationById": "admin", "deleteSiteSpaceCustomizationById": "admin",
+	"resolvePublishedContentByUrl": "read", "getPublishedContentByUrl": "read", "getPageDocumentInRevisionById": "read",
 	"listSiteShareLinks": "create", "createSiteShareLink": "create", "updateSiteShareLinkById": "create", "deleteSiteShareLinkById": "create",
 	"getSitePublishingAuthById": "create", "updateSitePublishingAuthById": "create", "regenerateSitePublishingAuthById": "create",
 	"listSiteRedirects": "create", "createSiteRedirect": "create", "updateSiteRedirectById": "create", "deleteSiteRedirectById": "create",
@@ -170,6 +171,7 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 	group := do("POST", sitePath+"/section-groups", `{"title":"Group","sections":["`+section+`"]}`, http.StatusCreated).String("id")
 	do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`, http.StatusOK)
 	do("POST", sitePath+"/publish", "", http.StatusOK)
+	publishedURL := publishedURLOf(t, users["admin"], org, site)
 	shareLink := do("POST", sitePath+"/share-links", `{"name":"Partners"}`, http.StatusCreated).String("id")
 	redirect := do("POST", sitePath+"/redirects", `{"source":"/old-page","destination":{"kind":"site-space","siteSpaceId":"`+siteSpace+`"}}`,
 		http.StatusCreated).String("id")
@@ -209,8 +211,10 @@ func newMatrixFixture(t *testing.T, env *servertest.Env) *matrixFixture {
 			"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 			"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
 			"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink, "siteRedirectId": redirect,
+			"publishedURL": publishedURL,
 		},
 		bodies: map[string]string{
+			"resolvePublishedContentByUrl":        `{"url":"` + publishedURL + `"}`,
 			"createTranslation":                   `{"source":{"space":"` + space + `","language":"en"},"language":"de"}`,
 			"updateTranslation":                   `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 			"createOrganizationSAMLProvider":      `{"label":"New"}`,
@@ -322,7 +326,7 @@ func TestPermissionMatrix(t *testing.T) {
 			for name, id := range threadIDs(route, f.ids) {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}
-			path += requiredQuery[route.Operation]
+			path += requiredQueryOf(route.Operation, f.ids)
 			var body any
 			if route.Method != "GET" && route.Method != "DELETE" {
 				if b, ok := f.bodies[route.Operation]; ok {

@@ -85,6 +85,18 @@ var bodyForms = map[string]string{
 	"sortSiteStructure": `{"type": "object", "required": ["item"], "properties": {
 		"item": {"$ref": "#/components/schemas/SiteStructureItemPointer"},
 		"position": {"$ref": "#/components/schemas/SiteStructureItemMovePosition"}}}`,
+	// The reference's PlainObject (unsignedClaims) has no type, so every
+	// value is one: a claim that is a string, a boolean or a number
+	// matches two of the forms of its oneOf, which refuses it (GitBook's
+	// own client sends such claims). Its forms, as they are meant.
+	"resolvePublishedContentByUrl": `{"type": "object", "required": ["url"], "properties": {
+		"url": {"$ref": "#/components/schemas/URL"},
+		"redirectOnError": {"type": "boolean"},
+		"visitor": {"type": "object", "properties": {
+			"jwtToken": {"type": "string"},
+			"unsignedClaims": {"type": "object", "additionalProperties": {"anyOf": [
+				{"type": "object"}, {"type": "string"}, {"type": "boolean"}, {"type": "number"},
+				{"type": "array", "items": {"anyOf": [{"type": "object"}, {"type": "string"}, {"type": "boolean"}, {"type": "number"}]}}]}}}}}}`,
 	// The comment is a JSON document itself, not the reference's Document
 	// ({markdown} or {document}) (schema.graphqls,
 	// SubmitChangeRequestReviewInput).

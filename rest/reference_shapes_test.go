@@ -200,6 +200,14 @@ func newShapesFixture(t *testing.T, env *servertest.Env) *shapesFixture {
 	synced := admin.Do("POST", "/v1/orgs/"+org+"/spaces", `{"title":"Synced"}`).Expect(http.StatusCreated).String("id")
 	archive := admin.Do("POST", "/v1/orgs/"+org+"/collections", `{"title":"Archive"}`).Expect(http.StatusCreated).String("id")
 	admin.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": "Archived", "parent": archive}).Expect(http.StatusCreated)
+	// An address resolved after the writes that unpublish the fixture's
+	// site: of a site of its own, at a page, with the visitor's unsigned
+	// claims.
+	resolved := admin.Do("POST", "/v1/orgs/"+org+"/sites", map[string]any{"title": "Resolved", "visibility": "public",
+		"spaces": []string{space}}).Expect(http.StatusCreated).String("id")
+	admin.Do("POST", "/v1/orgs/"+org+"/sites/"+resolved+"/publish", nil).Expect(http.StatusOK)
+	f.bodies["resolvePublishedContentByUrl"] = mustJSON(t, map[string]any{"url": publishedURLOf(t, admin, org, resolved) + "/" + f.ids["pagePath"],
+		"visitor": map[string]any{"unsignedClaims": map[string]any{"beta": true}}})
 	f.idsFor = map[string]map[string]string{
 		"transferSpace":                            {"spaceId": spare},
 		"transferCollection":                       {"collectionId": archive},
@@ -281,8 +289,8 @@ func (f *shapesFixture) calls(t *testing.T, route rest.Route) []referenceCall {
 		body = f.bodies[route.Operation]
 	}
 	query := maps.Clone(listQueries[route.Operation])
-	if q, ok := requiredQuery[route.Operation]; ok {
-		values, err := url.ParseQuery(strings.TrimPrefix(q, "?"))
+	if _, ok := requiredQuery[route.Operation]; ok {
+		values, err := url.ParseQuery(strings.TrimPrefix(requiredQueryOf(route.Operation, ids), "?"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -157,6 +157,8 @@ var Routes = []Route{
 		Result: "space.revisionById.page", Tag: "content", Summary: "Get a page of a revision"},
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/path/{pagePath...}", Operation: "getPageInRevisionByPath", Status: http.StatusOK,
 		Result: "space.revisionById.pageByPath", Tag: "content", Summary: "Get a page of a revision by its path"},
+	{Method: "GET", Path: "/v1/spaces/{spaceId}/revisions/{revisionId}/page/{pageId}/document", Operation: "getPageDocumentInRevisionById",
+		Status: http.StatusOK, Result: "space.revisionById.page.document", Tag: "content", Summary: "Get the JSON document of a page of a revision"},
 
 	// Files, of the space's content, of a revision and of a change request
 	{Method: "GET", Path: "/v1/spaces/{spaceId}/content/files", Operation: "listFiles", Status: http.StatusOK,
@@ -449,6 +451,13 @@ var Routes = []Route{
 		Status: http.StatusResetContent, Tag: "site-redirects", Summary: "Delete a redirect (205; 204 when there was none)"},
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/sites/{siteId}/redirect", Operation: "getSiteRedirectBySource", Status: http.StatusOK,
 		Result: "site.redirect", Tag: "site-redirects", Summary: "Get the redirect from a source, and the address it leads to"},
+
+	// Published addresses, for front ends that render sites themselves
+	// (graph/published_url.go)
+	{Method: "POST", Path: "/v1/urls/published", Operation: "resolvePublishedContentByUrl", Status: http.StatusOK, Tag: "urls",
+		Summary: "What a published address shows a visitor: site, section, site space, space, revision and page path, with a visitor API token"},
+	{Method: "GET", Path: "/v1/urls/published", Operation: "getPublishedContentByUrl", Status: http.StatusOK, Tag: "urls",
+		Summary: "What a published address shows a visitor (deprecated: the POST takes unsigned claims too)"},
 	// SAML single sign-on (graph/saml.go; the sign-in itself is
 	// served outside /v1, graph/sso_login.go)
 	{Method: "GET", Path: "/v1/orgs/{organizationId}/saml", Operation: "listSAMLProvidersInOrganizationById", Status: http.StatusOK,

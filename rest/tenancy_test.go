@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestCrossTenantAccess(t *testing.T) {
 			for name, id := range threadIDs(route, ids) {
 				path = strings.ReplaceAll(path, "{"+name+"}", id)
 			}
-			path += requiredQuery[route.Operation]
+			path += requiredQueryOf(route.Operation, ids)
 			if strings.Contains(path, "{") {
 				t.Fatalf("no id for a parameter of %s", route.Path)
 			}
@@ -91,6 +92,7 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 	victim.Do("PUT", sitePath+"/adaptive-schema", `{"jsonSchema":{"type":"object","properties":{"beta":{"type":"boolean","description":"b"}},"additionalProperties":false}}`).
 		Expect(http.StatusOK)
 	victim.Do("POST", sitePath+"/publish", nil).Expect(http.StatusOK)
+	publishedURL := publishedURLOf(t, victim, org, site)
 	shareLink := victim.Do("POST", sitePath+"/share-links", `{"name":"Partners"}`).Expect(http.StatusCreated).String("id")
 	redirect := victim.Do("POST", sitePath+"/redirects", map[string]any{"source": "/old-page",
 		"destination": map[string]any{"kind": "site-space", "siteSpaceId": siteSpaceID}}).Expect(http.StatusCreated).String("id")
@@ -134,9 +136,11 @@ func newTenantFixture(t *testing.T, env *servertest.Env, victim *servertest.User
 		"specSlug": specSlug, "versionId": specVersion, "translationId": translation, "samlProviderId": samlProvider,
 		"reviewId": review, "integrationName": integration, "installationId": inst, "eventId": event,
 		"conversationId": conversation, "issueId": issue, "clusterId": cluster, "shareLinkId": shareLink, "siteRedirectId": redirect,
+		"publishedURL": publishedURL,
 	}
 	// Bodies that would be valid for the victim, so a 400 cannot hide a leak.
 	bodies := map[string]string{
+		"resolvePublishedContentByUrl":        `{"url":"` + publishedURL + `/` + pagePath + `"}`,
 		"updateOrganizationById":              `{"title":"Pwned"}`,
 		"updateOrganizationAgentInstructions": `{"instructions":{"object":"document","data":{},"nodes":[]}}`,
 		"createSpace":                         `{"title":"Planted"}`,
@@ -254,12 +258,36 @@ func operationSource(t *testing.T, name string) string {
 	return string(b)
 }
 
-// requiredQuery holds the query strings operations cannot do without.
+// requiredQuery holds the query strings operations cannot do without; a
+// {name} in one is the fixture's id of that name (requiredQueryOf).
 var requiredQuery = map[string]string{
 	"searchSpaceContent":        "?query=hello",
 	"searchOrganizationContent": "?query=hello",
 	// Every fixture's site redirects from /old-page.
-	"getSiteRedirectBySource": "?source=/old-page",
+	"getSiteRedirectBySource":  "?source=/old-page",
+	"getPublishedContentByUrl": "?url={publishedURL}",
+}
+
+// requiredQueryOf is the query string operation op cannot do without, with
+// the fixture's ids in it.
+func requiredQueryOf(op string, ids map[string]string) string {
+	q := requiredQuery[op]
+	for name, id := range ids {
+		q = strings.ReplaceAll(q, "{"+name+"}", url.QueryEscape(id))
+	}
+	return q
+}
+
+// publishedURLOf is the published address of site of org, as u reads it:
+// where its visitors read it (the fixtures' publishedURL).
+func publishedURLOf(t *testing.T, u *servertest.User, org, site string) string {
+	t.Helper()
+	urls := u.Do("GET", "/v1/orgs/"+org+"/sites/"+site, nil).Expect(http.StatusOK).JSON()["urls"].(map[string]any)
+	published, _ := urls["published"].(string)
+	if published == "" {
+		t.Fatalf("site %s has no published address: %v", site, urls)
+	}
+	return published
 }
 
 // postThread posts a comment with a reply on a space (or, with cr, on a

@@ -1243,12 +1243,37 @@ type ComplexityRoot struct {
 		ServiceVisitorClaims func(childComplexity int) int
 	}
 
+	PublishedContentRedirect struct {
+		Redirect func(childComplexity int) int
+		Target   func(childComplexity int) int
+	}
+
 	PublishedContentSite struct {
 		Customizations func(childComplexity int) int
 		Object         func(childComplexity int) int
 		Scripts        func(childComplexity int) int
 		Site           func(childComplexity int) int
 		Structure      func(childComplexity int) int
+	}
+
+	PublishedSiteContent struct {
+		APIToken          func(childComplexity int) int
+		APITokenExpiresAt func(childComplexity int) int
+		BasePath          func(childComplexity int) int
+		CanonicalURL      func(childComplexity int) int
+		ChangeRequest     func(childComplexity int) int
+		Claims            func(childComplexity int) int
+		Complete          func(childComplexity int) int
+		ContextID         func(childComplexity int) int
+		Organization      func(childComplexity int) int
+		Pathname          func(childComplexity int) int
+		Revision          func(childComplexity int) int
+		ShareKey          func(childComplexity int) int
+		Site              func(childComplexity int) int
+		SiteBasePath      func(childComplexity int) int
+		SiteSection       func(childComplexity int) int
+		SiteSpace         func(childComplexity int) int
+		Space             func(childComplexity int) int
 	}
 
 	PublishedSiteCustomizations struct {
@@ -1271,6 +1296,7 @@ type ComplexityRoot struct {
 		OrganizationInvite             func(childComplexity int, organizationID string, id string) int
 		Organizations                  func(childComplexity int, page *string, limit *int, first *int, after *string) int
 		OrganizationsForEmailDomain    func(childComplexity int, emailDomain string) int
+		PublishedContentByURL          func(childComplexity int, input model.ResolvePublishedContentInput) int
 		PublishedContentSite           func(childComplexity int, organizationID string, siteID string, shareKey *string) int
 		RateLimit                      func(childComplexity int) int
 		Site                           func(childComplexity int, organizationID string, id string, shareKey *string) int
@@ -2324,6 +2350,7 @@ type QueryResolver interface {
 	Space(ctx context.Context, id string, shareKey *string) (*store.Space, error)
 	Site(ctx context.Context, organizationID string, id string, shareKey *string) (*store.Site, error)
 	PublishedContentSite(ctx context.Context, organizationID string, siteID string, shareKey *string) (*model.PublishedContentSite, error)
+	PublishedContentByURL(ctx context.Context, input model.ResolvePublishedContentInput) (model.PublishedContentLookup, error)
 	Collection(ctx context.Context, id string) (*store.Collection, error)
 	OrganizationInvite(ctx context.Context, organizationID string, id string) (*store.Invite, error)
 	OrganizationsForEmailDomain(ctx context.Context, emailDomain string) (*model.EmailDomainOrganizations, error)
@@ -7996,6 +8023,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingResult.ServiceVisitorClaims(childComplexity), true
 
+	case "PublishedContentRedirect.redirect":
+		if e.ComplexityRoot.PublishedContentRedirect.Redirect == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentRedirect.Redirect(childComplexity), true
+	case "PublishedContentRedirect.target":
+		if e.ComplexityRoot.PublishedContentRedirect.Target == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedContentRedirect.Target(childComplexity), true
+
 	case "PublishedContentSite.customizations":
 		if e.ComplexityRoot.PublishedContentSite.Customizations == nil {
 			break
@@ -8026,6 +8066,109 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublishedContentSite.Structure(childComplexity), true
+
+	case "PublishedSiteContent.apiToken":
+		if e.ComplexityRoot.PublishedSiteContent.APIToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.APIToken(childComplexity), true
+	case "PublishedSiteContent.apiTokenExpiresAt":
+		if e.ComplexityRoot.PublishedSiteContent.APITokenExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.APITokenExpiresAt(childComplexity), true
+	case "PublishedSiteContent.basePath":
+		if e.ComplexityRoot.PublishedSiteContent.BasePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.BasePath(childComplexity), true
+	case "PublishedSiteContent.canonicalUrl":
+		if e.ComplexityRoot.PublishedSiteContent.CanonicalURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.CanonicalURL(childComplexity), true
+	case "PublishedSiteContent.changeRequest":
+		if e.ComplexityRoot.PublishedSiteContent.ChangeRequest == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.ChangeRequest(childComplexity), true
+	case "PublishedSiteContent.claims":
+		if e.ComplexityRoot.PublishedSiteContent.Claims == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Claims(childComplexity), true
+	case "PublishedSiteContent.complete":
+		if e.ComplexityRoot.PublishedSiteContent.Complete == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Complete(childComplexity), true
+	case "PublishedSiteContent.contextId":
+		if e.ComplexityRoot.PublishedSiteContent.ContextID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.ContextID(childComplexity), true
+	case "PublishedSiteContent.organization":
+		if e.ComplexityRoot.PublishedSiteContent.Organization == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Organization(childComplexity), true
+	case "PublishedSiteContent.pathname":
+		if e.ComplexityRoot.PublishedSiteContent.Pathname == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Pathname(childComplexity), true
+	case "PublishedSiteContent.revision":
+		if e.ComplexityRoot.PublishedSiteContent.Revision == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Revision(childComplexity), true
+	case "PublishedSiteContent.shareKey":
+		if e.ComplexityRoot.PublishedSiteContent.ShareKey == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.ShareKey(childComplexity), true
+	case "PublishedSiteContent.site":
+		if e.ComplexityRoot.PublishedSiteContent.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Site(childComplexity), true
+	case "PublishedSiteContent.siteBasePath":
+		if e.ComplexityRoot.PublishedSiteContent.SiteBasePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.SiteBasePath(childComplexity), true
+	case "PublishedSiteContent.siteSection":
+		if e.ComplexityRoot.PublishedSiteContent.SiteSection == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.SiteSection(childComplexity), true
+	case "PublishedSiteContent.siteSpace":
+		if e.ComplexityRoot.PublishedSiteContent.SiteSpace == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.SiteSpace(childComplexity), true
+	case "PublishedSiteContent.space":
+		if e.ComplexityRoot.PublishedSiteContent.Space == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishedSiteContent.Space(childComplexity), true
 
 	case "PublishedSiteCustomizations.site":
 		if e.ComplexityRoot.PublishedSiteCustomizations.Site == nil {
@@ -8153,6 +8296,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.OrganizationsForEmailDomain(childComplexity, args["emailDomain"].(string)), true
+	case "Query.publishedContentByUrl":
+		if e.ComplexityRoot.Query.PublishedContentByURL == nil {
+			break
+		}
+
+		args, err := ec.field_Query_publishedContentByUrl_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PublishedContentByURL(childComplexity, args["input"].(model.ResolvePublishedContentInput)), true
 	case "Query.publishedContentSite":
 		if e.ComplexityRoot.Query.PublishedContentSite == nil {
 			break
@@ -13643,6 +13797,117 @@ type PublishedContentSite {
 }
 
 """
+What ` + "`" + `publishedContentByUrl` + "`" + ` asks: a published address, and the visitor
+who opens it, as GitBook's resolvePublishedContentByUrl takes them.
+"""
+input ResolvePublishedContentInput {
+  """
+  The address: under the published URL (` + "`" + `DOCSAPI_PUBLISHED_URL` + "`" + `,
+  ` + "`" + `{organization}/{site basename or id}/...` + "`" + `) or on a site's custom
+  hostname; a share key in its query (` + "`" + `?share=` + "`" + `) opens a share-link site.
+  At most 2048 characters.
+  """
+  url: String!
+  """
+  When the visitor's token is refused on a visitor-auth site with a login
+  page (` + "`" + `fallbackURL` + "`" + `): answer a redirect to that page (with ` + "`" + `location` + "`" + `,
+  the address's path), not NOT_FOUND.
+  """
+  redirectOnError: Boolean = false
+  "The visitor: its token (signed claims) and unsigned claims."
+  visitor: SiteVisitorInput
+}
+
+"A visitor of a published site, as a front end knows it (GitBook's SiteVisitorPayload)."
+input SiteVisitorInput {
+  """
+  A token signed with the site's visitor key (HS256, with an expiry): the
+  proof a visitor-auth site asks for, and the signed claims of adaptive
+  content.
+  """
+  jwtToken: String
+  """
+  Claims anyone may set (adaptive content), under ` + "`" + `visitor.claims.unsigned` + "`" + `;
+  only those the site's visitor schema declares under ` + "`" + `unsigned` + "`" + ` count.
+  """
+  unsignedClaims: JSONObject
+}
+
+"What a published address leads to: content, or another address."
+union PublishedContentLookup = PublishedSiteContent | PublishedContentRedirect
+
+"""
+The content a published address shows one visitor (GitBook's
+PublishedSiteContent): where it is in the site, and a token to read it as
+that visitor.
+"""
+type PublishedSiteContent {
+  organization: ID!
+  site: ID!
+  "The section; null on a site without sections."
+  siteSection: ID
+  siteSpace: ID!
+  space: ID!
+  "The space's live revision: what its visitors read."
+  revision: ID!
+  "A change request previewed at the address: always null (published addresses show live content)."
+  changeRequest: ID
+  """
+  The page's path in the revision (slugs joined by /), after the base
+  path; empty for the site space's front page (its first page).
+  """
+  pathname: String!
+  "The path of the site space on the address's host, with a trailing slash: the site's base, then the section's and site space's paths, each left out for the default."
+  basePath: String!
+  "The path of the site on the address's host, with a trailing slash (` + "`" + `/` + "`" + ` on a custom hostname)."
+  siteBasePath: String!
+  "Always true: the whole address was read, so no further segment can name a section or site space."
+  complete: Boolean!
+  "The canonical address of the content: the site's own base (its basename, or its hostname), the defaults left out."
+  canonicalUrl: String!
+  "The share key the address carried, when a share-link site opened to it."
+  shareKey: String
+  """
+  What the visitor's pages depend on beyond the site and its content (a
+  digest of its claims), for a front end to key what it keeps by; null
+  for a visitor without claims.
+  """
+  contextId: String
+  """
+  A visitor API token: with it as the bearer token, ` + "`" + `/graphql` + "`" + ` and ` + "`" + `/v1` + "`" + `
+  read exactly what this visitor may read on this site (the roots
+  ` + "`" + `publishedContentSite` + "`" + `, ` + "`" + `site` + "`" + ` and ` + "`" + `space` + "`" + `), and nothing else. It works
+  for an hour at most (no longer than the visitor's own token), and stops
+  working as soon as what admitted the visitor no longer does: the share
+  link turned off or deleted, the site's visitor key regenerated, the site
+  unpublished or given another audience. A JSON Web Token whose payload is
+  GitBook's SiteAPIToken, with the visitor's ` + "`" + `claims` + "`" + `.
+  """
+  apiToken: String!
+  "When ` + "`" + `apiToken` + "`" + ` stops working."
+  apiTokenExpiresAt: DateTime!
+  "The visitor's claims, as conditions see them: the signed ones, with the unsigned ones under ` + "`" + `unsigned` + "`" + `."
+  claims: JSONObject!
+}
+
+"An address that only leads to another (GitBook's redirect of a lookup)."
+type PublishedContentRedirect {
+  target: PublishedContentRedirectTarget!
+  "The address to go to."
+  redirect: String!
+}
+
+"Where a redirect of a lookup leads."
+enum PublishedContentRedirectTarget {
+  "The editing application."
+  application
+  "Other published content: a page group's first page, a space's site."
+  content
+  "Outside the platform: a visitor-auth site's login page."
+  external
+}
+
+"""
 How a published site looks to its visitors: the settings in effect, as
 front ends render them. Anyone who may read the published site reads them
 (its customization fields are for the organization's admins).
@@ -15334,6 +15599,16 @@ type Query {
   site(organizationId: ID!, id: ID!, shareKey: String): Site
   "A published site as its visitors get it."
   publishedContentSite(organizationId: ID!, siteId: ID!, shareKey: String): PublishedContentSite
+  """
+  What a published address shows one visitor, for front ends that render
+  published sites themselves (GitBook's resolvePublishedContentByUrl): the
+  site, section, site space, space, live revision and page path it leads
+  to as that visitor (its token and claims) sees the site, or a redirect,
+  with a visitor API token to read the content as that visitor. For
+  members who may read the site's organization's sites; an address that
+  leads to nothing the visitor may read is NOT_FOUND, whatever the reason.
+  """
+  publishedContentByUrl(input: ResolvePublishedContentInput!): PublishedContentLookup!
   "A collection."
   collection(id: ID!): Collection
   """
@@ -24627,6 +24902,20 @@ func (ec *executionContext) field_Query_organizations_args(ctx context.Context, 
 		return nil, err
 	}
 	args["after"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_publishedContentByUrl_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ResolvePublishedContentInput, error) {
+			return ec.unmarshalNResolvePublishedContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐResolvePublishedContentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
 	return args, nil
 }
 
@@ -48639,6 +48928,52 @@ func (ec *executionContext) fieldContext_PingResult_serviceVisitorClaims(_ conte
 	return graphql.NewScalarFieldContext("PingResult", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _PublishedContentRedirect_target(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentRedirect) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentRedirect_target(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Target, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PublishedContentRedirectTarget) graphql.Marshaler {
+			return ec.marshalNPublishedContentRedirectTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentRedirectTarget(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentRedirect_target(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedContentRedirect", field, false, false, errors.New("field of type PublishedContentRedirectTarget does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedContentRedirect_redirect(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentRedirect) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedContentRedirect_redirect(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Redirect, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedContentRedirect_redirect(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedContentRedirect", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _PublishedContentSite_object(ctx context.Context, field graphql.CollectedField, obj *model.PublishedContentSite) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -48788,6 +49123,397 @@ func (ec *executionContext) fieldContext_PublishedContentSite_scripts(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PublishedSiteContent_organization(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_organization(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Organization, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_organization(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_site(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_siteSection(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_siteSection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSection, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_siteSection(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_siteSpace(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_siteSpace(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteSpace, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_siteSpace(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_space(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_space(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Space, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_space(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_revision(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_revision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Revision, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_revision(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_changeRequest(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_changeRequest(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ChangeRequest, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_changeRequest(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_pathname(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_pathname(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Pathname, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_pathname(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_basePath(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_basePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BasePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_basePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_siteBasePath(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_siteBasePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SiteBasePath, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_siteBasePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_complete(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_complete(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Complete, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_complete(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_canonicalUrl(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_canonicalUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanonicalURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_canonicalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_shareKey(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_shareKey(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ShareKey, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_shareKey(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_contextId(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_contextId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ContextID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_contextId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_apiToken(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_apiToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APIToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_apiToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_apiTokenExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_apiTokenExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.APITokenExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_apiTokenExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _PublishedSiteContent_claims(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteContent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishedSiteContent_claims(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Claims, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v map[string]any) graphql.Marshaler {
+			return ec.marshalNJSONObject2map(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishedSiteContent_claims(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublishedSiteContent", field, false, false, errors.New("field of type JSONObject does not have child fields"))
 }
 
 func (ec *executionContext) _PublishedSiteCustomizations_site(ctx context.Context, field graphql.CollectedField, obj *model.PublishedSiteCustomizations) (ret graphql.Marshaler) {
@@ -49257,6 +49983,50 @@ func (ec *executionContext) fieldContext_Query_publishedContentSite(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_publishedContentSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_publishedContentByUrl(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_publishedContentByUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PublishedContentByURL(ctx, fc.Args["input"].(model.ResolvePublishedContentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PublishedContentLookup) graphql.Marshaler {
+			return ec.marshalNPublishedContentLookup2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentLookup(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_publishedContentByUrl(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type PublishedContentLookup does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_publishedContentByUrl_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -64612,6 +65382,54 @@ func (ec *executionContext) unmarshalInputRequestReviewersInput(ctx context.Cont
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputResolvePublishedContentInput(ctx context.Context, obj any) (model.ResolvePublishedContentInput, error) {
+	var it model.ResolvePublishedContentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	if _, present := asMap["redirectOnError"]; !present {
+		asMap["redirectOnError"] = false
+	}
+
+	fieldsInOrder := [...]string{"url", "redirectOnError", "visitor"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "redirectOnError":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("redirectOnError"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RedirectOnError = graphql.OmittableOf(data)
+		case "visitor":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visitor"))
+			data, err := ec.unmarshalOSiteVisitorInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteVisitorInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visitor = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSiteAdaptiveContentInput(ctx context.Context, obj any) (model.SiteAdaptiveContentInput, error) {
 	var it model.SiteAdaptiveContentInput
 	if obj == nil {
@@ -65019,6 +65837,43 @@ func (ec *executionContext) unmarshalInputSiteStructureMovePosition(ctx context.
 				return it, err
 			}
 			it.After = graphql.OmittableOf(data)
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSiteVisitorInput(ctx context.Context, obj any) (model.SiteVisitorInput, error) {
+	var it model.SiteVisitorInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"jwtToken", "unsignedClaims"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "jwtToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("jwtToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.JwtToken = graphql.OmittableOf(data)
+		case "unsignedClaims":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("unsignedClaims"))
+			data, err := ec.unmarshalOJSONObject2map(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UnsignedClaims = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -66633,6 +67488,33 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return typedObj
 		} else {
 			panic(fmt.Errorf("unexpected type %T; non-generated variants of Node must implement graphql.Marshaler", obj))
+		}
+	}
+}
+
+func (ec *executionContext) _PublishedContentLookup(ctx context.Context, sel ast.SelectionSet, obj model.PublishedContentLookup) graphql.Marshaler {
+	switch obj := (obj).(type) {
+	case nil:
+		return graphql.Null
+	case model.PublishedSiteContent:
+		return ec._PublishedSiteContent(ctx, sel, &obj)
+	case *model.PublishedSiteContent:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PublishedSiteContent(ctx, sel, obj)
+	case model.PublishedContentRedirect:
+		return ec._PublishedContentRedirect(ctx, sel, &obj)
+	case *model.PublishedContentRedirect:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._PublishedContentRedirect(ctx, sel, obj)
+	default:
+		if typedObj, ok := obj.(graphql.Marshaler); ok {
+			return typedObj
+		} else {
+			panic(fmt.Errorf("unexpected type %T; non-generated variants of PublishedContentLookup must implement graphql.Marshaler", obj))
 		}
 	}
 }
@@ -79803,6 +80685,49 @@ func (ec *executionContext) _PingResult(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var publishedContentRedirectImplementors = []string{"PublishedContentRedirect", "PublishedContentLookup"}
+
+func (ec *executionContext) _PublishedContentRedirect(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedContentRedirect) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishedContentRedirectImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishedContentRedirect")
+		case "target":
+			out.Values[i] = ec._PublishedContentRedirect_target(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redirect":
+			out.Values[i] = ec._PublishedContentRedirect_redirect(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var publishedContentSiteImplementors = []string{"PublishedContentSite"}
 
 func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedContentSite) graphql.Marshaler {
@@ -79872,6 +80797,124 @@ func (ec *executionContext) _PublishedContentSite(ctx context.Context, sel ast.S
 			out.Values[i] = ec._PublishedContentSite_scripts(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var publishedSiteContentImplementors = []string{"PublishedSiteContent", "PublishedContentLookup"}
+
+func (ec *executionContext) _PublishedSiteContent(ctx context.Context, sel ast.SelectionSet, obj *model.PublishedSiteContent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishedSiteContentImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishedSiteContent")
+		case "organization":
+			out.Values[i] = ec._PublishedSiteContent_organization(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "site":
+			out.Values[i] = ec._PublishedSiteContent_site(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "siteSection":
+			out.Values[i] = ec._PublishedSiteContent_siteSection(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "siteSpace":
+			out.Values[i] = ec._PublishedSiteContent_siteSpace(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "space":
+			out.Values[i] = ec._PublishedSiteContent_space(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revision":
+			out.Values[i] = ec._PublishedSiteContent_revision(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changeRequest":
+			out.Values[i] = ec._PublishedSiteContent_changeRequest(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "pathname":
+			out.Values[i] = ec._PublishedSiteContent_pathname(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "basePath":
+			out.Values[i] = ec._PublishedSiteContent_basePath(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "siteBasePath":
+			out.Values[i] = ec._PublishedSiteContent_siteBasePath(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "complete":
+			out.Values[i] = ec._PublishedSiteContent_complete(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "canonicalUrl":
+			out.Values[i] = ec._PublishedSiteContent_canonicalUrl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shareKey":
+			out.Values[i] = ec._PublishedSiteContent_shareKey(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "contextId":
+			out.Values[i] = ec._PublishedSiteContent_contextId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "apiToken":
+			out.Values[i] = ec._PublishedSiteContent_apiToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apiTokenExpiresAt":
+			out.Values[i] = ec._PublishedSiteContent_apiTokenExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "claims":
+			out.Values[i] = ec._PublishedSiteContent_claims(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -80187,6 +81230,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_publishedContentSite(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "publishedContentByUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_publishedContentByUrl(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -91752,6 +92817,26 @@ func (ec *executionContext) unmarshalNPublishIntegrationInput2githubᚗcomᚋdoc
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNPublishedContentLookup2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentLookup(ctx context.Context, sel ast.SelectionSet, v model.PublishedContentLookup) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublishedContentLookup(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPublishedContentRedirectTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentRedirectTarget(ctx context.Context, v any) (model.PublishedContentRedirectTarget, error) {
+	var res model.PublishedContentRedirectTarget
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublishedContentRedirectTarget2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedContentRedirectTarget(ctx context.Context, sel ast.SelectionSet, v model.PublishedContentRedirectTarget) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPublishedSiteCustomizations2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐPublishedSiteCustomizations(ctx context.Context, sel ast.SelectionSet, v *model.PublishedSiteCustomizations) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -91790,6 +92875,11 @@ func (ec *executionContext) marshalNRequestReviewersResult2ᚖgithubᚗcomᚋdoc
 		return graphql.Null
 	}
 	return ec._RequestReviewersResult(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNResolvePublishedContentInput2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐResolvePublishedContentInput(ctx context.Context, v any) (model.ResolvePublishedContentInput, error) {
+	res, err := ec.unmarshalInputResolvePublishedContentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐRevision(ctx context.Context, sel ast.SelectionSet, v *store.Revision) graphql.Marshaler {
@@ -94947,6 +96037,14 @@ func (ec *executionContext) marshalOSiteVisibility2ᚖgithubᚗcomᚋdocsapiᚋd
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) unmarshalOSiteVisitorInput2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐSiteVisitorInput(ctx context.Context, v any) (*model.SiteVisitorInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSiteVisitorInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOSpace2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐSpace(ctx context.Context, sel ast.SelectionSet, v *store.Space) graphql.Marshaler {

@@ -18,6 +18,11 @@ type ContentLocation interface {
 	IsContentLocation()
 }
 
+// What a published address leads to: content, or another address.
+type PublishedContentLookup interface {
+	IsPublishedContentLookup()
+}
+
 // A section to add to a group.
 type AddSectionToGroupInput struct {
 	SectionID string `json:"sectionId"`
@@ -855,6 +860,15 @@ type PublishIntegrationInput struct {
 	ContentSecurityPolicy graphql.Omittable[any]            `json:"contentSecurityPolicy,omitempty"`
 }
 
+// An address that only leads to another (GitBook's redirect of a lookup).
+type PublishedContentRedirect struct {
+	Target PublishedContentRedirectTarget `json:"target"`
+	// The address to go to.
+	Redirect string `json:"redirect"`
+}
+
+func (PublishedContentRedirect) IsPublishedContentLookup() {}
+
 // A site as its visitors get it.
 type PublishedContentSite struct {
 	// Always `published-content-site`.
@@ -865,6 +879,54 @@ type PublishedContentSite struct {
 	// The scripts integrations inject into the site's pages: none, as the server runs no integration scripts.
 	Scripts []*SiteIntegrationScript `json:"scripts"`
 }
+
+// The content a published address shows one visitor (GitBook's
+// PublishedSiteContent): where it is in the site, and a token to read it as
+// that visitor.
+type PublishedSiteContent struct {
+	Organization string `json:"organization"`
+	Site         string `json:"site"`
+	// The section; null on a site without sections.
+	SiteSection *string `json:"siteSection,omitempty"`
+	SiteSpace   string  `json:"siteSpace"`
+	Space       string  `json:"space"`
+	// The space's live revision: what its visitors read.
+	Revision string `json:"revision"`
+	// A change request previewed at the address: always null (published addresses show live content).
+	ChangeRequest *string `json:"changeRequest,omitempty"`
+	// The page's path in the revision (slugs joined by /), after the base
+	// path; empty for the site space's front page (its first page).
+	Pathname string `json:"pathname"`
+	// The path of the site space on the address's host, with a trailing slash: the site's base, then the section's and site space's paths, each left out for the default.
+	BasePath string `json:"basePath"`
+	// The path of the site on the address's host, with a trailing slash (`/` on a custom hostname).
+	SiteBasePath string `json:"siteBasePath"`
+	// Always true: the whole address was read, so no further segment can name a section or site space.
+	Complete bool `json:"complete"`
+	// The canonical address of the content: the site's own base (its basename, or its hostname), the defaults left out.
+	CanonicalURL string `json:"canonicalUrl"`
+	// The share key the address carried, when a share-link site opened to it.
+	ShareKey *string `json:"shareKey,omitempty"`
+	// What the visitor's pages depend on beyond the site and its content (a
+	// digest of its claims), for a front end to key what it keeps by; null
+	// for a visitor without claims.
+	ContextID *string `json:"contextId,omitempty"`
+	// A visitor API token: with it as the bearer token, `/graphql` and `/v1`
+	// read exactly what this visitor may read on this site (the roots
+	// `publishedContentSite`, `site` and `space`), and nothing else. It works
+	// for an hour at most (no longer than the visitor's own token), and stops
+	// working as soon as what admitted the visitor no longer does: the share
+	// link turned off or deleted, the site's visitor key regenerated, the site
+	// unpublished or given another audience. A JSON Web Token whose payload is
+	// GitBook's SiteAPIToken, with the visitor's `claims`.
+	APIToken string `json:"apiToken"`
+	// When `apiToken` stops working.
+	APITokenExpiresAt time.Time `json:"apiTokenExpiresAt"`
+	// The visitor's claims, as conditions see them: the signed ones, with the unsigned ones under `unsigned`.
+	Claims map[string]any `json:"claims"`
+}
+
+func (PublishedSiteContent) IsPublishedContentLookup() {}
 
 // How a published site looks to its visitors: the settings in effect, as
 // front ends render them. Anyone who may read the published site reads them
@@ -920,6 +982,22 @@ type RequestReviewersInput struct {
 type RequestReviewersResult struct {
 	// The requests made (or renewed).
 	Users []*store.RequestedReviewer `json:"users"`
+}
+
+// What `publishedContentByUrl` asks: a published address, and the visitor
+// who opens it, as GitBook's resolvePublishedContentByUrl takes them.
+type ResolvePublishedContentInput struct {
+	// The address: under the published URL (`DOCSAPI_PUBLISHED_URL`,
+	// `{organization}/{site basename or id}/...`) or on a site's custom
+	// hostname; a share key in its query (`?share=`) opens a share-link site.
+	// At most 2048 characters.
+	URL string `json:"url"`
+	// When the visitor's token is refused on a visitor-auth site with a login
+	// page (`fallbackURL`): answer a redirect to that page (with `location`,
+	// the address's path), not NOT_FOUND.
+	RedirectOnError graphql.Omittable[*bool] `json:"redirectOnError,omitempty"`
+	// The visitor: its token (signed claims) and unsigned claims.
+	Visitor graphql.Omittable[*SiteVisitorInput] `json:"visitor,omitempty"`
 }
 
 // Addresses of a page.
@@ -1178,6 +1256,17 @@ type SiteURLs struct {
 	App string `json:"app"`
 	// The published site; only when it is published (and, for share-link sites, the share key was given).
 	Published *string `json:"published,omitempty"`
+}
+
+// A visitor of a published site, as a front end knows it (GitBook's SiteVisitorPayload).
+type SiteVisitorInput struct {
+	// A token signed with the site's visitor key (HS256, with an expiry): the
+	// proof a visitor-auth site asks for, and the signed claims of adaptive
+	// content.
+	JwtToken graphql.Omittable[*string] `json:"jwtToken,omitempty"`
+	// Claims anyone may set (adaptive content), under `visitor.claims.unsigned`;
+	// only those the site's visitor schema declares under `unsigned` count.
+	UnsignedClaims graphql.Omittable[map[string]any] `json:"unsignedClaims,omitempty"`
 }
 
 // An item of the structure to move, and where.
@@ -2291,6 +2380,67 @@ func (e *PageType) UnmarshalJSON(b []byte) error {
 }
 
 func (e PageType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Where a redirect of a lookup leads.
+type PublishedContentRedirectTarget string
+
+const (
+	// The editing application.
+	PublishedContentRedirectTargetApplication PublishedContentRedirectTarget = "application"
+	// Other published content: a page group's first page, a space's site.
+	PublishedContentRedirectTargetContent PublishedContentRedirectTarget = "content"
+	// Outside the platform: a visitor-auth site's login page.
+	PublishedContentRedirectTargetExternal PublishedContentRedirectTarget = "external"
+)
+
+var AllPublishedContentRedirectTarget = []PublishedContentRedirectTarget{
+	PublishedContentRedirectTargetApplication,
+	PublishedContentRedirectTargetContent,
+	PublishedContentRedirectTargetExternal,
+}
+
+func (e PublishedContentRedirectTarget) IsValid() bool {
+	switch e {
+	case PublishedContentRedirectTargetApplication, PublishedContentRedirectTargetContent, PublishedContentRedirectTargetExternal:
+		return true
+	}
+	return false
+}
+
+func (e PublishedContentRedirectTarget) String() string {
+	return string(e)
+}
+
+func (e *PublishedContentRedirectTarget) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PublishedContentRedirectTarget(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PublishedContentRedirectTarget", str)
+	}
+	return nil
+}
+
+func (e PublishedContentRedirectTarget) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PublishedContentRedirectTarget) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PublishedContentRedirectTarget) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -13,10 +14,16 @@ import (
 )
 
 // authenticator resolves the bearer token of a request into the caller
-// (graph.Resolver.Authenticate).
+// (graph.Resolver.Authenticate) or, where visitorTokens is set (/graphql
+// and /v1), into the visitor of a visitor API token
+// (graph.Resolver.AdmitVisitorToken): a visitor, never a member, which
+// reads what that visitor may read on its site and nothing else.
 type authenticator struct {
 	res *graph.Resolver
 	log *slog.Logger
+	// visitorTokens: visitor API tokens are recognised (by their prefix);
+	// elsewhere they are a token that matches no one.
+	visitorTokens bool
 }
 
 // bearer returns the token of an "Authorization: Bearer <token>" header.
@@ -29,14 +36,28 @@ func bearer(r *http.Request) (string, bool) {
 	return strings.TrimSpace(token), true
 }
 
-// resolve returns the caller of r, nil without a token, or an error for a
-// token that matches no one.
-func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
+// identify is r's context with its caller (a member, or a visitor of a
+// visitor API token), and whether there is one: r's own context without a
+// token, an error for a token that matches no one or no longer works.
+func (a authenticator) identify(r *http.Request) (context.Context, bool, error) {
 	token, ok := bearer(r)
 	if !ok {
-		return nil, nil
+		return r.Context(), false, nil
 	}
-	return a.res.Authenticate(r.Context(), token)
+	if a.visitorTokens && graph.IsVisitorToken(token) {
+		// SECURITY: a visitor, never a member: CallerFrom answers
+		// unauthenticated for it, and it asks the roots a visitor may.
+		v, err := a.res.AdmitVisitorToken(r.Context(), token)
+		if err != nil {
+			return nil, false, err
+		}
+		return graph.WithVisitor(r.Context(), v), true, nil
+	}
+	caller, err := a.res.Authenticate(r.Context(), token)
+	if err != nil {
+		return nil, false, err
+	}
+	return graph.WithCaller(r.Context(), caller), true, nil
 }
 
 // require answers 401 unless the request carries a valid token. Looking
@@ -44,15 +65,15 @@ func (a authenticator) resolve(r *http.Request) (*graph.Caller, error) {
 // (graph.DatabaseError), as any other request would.
 func (a authenticator) require(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller, err := a.resolve(r)
+		ctx, found, err := a.identify(r)
 		switch {
 		case err != nil && !errors.Is(err, graph.ErrUnauthenticated):
 			rest.WriteGraphError(w, r, a.log, err)
-		case caller == nil:
+		case !found:
 			w.Header().Set("WWW-Authenticate", engine.BearerChallenge)
 			rest.WriteError(w, http.StatusUnauthorized, graph.ErrUnauthenticated.Message)
 		default:
-			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
+			next.ServeHTTP(w, r.WithContext(ctx))
 		}
 	})
 }
@@ -62,7 +83,7 @@ func (a authenticator) require(next http.Handler) http.Handler {
 // caller) but rejects an invalid token with 401.
 func (a authenticator) optional(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller, err := a.resolve(r)
+		ctx, found, err := a.identify(r)
 		switch {
 		case errors.Is(err, graph.ErrUnauthenticated):
 			engine.WriteHTTPError(w, r, http.StatusUnauthorized, graph.ErrUnauthenticated.Code, "the bearer token is not valid")
@@ -74,10 +95,16 @@ func (a authenticator) optional(next http.Handler) http.Handler {
 		case err != nil:
 			a.log.ErrorContext(r.Context(), "authenticate", "err", err)
 			engine.WriteHTTPError(w, r, http.StatusInternalServerError, "INTERNAL", "internal error")
-		case caller == nil:
+		case !found:
 			next.ServeHTTP(w, r)
+		case graph.VisitorFrom(ctx) != nil && engine.IsWebsocket(r):
+			// A websocket's operations authenticate with its connection's
+			// token, an API token's (graph.Sessions); a visitor reads over
+			// HTTP.
+			engine.WriteHTTPError(w, r, http.StatusUnauthorized, graph.ErrUnauthenticated.Code,
+				"a visitor API token reads over HTTP, not over a websocket")
 		default:
-			next.ServeHTTP(w, r.WithContext(graph.WithCaller(r.Context(), caller)))
+			next.ServeHTTP(w, r.WithContext(ctx))
 		}
 	})
 }

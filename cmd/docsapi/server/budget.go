@@ -26,16 +26,20 @@ func client(b *budget.Budget, clock func() time.Time, next http.Handler) http.Ha
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
-		m := &budget.Meter{Key: budgetKey(caller, r)}
+		m := &budget.Meter{Key: budgetKey(caller, graph.VisitorFrom(r.Context()), r)}
 		w = &rateHeaders{ResponseWriter: w, b: b, m: m, clock: clock}
 		next.ServeHTTP(w, r.WithContext(budget.WithMeter(ctx, m)))
 	})
 }
 
-// budgetKey is whose budget r draws on: its token's, or its address's.
-func budgetKey(caller *graph.Caller, r *http.Request) string {
+// budgetKey is whose budget r draws on: its token's (an API token's, or a
+// visitor API token's), or its address's.
+func budgetKey(caller *graph.Caller, visitor *graph.Visitor, r *http.Request) string {
 	if caller != nil {
 		return caller.BudgetKey()
+	}
+	if visitor != nil && visitor.BudgetKey() != "" {
+		return visitor.BudgetKey()
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {

@@ -237,9 +237,12 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	}
 	res.PublishedChanges.Start()
 	auth := authenticator{res: res, log: log}
+	// /graphql and /v1 also read as the visitor of a visitor API token
+	// (graph/visitor_token.go); the SAML endpoints are for members only.
+	readers := authenticator{res: res, log: log, visitorTokens: true}
 
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", auth.require(writePositions(db, true, client(res.Budget, cfg.Clock, api.Handler(labelled)))))
+	mux.Handle("/v1/", readers.require(writePositions(db, true, client(res.Budget, cfg.Clock, api.Handler(labelled)))))
 	// Served without a token (see rest.API.OpenAPIHandler); more specific
 	// than "/v1/", so it never reaches the authenticated /v1 mux.
 	mux.Handle(rest.OpenAPIPath, labelled("GET "+rest.OpenAPIPath, api.OpenAPIHandler()))
@@ -252,7 +255,7 @@ func New(db *store.DB, cfg Config) (*Server, error) {
 	ws := engine.Websocket(engine.Sockets{Origins: socketOrigins,
 		Open: res.Sessions(cfg.SubscriptionRecheck), Log: log,
 		WriteTimeout: cfg.WebsocketWriteTimeout, SendBuffer: cfg.WebsocketSendBuffer})
-	gql := labelled("/graphql", auth.optional(writePositions(db, false, client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws)))))
+	gql := labelled("/graphql", readers.optional(writePositions(db, false, client(res.Budget, cfg.Clock, eng.Handler(cfg.MaxUploadBytes, ws)))))
 	pg := playground.Handler("/graphql")
 	pgPage := labelled("GET /graphql (playground)", pg)
 	mux.Handle("/graphql", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
