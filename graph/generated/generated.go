@@ -14199,9 +14199,10 @@ type OpenAPIErrorObject {
 }
 
 """
-An OpenAPI specification fetched from a URL. A background job fetches it
-(through the guarded outbound client), validates it, bundles its external
-` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
+An OpenAPI specification, from a URL or from a text given with it. A
+background job fetches it (through the guarded outbound client) or takes the
+text, validates it, bundles its external ` + "`" + `$ref` + "`" + ` files and keeps a new version
+whenever the content changes.
 """
 type OpenAPISpec implements Node {
   "Always ` + "`" + `openapi-spec` + "`" + `."
@@ -14211,7 +14212,8 @@ type OpenAPISpec implements Node {
   updatedAt: DateTime!
   "Unique in the organization; letters, digits and single dashes."
   slug: String!
-  sourceURL: String!
+  "The URL it is fetched from; null for a specification published from a text (its versions' files hold the text)."
+  sourceURL: String
   processingState: OpenAPISpecProcessingState!
   visibility: OpenAPISpecVisibility!
   "The id of the newest version."
@@ -14306,9 +14308,20 @@ type OpenAPISpecVersionEdge {
   node: OpenAPISpecVersion!
 }
 
+"""
+Where a specification comes from: a URL, or the document itself as text
+(one of the two).
+"""
 input OpenAPISpecSourceInput {
-  "An absolute http(s) URL."
-  url: String!
+  "An absolute http(s) URL the document is fetched from, again at every put."
+  url: String
+  """
+  The document itself, OpenAPI 3.0, 3.1 or Swagger 2.0 as JSON or YAML: at
+  most as large as a fetched document may be (` + "`" + `DOCSAPI_OUTBOUND_MAX_BYTES` + "`" + `).
+  It must hold its own definitions (` + "`" + `$ref` + "`" + `s within it, ` + "`" + `#/...` + "`" + `): the files
+  other ` + "`" + `$ref` + "`" + `s name cannot be fetched for a text.
+  """
+  text: String
 }
 
 input CreateOpenAPISpecInput {
@@ -15151,9 +15164,9 @@ type Mutation {
   moveSiteSpace(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSpaceInput!): SiteSpace!
   "Moves any item of a site's structure before or after another."
   sortSiteStructure(organizationId: ID!, siteId: ID!, input: SortSiteStructureInput!): SiteStructureItem!
-  "Creates an OpenAPI specification; its first fetch starts in the background."
+  "Creates an OpenAPI specification; its first processing starts in the background."
   createOpenAPISpec(organizationId: ID!, input: CreateOpenAPISpecInput!): OpenAPISpec!
-  "Creates or updates (a new source) the specification with this slug, and fetches it again."
+  "Creates or updates (a new source) the specification with this slug, and processes it again (a URL is fetched again)."
   putOpenAPISpec(organizationId: ID!, slug: String!, input: PutOpenAPISpecInput!): PutOpenAPISpecResult!
   "Changes a specification's visibility."
   updateOpenAPISpec(organizationId: ID!, slug: String!, input: UpdateOpenAPISpecInput!): OpenAPISpec!
@@ -43347,11 +43360,11 @@ func (ec *executionContext) _OpenAPISpec_sourceURL(ctx context.Context, field gr
 			return obj.SourceURL, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_OpenAPISpec_sourceURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -62420,7 +62433,7 @@ func (ec *executionContext) unmarshalInputOpenAPISpecSourceInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"url"}
+	fieldsInOrder := [...]string{"url", "text"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -62429,11 +62442,18 @@ func (ec *executionContext) unmarshalInputOpenAPISpecSourceInput(ctx context.Con
 		switch k {
 		case "url":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.URL = data
+			it.URL = graphql.OmittableOf(data)
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -74885,7 +74905,7 @@ func (ec *executionContext) _OpenAPISpec(ctx context.Context, sel ast.SelectionS
 			}
 		case "sourceURL":
 			out.Values[i] = ec._OpenAPISpec_sourceURL(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "processingState":

@@ -698,9 +698,16 @@ type OpenAPISpecPermissions struct {
 	Edit bool `json:"edit"`
 }
 
+// Where a specification comes from: a URL, or the document itself as text
+// (one of the two).
 type OpenAPISpecSourceInput struct {
-	// An absolute http(s) URL.
-	URL string `json:"url"`
+	// An absolute http(s) URL the document is fetched from, again at every put.
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// The document itself, OpenAPI 3.0, 3.1 or Swagger 2.0 as JSON or YAML: at
+	// most as large as a fetched document may be (`DOCSAPI_OUTBOUND_MAX_BYTES`).
+	// It must hold its own definitions (`$ref`s within it, `#/...`): the files
+	// other `$ref`s name cannot be fetched for a text.
+	Text graphql.Omittable[*string] `json:"text,omitempty"`
 }
 
 type OpenAPISpecURLs struct {
