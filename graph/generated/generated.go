@@ -13583,7 +13583,7 @@ input AddSectionToGroupInput {
 input CreateSiteSectionInput {
   "The space published as the section's first site space."
   spaceId: ID!
-  "2 to 128 characters; defaults to the space's title."
+  "2 to 128 characters; absent or null, the space's title."
   title: String
   "An icon name (at most 50 characters), or null."
   icon: String

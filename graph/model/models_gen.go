@@ -361,7 +361,7 @@ type CreateSiteSectionGroupInput struct {
 type CreateSiteSectionInput struct {
 	// The space published as the section's first site space.
 	SpaceID string `json:"spaceId"`
-	// 2 to 128 characters; defaults to the space's title.
+	// 2 to 128 characters; absent or null, the space's title.
 	Title graphql.Omittable[*string] `json:"title,omitempty"`
 	// An icon name (at most 50 characters), or null.
 	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
