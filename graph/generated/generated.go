@@ -12786,9 +12786,18 @@ type CommentReplyEdge {
   node: CommentReply!
 }
 
+"""
+A comment's or a reply's text: markdown, or a document (one of the two;
+neither, GitBook's empty document, is refused: a comment says something).
+"""
 input CommentBodyInput {
   "At most 100,000 characters."
-  markdown: String!
+  markdown: String
+  """
+  A rich-text document, with at least one block, kept as given: the
+  ` + "`" + `document` + "`" + ` format answers it as it was sent, ` + "`" + `markdown` + "`" + ` its text.
+  """
+  document: Document
 }
 
 input TableCellInput {
@@ -60851,7 +60860,7 @@ func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"markdown"}
+	fieldsInOrder := [...]string{"markdown", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -60860,11 +60869,18 @@ func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, 
 		switch k {
 		case "markdown":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("markdown"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Markdown = data
+			it.Markdown = graphql.OmittableOf(data)
+		case "document":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
+			data, err := ec.unmarshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Document = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -91398,6 +91414,22 @@ func (ec *executionContext) unmarshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋd
 }
 
 func (ec *executionContext) marshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐDefaultLevel(ctx context.Context, sel ast.SelectionSet, v *store.DefaultLevel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx context.Context, v any) (model.Document, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res model.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx context.Context, sel ast.SelectionSet, v model.Document) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

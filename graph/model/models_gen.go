@@ -94,9 +94,14 @@ type CommentBody struct {
 	Document map[string]any `json:"document,omitempty"`
 }
 
+// A comment's or a reply's text: markdown, or a document (one of the two;
+// neither, GitBook's empty document, is refused: a comment says something).
 type CommentBodyInput struct {
 	// At most 100,000 characters.
-	Markdown string `json:"markdown"`
+	Markdown graphql.Omittable[*string] `json:"markdown,omitempty"`
+	// A rich-text document, with at least one block, kept as given: the
+	// `document` format answers it as it was sent, `markdown` its text.
+	Document graphql.Omittable[Document] `json:"document,omitempty"`
 }
 
 // What the caller may do with a comment or reply.
