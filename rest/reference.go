@@ -76,12 +76,12 @@ var bodyForms = map[string]string{
 	"sortSiteStructure": `{"type": "object", "required": ["item"], "properties": {
 		"item": {"$ref": "#/components/schemas/SiteStructureItemPointer"},
 		"position": {"$ref": "#/components/schemas/SiteStructureItemMovePosition"}}}`,
-	// The comment is a JSON document itself, not the reference's Document
-	// ({markdown} or {document}) (schema.graphqls,
-	// SubmitChangeRequestReviewInput).
+	// The comment is the reference's Document ({markdown}, {document} or
+	// {}), or, as this server took it first, a JSON document itself
+	// (schema.graphqls, SubmitChangeRequestReviewInput).
 	"submitChangeRequestReview": `{"type": "object", "required": ["status"], "properties": {
 		"status": {"$ref": "#/components/schemas/ChangeRequestReviewStatus"},
-		"comment": {"$ref": "#/components/schemas/JSONDocument"}}}`,
+		"comment": {"anyOf": [{"$ref": "#/components/schemas/Document"}, {"$ref": "#/components/schemas/JSONDocument"}]}}}`,
 }
 
 // bodySchema is a route's compiled request body schema.

@@ -12618,7 +12618,11 @@ type RequestReviewersResult {
 
 input SubmitChangeRequestReviewInput {
   status: ChangeRequestReviewStatus!
-  "A comment left with the review: a JSON document, posted on the change request."
+  """
+  A comment left with the review, posted on the change request: a JSON
+  document, or GitBook's Document, {"markdown": "..."} or {"document":
+  {...}} (kept as given); the empty {}, or one with no text, is no comment.
+  """
   comment: JSONObject
 }
 

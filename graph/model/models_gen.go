@@ -1182,7 +1182,9 @@ type SpaceURLs struct {
 
 type SubmitChangeRequestReviewInput struct {
 	Status store.ReviewStatus `json:"status"`
-	// A comment left with the review: a JSON document, posted on the change request.
+	// A comment left with the review, posted on the change request: a JSON
+	// document, or GitBook's Document, {"markdown": "..."} or {"document":
+	// {...}} (kept as given); the empty {}, or one with no text, is no comment.
 	Comment graphql.Omittable[map[string]any] `json:"comment,omitempty"`
 }
 
