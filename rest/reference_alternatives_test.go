@@ -22,9 +22,13 @@ import (
 // where the alternative is), is sent through GitBook's own client,
 // @gitbook/api, on the fixture of TestGitBookClient. Each must be a body
 // the reference's request schema admits, and either succeed, with the
-// answer (or a later read of the same path) showing the strings sent, or be
-// refused with a 400 whose message starts with the field, as
-// rest.RefusedAlternatives lists (docs/api-coverage.md shows them).
+// answer or a later read (of the same path, of the list it is in, or those
+// walkReadBack names) showing the strings sent (a document's structure
+// aside, which may be read back as its text), or be refused with a 400
+// naming the field, as rest.RefusedAlternatives lists (docs/api-coverage.md
+// shows them). The plan runs as one batch; a variant the later reads do not
+// show is sent again alone and read right after. A move's position is
+// shown by the destination's listing holding the sibling, not by order.
 func TestReferenceAlternatives(t *testing.T) {
 	t.Parallel()
 	node := gitbookClient(t)
