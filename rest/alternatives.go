@@ -2,6 +2,9 @@ package rest
 
 import (
 	"fmt"
+	"maps"
+	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -62,6 +65,26 @@ var RefusedAlternatives = func() []RefusedAlternative {
 	}
 	return out
 }()
+
+// refusedFields are the members of a body, by operation, that only a
+// refused alternative has: present, the 400 says why (rather than that the
+// field is unknown).
+var refusedFields = map[string]map[string]string{
+	"createOrganizationInvite":     {"collection": contentInvite, "level": contentInvite, "space": contentInvite},
+	"updateOrganizationInviteById": {"level": contentInvite},
+}
+
+// refusedField is the 400 of a body of operation with one of its
+// refusedFields (the first by name), nil for none.
+func refusedField(operation string, body any) *requestError {
+	obj, _ := body.(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(refusedFields[operation])) {
+		if _, ok := obj[name]; ok {
+			return &requestError{http.StatusBadRequest, name + ": " + refusedFields[operation][name]}
+		}
+	}
+	return nil
+}
 
 // RefusedAlternativesMarkdown renders RefusedAlternatives for
 // docs/api-coverage.md.
