@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -19,7 +20,11 @@ import (
 // edits it; its author or an editor resolves it; its author or an admin
 // deletes it. A page target must exist in the content commented on.
 
-const maxCommentBody = 100_000
+const (
+	maxCommentBody = 100_000
+	// maxCommentDocument bounds a body given as a document, in bytes of JSON.
+	maxCommentDocument = 1 << 20
+)
 
 // thread is where comments live: a space's content, or a change request's.
 type thread struct {
@@ -210,15 +215,46 @@ func firstError(errs []error) error {
 	return nil
 }
 
-func checkBody(in *model.CommentBodyInput) (string, error) {
+// checkBody checks the body of a comment or a reply: markdown, or a
+// document, kept as given (its text stands for it where markdown is read).
+// Neither, GitBook's empty document, is refused: a comment says something.
+func checkBody(in *model.CommentBodyInput) (markdown string, doc json.RawMessage, err error) {
 	if in == nil {
-		return "", Invalid("body", "is required")
+		return "", nil, Invalid("body", "is required")
 	}
-	if err := checkLength("body.markdown", in.Markdown, 1, maxCommentBody); err != nil {
-		return "", err
+	md, _ := in.Markdown.ValueOK()
+	d, _ := in.Document.ValueOK()
+	switch {
+	case md != nil && d != nil:
+		return "", nil, Invalid("body", `is markdown or a document, not both`)
+	case md != nil:
+		if err := checkLength("body.markdown", *md, 1, maxCommentBody); err != nil {
+			return "", nil, err
+		}
+		return *md, nil, nil
+	case d != nil:
+		if len(d) > maxCommentDocument {
+			return "", nil, Invalid("body.document", "must be a JSON document of at most %d bytes", maxCommentDocument)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(d, &m); err != nil {
+			return "", nil, Invalid("body.document", "must be a JSON document")
+		}
+		if nodes, _ := m["nodes"].([]any); len(nodes) == 0 {
+			return "", nil, Invalid("body.document", "has no blocks: a comment says something")
+		}
+		text := strings.TrimSpace(document.Text(m))
+		if err := checkLength("body.document", text, 0, maxCommentBody); err != nil {
+			return "", nil, err
+		}
+		return text, json.RawMessage(d), nil
 	}
-	return in.Markdown, nil
+	return "", nil, Invalid("body", "%s", EmptyCommentBody)
 }
+
+// EmptyCommentBody is why a body with neither markdown nor a document
+// (GitBook's empty document) is refused (docs/api-coverage.md lists it).
+const EmptyCommentBody = `is empty: a comment says something, in {"markdown": "..."} or {"document": {...}}`
 
 func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRef *string, input model.PostCommentInput) (*model.CommentNode, error) {
 	// SECURITY: the comment role or higher discusses content.
@@ -226,13 +262,13 @@ func (r *mutationResolver) PostComment(ctx context.Context, spaceID string, crRe
 	if err != nil {
 		return nil, err
 	}
-	body, err := checkBody(input.Body)
+	body, doc, err := checkBody(input.Body)
 	if err != nil {
 		return nil, err
 	}
 	caller, _ := CallerFrom(ctx)
 	c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: t.crID(), RevisionID: t.revision(),
-		Body: body, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: store.CommentOpen}
+		Body: body, BodyDocument: doc, PostedBy: &caller.User.ID, PostedAt: r.now(), Status: store.CommentOpen}
 	if page, _ := input.Page.ValueOK(); page != nil {
 		rev, err := store.GetRevision(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.revision())
 		if err != nil {
@@ -299,12 +335,12 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, spaceID string, cr
 		if !author {
 			return nil, Forbidden("only its author edits a comment")
 		}
-		if c.Body, err = checkBody(b); err != nil {
+		if c.Body, c.BodyDocument, err = checkBody(b); err != nil {
 			return nil, err
 		}
 		now := r.now()
 		c.EditedAt = &now
-		columns = append(columns, "body", "edited_at")
+		columns = append(columns, "body", "body_document", "edited_at")
 	}
 	if resolved, set := input.Resolved.ValueOK(); set {
 		if resolved == nil {
@@ -372,12 +408,12 @@ func (r *mutationResolver) PostCommentReply(ctx context.Context, spaceID string,
 	if err != nil {
 		return nil, err
 	}
-	body, err := checkBody(input.Body)
+	body, doc, err := checkBody(input.Body)
 	if err != nil {
 		return nil, err
 	}
 	caller, _ := CallerFrom(ctx)
-	reply := &store.CommentReply{ID: store.NewID(), CommentID: c.ID, Body: body, PostedBy: &caller.User.ID, PostedAt: r.now()}
+	reply := &store.CommentReply{ID: store.NewID(), CommentID: c.ID, Body: body, BodyDocument: doc, PostedBy: &caller.User.ID, PostedAt: r.now()}
 	if err := store.InsertRow(ctx, r.DB, reply); err != nil {
 		return nil, orNotFound(err, "comment") // deleted meanwhile
 	}
@@ -419,12 +455,12 @@ func (r *mutationResolver) UpdateCommentReply(ctx context.Context, spaceID strin
 		if reply.PostedBy == nil || *reply.PostedBy != caller.User.ID {
 			return nil, Forbidden("only its author edits a reply")
 		}
-		if reply.Body, err = checkBody(b); err != nil {
+		if reply.Body, reply.BodyDocument, err = checkBody(b); err != nil {
 			return nil, err
 		}
 		now := r.now()
 		reply.EditedAt = &now
-		if err := store.UpdateRow(ctx, r.DB, reply.CommentReply, "body", "edited_at"); err != nil {
+		if err := store.UpdateRow(ctx, r.DB, reply.CommentReply, "body", "body_document", "edited_at"); err != nil {
 			return nil, err
 		}
 	}
@@ -540,16 +576,23 @@ func laterOf(a, b time.Time) time.Time {
 	return a
 }
 
-// bodyIn renders a body in format (default markdown).
-func bodyIn(markdown string, format *model.DocumentFormat) *model.CommentBody {
+// bodyIn renders a body in format (default markdown): a body given as a
+// document is answered as given in the document format.
+func bodyIn(markdown string, doc json.RawMessage, format *model.DocumentFormat) *model.CommentBody {
 	if format != nil && *format == model.DocumentFormatDocument {
+		if len(doc) > 0 && string(doc) != "null" {
+			var m map[string]any
+			if json.Unmarshal(doc, &m) == nil {
+				return &model.CommentBody{Document: m}
+			}
+		}
 		return &model.CommentBody{Document: document.FromMarkdown(markdown)}
 	}
 	return &model.CommentBody{Markdown: &markdown}
 }
 
 func (r *commentResolver) Body(_ context.Context, c *model.CommentNode, format *model.DocumentFormat) (*model.CommentBody, error) {
-	return bodyIn(c.Body, format), nil
+	return bodyIn(c.Body, c.BodyDocument, format), nil
 }
 
 func (r *commentResolver) Target(_ context.Context, c *model.CommentNode) (*model.CommentTarget, error) {
@@ -647,7 +690,7 @@ func (r *commentReplyResolver) Reactions(ctx context.Context, x *model.ReplyNode
 }
 
 func (r *commentReplyResolver) Body(_ context.Context, x *model.ReplyNode, format *model.DocumentFormat) (*model.CommentBody, error) {
-	return bodyIn(x.Body, format), nil
+	return bodyIn(x.Body, x.BodyDocument, format), nil
 }
 
 func (r *commentReplyResolver) Urls(_ context.Context, x *model.ReplyNode) (*model.CommentURLs, error) {

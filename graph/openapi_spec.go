@@ -16,10 +16,14 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// OpenAPI specifications. A spec names a source URL; creating it
-// or putting a new source marks it pending and, after the commit, enqueues a
-// job (ProcessOpenAPISpec, openapi_spec_process.go) that fetches, validates
-// and bundles it and keeps a version when the content changed. A periodic
+// OpenAPI specifications. A spec's source is a URL, or a text given with
+// it (GitBook's OpenAPISpecSource, which its CLI sends to publish a file);
+// creating it or putting a source marks it pending and, after the commit,
+// enqueues a job (ProcessOpenAPISpec, openapi_spec_process.go) that fetches
+// the URL or takes the text, validates and bundles it and keeps a version
+// when the content changed. A spec from a text has no sourceURL; it keeps
+// its text as its source, and a put (of the same text or another) processes
+// it again, as a put of a URL fetches it again. A periodic
 // sweep re-enqueues specs left pending (an enqueue that failed, a worker
 // that died). Readers of the organization read specs; the create role and
 // above (who may create content) change them. Versions' bundled documents
@@ -77,17 +81,37 @@ func (r *Resolver) openAPISpec(ctx context.Context, orgID, slug string) (*store.
 	return s, orNotFound(err, "OpenAPI specification")
 }
 
-// checkOpenAPISource checks a source URL: an absolute http(s) URL. Whether
-// its host may be reached is the outbound client's decision, at fetch time,
-// where the answer is recorded on the spec.
-func checkOpenAPISource(source *model.OpenAPISpecSourceInput) (string, error) {
+// checkOpenAPISource checks a source: an absolute http(s) URL, or a
+// text no larger than a fetched document may be. Whether a URL's host may
+// be reached is the outbound client's decision, at fetch time, where the
+// answer is recorded on the spec; whether a text is an OpenAPI document is
+// the job's, as for a fetched one.
+func (r *Resolver) checkOpenAPISource(source *model.OpenAPISpecSourceInput) (url, text *string, err error) {
+	const forms = `{"url": "https://..."} or {"text": "<the document>"}`
 	if source == nil {
-		return "", Invalid("source", "is required: {\"url\": \"https://...\"}")
+		return nil, nil, Invalid("source", "is required: %s", forms)
 	}
-	if err := checkURL("source.url", source.URL, maxSourceURL); err != nil {
-		return "", err
+	u, _ := source.URL.ValueOK()
+	t, _ := source.Text.ValueOK()
+	switch {
+	case u != nil && t != nil:
+		return nil, nil, Invalid("source", "is a URL or a text, not both: %s", forms)
+	case u != nil:
+		if err := checkURL("source.url", *u, maxSourceURL); err != nil {
+			return nil, nil, err
+		}
+		return u, nil, nil
+	case t != nil:
+		if *t == "" {
+			return nil, nil, Invalid("source.text", "must not be empty")
+		}
+		// The limit of a fetched document (DOCSAPI_OUTBOUND_MAX_BYTES).
+		if max := r.outbound().MaxBytes(); int64(len(*t)) > max {
+			return nil, nil, OverLimit("source.text", "is larger than the %d bytes a specification may have", max)
+		}
+		return nil, t, nil
 	}
-	return source.URL, nil
+	return nil, nil, Invalid("source", "is required: %s", forms)
 }
 
 func (r *mutationResolver) CreateOpenAPISpec(ctx context.Context, orgID string, input model.CreateOpenAPISpecInput) (*store.OpenAPISpec, error) {
@@ -101,12 +125,12 @@ func (r *mutationResolver) CreateOpenAPISpec(ctx context.Context, orgID string, 
 	if err := checkPattern("slug", input.Slug, openAPISlug, "letters and digits, in words separated by single dashes"); err != nil {
 		return nil, err
 	}
-	src, err := checkOpenAPISource(input.Source)
+	srcURL, srcText, err := r.checkOpenAPISource(input.Source)
 	if err != nil {
 		return nil, err
 	}
 	now := r.now()
-	s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: input.Slug, SourceURL: src,
+	s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: input.Slug, SourceURL: srcURL, SourceText: srcText,
 		Visibility: store.OpenAPIPrivate, ProcessingState: store.OpenAPIPending, Generation: 1,
 		LastErrors: []store.OpenAPIProcessError{}, CreatedAt: now, UpdatedAt: now}
 	if err := store.CreateOpenAPISpec(ctx, r.DB, s); errors.Is(err, store.ErrConflict) {
@@ -129,7 +153,7 @@ func (r *mutationResolver) PutOpenAPISpec(ctx context.Context, orgID, slug strin
 	if err := checkPattern("specSlug", slug, openAPISlug, "letters and digits, in words separated by single dashes"); err != nil {
 		return nil, err
 	}
-	src, err := checkOpenAPISource(input.Source)
+	srcURL, srcText, err := r.checkOpenAPISource(input.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +162,7 @@ func (r *mutationResolver) PutOpenAPISpec(ctx context.Context, orgID, slug strin
 	err = store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		// Inserting first makes concurrent puts of a new slug safe: the
 		// loser conflicts and updates instead.
-		s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: slug, SourceURL: src,
+		s := &store.OpenAPISpec{ID: store.NewID(), OrganizationID: orgID, Slug: slug, SourceURL: srcURL, SourceText: srcText,
 			Visibility: store.OpenAPIPrivate, ProcessingState: store.OpenAPIPending, Generation: 1,
 			LastErrors: []store.OpenAPIProcessError{}, CreatedAt: now, UpdatedAt: now}
 		created, err := store.CreateOpenAPISpecIfMissing(ctx, tx, s)
@@ -152,10 +176,12 @@ func (r *mutationResolver) PutOpenAPISpec(ctx context.Context, orgID, slug strin
 		}
 		// A put is also how a client asks for a fresh fetch of the same
 		// source: the spec is pending again, in a new generation (a job
-		// still working on the old one drops its result).
-		cur.SourceURL, cur.ProcessingState, cur.Generation, cur.UpdatedAt = src, store.OpenAPIPending, cur.Generation+1, now
+		// still working on the old one drops its result). A text replaces
+		// the URL, or the text, and the other way round.
+		cur.SourceURL, cur.SourceText = srcURL, srcText
+		cur.ProcessingState, cur.Generation, cur.UpdatedAt = store.OpenAPIPending, cur.Generation+1, now
 		out = model.PutOpenAPISpecResult{Spec: cur}
-		return store.UpdateOpenAPISpec(ctx, tx, cur, "source_url", "processing_state", "generation", "updated_at")
+		return store.UpdateOpenAPISpec(ctx, tx, cur, "source_url", "source_text", "processing_state", "generation", "updated_at")
 	})
 	if err != nil {
 		return nil, err

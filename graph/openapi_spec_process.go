@@ -29,7 +29,7 @@ import (
 )
 
 // The work of the OpenAPI job: fetch the source through the guarded
-// outbound client, parse it with libopenapi (OpenAPI 3.0, 3.1 and Swagger
+// outbound client (or take the text a spec was published from), parse it with libopenapi (OpenAPI 3.0, 3.1 and Swagger
 // 2.0), bundle the files its external $refs name (fetched through the same
 // client, relative refs resolved against the source URL) into one document,
 // validate that document against the OpenAPI JSON Schema
@@ -81,7 +81,7 @@ func (r *Resolver) ProcessOpenAPISpec(ctx context.Context, id string) error {
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, openAPIProcessTimeout)
-	out := r.processOpenAPISource(pctx, s.SourceURL)
+	out := r.processOpenAPISource(pctx, s.SourceURL, s.SourceText)
 	cancel()
 	return store.RunInTx(ctx, r.DB, func(ctx context.Context, tx bun.Tx) error {
 		cur, err := store.LockOpenAPISpec(ctx, tx, s.OrganizationID, id)
@@ -150,20 +150,52 @@ func fetchFailure(what string, err error, client *outbound.Client) *openAPIOutco
 	return failed(store.OpenAPIFetchError, what+" could not be reached")
 }
 
-// processOpenAPISource fetches, parses, bundles and validates source.
-func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *openAPIOutcome {
-	client := r.Outbound
-	if client == nil {
-		client = outbound.New(outbound.Config{})
+// outbound is the guarded client of outbound requests.
+func (r *Resolver) outbound() *outbound.Client {
+	if r.Outbound == nil {
+		return outbound.New(outbound.Config{})
 	}
-	body, err := client.Fetch(ctx, source)
-	if err != nil {
-		return fetchFailure("the source", err, client)
+	return r.Outbound
+}
+
+// textBase is the base address of a spec published from a text: its $refs
+// to other files resolve under it (libopenapi puts every remote reference
+// on the base's host, absolute ones too) and are refused there, never
+// looked for on this machine or elsewhere. A text has no address of its
+// own: it must hold its definitions.
+const textBase = "https://text.docsapi.invalid/"
+
+// processOpenAPISource fetches the source at sourceURL (or takes text),
+// then parses, bundles and validates it.
+func (r *Resolver) processOpenAPISource(ctx context.Context, sourceURL, text *string) *openAPIOutcome {
+	client := r.outbound()
+	var body []byte
+	var u *url.URL
+	entry := ""
+	switch {
+	case text != nil:
+		body = []byte(*text)
+		// Checked when it was given; the limit may have been lowered since.
+		if int64(len(body)) > client.MaxBytes() {
+			return failed(store.OpenAPIFetchError, fmt.Sprintf("the text is larger than %d bytes", client.MaxBytes()))
+		}
+		u, _ = url.Parse(textBase)
+		entry = "openapi.yaml"
+		if isJSON(body) {
+			entry = "openapi.json"
+		}
+	case sourceURL != nil:
+		var err error
+		if body, err = client.Fetch(ctx, *sourceURL); err != nil {
+			return fetchFailure("the source", err, client)
+		}
+		u, _ = url.Parse(*sourceURL) // Fetch checked it
+	default:
+		return failed(store.OpenAPIFetchError, "the specification has no source")
 	}
 	if !utf8.Valid(body) {
 		return failed(store.OpenAPIParseError, "the source is not text: an OpenAPI document is JSON or YAML")
 	}
-	u, _ := url.Parse(source) // Fetch checked it
 	base := *u
 	base.RawQuery, base.Fragment = "", ""
 	base.Path = path.Dir(u.Path)
@@ -171,7 +203,9 @@ func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *ope
 		base.Path += "/"
 	}
 	baseURL := base.String()
-	entry := path.Base(u.Path)
+	if entry == "" {
+		entry = path.Base(u.Path)
+	}
 	if entry == "/" || entry == "." {
 		entry = "openapi"
 	}
@@ -183,10 +217,19 @@ func (r *Resolver) processOpenAPISource(ctx context.Context, source string) *ope
 	total := int64(len(body))
 	var refFailure *openAPIOutcome
 	remote := func(ref string) (*http.Response, error) {
+		name := strings.TrimPrefix(ref, baseURL)
+		if text != nil && strings.HasPrefix(ref, textBase) {
+			mu.Lock()
+			defer mu.Unlock()
+			if refFailure == nil {
+				refFailure = failed(store.OpenAPIFetchError, fmt.Sprintf("the text refers to the file %q: a specification given as text "+
+					"must hold its own definitions ($refs within it, #/...); bundle it into one document, or publish it from its URL", name))
+			}
+			return nil, errors.New("a reference to another file in a text")
+		}
 		data, err := client.Fetch(ctx, ref)
 		mu.Lock()
 		defer mu.Unlock()
-		name := strings.TrimPrefix(ref, baseURL)
 		if err == nil {
 			total += int64(len(data))
 			switch {

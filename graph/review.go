@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -83,16 +84,9 @@ func (r *mutationResolver) SubmitChangeRequestReview(ctx context.Context, spaceI
 	if err != nil {
 		return nil, err
 	}
-	var commentBody string
-	if doc, _ := input.Comment.ValueOK(); doc != nil {
-		if _, err := checkDocument("comment", doc); err != nil {
-			return nil, err
-		}
-		// A document with no text (what an empty editor sends) is no comment.
-		commentBody = strings.TrimSpace(document.Text(doc))
-		if err := checkLength("comment", commentBody, 0, maxCommentBody); err != nil {
-			return nil, err
-		}
+	commentBody, commentDocument, err := reviewComment(input.Comment.Value())
+	if err != nil {
+		return nil, err
 	}
 	caller, _ := CallerFrom(ctx)
 	now := r.now()
@@ -105,7 +99,7 @@ func (r *mutationResolver) SubmitChangeRequestReview(ctx context.Context, spaceI
 		rv.ChangeRequestID, rv.RevisionID = cr.ID, cr.Revision
 		if commentBody != "" {
 			c := &store.Comment{ID: store.NewID(), SpaceID: t.space.ID, ChangeRequestID: &cr.ID, RevisionID: cr.Revision,
-				Body: commentBody, PostedBy: &caller.User.ID, PostedAt: now, Status: store.CommentOpen}
+				Body: commentBody, BodyDocument: commentDocument, PostedBy: &caller.User.ID, PostedAt: now, Status: store.CommentOpen}
 			if err := store.InsertRow(ctx, tx, c); err != nil {
 				return err
 			}
@@ -295,4 +289,44 @@ func reviewRule(rule store.MergeRule, current []*store.Review) error {
 		}
 	}
 	return nil
+}
+
+// reviewComment reads the comment left with a review: a JSON document
+// itself, or one of GitBook's Document forms, {"markdown": "..."} or
+// {"document": {...}} (kept as given, as a comment's body is), or the empty
+// {}. One with no text (what an empty editor sends) is no comment: "".
+func reviewComment(v map[string]any) (markdown string, doc json.RawMessage, err error) {
+	switch {
+	case v == nil || len(v) == 0:
+		return "", nil, nil
+	case v["object"] != nil:
+		if _, err := checkDocument("comment", v); err != nil {
+			return "", nil, err
+		}
+		markdown = strings.TrimSpace(document.Text(v))
+	case v["markdown"] != nil || v["document"] != nil:
+		md, isText := v["markdown"].(string)
+		d, isDoc := v["document"].(map[string]any)
+		switch {
+		case len(v) != 1:
+			return "", nil, Invalid("comment", `is {"markdown": "..."} or {"document": {...}}, not both`)
+		case isText:
+			markdown = strings.TrimSpace(md)
+		case isDoc:
+			if doc, err = checkDocument("comment.document", d); err != nil {
+				return "", nil, err
+			}
+			if markdown = strings.TrimSpace(document.Text(d)); markdown == "" {
+				doc = nil
+			}
+		default:
+			return "", nil, Invalid("comment", `is {"markdown": "..."} or {"document": {...}}`)
+		}
+	default:
+		return "", nil, Invalid("comment", `is a document, {"markdown": "..."} or {"document": {...}}`)
+	}
+	if err := checkLength("comment", markdown, 0, maxCommentBody); err != nil {
+		return "", nil, err
+	}
+	return markdown, doc, nil
 }

@@ -16,7 +16,10 @@ func (r *mutationResolver) CreateSiteSection(ctx context.Context, organizationID
 	section := &store.SiteSection{ID: store.NewID(), OrganizationID: organizationID, SiteID: siteID, CreatedAt: r.now()}
 	var title string
 	p := &patch{}
-	setRequired(p, "title", "title", input.Title, &title, length("title", 2, 128))
+	// The reference's title is nullable: null, as absent, takes the space's.
+	if v, set := input.Title.ValueOK(); !set || v != nil {
+		setRequired(p, "title", "title", input.Title, &title, length("title", 2, 128))
+	}
 	setOptional(p, "icon", "icon", input.Icon, &section.Icon, length("icon", 1, 50))
 	if p.err != nil {
 		return nil, p.err

@@ -227,8 +227,10 @@ func variables(r *http.Request, schema *ast.Schema, op *operation, body *bodySch
 		var err *requestError
 		if def.Type.Elem != nil {
 			input, err = decodeListBody(r, body)
-		} else if input, err = decodeBody(r); err == nil && body != nil {
-			err = body.validate(input)
+		} else if input, err = decodeBody(r); err == nil {
+			if err = refusedField(op.Name, input); err == nil && body != nil {
+				err = body.validate(input)
+			}
 		}
 		if err != nil {
 			return nil, err

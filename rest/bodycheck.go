@@ -2,6 +2,8 @@ package rest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,7 +47,10 @@ func checkBody(schema *ast.Schema, t *ast.Type, v any, path string) error {
 		if !ok {
 			return fieldError(path, "expected an object, got %s", model.JSONType(v))
 		}
-		for name, value := range obj {
+		// In the order of the names: a body with several faults is
+		// answered the same each time.
+		for _, name := range slices.Sorted(maps.Keys(obj)) {
+			value := obj[name]
 			field := def.Fields.ForName(name)
 			if field == nil {
 				return fieldError(join(path, name), "is not a known field")

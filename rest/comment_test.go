@@ -1,13 +1,79 @@
 package rest_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/docsapi/docsapi/store"
 )
+
+// A body may be a document (GitBook's Document: markdown, or a JSON
+// document): kept as given, answered as given in the document format, as
+// its text in markdown; comments and replies alike, posted and edited. The
+// empty document is refused, and so is a body with both.
+func TestCommentDocumentBodies(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	base := e.spaceBase + "/comments"
+	hint := map[string]any{"object": "document", "data": map[string]any{}, "nodes": []any{
+		map[string]any{"object": "block", "type": "hint", "data": map[string]any{"style": "warning"}, "nodes": []any{
+			map[string]any{"object": "block", "type": "paragraph", "nodes": []any{
+				map[string]any{"object": "text", "leaves": []any{map[string]any{"object": "leaf", "text": "Mind the gap", "marks": []any{}}}}}}}},
+		map[string]any{"object": "block", "type": "divider", "isVoid": true, "data": map[string]any{}, "nodes": []any{}},
+	}}
+	read := func(path, format string) map[string]any {
+		t.Helper()
+		return e.alice.Do("GET", path+"?format="+format, nil).Expect(http.StatusOK).JSON()["body"].(map[string]any)
+	}
+	same := func(what string, got, want any) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if string(g) != string(w) {
+			t.Errorf("%s:\n%s\nwant\n%s", what, g, w)
+		}
+	}
+
+	id := e.alice.Do("POST", base, map[string]any{"body": map[string]any{"document": hint}}).Expect(http.StatusOK).String("id")
+	same("the comment, as a document", read(base+"/"+id, "document")["document"], hint)
+	if md := read(base+"/"+id, "markdown")["markdown"]; md != "Mind the gap" {
+		t.Errorf("the comment, as markdown: %q", md)
+	}
+	reply := e.alice.Do("POST", base+"/"+id+"/replies", map[string]any{"body": map[string]any{"document": hint}}).Expect(http.StatusOK).String("id")
+	same("the reply, as a document", read(base+"/"+id+"/replies/"+reply, "document")["document"], hint)
+
+	// Edited to markdown, the document is derived from it again; and back.
+	e.alice.Do("PUT", base+"/"+id, `{"body":{"markdown":"Plain **words**"}}`).Expect(http.StatusOK)
+	if doc := read(base+"/"+id, "document")["document"].(map[string]any); doc["nodes"].([]any)[0].(map[string]any)["type"] != "paragraph" {
+		t.Errorf("a markdown body as a document: %v", doc)
+	}
+	e.alice.Do("PUT", base+"/"+id+"/replies/"+reply, map[string]any{"body": map[string]any{"markdown": "Later"}}).Expect(http.StatusOK)
+	if md := read(base+"/"+id+"/replies/"+reply, "markdown")["markdown"]; md != "Later" {
+		t.Errorf("the reply edited to markdown: %q", md)
+	}
+	e.alice.Do("PUT", base+"/"+id, map[string]any{"body": map[string]any{"document": hint}}).Expect(http.StatusOK)
+	same("the comment edited to a document", read(base+"/"+id, "document")["document"], hint)
+
+	// Refused, changing nothing.
+	for _, tc := range []struct{ body, want string }{
+		{`{"body":{}}`, "body: is empty: a comment says something"},
+		{`{"body":{"markdown":"x","document":{"object":"document","data":{},"nodes":[]}}}`, "body"},
+		{`{"body":{"document":{"object":"document","data":{},"nodes":[]}}}`, "body.document: has no blocks"},
+		{`{"body":{"document":{"object":"page","nodes":[]}}}`, "body.document"},
+	} {
+		for _, path := range []string{base, base + "/" + id + "/replies"} {
+			if msg := e.alice.Do("POST", path, tc.body).Expect(http.StatusBadRequest).ErrorMessage(); !strings.HasPrefix(msg, tc.want) {
+				t.Errorf("POST %s %s: %q", path, tc.body, msg)
+			}
+		}
+		e.alice.Do("PUT", base+"/"+id, tc.body).Expect(http.StatusBadRequest)
+	}
+	same("the comment after refused edits", read(base+"/"+id, "document")["document"], hint)
+}
 
 func TestComments(t *testing.T) {
 	t.Parallel()

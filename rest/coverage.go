@@ -117,5 +117,6 @@ func CoverageMarkdown(rows []CoverageRow) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", op, r.Method, r.Path, gql, state)
 	}
+	b.WriteString(RefusedAlternativesMarkdown())
 	return b.String()
 }

@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -55,6 +56,28 @@ properties:
   species:
     type: string
     description: The animal's zoological species
+`
+
+// zoo31Inline is zoo31 with its schema inline: a text has no address its
+// relative $refs could be resolved against.
+const zoo31Inline = `openapi: 3.1.0
+info:
+  title: Zoo
+  version: 2.0.0
+paths:
+  /animals:
+    get:
+      operationId: listAnimals
+      responses:
+        '200':
+          description: The animals
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  species:
+                    type: string
 `
 
 const swagger20 = `{
@@ -286,6 +309,115 @@ func TestOpenAPISpecLifecycle(t *testing.T) {
 	getRaw(t, content["url"].(string), http.StatusNotFound)
 }
 
+// A specification published from a text (GitBook's CLI publishing a file
+// sends {"source": {"text": ...}}): processed as a fetched one is, its
+// version's files are the text; it has no sourceURL; a put of the same text
+// processes it again without a new version; a put of a URL or of another
+// text replaces its source.
+func TestOpenAPISpecFromText(t *testing.T) {
+	t.Parallel()
+	env, owner, org, src := newOpenAPIEnv(t)
+	base := "/v1/orgs/" + org + "/openapi"
+
+	created := owner.Do("POST", base, map[string]any{"slug": "zoo", "source": map[string]any{"text": zoo31Inline}}).Expect(http.StatusCreated).JSON()
+	if created["processingState"] != "pending" || created["sourceURL"] != nil {
+		t.Fatalf("created from a text: %v", created)
+	}
+	spec := waitProcessed(t, owner, org, "zoo")
+	first, _ := spec["lastVersion"].(string)
+	if first == "" || spec["lastProcessErrorCode"] != nil || spec["sourceURL"] != nil {
+		t.Fatalf("processed: %v", spec)
+	}
+	content := owner.Do("GET", base+"/zoo/versions/latest/content", nil).Expect(http.StatusOK).JSON()
+	fsys := content["filesystem"].(map[string]any)
+	if fsys["entryPoint"] != "openapi.yaml" || len(fsys["files"].(map[string]any)) != 1 || fsys["files"].(map[string]any)["openapi.yaml"] != zoo31Inline {
+		t.Fatalf("filesystem: %v", fsys)
+	}
+	if raw := getRaw(t, content["url"].(string), http.StatusOK); !strings.Contains(raw, "listAnimals") {
+		t.Fatalf("document:\n%s", raw)
+	}
+	// GraphQL says the same: no source URL.
+	var gql struct {
+		Organization struct{ OpenAPISpec map[string]any }
+	}
+	if err := json.Unmarshal(owner.GraphQL(`query($o: ID!) { organization(id: $o) { openAPISpec(slug: "zoo") { sourceURL lastVersion } } }`,
+		map[string]any{"o": org}).Data, &gql); err != nil {
+		t.Fatal(err)
+	}
+	if got := gql.Organization.OpenAPISpec; got["sourceURL"] != nil || got["lastVersion"] != first {
+		t.Fatalf("GraphQL: %v", got)
+	}
+
+	// The same text again: processed again, no new version.
+	env.Clock.Advance(time.Hour)
+	owner.Do("PUT", base+"/zoo", map[string]any{"source": map[string]any{"text": zoo31Inline}}).Expect(http.StatusOK)
+	spec = waitProcessed(t, owner, org, "zoo")
+	if spec["lastVersion"] != first || spec["lastProcessedAt"] != env.Clock.Now().UTC().Format("2006-01-02T15:04:05.000Z") {
+		t.Fatalf("the same text again: %v", spec)
+	}
+	// A URL replaces the text, and a JSON text the URL.
+	owner.Do("PUT", base+"/zoo", map[string]any{"source": map[string]any{"url": src.URL + "/v30/openapi.json"}}).Expect(http.StatusOK)
+	spec = waitProcessed(t, owner, org, "zoo")
+	if spec["sourceURL"] != src.URL+"/v30/openapi.json" || spec["lastVersion"] == first {
+		t.Fatalf("from a URL: %v", spec)
+	}
+	owner.Do("PUT", base+"/zoo", map[string]any{"source": map[string]any{"text": petstore30}}).Expect(http.StatusOK)
+	spec = waitProcessed(t, owner, org, "zoo")
+	if spec["sourceURL"] != nil || spec["lastProcessErrorCode"] != nil {
+		t.Fatalf("from a JSON text: %v", spec)
+	}
+	content = owner.Do("GET", base+"/zoo/versions/latest/content", nil).Expect(http.StatusOK).JSON()
+	if fsys := content["filesystem"].(map[string]any); fsys["entryPoint"] != "openapi.json" || fsys["files"].(map[string]any)["openapi.json"] != petstore30 {
+		t.Fatalf("a JSON text's filesystem: %v", fsys)
+	}
+	// A PUT of a new slug from a text creates it.
+	owner.Do("PUT", base+"/pets", map[string]any{"source": map[string]any{"text": petstore30}}).Expect(http.StatusCreated)
+
+	// Texts that fail: recorded as fetched documents' failures are. A text
+	// naming other files (relative or absolute) cannot have them fetched.
+	absolute := strings.Replace(zoo31, "./schemas/animal.yaml", src.URL+"/v31/schemas/animal.yaml", 1)
+	for _, tc := range []struct{ slug, text, code, message string }{
+		{"relative-ref", zoo31, "FETCH_ERROR", `refers to the file "schemas/animal.yaml": a specification given as text must hold its own definitions`},
+		{"absolute-ref", absolute, "FETCH_ERROR", `refers to the file "v31/schemas/animal.yaml"`},
+		{"not-openapi", "<html>not an API description</html>", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
+		{"invalid", "openapi: 3.0.3\ninfo:\n  title: No version\npaths:\n  /x:\n    get:\n      responses: 12\n", "PARSE_ERROR", "missing property"},
+	} {
+		owner.Do("POST", base, map[string]any{"slug": tc.slug, "source": map[string]any{"text": tc.text}}).Expect(http.StatusCreated)
+		spec := waitProcessed(t, owner, org, tc.slug)
+		errs, _ := spec["lastProcessedErrors"].([]any)
+		if spec["lastProcessErrorCode"] != tc.code || len(errs) == 0 || spec["lastVersion"] != nil ||
+			!strings.Contains(errs[0].(map[string]any)["message"].(string), tc.message) {
+			t.Fatalf("%s: %v", tc.slug, spec)
+		}
+	}
+
+	// Refused before anything is stored: both forms, an empty text, a text
+	// larger than a fetched document may be (DOCSAPI_OUTBOUND_MAX_BYTES,
+	// 64 KiB here).
+	before := owner.Do("GET", base, nil).Expect(http.StatusOK).Body
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   map[string]any
+		want   string
+	}{
+		{"both", http.StatusBadRequest, map[string]any{"slug": "both", "source": map[string]any{"url": src.URL + "/v30/openapi.json", "text": petstore30}}, "source"},
+		{"empty", http.StatusBadRequest, map[string]any{"slug": "empty", "source": map[string]any{"text": ""}}, "source.text"},
+		{"text not a string", http.StatusBadRequest, map[string]any{"slug": "number", "source": map[string]any{"text": 42}}, "source.text"},
+		{"too large", http.StatusUnprocessableEntity, map[string]any{"slug": "large", "source": map[string]any{"text": "openapi: 3.0.3\n# " + strings.Repeat("x", 64<<10)}},
+			"source.text: is larger than the 65536 bytes a specification may have"},
+	} {
+		msg := owner.Do("POST", base, tc.body).Expect(tc.status).ErrorMessage()
+		if !strings.HasPrefix(msg, tc.want) {
+			t.Errorf("%s: %q", tc.name, msg)
+		}
+	}
+	owner.Do("PUT", base+"/zoo", map[string]any{"source": map[string]any{"text": ""}}).Expect(http.StatusBadRequest)
+	if after := owner.Do("GET", base, nil).Expect(http.StatusOK).Body; string(after) != string(before) {
+		t.Fatalf("refused input changed the specs")
+	}
+}
+
 // Sources that fail end complete, with an error code and messages, and no
 // version.
 func TestOpenAPISpecFailures(t *testing.T) {
@@ -456,8 +588,9 @@ func TestOpenAPISpecSweep(t *testing.T) {
 	now := env.Clock.Now()
 	started := now.Add(-11 * time.Minute)
 	for _, s := range []*store.OpenAPISpec{
-		{Slug: "lost", SourceURL: src.URL + "/swagger.json", ProcessingState: store.OpenAPIPending},
-		{Slug: "stuck", SourceURL: src.URL + "/v30/openapi.json", ProcessingState: store.OpenAPIProgress, ProcessingStartedAt: &started},
+		{Slug: "lost", SourceURL: ptr(src.URL + "/swagger.json"), ProcessingState: store.OpenAPIPending},
+		{Slug: "stuck", SourceURL: ptr(src.URL + "/v30/openapi.json"), ProcessingState: store.OpenAPIProgress, ProcessingStartedAt: &started},
+		{Slug: "text", SourceText: ptr(zoo31Inline), ProcessingState: store.OpenAPIPending},
 	} {
 		s.ID, s.OrganizationID, s.Visibility, s.Generation = store.NewID(), org, store.OpenAPIPrivate, 1
 		s.LastErrors, s.CreatedAt, s.UpdatedAt = []store.OpenAPIProcessError{}, now.Add(-time.Hour), now.Add(-time.Hour)
@@ -468,7 +601,7 @@ func TestOpenAPISpecSweep(t *testing.T) {
 	if _, err := env.Jobs.Insert(ctx, jobs.SweepUnfinished{}, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, slug := range []string{"lost", "stuck"} {
+	for _, slug := range []string{"lost", "stuck", "text"} {
 		spec := waitProcessed(t, owner, org, slug)
 		if spec["lastProcessErrorCode"] != nil || spec["lastVersion"] == nil {
 			t.Fatalf("%s: %v", slug, spec)
@@ -480,3 +613,5 @@ func TestOpenAPISpecSweep(t *testing.T) {
 		t.Fatalf("swagger document:\n%s", raw)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

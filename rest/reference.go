@@ -97,12 +97,12 @@ var bodyForms = map[string]string{
 			"unsignedClaims": {"type": "object", "additionalProperties": {"anyOf": [
 				{"type": "object"}, {"type": "string"}, {"type": "boolean"}, {"type": "number"},
 				{"type": "array", "items": {"anyOf": [{"type": "object"}, {"type": "string"}, {"type": "boolean"}, {"type": "number"}]}}]}}}}}}`,
-	// The comment is a JSON document itself, not the reference's Document
-	// ({markdown} or {document}) (schema.graphqls,
-	// SubmitChangeRequestReviewInput).
+	// The comment is the reference's Document ({markdown}, {document} or
+	// {}), or, as this server took it first, a JSON document itself
+	// (schema.graphqls, SubmitChangeRequestReviewInput).
 	"submitChangeRequestReview": `{"type": "object", "required": ["status"], "properties": {
 		"status": {"$ref": "#/components/schemas/ChangeRequestReviewStatus"},
-		"comment": {"$ref": "#/components/schemas/JSONDocument"}}}`,
+		"comment": {"anyOf": [{"$ref": "#/components/schemas/Document"}, {"$ref": "#/components/schemas/JSONDocument"}]}}}`,
 }
 
 // redirectDestinationForm is a site redirect's destination: the

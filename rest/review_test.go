@@ -269,3 +269,55 @@ func TestReviewsPurgedWithTheirSpace(t *testing.T) {
 		}
 	}
 }
+
+// The comment left with a review takes each form GitBook's Document has:
+// markdown, a document (read back as sent), the empty {} (no comment), and
+// this server's first form, a JSON document itself.
+func TestReviewCommentForms(t *testing.T) {
+	t.Parallel()
+	e := newCREnv(t)
+	bob := e.env.NewUser("Bob")
+	bob.Join(e.org, store.RoleReview)
+	doc := paragraph("Looks right.")
+	for _, tc := range []struct {
+		name     string
+		comment  any
+		markdown string // "" for no comment
+	}{
+		{"markdown", map[string]any{"markdown": "**Fine.**"}, "**Fine.**"},
+		{"document", map[string]any{"document": doc}, "Looks right."},
+		{"a JSON document", doc, "Looks right."},
+		{"the empty document", map[string]any{}, ""},
+		{"a document with no text", map[string]any{"document": paragraph("  ")}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cr := e.open("Review " + tc.name)
+			review := bob.Do("POST", e.crBase+"/"+cr+"/reviews", map[string]any{"status": "approved", "comment": tc.comment}).
+				Expect(http.StatusCreated).JSON()
+			comments := listItems(t, e.alice.Do("GET", e.crBase+"/"+cr+"/comments?format=document", nil))
+			if tc.markdown == "" {
+				if review["comment"] != nil || len(comments) != 0 {
+					t.Fatalf("no comment expected: %v, %v", review["comment"], comments)
+				}
+				return
+			}
+			id, _ := review["comment"].(map[string]any)["id"].(string)
+			got := e.alice.Do("GET", e.crBase+"/"+cr+"/comments/"+id, nil).Expect(http.StatusOK).JSON()
+			if md := got["body"].(map[string]any)["markdown"]; md != tc.markdown || len(comments) != 1 {
+				t.Errorf("the comment: %q (%d comments)", md, len(comments))
+			}
+			if tc.name == "document" && !sameJSON(t, comments[0]["body"].(map[string]any)["document"], doc) {
+				t.Errorf("the document, read back: %v", comments[0]["body"])
+			}
+		})
+	}
+	// Bad input changes nothing.
+	cr := e.open("Refused")
+	for _, body := range []string{`{"status":"approved","comment":{"markdown":"x","document":{"object":"document","nodes":[]}}}`,
+		`{"status":"approved","comment":{"markdown":12}}`, `{"status":"approved","comment":{"document":{"object":"page"}}}`} {
+		bob.Do("POST", e.crBase+"/"+cr+"/reviews", body).Expect(http.StatusBadRequest).ErrorMessage()
+	}
+	if got := listItems(t, e.alice.Do("GET", e.crBase+"/"+cr+"/reviews", nil)); len(got) != 0 {
+		t.Errorf("reviews after refusals: %v", got)
+	}
+}

@@ -384,3 +384,15 @@ func TestStructureListPagination(t *testing.T) {
 	}
 	alice.Do("GET", f.path(site, "/sections?limit=1001"), nil).Expect(http.StatusBadRequest)
 }
+
+// The reference's title of a new section is nullable: null, as absent,
+// takes the space's title.
+func TestSectionWithNullTitle(t *testing.T) {
+	t.Parallel()
+	f := newSiteFixture(t, 2)
+	site := f.site(map[string]any{"title": "Docs", "spaces": f.spaces[:1]})
+	section := f.admin.Do("POST", f.path(site, "/sections"), map[string]any{"spaceId": f.spaces[1], "title": nil}).Expect(http.StatusCreated).JSON()
+	if section["title"] != "Space 1" {
+		t.Fatalf("a section with a null title: %v", section)
+	}
+}

@@ -25,12 +25,15 @@ type Comment struct {
 	TableCell       json.RawMessage `bun:"table_cell,type:jsonb"`
 	RevisionID      string          `bun:"revision_id"`
 	Body            string          `bun:"body"`
-	PostedBy        *string         `bun:"posted_by"`
-	PostedAt        time.Time       `bun:"posted_at"`
-	EditedAt        *time.Time      `bun:"edited_at"`
-	Status          string          `bun:"status"`
-	ResolvedAt      *time.Time      `bun:"resolved_at"`
-	ResolvedBy      *string         `bun:"resolved_by"`
+	// BodyDocument is the body as given when it was a document (Body is
+	// then its text); nil for a markdown body.
+	BodyDocument json.RawMessage `bun:"body_document,type:jsonb,nullzero"`
+	PostedBy     *string         `bun:"posted_by"`
+	PostedAt     time.Time       `bun:"posted_at"`
+	EditedAt     *time.Time      `bun:"edited_at"`
+	Status       string          `bun:"status"`
+	ResolvedAt   *time.Time      `bun:"resolved_at"`
+	ResolvedBy   *string         `bun:"resolved_by"`
 }
 
 // Comment statuses.
@@ -46,13 +49,15 @@ func (Comment) Object() string { return "comment" }
 type CommentReply struct {
 	bun.BaseModel `bun:"table:comment_replies,alias:r"`
 
-	ID             string     `bun:"id,pk"`
-	OrganizationID string     `bun:"organization_id"`
-	CommentID      string     `bun:"comment_id"`
-	Body           string     `bun:"body"`
-	PostedBy       *string    `bun:"posted_by"`
-	PostedAt       time.Time  `bun:"posted_at"`
-	EditedAt       *time.Time `bun:"edited_at"`
+	ID             string `bun:"id,pk"`
+	OrganizationID string `bun:"organization_id"`
+	CommentID      string `bun:"comment_id"`
+	Body           string `bun:"body"`
+	// BodyDocument is as a comment's.
+	BodyDocument json.RawMessage `bun:"body_document,type:jsonb,nullzero"`
+	PostedBy     *string         `bun:"posted_by"`
+	PostedAt     time.Time       `bun:"posted_at"`
+	EditedAt     *time.Time      `bun:"edited_at"`
 }
 
 // Object is the REST type name of a reply.

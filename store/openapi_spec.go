@@ -9,14 +9,19 @@ import (
 )
 
 // OpenAPISpec is an OpenAPI specification an organization keeps up to date
-// from a URL; the background job fills in the processing fields.
+// from a source, a URL or a text (exactly one is set); the background job
+// fills in the processing fields.
 type OpenAPISpec struct {
 	bun.BaseModel `bun:"table:openapi_specs,alias:oas"`
 
-	ID                  string                `bun:"id,pk"`
-	OrganizationID      string                `bun:"organization_id"`
-	Slug                string                `bun:"slug"`
-	SourceURL           string                `bun:"source_url"`
+	ID             string  `bun:"id,pk"`
+	OrganizationID string  `bun:"organization_id"`
+	Slug           string  `bun:"slug"`
+	SourceURL      *string `bun:"source_url"`
+	// SourceText is the document of a spec published from a text. Reads
+	// leave it out (it may be large); ClaimOpenAPISpec, for the job, reads
+	// it.
+	SourceText          *string               `bun:"source_text"`
 	Visibility          OpenAPISpecVisibility `bun:"visibility"`
 	ProcessingState     OpenAPIProcessing     `bun:"processing_state"`
 	Generation          int                   `bun:"generation"`
@@ -139,14 +144,14 @@ func CreateOpenAPISpecIfMissing(ctx context.Context, db bun.IDB, s *OpenAPISpec)
 func GetOpenAPISpec(ctx context.Context, db bun.IDB, orgID, slug string) (*OpenAPISpec, error) {
 	ctx = inOrganization(ctx, orgID)
 	s := new(OpenAPISpec)
-	err := db.NewSelect().Model(s).Where("oas.organization_id = ? AND oas.slug = ?", orgID, slug).Scan(ctx)
+	err := db.NewSelect().Model(s).ExcludeColumn("source_text").Where("oas.organization_id = ? AND oas.slug = ?", orgID, slug).Scan(ctx)
 	return s, translate(err)
 }
 
 // LockOpenAPISpec reads spec id of orgID for update, in tx.
 func LockOpenAPISpec(ctx context.Context, tx bun.Tx, orgID, id string) (*OpenAPISpec, error) {
 	s := new(OpenAPISpec)
-	err := tx.NewSelect().Model(s).Where("oas.organization_id = ? AND oas.id = ?", orgID, id).For("NO KEY UPDATE").Scan(ctx)
+	err := tx.NewSelect().Model(s).ExcludeColumn("source_text").Where("oas.organization_id = ? AND oas.id = ?", orgID, id).For("NO KEY UPDATE").Scan(ctx)
 	return s, translate(err)
 }
 
@@ -154,7 +159,7 @@ func LockOpenAPISpec(ctx context.Context, tx bun.Tx, orgID, id string) (*OpenAPI
 func ListOpenAPISpecs(ctx context.Context, db bun.IDB, orgID string, p Page) ([]*OpenAPISpec, error) {
 	ctx = inOrganization(ctx, orgID)
 	var rows []*OpenAPISpec
-	q := db.NewSelect().Model(&rows).Where("oas.organization_id = ?", orgID)
+	q := db.NewSelect().Model(&rows).ExcludeColumn("source_text").Where("oas.organization_id = ?", orgID)
 	err := p.scan(ctx, p.byTime(q, "oas.created_at", "oas.id", false))
 	return rows, translate(err)
 }
@@ -226,7 +231,7 @@ func GetOpenAPISpecVersionByID(ctx context.Context, db bun.IDB, id string) (*Ope
 // GetOpenAPISpecByID returns spec id, whatever its organization.
 func GetOpenAPISpecByID(ctx context.Context, db bun.IDB, id string) (*OpenAPISpec, error) {
 	s := new(OpenAPISpec)
-	err := db.NewSelect().Model(s).Where("oas.id = ?", id).Scan(ctx)
+	err := db.NewSelect().Model(s).ExcludeColumn("source_text").Where("oas.id = ?", id).Scan(ctx)
 	return s, translate(err)
 }
 

@@ -13096,7 +13096,11 @@ type RequestReviewersResult {
 
 input SubmitChangeRequestReviewInput {
   status: ChangeRequestReviewStatus!
-  "A comment left with the review: a JSON document, posted on the change request."
+  """
+  A comment left with the review, posted on the change request: a JSON
+  document, or GitBook's Document, {"markdown": "..."} or {"document":
+  {...}} (kept as given); the empty {}, or one with no text, is no comment.
+  """
   comment: JSONObject
 }
 
@@ -13264,9 +13268,18 @@ type CommentReplyEdge {
   node: CommentReply!
 }
 
+"""
+A comment's or a reply's text: markdown, or a document (one of the two;
+neither, GitBook's empty document, is refused: a comment says something).
+"""
 input CommentBodyInput {
   "At most 100,000 characters."
-  markdown: String!
+  markdown: String
+  """
+  A rich-text document, with at least one block, kept as given: the
+  ` + "`" + `document` + "`" + ` format answers it as it was sent, ` + "`" + `markdown` + "`" + ` its text.
+  """
+  document: Document
 }
 
 input TableCellInput {
@@ -14344,7 +14357,7 @@ input AddSectionToGroupInput {
 input CreateSiteSectionInput {
   "The space published as the section's first site space."
   spaceId: ID!
-  "2 to 128 characters; defaults to the space's title."
+  "2 to 128 characters; absent or null, the space's title."
   title: String
   "An icon name (at most 50 characters), or null."
   icon: String
@@ -14960,9 +14973,10 @@ type OpenAPIErrorObject {
 }
 
 """
-An OpenAPI specification fetched from a URL. A background job fetches it
-(through the guarded outbound client), validates it, bundles its external
-` + "`" + `$ref` + "`" + ` files and keeps a new version whenever the content changes.
+An OpenAPI specification, from a URL or from a text given with it. A
+background job fetches it (through the guarded outbound client) or takes the
+text, validates it, bundles its external ` + "`" + `$ref` + "`" + ` files and keeps a new version
+whenever the content changes.
 """
 type OpenAPISpec implements Node {
   "Always ` + "`" + `openapi-spec` + "`" + `."
@@ -14972,7 +14986,8 @@ type OpenAPISpec implements Node {
   updatedAt: DateTime!
   "Unique in the organization; letters, digits and single dashes."
   slug: String!
-  sourceURL: String!
+  "The URL it is fetched from; null for a specification published from a text (its versions' files hold the text)."
+  sourceURL: String
   processingState: OpenAPISpecProcessingState!
   visibility: OpenAPISpecVisibility!
   "The id of the newest version."
@@ -15067,9 +15082,20 @@ type OpenAPISpecVersionEdge {
   node: OpenAPISpecVersion!
 }
 
+"""
+Where a specification comes from: a URL, or the document itself as text
+(one of the two).
+"""
 input OpenAPISpecSourceInput {
-  "An absolute http(s) URL."
-  url: String!
+  "An absolute http(s) URL the document is fetched from, again at every put."
+  url: String
+  """
+  The document itself, OpenAPI 3.0, 3.1 or Swagger 2.0 as JSON or YAML: at
+  most as large as a fetched document may be (` + "`" + `DOCSAPI_OUTBOUND_MAX_BYTES` + "`" + `).
+  It must hold its own definitions (` + "`" + `$ref` + "`" + `s within it, ` + "`" + `#/...` + "`" + `): the files
+  other ` + "`" + `$ref` + "`" + `s name cannot be fetched for a text.
+  """
+  text: String
 }
 
 input CreateOpenAPISpecInput {
@@ -15928,9 +15954,9 @@ type Mutation {
   moveSiteSpace(organizationId: ID!, siteId: ID!, id: ID!, input: MoveSiteSpaceInput!): SiteSpace!
   "Moves any item of a site's structure before or after another."
   sortSiteStructure(organizationId: ID!, siteId: ID!, input: SortSiteStructureInput!): SiteStructureItem!
-  "Creates an OpenAPI specification; its first fetch starts in the background."
+  "Creates an OpenAPI specification; its first processing starts in the background."
   createOpenAPISpec(organizationId: ID!, input: CreateOpenAPISpecInput!): OpenAPISpec!
-  "Creates or updates (a new source) the specification with this slug, and fetches it again."
+  "Creates or updates (a new source) the specification with this slug, and processes it again (a URL is fetched again)."
   putOpenAPISpec(organizationId: ID!, slug: String!, input: PutOpenAPISpecInput!): PutOpenAPISpecResult!
   "Changes a specification's visibility."
   updateOpenAPISpec(organizationId: ID!, slug: String!, input: UpdateOpenAPISpecInput!): OpenAPISpec!
@@ -44580,11 +44606,11 @@ func (ec *executionContext) _OpenAPISpec_sourceURL(ctx context.Context, field gr
 			return obj.SourceURL, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_OpenAPISpec_sourceURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -63352,7 +63378,7 @@ func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"markdown"}
+	fieldsInOrder := [...]string{"markdown", "document"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -63361,11 +63387,18 @@ func (ec *executionContext) unmarshalInputCommentBodyInput(ctx context.Context, 
 		switch k {
 		case "markdown":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("markdown"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.Markdown = data
+			it.Markdown = graphql.OmittableOf(data)
+		case "document":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("document"))
+			data, err := ec.unmarshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Document = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -64985,7 +65018,7 @@ func (ec *executionContext) unmarshalInputOpenAPISpecSourceInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"url"}
+	fieldsInOrder := [...]string{"url", "text"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -64994,11 +65027,18 @@ func (ec *executionContext) unmarshalInputOpenAPISpecSourceInput(ctx context.Con
 		switch k {
 		case "url":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
-			it.URL = data
+			it.URL = graphql.OmittableOf(data)
+		case "text":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("text"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Text = graphql.OmittableOf(data)
 		}
 	}
 	return it, nil
@@ -77794,7 +77834,7 @@ func (ec *executionContext) _OpenAPISpec(ctx context.Context, sel ast.SelectionS
 			}
 		case "sourceURL":
 			out.Values[i] = ec._OpenAPISpec_sourceURL(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "processingState":
@@ -95117,6 +95157,22 @@ func (ec *executionContext) unmarshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋd
 }
 
 func (ec *executionContext) marshalODefaultLevel2ᚖgithubᚗcomᚋdocsapiᚋdocsapiᚋstoreᚐDefaultLevel(ctx context.Context, sel ast.SelectionSet, v *store.DefaultLevel) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
+func (ec *executionContext) unmarshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx context.Context, v any) (model.Document, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res model.Document
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalODocument2githubᚗcomᚋdocsapiᚋdocsapiᚋgraphᚋmodelᚐDocument(ctx context.Context, sel ast.SelectionSet, v model.Document) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}

@@ -99,9 +99,14 @@ type CommentBody struct {
 	Document map[string]any `json:"document,omitempty"`
 }
 
+// A comment's or a reply's text: markdown, or a document (one of the two;
+// neither, GitBook's empty document, is refused: a comment says something).
 type CommentBodyInput struct {
 	// At most 100,000 characters.
-	Markdown string `json:"markdown"`
+	Markdown graphql.Omittable[*string] `json:"markdown,omitempty"`
+	// A rich-text document, with at least one block, kept as given: the
+	// `document` format answers it as it was sent, `markdown` its text.
+	Document graphql.Omittable[Document] `json:"document,omitempty"`
 }
 
 // What the caller may do with a comment or reply.
@@ -379,7 +384,7 @@ type CreateSiteSectionGroupInput struct {
 type CreateSiteSectionInput struct {
 	// The space published as the section's first site space.
 	SpaceID string `json:"spaceId"`
-	// 2 to 128 characters; defaults to the space's title.
+	// 2 to 128 characters; absent or null, the space's title.
 	Title graphql.Omittable[*string] `json:"title,omitempty"`
 	// An icon name (at most 50 characters), or null.
 	Icon graphql.Omittable[*string] `json:"icon,omitempty"`
@@ -716,9 +721,16 @@ type OpenAPISpecPermissions struct {
 	Edit bool `json:"edit"`
 }
 
+// Where a specification comes from: a URL, or the document itself as text
+// (one of the two).
 type OpenAPISpecSourceInput struct {
-	// An absolute http(s) URL.
-	URL string `json:"url"`
+	// An absolute http(s) URL the document is fetched from, again at every put.
+	URL graphql.Omittable[*string] `json:"url,omitempty"`
+	// The document itself, OpenAPI 3.0, 3.1 or Swagger 2.0 as JSON or YAML: at
+	// most as large as a fetched document may be (`DOCSAPI_OUTBOUND_MAX_BYTES`).
+	// It must hold its own definitions (`$ref`s within it, `#/...`): the files
+	// other `$ref`s name cannot be fetched for a text.
+	Text graphql.Omittable[*string] `json:"text,omitempty"`
 }
 
 type OpenAPISpecURLs struct {
@@ -1324,7 +1336,9 @@ type SpaceURLs struct {
 
 type SubmitChangeRequestReviewInput struct {
 	Status store.ReviewStatus `json:"status"`
-	// A comment left with the review: a JSON document, posted on the change request.
+	// A comment left with the review, posted on the change request: a JSON
+	// document, or GitBook's Document, {"markdown": "..."} or {"document":
+	// {...}} (kept as given); the empty {}, or one with no text, is no comment.
 	Comment graphql.Omittable[map[string]any] `json:"comment,omitempty"`
 }
 
