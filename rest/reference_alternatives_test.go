@@ -82,10 +82,28 @@ func TestReferenceAlternatives(t *testing.T) {
 						x = holder
 					}
 				}
+				// What the fixture gives beside the alternatives (the other
+				// parts of an allOf, such as a search's query) stays.
+				if held, ok := getAt(base, p.path).(map[string]any); ok {
+					if m, ok := x.(map[string]any); ok {
+						declared := gen.declaredBy(p.alts)
+						for k, v := range held {
+							if _, set := m[k]; !set && !declared[k] {
+								m[k] = deepCopy(v)
+							}
+						}
+					}
+				}
 				body := gen.place(gen.paths[route.Operation], deepCopy(base), p.path, x, 0)
 				// A created object's slug is the variant's own.
 				if m, ok := body.(map[string]any); ok && route.Method == "POST" && m["slug"] != nil {
 					m["slug"] = fmt.Sprintf("%v-%d", m["slug"], len(variants))
+				}
+				// So is a created redirect's source (one redirect a source).
+				if m, ok := body.(map[string]any); ok && route.Operation == "createSiteRedirect" {
+					if source, ok := m["source"].(string); ok {
+						m["source"] = fmt.Sprintf("%s-%d", source, len(variants))
+					}
 				}
 				v := variant{call: call, point: p, alternative: gen.label(i, alt), sent: getAt(body, p.path)}
 				raw, _ := json.Marshal(body)
@@ -273,6 +291,23 @@ func (g *alternatives) points(operation string) []altPoint {
 	}
 	if s, ok := g.paths[operation]; ok {
 		walk(s, nil, map[string]bool{})
+	}
+	return out
+}
+
+// declaredBy are the properties any of alts declares: a fixture's value
+// for one of them belongs to an alternative, not beside them.
+func (g *alternatives) declaredBy(alts []any) map[string]bool {
+	out := map[string]bool{}
+	for _, alt := range alts {
+		s, _ := g.resolve(alt.(jsonObj), nil)
+		for _, part := range append([]any{s}, asList(s["allOf"])...) {
+			r, _ := g.resolve(part.(jsonObj), nil)
+			props, _ := r["properties"].(jsonObj)
+			for name := range props {
+				out[name] = true
+			}
+		}
 	}
 	return out
 }
@@ -588,7 +623,11 @@ func walkIDs(t *testing.T, f *shapesFixture) map[string]map[string]string {
 	shelf := admin.Do("POST", "/v1/orgs/"+org+"/collections", map[string]any{"title": "Shelf", "parent": collection}).Expect(http.StatusCreated).String("id")
 	ids := map[string]map[string]string{
 		"*": {"space": space, "collection": collection, "site": f.ids["siteId"], "organization": org, "user": f.users["read"].ID,
-			"users": f.users["read"].ID, "teams": f.ids["teamId"], "file": f.ids["fileId"]},
+			"users": f.users["read"].ID, "teams": f.ids["teamId"], "file": f.ids["fileId"],
+			// A site space of the fixture's site, showing its space, and a
+			// page of that space (site redirects' destinations, a site
+			// search's site spaces).
+			"siteSpaceId": f.ids["siteSpaceId"], "siteSpaceIds": f.ids["siteSpaceId"], "pageId": pageOfSiteSpace(t, f)},
 		"moveSpace":      {"space": sibling, "collection": shelf},
 		"moveCollection": {"space": f.idsFor["transferSpace"]["spaceId"], "collection": f.idsFor["transferCollection"]["collectionId"]},
 	}
@@ -602,6 +641,25 @@ func walkIDs(t *testing.T, f *shapesFixture) map[string]map[string]string {
 	return ids
 }
 
+// pageOfSiteSpace is a page made in the space the fixture's site space
+// shows.
+func pageOfSiteSpace(t *testing.T, f *shapesFixture) string {
+	t.Helper()
+	var id string
+	list := f.caller.Do("GET", "/v1/orgs/"+f.ids["organizationId"]+"/sites/"+f.ids["siteId"]+"/site-spaces", nil).Expect(http.StatusOK).JSON()
+	for _, item := range list["items"].([]any) {
+		if ss := item.(map[string]any); ss["id"] == f.ids["siteSpaceId"] {
+			id, _ = ss["space"].(map[string]any)["id"].(string)
+		}
+	}
+	out := f.caller.GraphQL(`mutation($s: ID!) { createPage(spaceId: $s, input: {title: "Press"}) { id } }`, map[string]any{"s": id})
+	var data struct{ CreatePage struct{ ID string } }
+	if err := json.Unmarshal(out.Data, &data); err != nil || data.CreatePage.ID == "" {
+		t.Fatalf("a page in the site space's space %s: %s %v", id, out.Data, out.Errors)
+	}
+	return data.CreatePage.ID
+}
+
 // walkBodies are the bodies the walk starts from where the fixture's cannot
 // take the alternatives: a template that takes a content reference.
 var walkBodies = map[string]string{
@@ -613,6 +671,9 @@ var walkBodies = map[string]string{
 // the file, which the template's overview is among.
 var walkShown = map[string][]string{
 	"applyTemplateToSpace": {`"title":"Overview"`},
+	// A search writes nothing and does not echo its scope: its answer (the
+	// client checks its schema) is a list of results.
+	"searchSiteContent": {`"items":[`},
 }
 
 // walkReadBack are later reads that show what a write of an operation
