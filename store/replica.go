@@ -86,6 +86,17 @@ type replica struct {
 	// rather than wait for a replica gone silent until TCP gives up.
 	alive atomic.Pointer[liveness]
 
+	// resumeAt is, once a replica that took reads went down, the
+	// primary's position it must replay before it takes reads again (0:
+	// none, or not yet set: the first check that finds it back sets it).
+	// A standby restarted after a crash may come back consistent at a
+	// point older than the one it answered at before (what it had replayed
+	// was in memory only); reads there would go back in time, a page
+	// created a second ago missing. The primary's position at a check
+	// after it went down is past anything it answered before.
+	resumeAt atomic.Uint64
+	wasUp    atomic.Bool
+
 	// mu guards what only the checker and the read failures write.
 	mu       sync.Mutex
 	problem  string // why it is down ("" while up)
@@ -308,6 +319,10 @@ func (s *replicaSet) checkReplica(parent context.Context, r *replica, now time.T
 	}
 	r.replayed.Store(uint64(at))
 	r.lag.Store(int64(s.history.lag(now, at)))
+	if target, ok := r.caughtUp(at, s.history.latest()); !ok {
+		s.setDown(r, fmt.Sprintf("back, replaying up to where the primary was when it went down (%s of %s)", at, target))
+		return
+	}
 	r.mu.Lock()
 	was := r.problem
 	r.problem = ""
@@ -315,10 +330,34 @@ func (s *replicaSet) checkReplica(parent context.Context, r *replica, now time.T
 		r.alive.Store(newLiveness())
 	}
 	r.up.Store(true)
+	r.wasUp.Store(true)
 	r.mu.Unlock()
 	if was != "" && was != "not checked yet" {
 		s.log.Info("replica up again: it takes reads", "replica", r.name, "lag", time.Duration(r.lag.Load()).String())
 	}
+}
+
+// caughtUp tells whether r, found to have replayed up to at while the
+// primary is at primary, may take reads: always, unless it took reads
+// before and went down; then only once it replayed up to the primary's
+// position when it was first found back (target).
+func (r *replica) caughtUp(at, primary LSN) (target LSN, ok bool) {
+	if r.up.Load() || !r.wasUp.Load() {
+		return 0, true
+	}
+	target = LSN(r.resumeAt.Load())
+	if target == 0 {
+		if primary == 0 {
+			return 0, false // the primary's position is not known yet
+		}
+		target = primary
+		r.resumeAt.Store(uint64(target))
+	}
+	if at < target {
+		return target, false
+	}
+	r.resumeAt.Store(0)
+	return target, true
 }
 
 // verify checks, once, that r is a replica of the primary's cluster serving
@@ -435,6 +474,16 @@ func (h *lsnHistory) add(at time.Time, lsn LSN) {
 	if drop > 0 {
 		h.samples = append(h.samples[:0], h.samples[drop:]...)
 	}
+}
+
+// latest is the primary's position at the last sample (0: none yet).
+func (h *lsnHistory) latest() LSN {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.samples) == 0 {
+		return 0
+	}
+	return h.samples[len(h.samples)-1].lsn
 }
 
 // lag is how far behind the primary a replica that has replayed up to

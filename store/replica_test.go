@@ -138,3 +138,39 @@ func BenchmarkRouteReads(b *testing.B) {
 		rt.answered(r)
 	}
 }
+
+// A replica that took reads and went down takes reads again only once it
+// has replayed up to where the primary was when it was first found back:
+// restarted after a crash, it may come back at an older point than it
+// answered at, and reads would go back in time. One that never took reads
+// is let in at once.
+func TestReplicaBackAfterADownCatchesUpFirst(t *testing.T) {
+	fresh := &replica{name: "fresh"}
+	if _, ok := fresh.caughtUp(5, 100); !ok {
+		t.Error("a replica never up is kept out")
+	}
+
+	r := &replica{name: "restarted"}
+	r.wasUp.Store(true) // it took reads, then went down
+	steps := []struct {
+		at, primary LSN
+		want        bool
+	}{
+		{at: 50, primary: 0, want: false},   // the primary's position unknown yet
+		{at: 50, primary: 100, want: false}, // back, behind the primary of now: 100 is the target
+		{at: 99, primary: 180, want: false}, // the target stays 100, not the primary's new position
+		{at: 100, primary: 200, want: true}, // replayed up to it
+	}
+	for i, s := range steps {
+		if _, ok := r.caughtUp(s.at, s.primary); ok != s.want {
+			t.Fatalf("step %d (at %v, primary %v): let in %v, want %v", i, s.at, s.primary, ok, s.want)
+		}
+	}
+	if r.resumeAt.Load() != 0 {
+		t.Errorf("the target outlived the catch-up: %v", r.resumeAt.Load())
+	}
+	r.up.Store(true)
+	if _, ok := r.caughtUp(1, 500); !ok {
+		t.Error("a replica up is judged by its lag, not here")
+	}
+}
