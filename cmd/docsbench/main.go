@@ -371,11 +371,12 @@ func run(ctx context.Context, o options, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	// The fan-out's server: its limits let one token hold every subscriber.
+	// The fan-out's server: its limits let one token hold every subscriber
+	// and the bench's own (fanout.go).
 	var fanoutSrv *server.Server
 	fanoutURL, err := listeners.start(func(url string) (http.Handler, error) {
 		s, err := server.New(db, server.Config{PublicURL: url, Log: logger, Tracing: tracing,
-			SubscriptionsPerToken: o.subscribers, SubscriptionsMax: o.subscribers + 100, DeliveryLanes: o.deliveryLanes})
+			SubscriptionsPerToken: o.subscribers + 1, SubscriptionsMax: o.subscribers + 100, DeliveryLanes: o.deliveryLanes})
 		fanoutSrv = s
 		return s, err
 	})
