@@ -417,11 +417,12 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 
 // The search goal, a ratio to the limit measured in the same run: issue
 // 38's p99 <= 50 ms for the site's search and the reader's page of results
-// (and this document's for the organization's search), divided by the
-// limit's p99 as this machine measured it over 50,000 pages
-// (docs/performance.md). A machine twice as fast or slow moves both sides
-// alike.
-const searchGoalP99 = 0.0
+// (and the organization's search's, docs/performance.md) divided by the
+// limit's p99 as this project's 2-vCPU VM measured it in a default run
+// over 50,000 pages (-merges 1 -import-concurrency 1, 2026-11-29, load
+// average 3-6): 28.0 ms, 50 / 28.0 = 1.79. A machine twice as fast or
+// slow moves both sides alike.
+const searchGoalP99 = 1.8
 
 // The searches measured, and their limit: store.Search, the two statements
 // every search runs (the searched spaces' revisions, then the hits), called
