@@ -148,22 +148,9 @@ func runFanoutClients(config string) error {
 	defer conns.Wait()
 	defer cancel()
 	err := parallel(ctx, 32, c.Subscribers, func(_ context.Context, i int) error {
-		conn, _, err := websocket.Dial(ctx, c.URL, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+		conn, send, err := subscribe(ctx, c.URL, c.Token, c.Space)
 		if err != nil {
-			return err
-		}
-		send := func(m any) error {
-			data, _ := json.Marshal(m)
-			return conn.Write(ctx, websocket.MessageText, data)
-		}
-		if err := send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + c.Token}}); err != nil {
-			return err
-		}
-		if _, data, err := conn.Read(ctx); err != nil || !bytes.Contains(data, []byte("connection_ack")) {
-			return fmt.Errorf("subscriber %d: no ack: %s %v", i, data, err)
-		}
-		if err := send(map[string]any{"id": "s", "type": "subscribe", "payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": c.Space}}}); err != nil {
-			return err
+			return fmt.Errorf("subscriber %d: %w", i, err)
 		}
 		conns.Go(func() {
 			defer conn.CloseNow()
@@ -197,6 +184,35 @@ func runFanoutClients(config string) error {
 	report("subscribed")
 	<-ctx.Done()
 	return nil
+}
+
+// subscribe dials url and subscribes to space's events with fanoutQuery
+// (id "s"), as a client of graphql-transport-ws; send writes a message
+// of the protocol.
+func subscribe(ctx context.Context, url, token, space string) (conn *websocket.Conn, send func(m any) error, err error) {
+	conn, _, err = websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	if err != nil {
+		return nil, nil, err
+	}
+	send = func(m any) error {
+		data, _ := json.Marshal(m)
+		return conn.Write(ctx, websocket.MessageText, data)
+	}
+	err = send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + token}})
+	if err == nil {
+		var data []byte
+		if _, data, err = conn.Read(ctx); err == nil && !bytes.Contains(data, []byte("connection_ack")) {
+			err = fmt.Errorf("no ack: %s", data)
+		}
+	}
+	if err == nil {
+		err = send(map[string]any{"id": "s", "type": "subscribe", "payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": space}}})
+	}
+	if err != nil {
+		conn.CloseNow()
+		return nil, nil, err
+	}
+	return conn, send, nil
 }
 
 // raiseFileLimit lifts the soft limit on open files to the hard one: each

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -125,28 +124,10 @@ func bareLanes(n int) int {
 // to read the bytes docsapi writes for an event.
 type fanoutSample struct{ conn *websocket.Conn }
 
-// subscribeSample subscribes as the subscribers do (fanoutQuery, id "s").
+// subscribeSample subscribes as the subscribers do (subscribe).
 func subscribeSample(ctx context.Context, url, token, space string) (*fanoutSample, error) {
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{"graphql-transport-ws"}})
+	conn, _, err := subscribe(ctx, url, token, space)
 	if err != nil {
-		return nil, err
-	}
-	send := func(m any) error {
-		data, _ := json.Marshal(m)
-		return conn.Write(ctx, websocket.MessageText, data)
-	}
-	err = send(map[string]any{"type": "connection_init", "payload": map[string]string{"Authorization": "Bearer " + token}})
-	if err == nil {
-		var data []byte
-		if _, data, err = conn.Read(ctx); err == nil && !bytes.Contains(data, []byte("connection_ack")) {
-			err = fmt.Errorf("no ack: %s", data)
-		}
-	}
-	if err == nil {
-		err = send(map[string]any{"id": "s", "type": "subscribe", "payload": map[string]any{"query": fanoutQuery, "variables": map[string]any{"s": space}}})
-	}
-	if err != nil {
-		conn.CloseNow()
 		return nil, fmt.Errorf("sample subscriber: %w", err)
 	}
 	return &fanoutSample{conn: conn}, nil
