@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/go-git/go-git/v5"
@@ -36,18 +35,20 @@ import (
 //     GraphQL updatePage each), then POST .../merge is timed; -merges change
 //     requests, the median and the slowest reported.
 //  3. Search: the same repository is imported into more spaces of the
-//     organization until it holds -search-pages pages; then GET
-//     /v1/orgs/{id}/search answers -search-requests one-word and two-word
-//     queries, one at a time, after -search-others other organizations
-//     were given a copy of its content (by SQL, then VACUUM ANALYZE):
-//     latency p50/p95/p99, and the slowest queries.
-//  4. Site search: the spaces are published in a public site, and the same
-//     queries are asked of the site's search (POST
-//     /v1/orgs/{id}/sites/{id}/search, every site space) and of the
-//     reader's page of results (GET {published}/~gitbook/search?q=, as an
-//     anonymous visitor): p50 and p99; issue 38's goal, p99 at most 50 ms.
+//     organization until it holds -search-pages pages, and -search-others
+//     other organizations are given a copy of its content (by SQL, then
+//     VACUUM ANALYZE). The spaces are published in a public site. Then
+//     -search-requests one-word and two-word queries, one at a time, are
+//     asked of the organization's search (GET /v1/orgs/{id}/search), of
+//     the site's search (POST /v1/orgs/{id}/sites/{id}/search, every site
+//     space) and of the reader's page of results (GET
+//     {published}/~gitbook/search?q=, as an anonymous visitor): p50 and
+//     p99 of each, and the slowest organization searches.
 //
-// There is no baseline here: the figures are absolute.
+// Import and merge have no limit: their figures are absolute. The three
+// searches are measured with their limit, store.Search called in-process,
+// query by query in turn (searchBench); goal: each p99 at most
+// searchGoalP99 times the limit's.
 
 // contentRepo is a generated repository on disk.
 type contentRepo struct {
@@ -376,16 +377,127 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 		}
 		queries[i] = q
 	}
-	hits := 0
-	// Each query's latency and answer size, to name the slowest (one
-	// client: no lock needed).
-	took := make([]time.Duration, len(queries))
-	sizes := make([]int, len(queries))
-	send := httpRequester(api.client, "GET", func(i int) string {
+	// 4. The same queries: the organization's search, a published site's
+	// search over the API and the reader's page of results, alternating
+	// query by query with their limit (searchBench).
+	searches, err := searchBench(ctx, db, api, org, spaceIDs, queries)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range searches.slowest(5) {
+		fmt.Fprintf(out, "content: slow search %q: %s, %d KB\n", queries[i], searches.took[searchOrg][i].Round(10*time.Microsecond), searches.sizes[i]/1024)
+	}
+
+	pages := spaces * repo.pages
+	rows := []row{
+		{what: fmt.Sprintf("git import, %d pages (first space)", repo.pages), docsapi: fmtSeconds(importTime)},
+		{what: fmt.Sprintf("git import, %d pages (median of %d)", repo.pages, len(imports)), docsapi: fmtSeconds(imports[len(imports)/2])},
+		{what: fmt.Sprintf("merge, change request editing %d pages (median of %d)", o.mergePages, len(merges)), docsapi: fmtMs(merges[len(merges)/2])},
+		{what: fmt.Sprintf("merge, change request editing %d pages (slowest)", o.mergePages), docsapi: fmtMs(merges[len(merges)-1])},
+	}
+	bare := searches.result(searchBare)
+	for _, k := range []struct {
+		kind int
+		what string
+	}{
+		{searchOrg, fmt.Sprintf("organization search over %d pages (%d queries, %d with results)", pages, len(queries), searches.hits)},
+		{searchSite, fmt.Sprintf("site search (searchSiteContent, scope all) over %d pages", pages)},
+		{searchReader, fmt.Sprintf("a reader's page of search results over %d pages", pages)},
+	} {
+		r := searches.result(k.kind)
+		p99 := ratio(ms(r.percentile(99)), ms(bare.percentile(99)))
+		rows = append(rows,
+			row{what: k.what + ", p50", docsapi: fmtMs(r.percentile(50)), baseline: fmtMs(bare.percentile(50)),
+				ratio: fmtRatio(ratio(ms(r.percentile(50)), ms(bare.percentile(50))))},
+			row{what: k.what + ", p99", docsapi: fmtMs(r.percentile(99)), baseline: fmtMs(bare.percentile(99)),
+				ratio: fmtRatio(p99), target: fmt.Sprintf("<= %.1fx", searchGoalP99), result: passMiss(p99 <= searchGoalP99)})
+	}
+	return rows, nil
+}
+
+// The search goal, a ratio to the limit measured in the same run: issue
+// 38's p99 <= 50 ms for the site's search and the reader's page of results
+// (and the organization's search's, docs/performance.md) divided by the
+// limit's p99 as this project's 2-vCPU VM measured it in a default run
+// over 50,000 pages (-merges 1 -import-concurrency 1, 2026-11-29, load
+// average 3-6): 28.0 ms, 50 / 28.0 = 1.79. A machine twice as fast or
+// slow moves both sides alike.
+const searchGoalP99 = 1.8
+
+// The searches measured, and their limit: store.Search, the two statements
+// every search runs (the searched spaces' revisions, then the hits), called
+// in-process on the server's pool with the same organization, spaces and
+// query, without HTTP, authentication, access, GraphQL, JSON or HTML.
+const (
+	searchBare = iota
+	searchOrg
+	searchSite
+	searchReader
+	searchKinds
+)
+
+// searchRuns are the latencies of each kind by query.
+type searchRuns struct {
+	took  [searchKinds][]time.Duration
+	sizes []int // the organization search's answer, by query
+	hits  int   // organization searches with results
+}
+
+func (s *searchRuns) result(kind int) loadResult {
+	lat := slices.Clone(s.took[kind])
+	slices.Sort(lat)
+	return loadResult{n: len(lat), lat: lat}
+}
+
+// slowest are the n slowest organization searches, slowest first.
+func (s *searchRuns) slowest(n int) []int {
+	took := s.took[searchOrg]
+	order := make([]int, len(took))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(took[b], took[a]) })
+	return order[:min(n, len(order))]
+}
+
+// searchBench publishes the spaces in a public site, runs every query once
+// through the limit (a warm-up: the pages' sections in PostgreSQL's
+// buffers for every side alike), then measures, one query at a time, each
+// query through the limit, the organization's search (GET
+// /v1/orgs/{id}/search), the site's search over the API (POST
+// /v1/orgs/{id}/sites/{id}/search, every site space) and the reader's page
+// of results (GET {published}/~gitbook/search?q=, as an anonymous
+// visitor), in turn: the machine's drift falls on all alike.
+func searchBench(ctx context.Context, db *store.DB, api *apiClient, org string, spaceIDs, queries []string) (*searchRuns, error) {
+	site, err := api.create(ctx, "/v1/orgs/"+org+"/sites", map[string]any{"title": "Searched", "visibility": "public", "spaces": spaceIDs})
+	if err != nil {
+		return nil, err
+	}
+	var published struct {
+		URLs struct{ Published string } `json:"urls"`
+	}
+	if err := api.do(ctx, "POST", "/v1/orgs/"+org+"/sites/"+site+"/publish", nil, http.StatusOK, &published); err != nil {
+		return nil, err
+	}
+	runs := &searchRuns{sizes: make([]int, len(queries))}
+	ok := func(what string) func(status int, body []byte) error {
+		return func(status int, body []byte) error {
+			if status != http.StatusOK {
+				return fmt.Errorf("%s: status %d: %.300s", what, status, body)
+			}
+			return nil
+		}
+	}
+	var send [searchKinds]requester
+	send[searchBare] = func(ctx context.Context, _ *bytes.Buffer, i int) error {
+		_, err := store.Search(ctx, db, org, spaceIDs, queries[i])
+		return err
+	}
+	send[searchOrg] = httpRequester(api.client, "GET", func(i int) string {
 		return api.base + "/v1/orgs/" + org + "/search?query=" + url.QueryEscape(queries[i])
 	}, nil, api.token, func(status int, body []byte) error {
-		if status != http.StatusOK {
-			return fmt.Errorf("search: status %d: %s", status, body)
+		if err := ok("search")(status, body); err != nil {
+			return err
 		}
 		var res struct {
 			Items []json.RawMessage `json:"items"`
@@ -394,88 +506,42 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 			return err
 		}
 		if len(res.Items) > 0 {
-			hits++
+			runs.hits++
 		}
 		return nil
 	})
-	search, err := load(ctx, 1, time.Hour, len(queries), func(ctx context.Context, buf *bytes.Buffer, i int) error {
-		t0 := time.Now()
-		err := send(ctx, buf, i)
-		took[i], sizes[i] = time.Since(t0), buf.Len()
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	slowest := make([]int, len(queries))
-	for i := range slowest {
-		slowest[i] = i
-	}
-	slices.SortFunc(slowest, func(a, b int) int { return cmp.Compare(took[b], took[a]) })
-	for _, i := range slowest[:min(5, len(slowest))] {
-		fmt.Fprintf(out, "content: slow search %q: %s, %d KB\n", queries[i], took[i].Round(10*time.Microsecond), sizes[i]/1024)
-	}
-
-	// 4. The same pages as a published site's readers search them: the
-	// site's search over the API (searchSiteContent, every site space) and
-	// the reader's page of results, as an anonymous visitor.
-	siteSearch, readerSearch, err := siteSearchBench(ctx, api, org, spaceIDs, queries)
-	if err != nil {
-		return nil, err
-	}
-
-	pages := spaces * repo.pages
-	return []row{
-		{what: fmt.Sprintf("git import, %d pages (first space)", repo.pages), docsapi: fmtSeconds(importTime)},
-		{what: fmt.Sprintf("git import, %d pages (median of %d)", repo.pages, len(imports)), docsapi: fmtSeconds(imports[len(imports)/2])},
-		{what: fmt.Sprintf("merge, change request editing %d pages (median of %d)", o.mergePages, len(merges)), docsapi: fmtMs(merges[len(merges)/2])},
-		{what: fmt.Sprintf("merge, change request editing %d pages (slowest)", o.mergePages), docsapi: fmtMs(merges[len(merges)-1])},
-		{what: fmt.Sprintf("organization search over %d pages, p50 (%d queries, %d with results)", spaces*repo.pages, search.n, hits), docsapi: fmtMs(search.percentile(50))},
-		{what: fmt.Sprintf("organization search over %d pages, p95", spaces*repo.pages), docsapi: fmtMs(search.percentile(95))},
-		{what: fmt.Sprintf("organization search over %d pages, p99", spaces*repo.pages), docsapi: fmtMs(search.percentile(99))},
-		{what: fmt.Sprintf("site search (searchSiteContent, scope all) over %d pages, p50", pages), docsapi: fmtMs(siteSearch.percentile(50))},
-		{what: fmt.Sprintf("site search over %d pages, p99", pages), docsapi: fmtMs(siteSearch.percentile(99)),
-			target: "<= 50 ms", result: passMiss(siteSearch.percentile(99) <= 50*time.Millisecond)},
-		{what: fmt.Sprintf("a reader's page of search results over %d pages, p50", pages), docsapi: fmtMs(readerSearch.percentile(50))},
-		{what: fmt.Sprintf("a reader's page of search results over %d pages, p99", pages), docsapi: fmtMs(readerSearch.percentile(99)),
-			target: "<= 50 ms", result: passMiss(readerSearch.percentile(99) <= 50*time.Millisecond)},
-	}, nil
-}
-
-// siteSearchBench publishes the spaces in a public site and measures, one
-// query at a time, the site's search over the API and the reader's page of
-// results.
-func siteSearchBench(ctx context.Context, api *apiClient, org string, spaceIDs, queries []string) (apiSearch, readerSearch loadResult, err error) {
-	site, err := api.create(ctx, "/v1/orgs/"+org+"/sites", map[string]any{"title": "Searched", "visibility": "public", "spaces": spaceIDs})
-	if err != nil {
-		return apiSearch, readerSearch, err
-	}
-	var published struct {
-		URLs struct{ Published string } `json:"urls"`
-	}
-	if err := api.do(ctx, "POST", "/v1/orgs/"+org+"/sites/"+site+"/publish", nil, http.StatusOK, &published); err != nil {
-		return apiSearch, readerSearch, err
-	}
-	okSearch := func(status int, body []byte) error {
-		if status != http.StatusOK {
-			return fmt.Errorf("site search: status %d: %.300s", status, body)
-		}
-		return nil
-	}
-	siteSearch := httpRequesterEach(api.client, "POST", func(int) string { return api.base + "/v1/orgs/" + org + "/sites/" + site + "/search" },
+	send[searchSite] = httpRequesterEach(api.client, "POST", func(int) string { return api.base + "/v1/orgs/" + org + "/sites/" + site + "/search" },
 		func(i int) []byte {
 			body, _ := json.Marshal(map[string]any{"query": queries[i], "scope": map[string]any{"mode": "all"}})
 			return body
-		}, api.token, okSearch)
-	apiSearch, err = load(ctx, 1, time.Hour, len(queries), siteSearch)
-	if err != nil {
-		return apiSearch, readerSearch, err
-	}
-	readerPage := httpRequester(api.client, "GET", func(i int) string {
+		}, api.token, ok("site search"))
+	send[searchReader] = httpRequester(api.client, "GET", func(i int) string {
 		return published.URLs.Published + "/~gitbook/search?q=" + url.QueryEscape(queries[i])
-	}, nil, "", okSearch)
-	readerSearch, err = load(ctx, 1, time.Hour, len(queries), readerPage)
-	return apiSearch, readerSearch, err
+	}, nil, "", ok("a reader's search"))
+
+	var buf bytes.Buffer
+	for i := range queries {
+		if err := send[searchBare](ctx, &buf, i); err != nil {
+			return nil, fmt.Errorf("search (warm-up): %w", err)
+		}
+	}
+	for k := range runs.took {
+		runs.took[k] = make([]time.Duration, len(queries))
+	}
+	for i := range queries {
+		for k := range send {
+			buf.Reset()
+			t0 := time.Now()
+			if err := send[k](ctx, &buf, i); err != nil {
+				return nil, err
+			}
+			runs.took[k][i] = time.Since(t0)
+			if k == searchOrg {
+				runs.sizes[i] = buf.Len()
+			}
+		}
+	}
+	return runs, nil
 }
 
 // copyContentToOthers gives n new organizations a copy of org's spaces'
@@ -545,13 +611,9 @@ func documentPages(ctx context.Context, api *apiClient, space string) ([]string,
 }
 
 func printContentTable(w io.Writer, rows []row) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "measurement\tdocsapi\ttarget\tresult")
-	fmt.Fprintln(tw, "-----------\t-------\t------\t------")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.what, r.docsapi, r.target, r.result)
-	}
-	tw.Flush()
+	writeRows(w, "docsapi", "limit", rows)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "ratio = docsapi / limit; search's limit: store.Search (the same statements, organization, spaces and query) called in-process, alternating query by query with the three searches.")
 }
 
 func fmtSeconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
