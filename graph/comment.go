@@ -653,15 +653,13 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 	if err != nil {
 		return nil, err
 	}
-	got, next, info, err := pageOfOrdered(replies, page, limit, func(x *store.CommentReply) string { return x.ID })
+	got, err := paginateOrdered(replies, page, limit, func(x *store.CommentReply) string { return x.ID })
 	if err != nil {
 		return nil, err
 	}
-	items := make([]*model.ReplyNode, len(got))
-	for i, x := range got {
-		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
-	}
-	return &model.CommentReplyList{Items: items, Total: totalIs(len(replies)), Next: next, PageInfo: info}, nil
+	return mapList(got, func(x *store.CommentReply) (*model.ReplyNode, error) {
+		return &model.ReplyNode{CommentReply: x, Comment: c.Comment}, nil
+	})
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {

@@ -234,16 +234,16 @@ func (r *Resolver) aggregate(ctx context.Context, t contentTarget, page *string,
 			all = append(all, &model.UserContentPermission{Permission: got, User: &store.User{ID: m.UserID}})
 		}
 	}
-	items, next, info, err := pageOfOrdered(all, page, limit, func(p *model.UserContentPermission) string { return p.User.ID })
+	list, err := paginateOrdered(all, page, limit, func(p *model.UserContentPermission) string { return p.User.ID })
 	if err != nil {
 		return nil, err
 	}
-	for _, it := range items {
+	for _, it := range list.Items {
 		if it.User, err = r.loaders(ctx).User.Load(ctx, it.User.ID)(); err != nil {
 			return nil, err
 		}
 	}
-	return &model.UserContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
+	return list, nil
 }
 
 // The resolvers: spaces and collections alike.
