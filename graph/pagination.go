@@ -55,8 +55,9 @@ type listQuery[T any] struct {
 // answered by it, as entgql's Paginate answers every list of ent's GraphQL
 // example, so that cursors, limits and their errors behave the same on every
 // list, and a resolver says only what is its own: its store call, its
-// order and its priming. The page's `count` is the number of its items
-// (model.List.Count), whatever the list.
+// order and its priming. (A list its caller may read nothing of is answered
+// empty without it, its page unchecked: notForVisitors.) The page's `count`
+// is the number of its items (model.List.Count), whatever the list.
 //
 // The page arguments are checked before the store is read: a bad cursor or
 // limit costs no query. A resolver checks its other arguments before
