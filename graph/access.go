@@ -445,36 +445,3 @@ func spacePermissions(role store.MemberRole) *model.SpacePermissions {
 		InstallIntegration: admin,
 	}
 }
-
-// pageVisible reads a page of a list whose rows the reader may not all see:
-// it fetches batches of the underlying list until it has one more visible
-// row than asked (or the list ends), so keyset pagination stays exact.
-// Every row fetched is looked at, the store's look-ahead row included: when
-// the reader sees the whole first batch, a page costs one query.
-func pageVisible[T any](p store.Page, fetch func(store.Page) ([]T, error), visible func(T) (bool, error), key func(T) store.Keyset) ([]T, error) {
-	var out []T
-	q := p
-	for {
-		rows, err := fetch(q)
-		if err != nil {
-			return nil, err
-		}
-		for _, row := range rows {
-			ok, err := visible(row)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				out = append(out, row)
-				if len(out) > p.Limit {
-					return out, nil
-				}
-			}
-		}
-		if len(rows) <= q.Limit {
-			return out, nil
-		}
-		k := key(rows[len(rows)-1])
-		q.After = &k
-	}
-}

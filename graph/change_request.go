@@ -73,19 +73,12 @@ func (r *organizationResolver) ChangeRequests(ctx context.Context, o *store.Orga
 }
 
 func (r *Resolver) changeRequestList(ctx context.Context, orgID string, spaces []string, page *string, limit *int, f store.ChangeRequestFilter) (*model.ChangeRequestList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.ChangeRequest, error) {
-		return store.ListChangeRequests(ctx, r.DB, orgID, spaces, f, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(cr *store.ChangeRequest) store.Keyset { return store.Keyset{Time: cr.CreatedAt, ID: cr.ID} })
-	return &model.ChangeRequestList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.ChangeRequest]{
+		read: func(p store.Page) ([]*store.ChangeRequest, error) {
+			return store.ListChangeRequests(ctx, r.DB, orgID, spaces, f, p)
+		},
+		key: func(cr *store.ChangeRequest) store.Keyset { return store.Keyset{Time: cr.CreatedAt, ID: cr.ID} },
+	})
 }
 
 type changeRequestResolver struct{ *Resolver }

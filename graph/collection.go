@@ -47,29 +47,23 @@ func (r *organizationResolver) Collections(ctx context.Context, o *store.Organiz
 	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	g, err := callerGrantee(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	key := func(c *store.Collection) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} }
-	// SECURITY: only the collections the caller has a role on.
 	topLevel := nested != nil && !*nested
-	fetch := func(q store.Page) ([]*store.Collection, error) {
-		return store.ListCollections(ctx, r.DB, o.ID, topLevel, q)
-	}
-	rows, err := pageVisible(p, fetch, func(c *store.Collection) (bool, error) {
-		role, err := r.collectionRoleOf(ctx, g, c)
-		return role != "", err
-	}, key)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, key)
-	return &model.CollectionList{Items: items, Total: r.collectionTotal(o.ID, topLevel, g), Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Collection]{
+		read: func(p store.Page) ([]*store.Collection, error) {
+			return store.ListCollections(ctx, r.DB, o.ID, topLevel, p)
+		},
+		key: func(c *store.Collection) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} },
+		// SECURITY: only the collections the caller has a role on.
+		visible: func(c *store.Collection) (bool, error) {
+			role, err := r.collectionRoleOf(ctx, g, c)
+			return role != "", err
+		},
+		total: r.collectionTotal(o.ID, topLevel, g),
+	})
 }
 
 type collectionResolver struct{ *Resolver }
@@ -98,28 +92,21 @@ func (r *collectionResolver) Permissions(ctx context.Context, c *store.Collectio
 }
 
 func (r *collectionResolver) Spaces(ctx context.Context, c *store.Collection, page *string, limit *int, _ *int, _ *string) (*model.SpaceList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	g, err := callerGrantee(ctx, c.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
-	key := func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} }
-	// SECURITY: only the spaces the caller has a role on.
-	fetch := func(q store.Page) ([]*store.Space, error) {
-		return store.ListSpacesInCollection(ctx, r.DB, c.OrganizationID, c.ID, q)
-	}
-	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), key)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, key)
-	for _, s := range items {
-		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
-	}
-	return &model.SpaceList{Items: items, Total: r.spaceTotal(c.OrganizationID, &c.ID, g), Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Space]{
+		read: func(p store.Page) ([]*store.Space, error) {
+			return store.ListSpacesInCollection(ctx, r.DB, c.OrganizationID, c.ID, p)
+		},
+		// A collection's spaces are in their order in it.
+		key: func(s *store.Space) store.Keyset { return store.Keyset{Pos: s.Position, ID: s.ID} },
+		// SECURITY: only the spaces the caller has a role on.
+		visible: r.spaceVisibleTo(ctx, g),
+		prime:   func(spaces []*store.Space) error { return r.primeSpaces(ctx, spaces) },
+		total:   r.spaceTotal(c.OrganizationID, &c.ID, g),
+	})
 }
 
 func (r *mutationResolver) CreateCollection(ctx context.Context, orgID string, input model.CreateCollectionInput) (*store.Collection, error) {

@@ -116,33 +116,26 @@ func (r *Resolver) primeSpace(ctx context.Context, s *store.Space) {
 }
 
 func (r *Resolver) commentList(ctx context.Context, t thread, page *string, limit *int, order *model.ListOrder, status *model.CommentStatusFilter, targetPage *string, authors []string) (*model.CommentList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	f := store.CommentFilter{Page: targetPage, Authors: authors, Desc: isDesc(order)}
 	if status != nil && *status != model.CommentStatusFilterAll {
 		f.Status = string(*status)
 	}
-	fetch := func(p store.Page) ([]*store.Comment, error) {
-		return store.ListComments(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.crID(), f, p)
-	}
-	rows, err := fetch(p)
+	comments, err := paginate(page, limit, listQuery[*store.Comment]{
+		read: func(p store.Page) ([]*store.Comment, error) {
+			return store.ListComments(ctx, r.DB, t.space.OrganizationID, t.space.ID, t.crID(), f, p)
+		},
+		key: func(c *store.Comment) store.Keyset { return store.Keyset{Time: c.PostedAt, ID: c.ID} },
+		prime: func(comments []*store.Comment) error {
+			// Every comment's read rule and permissions ask for its space:
+			// the one at hand, read once for the whole page.
+			r.primeSpace(ctx, t.space)
+			return r.preloadComments(ctx, comments)
+		},
+	})
 	if err != nil {
 		return nil, err
 	}
-	// Every comment's read rule and permissions ask for its space: the one
-	// at hand, read once for the whole page.
-	r.primeSpace(ctx, t.space)
-	comments, next, info := pageOf(rows, p, func(c *store.Comment) store.Keyset { return store.Keyset{Time: c.PostedAt, ID: c.ID} })
-	items := make([]*model.CommentNode, len(comments))
-	for i, c := range comments {
-		items[i] = &model.CommentNode{Comment: c}
-	}
-	if err := r.preloadComments(ctx, comments); err != nil {
-		return nil, err
-	}
-	return &model.CommentList{Items: items, Next: next, PageInfo: info}, nil
+	return mapList(comments, func(c *store.Comment) (*model.CommentNode, error) { return &model.CommentNode{Comment: c}, nil })
 }
 
 // preloadComments asks at once for what the page's comments show of their
@@ -653,15 +646,13 @@ func (r *commentResolver) ReplyList(ctx context.Context, c *model.CommentNode, p
 	if err != nil {
 		return nil, err
 	}
-	got, next, info, err := pageOfOrdered(replies, page, limit, func(x *store.CommentReply) string { return x.ID })
+	got, err := paginateOrdered(replies, page, limit, func(x *store.CommentReply) string { return x.ID })
 	if err != nil {
 		return nil, err
 	}
-	items := make([]*model.ReplyNode, len(got))
-	for i, x := range got {
-		items[i] = &model.ReplyNode{CommentReply: x, Comment: c.Comment}
-	}
-	return &model.CommentReplyList{Items: items, Total: totalIs(len(replies)), Next: next, PageInfo: info}, nil
+	return mapList(got, func(x *store.CommentReply) (*model.ReplyNode, error) {
+		return &model.ReplyNode{CommentReply: x, Comment: c.Comment}, nil
+	})
 }
 
 func (r *commentResolver) Reply(ctx context.Context, c *model.CommentNode, id string) (*model.ReplyNode, error) {

@@ -182,19 +182,12 @@ func (r *organizationResolver) Conversations(ctx context.Context, o *store.Organ
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Conversation, error) {
-		return store.ListConversations(ctx, r.DB, o.ID, source, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(c *store.Conversation) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} })
-	return &model.ConversationList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Conversation]{
+		read: func(p store.Page) ([]*store.Conversation, error) {
+			return store.ListConversations(ctx, r.DB, o.ID, source, p)
+		},
+		key: func(c *store.Conversation) store.Keyset { return store.Keyset{Time: c.CreatedAt, ID: c.ID} },
+	})
 }
 
 func (r *organizationResolver) Conversation(ctx context.Context, o *store.Organization, id string) (*model.ConversationDetail, error) {
@@ -221,31 +214,27 @@ func (r *organizationResolver) ConversationIssues(ctx context.Context, o *store.
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.ConversationIssue, error) {
-		return store.ListConversationIssues(ctx, r.DB, o.ID, cluster, conversation, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.ConversationIssue) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	// One query for the conversations of the page.
-	ids := make([]string, 0, len(items))
-	for _, i := range items {
-		ids = append(ids, i.ConversationID)
-	}
-	convs, err := store.ConversationsByID(ctx, r.DB, o.ID, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, i := range items {
-		i.Conversation = convs[i.ConversationID]
-	}
-	return &model.ConversationIssueList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.ConversationIssue]{
+		read: func(p store.Page) ([]*store.ConversationIssue, error) {
+			return store.ListConversationIssues(ctx, r.DB, o.ID, cluster, conversation, p)
+		},
+		key: func(i *store.ConversationIssue) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} },
+		// One query for the conversations of the page.
+		prime: func(issues []*store.ConversationIssue) error {
+			ids := make([]string, 0, len(issues))
+			for _, i := range issues {
+				ids = append(ids, i.ConversationID)
+			}
+			convs, err := store.ConversationsByID(ctx, r.DB, o.ID, ids)
+			if err != nil {
+				return err
+			}
+			for _, i := range issues {
+				i.Conversation = convs[i.ConversationID]
+			}
+			return nil
+		},
+	})
 }
 
 func (r *organizationResolver) ConversationIssue(ctx context.Context, o *store.Organization, id string) (*store.ConversationIssue, error) {
@@ -260,53 +249,52 @@ func (r *organizationResolver) ConversationsClusters(ctx context.Context, o *sto
 	if err := readInsights(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	by := model.ConversationsIssuesClusterOrderByUpdatedAt
 	if orderBy != nil {
 		by = *orderBy
 	}
 	desc := order == nil || *order == model.ListOrderDesc
-	fetch := func(p store.Page) ([]*store.IssuesCluster, error) {
-		return store.ListIssuesClusters(ctx, r.DB, o.ID, string(by), desc, status, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(c *store.IssuesCluster) store.Keyset {
-		k := store.Keyset{ID: c.ID}
-		switch by {
-		case model.ConversationsIssuesClusterOrderByUpdatedAt:
-			k.Time = c.UpdatedAt
-		case model.ConversationsIssuesClusterOrderByIssues:
-			k.Pos = c.Issues
-		case model.ConversationsIssuesClusterOrderByConversations:
-			k.Pos = c.Conversations
-		case model.ConversationsIssuesClusterOrderByTasksTotal:
-			k.Pos = c.TasksTotal
-		case model.ConversationsIssuesClusterOrderByTasksBacklog:
-			k.Pos = c.TasksBacklog
-		case model.ConversationsIssuesClusterOrderByTasksStarted:
-			k.Pos = c.TasksStarted
-		}
-		return k
+	return paginate(page, limit, listQuery[*store.IssuesCluster]{
+		read: func(p store.Page) ([]*store.IssuesCluster, error) {
+			return store.ListIssuesClusters(ctx, r.DB, o.ID, string(by), desc, status, p)
+		},
+		key: func(c *store.IssuesCluster) store.Keyset { return clusterKey(c, by) },
+		// The pulse and sources of the whole page, in two queries.
+		prime: func(clusters []*store.IssuesCluster) error {
+			ids := make([]string, len(clusters))
+			for i, c := range clusters {
+				ids[i] = c.ID
+			}
+			details, err := store.ClusterDetails(ctx, r.DB, o.ID, ids, r.pulseStart(r.now()))
+			if err != nil {
+				return err
+			}
+			for _, c := range clusters {
+				c.Details = details[c.ID]
+			}
+			return nil
+		},
 	})
-	// The pulse and sources of the whole page, in two queries.
-	clusterIDs := make([]string, len(items))
-	for i, c := range items {
-		clusterIDs[i] = c.ID
+}
+
+// clusterKey is the sort key of c in the order by.
+func clusterKey(c *store.IssuesCluster, by model.ConversationsIssuesClusterOrderBy) store.Keyset {
+	k := store.Keyset{ID: c.ID}
+	switch by {
+	case model.ConversationsIssuesClusterOrderByUpdatedAt:
+		k.Time = c.UpdatedAt
+	case model.ConversationsIssuesClusterOrderByIssues:
+		k.Pos = c.Issues
+	case model.ConversationsIssuesClusterOrderByConversations:
+		k.Pos = c.Conversations
+	case model.ConversationsIssuesClusterOrderByTasksTotal:
+		k.Pos = c.TasksTotal
+	case model.ConversationsIssuesClusterOrderByTasksBacklog:
+		k.Pos = c.TasksBacklog
+	case model.ConversationsIssuesClusterOrderByTasksStarted:
+		k.Pos = c.TasksStarted
 	}
-	details, err := store.ClusterDetails(ctx, r.DB, o.ID, clusterIDs, r.pulseStart(r.now()))
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range items {
-		c.Details = details[c.ID]
-	}
-	return &model.ConversationsIssuesClusterList{Items: items, Next: next, PageInfo: info}, nil
+	return k
 }
 
 func (r *organizationResolver) ConversationsCluster(ctx context.Context, o *store.Organization, id string) (*store.IssuesCluster, error) {

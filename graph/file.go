@@ -167,11 +167,7 @@ func (r *revisionResolver) FileList(ctx context.Context, rev *store.Revision, pa
 	if err != nil {
 		return nil, err
 	}
-	items, next, info, err := pageOfOrdered(files, page, limit, func(f *store.RevisionFile) string { return f.ID })
-	if err != nil {
-		return nil, err
-	}
-	return &model.RevisionFileList{Items: items, Total: totalIs(len(files)), Next: next, PageInfo: info}, nil
+	return paginateOrdered(files, page, limit, func(f *store.RevisionFile) string { return f.ID })
 }
 
 func (r *mutationResolver) UploadFile(ctx context.Context, spaceID string, crID *string, upload graphql.Upload, name, base *string) (*store.RevisionFile, error) {

@@ -159,58 +159,49 @@ func (r *Resolver) changeGrants(ctx context.Context, t contentTarget, fn func(ct
 
 // userGrants lists the user grants on t.
 func (r *Resolver) userGrants(ctx context.Context, t contentTarget, page *string, limit *int) (*model.UserContentPermissionList, error) {
-	if err := r.requireTargetAdmin(ctx, t); err != nil {
-		return nil, err
-	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Grant, error) {
-		return store.ListGrants(ctx, r.DB, t.grantTarget(), false, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	grants, next, info := pageOf(rows, p, func(g *store.Grant) store.Keyset { return store.Keyset{Time: g.CreatedAt, ID: *g.UserID} })
-	items := make([]*model.UserContentPermission, len(grants))
-	for i, g := range grants {
+	return grantList(ctx, r, t, page, limit, false, func(g *store.Grant) (*model.UserContentPermission, error) {
 		u, err := r.loaders(ctx).User.Load(ctx, *g.UserID)()
 		if err != nil {
 			return nil, err
 		}
-		items[i] = &model.UserContentPermission{Permission: g.Role, User: u}
-	}
-	return &model.UserContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
+		return &model.UserContentPermission{Permission: g.Role, User: u}, nil
+	})
 }
 
 // teamGrants lists the team grants on t.
 func (r *Resolver) teamGrants(ctx context.Context, t contentTarget, page *string, limit *int) (*model.TeamContentPermissionList, error) {
-	if err := r.requireTargetAdmin(ctx, t); err != nil {
-		return nil, err
-	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Grant, error) {
-		return store.ListGrants(ctx, r.DB, t.grantTarget(), true, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	grants, next, info := pageOf(rows, p, func(g *store.Grant) store.Keyset { return store.Keyset{Time: g.CreatedAt, ID: *g.TeamID} })
-	items := make([]*model.TeamContentPermission, len(grants))
-	for i, g := range grants {
+	return grantList(ctx, r, t, page, limit, true, func(g *store.Grant) (*model.TeamContentPermission, error) {
 		team, err := store.GetTeam(ctx, r.DB, t.orgID(), *g.TeamID)
 		if err != nil {
 			return nil, err
 		}
-		items[i] = &model.TeamContentPermission{Permission: g.Role, Team: team}
+		return &model.TeamContentPermission{Permission: g.Role, Team: team}, nil
+	})
+}
+
+// grantList lists the grants on t to users or, with ofTeams, to teams, to
+// its admins, each as the schema's view of it: the user and team grants
+// are one list of the store's, ordered by creation then grantee.
+func grantList[V any](ctx context.Context, r *Resolver, t contentTarget, page *string, limit *int, ofTeams bool, view func(*store.Grant) (V, error)) (*model.List[V], error) {
+	if err := r.requireTargetAdmin(ctx, t); err != nil {
+		return nil, err
 	}
-	return &model.TeamContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
+	grants, err := paginate(page, limit, listQuery[*store.Grant]{
+		read: func(p store.Page) ([]*store.Grant, error) {
+			return store.ListGrants(ctx, r.DB, t.grantTarget(), ofTeams, p)
+		},
+		key: func(g *store.Grant) store.Keyset {
+			grantee := g.UserID
+			if ofTeams {
+				grantee = g.TeamID
+			}
+			return store.Keyset{Time: g.CreatedAt, ID: *grantee}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mapList(grants, view)
 }
 
 // aggregate lists every member with a role on t (one role, with role), by
@@ -234,16 +225,16 @@ func (r *Resolver) aggregate(ctx context.Context, t contentTarget, page *string,
 			all = append(all, &model.UserContentPermission{Permission: got, User: &store.User{ID: m.UserID}})
 		}
 	}
-	items, next, info, err := pageOfOrdered(all, page, limit, func(p *model.UserContentPermission) string { return p.User.ID })
+	list, err := paginateOrdered(all, page, limit, func(p *model.UserContentPermission) string { return p.User.ID })
 	if err != nil {
 		return nil, err
 	}
-	for _, it := range items {
+	for _, it := range list.Items {
 		if it.User, err = r.loaders(ctx).User.Load(ctx, it.User.ID)(); err != nil {
 			return nil, err
 		}
 	}
-	return &model.UserContentPermissionList{Items: items, Next: next, PageInfo: info}, nil
+	return list, nil
 }
 
 // The resolvers: spaces and collections alike.

@@ -383,22 +383,13 @@ func uninstallContentInstallation[T any](ctx context.Context, r *Resolver, targe
 // Lists and fields.
 
 func (r *integrationResolver) Installations(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string, externalID *string) (*model.IntegrationInstallationList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	// SECURITY: installations on the organizations the caller administers.
-	fetch := func(p store.Page) ([]*store.IntegrationInstallation, error) {
-		return store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), store.StringOf(externalID), p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.IntegrationInstallation) store.Keyset {
-		return store.Keyset{Time: i.CreatedAt, ID: i.ID}
+	return paginate(page, limit, listQuery[*store.IntegrationInstallation]{
+		// SECURITY: installations on the organizations the caller administers.
+		read: func(p store.Page) ([]*store.IntegrationInstallation, error) {
+			return store.ListInstallations(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), store.StringOf(externalID), p)
+		},
+		key: func(i *store.IntegrationInstallation) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} },
 	})
-	return &model.IntegrationInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *integrationResolver) Installation(ctx context.Context, in *store.Integration, id string) (*store.IntegrationInstallation, error) {
@@ -416,39 +407,25 @@ func (r *integrationResolver) SiteInstallations(ctx context.Context, in *store.I
 }
 
 func (r *Resolver) spaceInstallations(ctx context.Context, f store.ContentInstallationFilter, page *string, limit *int) (*model.IntegrationSpaceInstallationList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.IntegrationSpaceInstallation, error) {
-		return store.ListSpaceInstallations(ctx, r.DB, f, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.IntegrationSpaceInstallation) store.Keyset {
-		return store.Keyset{Time: i.CreatedAt, ID: i.SpaceID}
+	return paginate(page, limit, listQuery[*store.IntegrationSpaceInstallation]{
+		read: func(p store.Page) ([]*store.IntegrationSpaceInstallation, error) {
+			return store.ListSpaceInstallations(ctx, r.DB, f, p)
+		},
+		key: func(i *store.IntegrationSpaceInstallation) store.Keyset {
+			return store.Keyset{Time: i.CreatedAt, ID: i.SpaceID}
+		},
 	})
-	return &model.IntegrationSpaceInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *Resolver) siteInstallations(ctx context.Context, f store.ContentInstallationFilter, page *string, limit *int) (*model.IntegrationSiteInstallationList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.IntegrationSiteInstallation, error) {
-		return store.ListSiteInstallations(ctx, r.DB, f, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.IntegrationSiteInstallation) store.Keyset {
-		return store.Keyset{Time: i.CreatedAt, ID: i.SiteID}
+	return paginate(page, limit, listQuery[*store.IntegrationSiteInstallation]{
+		read: func(p store.Page) ([]*store.IntegrationSiteInstallation, error) {
+			return store.ListSiteInstallations(ctx, r.DB, f, p)
+		},
+		key: func(i *store.IntegrationSiteInstallation) store.Keyset {
+			return store.Keyset{Time: i.CreatedAt, ID: i.SiteID}
+		},
 	})
-	return &model.IntegrationSiteInstallationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 type installationResolver struct{ *Resolver }
@@ -549,20 +526,13 @@ func (r *siteInstallationResolver) Site(ctx context.Context, row *store.Integrat
 // Events.
 
 func (r *integrationResolver) Events(ctx context.Context, in *store.Integration, page *string, limit *int, _ *int, _ *string) (*model.IntegrationEventList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	// SECURITY: events of installations on the organizations the caller administers.
-	fetch := func(p store.Page) ([]*store.IntegrationEvent, error) {
-		return store.ListIntegrationEvents(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(e *store.IntegrationEvent) store.Keyset { return store.Keyset{Pos: int(e.Seq), ID: e.ID} })
-	return &model.IntegrationEventList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.IntegrationEvent]{
+		// SECURITY: events of installations on the organizations the caller administers.
+		read: func(p store.Page) ([]*store.IntegrationEvent, error) {
+			return store.ListIntegrationEvents(ctx, r.DB, in.ID, callerOrgs(ctx, store.RoleAdmin), p)
+		},
+		key: func(e *store.IntegrationEvent) store.Keyset { return store.Keyset{Pos: int(e.Seq), ID: e.ID} },
+	})
 }
 
 func (r *integrationResolver) Event(ctx context.Context, in *store.Integration, id string) (*model.IntegrationEventDetail, error) {

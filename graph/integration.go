@@ -77,10 +77,6 @@ func (r *queryResolver) Integration(ctx context.Context, name string) (*store.In
 
 func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *int, _ *int, _ *string, search *string, category *store.IntegrationCategory,
 	blockDomain *string, blocks *bool, contentSources *bool, owner *string, scope *store.IntegrationScope, target *store.IntegrationTarget) (*model.IntegrationList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	// SECURITY: public integrations, and those of the caller's organizations.
 	f := store.IntegrationFilter{MemberOf: callerOrgs(ctx, ""), Blocks: blocks, ContentSources: contentSources}
 	if search != nil {
@@ -107,13 +103,10 @@ func (r *queryResolver) Integrations(ctx context.Context, page *string, limit *i
 	if target != nil {
 		f.Target = string(*target)
 	}
-	fetch := func(p store.Page) ([]*store.Integration, error) { return store.ListIntegrations(ctx, r.DB, f, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.Integration) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.IntegrationList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Integration]{
+		read: func(p store.Page) ([]*store.Integration, error) { return store.ListIntegrations(ctx, r.DB, f, p) },
+		key:  func(i *store.Integration) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} },
+	})
 }
 
 // publication is a checked PublishIntegrationInput, ready to store.

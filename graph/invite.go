@@ -23,17 +23,10 @@ func (r *organizationResolver) Invites(ctx context.Context, o *store.Organizatio
 	if err := requireOrgRole(ctx, o.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Invite, error) { return store.ListInvites(ctx, r.DB, o.ID, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(i *store.Invite) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} })
-	return &model.OrganizationInviteList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Invite]{
+		read: func(p store.Page) ([]*store.Invite, error) { return store.ListInvites(ctx, r.DB, o.ID, p) },
+		key:  func(i *store.Invite) store.Keyset { return store.Keyset{Time: i.CreatedAt, ID: i.ID} },
+	})
 }
 
 func (r *queryResolver) OrganizationInvite(ctx context.Context, orgID, id string) (*store.Invite, error) {

@@ -127,11 +127,11 @@ func (l *revisionLinks) list(from *store.RevisionPage, status *string, page *str
 	for k, v := range index {
 		keys[v] = k
 	}
-	got, next, info, err := pageOfOrdered(items, page, limit, func(i *model.LinkItem) string { return keys[i] })
+	got, err := paginateOrdered(items, page, limit, func(i *model.LinkItem) string { return keys[i] })
 	if err != nil {
 		return nil, err
 	}
-	return &model.LinkList{List: model.List[*model.LinkItem]{Items: got, Total: totalIs(len(items)), Next: next, PageInfo: info}, Stats: stats}, nil
+	return &model.LinkList{List: *got, Stats: stats}, nil
 }
 
 // backlinks lists the pages linking to the target key, in tree order.
@@ -142,15 +142,11 @@ func (l *revisionLinks) backlinks(key string, page *string, limit *int) (*model.
 			from = append(from, k.from)
 		}
 	}
-	got, next, info, err := pageOfOrdered(from, page, limit, func(p *store.RevisionPage) string { return p.ID })
+	got, err := paginateOrdered(from, page, limit, func(p *store.RevisionPage) string { return p.ID })
 	if err != nil {
 		return nil, err
 	}
-	items := make([]model.ContentLocation, len(got))
-	for i, p := range got {
-		items[i] = l.location(p)
-	}
-	return &model.ContentLocationList{Items: items, Total: totalIs(len(from)), Next: next, PageInfo: info}, nil
+	return mapList(got, func(p *store.RevisionPage) (model.ContentLocation, error) { return l.location(p), nil })
 }
 
 // Links and backlinks name the organization of the pages and files they

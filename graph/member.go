@@ -24,10 +24,6 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	f := store.MemberFilter{Desc: isDesc(order), BySeen: sort != nil && *sort == model.MemberSortLastSeenAt}
 	if role != nil {
 		if *role == model.MemberRoleFilterGuest {
@@ -43,19 +39,16 @@ func (r *organizationResolver) Members(ctx context.Context, o *store.Organizatio
 		}
 		f.Search = *search
 	}
-	fetch := func(p store.Page) ([]*store.Member, error) { return store.ListMembers(ctx, r.DB, o.ID, f, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(m *store.Member) store.Keyset {
-		t := m.JoinedAt
-		if f.BySeen {
-			t = *m.LastSeenAt
-		}
-		return store.Keyset{Time: t, ID: m.UserID}
+	return paginate(page, limit, listQuery[*store.Member]{
+		read: func(p store.Page) ([]*store.Member, error) { return store.ListMembers(ctx, r.DB, o.ID, f, p) },
+		key: func(m *store.Member) store.Keyset {
+			t := m.JoinedAt
+			if f.BySeen {
+				t = *m.LastSeenAt
+			}
+			return store.Keyset{Time: t, ID: m.UserID}
+		},
 	})
-	return &model.MemberList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *organizationResolver) Member(ctx context.Context, o *store.Organization, userID string) (*store.Member, error) {
@@ -99,67 +92,60 @@ func (r *memberResolver) Teams(ctx context.Context, m *store.Member) (int, error
 }
 
 func (r *memberResolver) ContentPermissions(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, order *model.ListOrder) (*model.MemberContentPermissionList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	g := memberGrantee(m)
 	caller, err := callerGrantee(ctx, m.OrganizationID)
 	if err != nil {
 		return nil, err
 	}
 	visibleToMember, visibleToCaller := r.spaceVisibleTo(ctx, g), r.spaceVisibleTo(ctx, caller)
-	// SECURITY: the member's spaces that the caller can read too.
-	fetch := func(q store.Page) ([]*store.Space, error) {
-		return store.ListSpaces(ctx, r.DB, m.OrganizationID, q, isDesc(order))
-	}
-	rows, err := pageVisible(p, fetch, func(s *store.Space) (bool, error) {
-		ok, err := visibleToMember(s)
-		if ok && err == nil {
-			ok, err = visibleToCaller(s)
-		}
-		return ok, err
-	}, spaceKey)
+	spaces, err := paginate(page, limit, listQuery[*store.Space]{
+		read: func(p store.Page) ([]*store.Space, error) {
+			return store.ListSpaces(ctx, r.DB, m.OrganizationID, p, isDesc(order))
+		},
+		key: spaceKey,
+		// SECURITY: the member's spaces that the caller can read too.
+		visible: func(s *store.Space) (bool, error) {
+			ok, err := visibleToMember(s)
+			if ok && err == nil {
+				ok, err = visibleToCaller(s)
+			}
+			return ok, err
+		},
+		prime: func(spaces []*store.Space) error { return r.primeSpaces(ctx, spaces) },
+		total: r.spaceTotal(m.OrganizationID, nil, g, caller),
+	})
 	if err != nil {
 		return nil, err
 	}
-	spaces, next, info := pageOf(rows, p, spaceKey)
-	items := make([]*model.MemberContentPermission, len(spaces))
-	for i, s := range spaces {
+	return mapList(spaces, func(s *store.Space) (*model.MemberContentPermission, error) {
 		role, err := r.spaceRoleOf(ctx, g, s)
 		if err != nil {
 			return nil, err
 		}
-		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
-		items[i] = &model.MemberContentPermission{Permission: role, Space: s}
-	}
-	return &model.MemberContentPermissionList{Items: items, Total: r.spaceTotal(m.OrganizationID, nil, g, caller), Next: next, PageInfo: info}, nil
+		return &model.MemberContentPermission{Permission: role, Space: s}, nil
+	})
 }
 
 func (r *memberResolver) TeamMemberships(ctx context.Context, m *store.Member, page *string, limit *int, _ *int, _ *string, title *string) (*model.MemberTeamList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	f := store.TeamFilter{MemberID: &m.UserID}
 	if title != nil {
 		f.Title = *title
 	}
-	fetch := func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, m.OrganizationID, f, p) }
-	rows, err := fetch(p)
+	teams, err := paginate(page, limit, listQuery[*store.Team]{
+		read: func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, m.OrganizationID, f, p) },
+		key:  teamKey,
+	})
 	if err != nil {
 		return nil, err
 	}
-	teams, next, info := pageOf(rows, p, teamKey)
-	roles, err := store.TeamRolesOf(ctx, r.DB, m.OrganizationID, m.UserID, teamIDs(teams))
+	// The member's role in each team of the page, in one query.
+	roles, err := store.TeamRolesOf(ctx, r.DB, m.OrganizationID, m.UserID, teamIDs(teams.Items))
 	if err != nil {
 		return nil, err
 	}
-	items := make([]*model.MemberTeam, len(teams))
-	for i, t := range teams {
-		items[i] = &model.MemberTeam{Team: t, Member: &model.TeamMember{Role: roles[t.ID]}}
-	}
-	return &model.MemberTeamList{Items: items, Next: next, PageInfo: info}, nil
+	return mapList(teams, func(t *store.Team) (*model.MemberTeam, error) {
+		return &model.MemberTeam{Team: t, Member: &model.TeamMember{Role: roles[t.ID]}}, nil
+	})
 }
 
 func (r *mutationResolver) UpdateMember(ctx context.Context, orgID, userID string, input model.UpdateMemberInput) (*store.Member, error) {

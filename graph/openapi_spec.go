@@ -55,17 +55,10 @@ func (r *organizationResolver) OpenAPISpecs(ctx context.Context, o *store.Organi
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.OpenAPISpec, error) { return store.ListOpenAPISpecs(ctx, r.DB, o.ID, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(s *store.OpenAPISpec) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.OpenAPISpecList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.OpenAPISpec]{
+		read: func(p store.Page) ([]*store.OpenAPISpec, error) { return store.ListOpenAPISpecs(ctx, r.DB, o.ID, p) },
+		key:  func(s *store.OpenAPISpec) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} },
+	})
 }
 
 func (r *organizationResolver) OpenAPISpec(ctx context.Context, o *store.Organization, slug string) (*store.OpenAPISpec, error) {
@@ -242,22 +235,18 @@ func (r *openAPISpecResolver) Urls(_ context.Context, s *store.OpenAPISpec) (*mo
 }
 
 func (r *openAPISpecResolver) Versions(ctx context.Context, s *store.OpenAPISpec, page *string, limit *int, _ *int, _ *string) (*model.OpenAPISpecVersionList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.OpenAPISpecVersion, error) {
-		return store.ListOpenAPISpecVersions(ctx, r.DB, s.ID, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range rows {
-		v.Spec = s
-	}
-	items, next, info := pageOf(rows, p, func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} })
-	return &model.OpenAPISpecVersionList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.OpenAPISpecVersion]{
+		read: func(p store.Page) ([]*store.OpenAPISpecVersion, error) {
+			return store.ListOpenAPISpecVersions(ctx, r.DB, s.ID, p)
+		},
+		key: func(v *store.OpenAPISpecVersion) store.Keyset { return store.Keyset{Time: v.CreatedAt, ID: v.ID} },
+		prime: func(versions []*store.OpenAPISpecVersion) error {
+			for _, v := range versions {
+				v.Spec = s
+			}
+			return nil
+		},
+	})
 }
 
 func (r *openAPISpecResolver) Version(ctx context.Context, s *store.OpenAPISpec, id string) (*store.OpenAPISpecVersion, error) {

@@ -25,23 +25,14 @@ func (r *queryResolver) Organizations(ctx context.Context, page *string, limit *
 	if err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	// SECURITY: only the caller's own organizations are listed, and of a
-	// scoped caller only the one its token reaches.
-	fetch := func(p store.Page) ([]*store.Organization, error) {
-		return store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, caller.Scope(), p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(o *store.Organization) store.Keyset {
-		return store.Keyset{Time: o.CreatedAt, ID: o.ID}
+	return paginate(page, limit, listQuery[*store.Organization]{
+		// SECURITY: only the caller's own organizations are listed, and of a
+		// scoped caller only the one its token reaches.
+		read: func(p store.Page) ([]*store.Organization, error) {
+			return store.ListOrganizationsOfUser(ctx, r.DB, caller.User.ID, caller.Scope(), p)
+		},
+		key: func(o *store.Organization) store.Keyset { return store.Keyset{Time: o.CreatedAt, ID: o.ID} },
 	})
-	return &model.OrganizationList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *queryResolver) Organization(ctx context.Context, id string) (*store.Organization, error) {

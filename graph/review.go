@@ -32,37 +32,21 @@ func (r *changeRequestResolver) Review(ctx context.Context, cr *store.ChangeRequ
 }
 
 func (r *changeRequestResolver) ReviewList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string, outdated *bool) (*model.ChangeRequestReviewList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Review, error) {
-		return store.ListReviews(ctx, r.DB, cr.OrganizationID, cr.ID, outdated, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(rv *store.Review) store.Keyset { return store.Keyset{Pos: int(rv.Seq), ID: rv.ID} })
-	return &model.ChangeRequestReviewList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Review]{
+		read: func(p store.Page) ([]*store.Review, error) {
+			return store.ListReviews(ctx, r.DB, cr.OrganizationID, cr.ID, outdated, p)
+		},
+		key: func(rv *store.Review) store.Keyset { return store.Keyset{Pos: int(rv.Seq), ID: rv.ID} },
+	})
 }
 
 func (r *changeRequestResolver) RequestedReviewerList(ctx context.Context, cr *store.ChangeRequest, page *string, limit *int, _ *int, _ *string) (*model.ChangeRequestRequestedReviewerList, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.RequestedReviewer, error) {
-		return store.ListRequestedReviewers(ctx, r.DB, cr.OrganizationID, cr.ID, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(q *store.RequestedReviewer) store.Keyset {
-		return store.Keyset{Pos: int(q.Seq), ID: q.UserID}
+	return paginate(page, limit, listQuery[*store.RequestedReviewer]{
+		read: func(p store.Page) ([]*store.RequestedReviewer, error) {
+			return store.ListRequestedReviewers(ctx, r.DB, cr.OrganizationID, cr.ID, p)
+		},
+		key: func(q *store.RequestedReviewer) store.Keyset { return store.Keyset{Pos: int(q.Seq), ID: q.UserID} },
 	})
-	return &model.ChangeRequestRequestedReviewerList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 // reviewableChangeRequest locks the change request of t for a review or a

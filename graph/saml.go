@@ -29,17 +29,10 @@ func (r *organizationResolver) SamlProviders(ctx context.Context, o *store.Organ
 	if err := requireOrgRole(ctx, o.ID, store.RoleAdmin, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.SAMLProvider, error) { return store.ListSAMLProviders(ctx, r.DB, o.ID, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(s *store.SAMLProvider) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	return &model.SAMLProviderList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.SAMLProvider]{
+		read: func(p store.Page) ([]*store.SAMLProvider, error) { return store.ListSAMLProviders(ctx, r.DB, o.ID, p) },
+		key:  func(s *store.SAMLProvider) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} },
+	})
 }
 
 func (r *organizationResolver) SamlProvider(ctx context.Context, o *store.Organization, id string) (*store.SAMLProvider, error) {

@@ -33,11 +33,7 @@ func (r *spaceResolver) Search(ctx context.Context, s *store.Space, query string
 	if err != nil {
 		return nil, err
 	}
-	items, next, info, err := pageOfOrdered(results[s.ID], page, limit, func(p *model.SearchPageResult) string { return p.ID })
-	if err != nil {
-		return nil, err
-	}
-	return &model.SearchPageResultList{Items: items, Total: totalIs(len(results[s.ID])), Next: next, PageInfo: info}, nil
+	return paginateOrdered(results[s.ID], page, limit, func(p *model.SearchPageResult) string { return p.ID })
 }
 
 func (r *organizationResolver) Search(ctx context.Context, o *store.Organization, query string, page *string, limit *int, _ *int, _ *string) (*model.SearchSpaceResultList, error) {
@@ -86,27 +82,25 @@ func (r *Resolver) searchSpaces(ctx context.Context, orgID string, ids []string,
 			order = append(order, h.SpaceID)
 		}
 	}
-	ids, next, info, err := pageOfOrdered(order, page, limit, func(id string) string { return id })
+	pageIDs, err := paginateOrdered(order, page, limit, func(id string) string { return id })
 	if err != nil {
 		return nil, err
 	}
-	loaded, err := r.loaders(ctx).Space.loadAll(ctx, ids)
+	loaded, err := r.loaders(ctx).Space.loadAll(ctx, pageIDs.Items)
 	if err != nil {
 		return nil, err
 	}
-	spaces := make(map[string]*store.Space, len(ids))
-	for i, id := range ids {
+	spaces := make(map[string]*store.Space, len(pageIDs.Items))
+	for i, id := range pageIDs.Items {
 		spaces[id] = loaded[i]
 	}
 	results, err := r.pageResults(ctx, spaces, hits)
 	if err != nil {
 		return nil, err
 	}
-	items := make([]*model.SearchSpaceResult, 0, len(ids))
-	for _, id := range ids {
-		items = append(items, &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]})
-	}
-	return &model.SearchSpaceResultList{Items: items, Total: totalIs(len(order)), Next: next, PageInfo: info}, nil
+	return mapList(pageIDs, func(id string) (*model.SearchSpaceResult, error) {
+		return &model.SearchSpaceResult{ID: id, Title: spaces[id].Title, Pages: results[id]}, nil
+	})
 }
 
 // indexedHits are the hits on pages that do not ask to be left out of

@@ -123,22 +123,12 @@ func (r *organizationResolver) Sites(ctx context.Context, o *store.Organization,
 	if canList, err := canListContent(ctx, o.ID); err != nil || !canList {
 		return &model.SiteList{Items: []*store.Site{}, PageInfo: &model.PageInfo{}}, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	fetch := func(p store.Page) ([]*store.Site, error) {
-		return store.ListSites(ctx, r.DB, o.ID, store.SiteFilter{SpaceID: space, Title: title, Published: published, Types: types}, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(s *store.Site) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} })
-	if err := r.primeSites(ctx, items); err != nil {
-		return nil, err
-	}
-	return &model.SiteList{Items: items, Next: next, PageInfo: info}, nil
+	f := store.SiteFilter{SpaceID: space, Title: title, Published: published, Types: types}
+	return paginate(page, limit, listQuery[*store.Site]{
+		read:  func(p store.Page) ([]*store.Site, error) { return store.ListSites(ctx, r.DB, o.ID, f, p) },
+		key:   func(s *store.Site) store.Keyset { return store.Keyset{Time: s.CreatedAt, ID: s.ID} },
+		prime: func(sites []*store.Site) error { return r.primeSites(ctx, sites) },
+	})
 }
 
 // primeSites loads, for all the sites of a list at once, what the query asks

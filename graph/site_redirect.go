@@ -117,10 +117,6 @@ func (r *siteResolver) Redirects(ctx context.Context, s *store.Site, page *strin
 	if err := requireSiteManager(ctx, s.OrganizationID); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	if search != nil {
 		if err := checkLength("search", *search, 0, maxRedirectSource); err != nil {
 			return nil, err
@@ -129,14 +125,12 @@ func (r *siteResolver) Redirects(ctx context.Context, s *store.Site, page *strin
 			return nil, Invalid("search", "%s", problem)
 		}
 	}
-	rows, err := store.ListSiteRedirects(ctx, r.DB, s.OrganizationID, s.ID, store.StringOf(search), p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(rd *store.SiteRedirect) store.Keyset {
-		return store.Keyset{Time: rd.CreatedAt, ID: rd.ID}
+	return paginate(page, limit, listQuery[*store.SiteRedirect]{
+		read: func(p store.Page) ([]*store.SiteRedirect, error) {
+			return store.ListSiteRedirects(ctx, r.DB, s.OrganizationID, s.ID, store.StringOf(search), p)
+		},
+		key: func(rd *store.SiteRedirect) store.Keyset { return store.Keyset{Time: rd.CreatedAt, ID: rd.ID} },
 	})
-	return &model.SiteRedirectList{Items: items, Next: next, PageInfo: info}, nil
 }
 
 func (r *siteResolver) Redirect(ctx context.Context, s *store.Site, source string) (*model.SiteRedirectMatch, error) {

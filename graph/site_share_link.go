@@ -42,16 +42,12 @@ func (r *siteResolver) ShareLinks(ctx context.Context, s *store.Site, page *stri
 	if err := requireSiteManager(ctx, s.OrganizationID); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := store.ListSiteShareLinks(ctx, r.DB, s.OrganizationID, s.ID, p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, func(l *store.SiteShareLink) store.Keyset { return store.Keyset{Time: l.CreatedAt, ID: l.ID} })
-	return &model.SiteShareLinkList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.SiteShareLink]{
+		read: func(p store.Page) ([]*store.SiteShareLink, error) {
+			return store.ListSiteShareLinks(ctx, r.DB, s.OrganizationID, s.ID, p)
+		},
+		key: func(l *store.SiteShareLink) store.Keyset { return store.Keyset{Time: l.CreatedAt, ID: l.ID} },
+	})
 }
 
 func (r *siteResolver) PublishingAuth(ctx context.Context, s *store.Site) (*store.SitePublishingAuth, error) {

@@ -89,12 +89,7 @@ func (r *siteResolver) SectionGroups(ctx context.Context, s *store.Site, page *s
 	if err != nil {
 		return nil, err
 	}
-	all := t.orderedGroups()
-	items, next, info, err := pageOfOrdered(all, page, limit, func(g *store.SiteSectionGroup) string { return g.ID })
-	if err != nil {
-		return nil, err
-	}
-	return &model.SiteSectionGroupList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
+	return paginateOrdered(t.orderedGroups(), page, limit, func(g *store.SiteSectionGroup) string { return g.ID })
 }
 
 func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string) (*model.SiteSectionList, error) {
@@ -102,12 +97,7 @@ func (r *siteResolver) Sections(ctx context.Context, s *store.Site, page *string
 	if err != nil {
 		return nil, err
 	}
-	all := t.orderedSections()
-	items, next, info, err := pageOfOrdered(all, page, limit, func(s *store.SiteSection) string { return s.ID })
-	if err != nil {
-		return nil, err
-	}
-	return &model.SiteSectionList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
+	return paginateOrdered(t.orderedSections(), page, limit, func(s *store.SiteSection) string { return s.ID })
 }
 
 func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *string, limit *int, _ *int, _ *string, isDefault *bool) (*model.SiteSpaceList, error) {
@@ -132,41 +122,7 @@ func (r *siteResolver) SiteSpaceList(ctx context.Context, s *store.Site, page *s
 		}
 		all = kept
 	}
-	items, next, info, err := pageOfOrdered(all, page, limit, func(s *store.SiteSpace) string { return s.ID })
-	if err != nil {
-		return nil, err
-	}
-	return &model.SiteSpaceList{Items: items, Total: totalIs(len(all)), Next: next, PageInfo: info}, nil
-}
-
-// pageOfOrdered pages through a list ordered in memory (a site's structure,
-// bounded by the site's size). The cursor names the last item and its
-// index: a page continues after that item, or from its index if it was
-// removed meanwhile, so no item is repeated or skipped by the move of another.
-func pageOfOrdered[T any](all []T, page *string, limit *int, id func(T) string) ([]T, *model.ListNext, *model.PageInfo, error) {
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	index := make(map[string]int, len(all))
-	for i, x := range all {
-		index[id(x)] = i
-	}
-	start := 0
-	if p.After != nil {
-		if i, ok := index[p.After.ID]; ok {
-			start = i + 1
-		} else if pos := p.After.Pos; pos >= 0 && pos < len(all) {
-			// The cursor's position is the client's: one out of the
-			// list (or at math.MaxInt, where +1 overflows) is no index.
-			start = pos + 1
-		} else if pos >= len(all) {
-			start = len(all)
-		}
-	}
-	rows := all[start:min(len(all), start+p.Limit+1)]
-	items, next, info := pageOf(rows, p, func(x T) store.Keyset { return store.Keyset{Pos: index[id(x)], ID: id(x)} })
-	return items, next, info, nil
+	return paginateOrdered(all, page, limit, func(s *store.SiteSpace) string { return s.ID })
 }
 
 type siteSectionGroupResolver struct{ *Resolver }

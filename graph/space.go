@@ -55,25 +55,27 @@ func (r *organizationResolver) Spaces(ctx context.Context, o *store.Organization
 	if _, err := orgRole(ctx, o.ID, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	g, err := callerGrantee(ctx, o.ID)
 	if err != nil {
 		return nil, err
 	}
-	// SECURITY: only the spaces the caller has a role on.
-	fetch := func(q store.Page) ([]*store.Space, error) { return store.ListSpaces(ctx, r.DB, o.ID, q, false) }
-	rows, err := pageVisible(p, fetch, r.spaceVisibleTo(ctx, g), spaceKey)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, spaceKey)
-	for _, s := range items {
+	return paginate(page, limit, listQuery[*store.Space]{
+		read: func(p store.Page) ([]*store.Space, error) { return store.ListSpaces(ctx, r.DB, o.ID, p, false) },
+		key:  spaceKey,
+		// SECURITY: only the spaces the caller has a role on.
+		visible: r.spaceVisibleTo(ctx, g),
+		prime:   func(spaces []*store.Space) error { return r.primeSpaces(ctx, spaces) },
+		total:   r.spaceTotal(o.ID, nil, g),
+	})
+}
+
+// primeSpaces primes the space loader with a page of spaces, which their
+// fields (and the lists under them) ask for again.
+func (r *Resolver) primeSpaces(ctx context.Context, spaces []*store.Space) error {
+	for _, s := range spaces {
 		r.loaders(ctx).Space.Prime(ctx, s.ID, s)
 	}
-	return &model.SpaceList{Items: items, Total: r.spaceTotal(o.ID, nil, g), Next: next, PageInfo: info}, nil
+	return nil
 }
 
 func (r *mutationResolver) CreateSpace(ctx context.Context, organizationID string, input model.CreateSpaceInput) (*store.Space, error) {

@@ -24,10 +24,6 @@ func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization,
 	if err := requireOrgRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
-	if err != nil {
-		return nil, err
-	}
 	var f store.TeamFilter
 	if title != nil {
 		f.Title = *title
@@ -45,13 +41,10 @@ func (r *organizationResolver) Teams(ctx context.Context, o *store.Organization,
 			f.OwnedBy = owner
 		}
 	}
-	fetch := func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, o.ID, f, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	items, next, info := pageOf(rows, p, teamKey)
-	return &model.TeamList{Items: items, Next: next, PageInfo: info}, nil
+	return paginate(page, limit, listQuery[*store.Team]{
+		read: func(p store.Page) ([]*store.Team, error) { return store.ListTeams(ctx, r.DB, o.ID, f, p) },
+		key:  teamKey,
+	})
 }
 
 func (r *organizationResolver) Team(ctx context.Context, o *store.Organization, id string) (*store.Team, error) {
@@ -228,24 +221,19 @@ func (r *Resolver) teamPermissions(ctx context.Context, t *store.Team) (*model.T
 }
 
 func (r *teamResolver) TeamMembers(ctx context.Context, t *store.Team, page *string, limit *int, _ *int, _ *string) (*model.TeamMemberList, error) {
-	p, err := pageArgs(page, limit)
+	members, err := paginate(page, limit, listQuery[*store.TeamMemberRow]{
+		read: func(p store.Page) ([]*store.TeamMemberRow, error) {
+			return store.ListTeamMembers(ctx, r.DB, t.OrganizationID, t.ID, p)
+		},
+		key: func(m *store.TeamMemberRow) store.Keyset { return store.Keyset{Time: m.JoinedAt, ID: m.UserID} },
+	})
 	if err != nil {
 		return nil, err
 	}
-	fetch := func(p store.Page) ([]*store.TeamMemberRow, error) {
-		return store.ListTeamMembers(ctx, r.DB, t.OrganizationID, t.ID, p)
-	}
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	members, next, info := pageOf(rows, p, func(m *store.TeamMemberRow) store.Keyset { return store.Keyset{Time: m.JoinedAt, ID: m.UserID} })
-	items := make([]*model.OrganizationTeamMember, len(members))
-	for i, m := range members {
-		items[i] = &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
-			Permissions: &model.TeamMemberPermissions{View: true}}
-	}
-	return &model.TeamMemberList{Items: items, Next: next, PageInfo: info}, nil
+	return mapList(members, func(m *store.TeamMemberRow) (*model.OrganizationTeamMember, error) {
+		return &model.OrganizationTeamMember{Organization: &m.Member, Team: &model.TeamMember{Role: m.TeamRole},
+			Permissions: &model.TeamMemberPermissions{View: true}}, nil
+	})
 }
 
 // managedTeam reads a team the caller manages (admins and the team's owners).

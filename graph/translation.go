@@ -42,25 +42,23 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	p, err := pageArgs(page, limit)
+	list, err := paginate(page, limit, listQuery[*store.Translation]{
+		read: func(p store.Page) ([]*store.Translation, error) { return store.ListTranslations(ctx, r.DB, o.ID, p) },
+		key:  func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} },
+	})
 	if err != nil {
 		return nil, err
 	}
-	fetch := func(p store.Page) ([]*store.Translation, error) { return store.ListTranslations(ctx, r.DB, o.ID, p) }
-	rows, err := fetch(p)
-	if err != nil {
-		return nil, err
-	}
-	key := func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} }
-	items, next, info := pageOf(rows, p, key)
-	// The source spaces in one batch; a deleted one is not found.
-	ids := make([]string, len(items))
-	for i, t := range items {
+	// The page keeps the translations whose source space the caller can
+	// read (so it may hold fewer than limit): the source spaces in one
+	// batch; a deleted one is not found.
+	ids := make([]string, len(list.Items))
+	for i, t := range list.Items {
 		ids[i] = t.SourceSpaceID
 	}
 	spaces, errs := r.loaders(ctx).Space.LoadMany(ctx, ids)()
-	visible := items[:0:0]
-	for i, t := range items {
+	visible := list.Items[:0:0]
+	for i, t := range list.Items {
 		if errs != nil && errs[i] != nil {
 			if isNotFound(errs[i]) {
 				continue
@@ -73,7 +71,8 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 			return nil, err
 		}
 	}
-	return &model.TranslationList{Items: visible, Next: next, PageInfo: info}, nil
+	list.Items = visible
+	return list, nil
 }
 
 func (r *organizationResolver) Translation(ctx context.Context, o *store.Organization, id string) (*store.Translation, error) {
