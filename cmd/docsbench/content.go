@@ -418,11 +418,13 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 // The search goal, a ratio to the limit measured in the same run: issue
 // 38's p99 <= 50 ms for the site's search and the reader's page of results
 // (and the organization's search's, docs/performance.md) divided by the
-// limit's p99 as this project's 2-vCPU VM measured it in a default run
-// over 50,000 pages (-merges 1 -import-concurrency 1, 2026-11-29, load
-// average 3-6): 28.0 ms, 50 / 28.0 = 1.79. A machine twice as fast or
-// slow moves both sides alike.
-const searchGoalP99 = 1.8
+// limit's p99 as this project's 2-vCPU VM measured it, quiet, in a default
+// run over 50,000 pages (-merges 1, 2026-11-29, nothing else running):
+// 13.57 ms, 50 / 13.57 = 3.68, rounded down. (A first run on the same VM
+// under a load average of 3-6 measured the limit at 28.0 ms: a busy machine
+// slows the bare statements more than the server's work around them, so
+// a ratio set there, 1.8, was too tight for a quiet one.)
+const searchGoalP99 = 3.5
 
 // The searches measured, and their limit: store.Search, the two statements
 // every search runs (the searched spaces' revisions, then the hits), called
