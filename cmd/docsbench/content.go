@@ -380,7 +380,12 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 	// 4. The same queries: the organization's search, a published site's
 	// search over the API and the reader's page of results, alternating
 	// query by query with their limit (searchBench).
+	stopProfile, err := startCPUProfile(o.cpuProfile)
+	if err != nil {
+		return nil, err
+	}
 	searches, err := searchBench(ctx, db, api, org, spaceIDs, queries)
+	stopProfile()
 	if err != nil {
 		return nil, err
 	}
