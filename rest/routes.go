@@ -1,5 +1,5 @@
 // Package rest serves GitBook's /v1 REST surface as an adapter over the
-// GraphQL schema, and assembles the HTTP server around both.
+// GraphQL schema (the HTTP server around it is cmd/docsapi/server's).
 //
 // REST is data here, not code: each route names a GraphQL operation
 // (rest/operations/<operationId>.graphql) that one generic handler runs
@@ -7,6 +7,13 @@
 // variables. So a REST call runs exactly the resolvers, permission checks and
 // loaders a GraphQL query does. The same table generates /v1/openapi.json and
 // docs/api-coverage.md.
+//
+// Most of the package's tests start the whole server (servertest) and walk
+// the route table: every route for every caller (permission_test.go,
+// tenancy_test.go, authz_walk_test.go), hostile and malformed input
+// (hostile_test.go, bytes_test.go), GitBook's own client and CLI
+// (gitbook_client_test.go, gitbook_cli_test.go, reference_*_test.go); the
+// rest test one domain each, by its name.
 package rest
 
 import (

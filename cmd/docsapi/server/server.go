@@ -1,9 +1,10 @@
 // Package server is the HTTP server of docsapi: one mux with its middleware
 // (request ids, logs and metrics, CORS, body limits, per-request loaders and
 // query counters, authentication), serving GraphQL at /graphql (with its
-// websocket and playground), the REST adapter at /v1, files and documents
-// at signed addresses, SAML sign-in, the instance admin API, and health and
-// metrics.
+// websocket and playground), the REST adapter at /v1, the published sites
+// (package published, at the published URL and on sites' own hostnames),
+// files and documents at signed addresses, SAML sign-in, the instance admin
+// API, and health and metrics.
 package server
 
 import (
