@@ -263,7 +263,7 @@ func (r *Resolver) redirectAt(ctx context.Context, v *Visitor, a publishedAddres
 	if hasQuery || hasFragment {
 		to.RawQuery = query
 	}
-	if path == "" || sameAddress(to.Path, u.Path) {
+	if path == "" || siteroute.SameAddress(to.Path, u.Path) {
 		return nil, errNoContent // none, or one back to the address itself
 	}
 	return &model.PublishedContentRedirect{Target: model.PublishedContentRedirectTargetContent, Redirect: to.String()}, nil
@@ -350,20 +350,6 @@ func orNone(err error) error {
 		return nil
 	}
 	return err
-}
-
-// sameAddress tells whether two paths are one address, empty segments
-// and percent-encoding aside.
-func sameAddress(a, b string) bool {
-	return strings.Join(siteroute.Segments(unescapedPath(a)), "/") == strings.Join(siteroute.Segments(unescapedPath(b)), "/")
-}
-
-// unescapedPath is p decoded, or p when it is no valid escaping.
-func unescapedPath(p string) string {
-	if u, err := url.PathUnescape(p); err == nil {
-		return u
-	}
-	return p
 }
 
 // spaceAddress is where a space's published address leads

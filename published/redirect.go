@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/docsapi/docsapi/graph"
+	"github.com/docsapi/docsapi/graph/siteroute"
 )
 
 // Redirects: an address under a site where no page is may lead elsewhere,
@@ -65,7 +66,7 @@ func (rd *Reader) redirectFor(r *http.Request, v *graph.Visitor, s *site, ss *si
 		return "", err
 	}
 	if onSite {
-		if same(to, r.URL.Path) {
+		if siteroute.SameAddress(to, r.URL.Path) {
 			return "", nil // back to where the visitor is: no redirect
 		}
 		if r.URL.RawQuery != "" && !strings.ContainsAny(to, "?#") {
@@ -73,17 +74,6 @@ func (rd *Reader) redirectFor(r *http.Request, v *graph.Visitor, s *site, ss *si
 		}
 	}
 	return to, nil
-}
-
-// same tells whether address to (perhaps with a query) is path, but for
-// empty segments.
-func same(to, path string) bool {
-	to, _, _ = strings.Cut(to, "?")
-	to, _, _ = strings.Cut(to, "#")
-	if u, err := url.PathUnescape(to); err == nil {
-		to = u
-	}
-	return strings.Join(slicesWithout(strings.Split(to, "/"), ""), "/") == strings.Join(slicesWithout(strings.Split(path, "/"), ""), "/")
 }
 
 // movedPage is the address of the page of site space ss that was at

@@ -66,6 +66,24 @@ func Segments(path string) []string {
 	return out
 }
 
+// SameAddress tells whether addresses a and b (paths, perhaps with a query
+// or a fragment, which count for nothing) name the same place: decoded,
+// empty segments aside. A redirect from an address to itself is none.
+func SameAddress(a, b string) bool {
+	return strings.Join(Segments(decodedPath(a)), "/") == strings.Join(Segments(decodedPath(b)), "/")
+}
+
+// decodedPath is address a's path without its query and fragment,
+// decoded (as written when it is no valid escaping).
+func decodedPath(a string) string {
+	a, _, _ = strings.Cut(a, "?")
+	a, _, _ = strings.Cut(a, "#")
+	if d, err := url.PathUnescape(a); err == nil {
+		return d
+	}
+	return a
+}
+
 // DefaultSection is the index of the section the site's root shows: the
 // default one the visitor sees, else the first; -1 when the visitor sees
 // none.

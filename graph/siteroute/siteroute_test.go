@@ -87,3 +87,23 @@ func TestSegments(t *testing.T) {
 		t.Errorf("Segments of nothing = %q", got)
 	}
 }
+
+// Two addresses are the same place decoded, empty segments, queries and
+// fragments aside.
+func TestSameAddress(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		same bool
+	}{
+		{"/docs/setup", "/docs/setup/", true},
+		{"/docs//setup?x=1#top", "/docs/setup", true},
+		{"/caf%C3%A9", "/café", true},
+		{"/docs/setup", "/docs/setup/more", false},
+		{"/a%2Fb", "/a/b", true}, // decoded, a slash is a slash
+		{"/%zz", "/%zz", true},
+	} {
+		if got := SameAddress(c.a, c.b); got != c.same {
+			t.Errorf("SameAddress(%q, %q) = %v, want %v", c.a, c.b, got, c.same)
+		}
+	}
+}
