@@ -64,5 +64,8 @@ const (
 	MaxSearchCandidates = maxSearchCandidates
 )
 
+// NarrowSearch says which way a search finds its candidates.
+var NarrowSearch = narrowSearch
+
 // SanitizeSQL is the statement text of a statement's span (tracing.go).
 var SanitizeSQL = sanitizeSQL

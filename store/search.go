@@ -146,6 +146,9 @@ const (
 // candidates' pages by index, stopping at the LIMIT), which is the plan
 // that stays bounded for common words too, rather than hash-joining every
 // page of the searched spaces when its statistics say a word is common.
+// A search of a few of the organization's spaces does hash their pages,
+// by choice rather than by statistics (narrowCandidates): there the pages
+// are few and the matches outside them many.
 //
 // The searched spaces (live, of the organization) and their current
 // revisions are read first, and the statement is given their ids as
@@ -167,9 +170,14 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 	var searched []struct {
 		ID         string `bun:"id"`
 		RevisionID string `bun:"revision_id"`
+		// OrgSpaces counts the organization's live spaces, up to one more
+		// than twice those searched: all narrowSearch needs to know.
+		OrgSpaces int `bun:"org_spaces"`
 	}
-	err := db.NewRaw(`SELECT id, revision_id FROM spaces WHERE id IN (?) AND organization_id = ? AND deleted_at IS NULL`,
-		bun.List(spaceIDs), orgID).Scan(ctx, &searched)
+	err := db.NewRaw(`SELECT id, revision_id,
+			(SELECT count(*) FROM (SELECT 1 FROM spaces WHERE organization_id = ?1 AND deleted_at IS NULL LIMIT ?2) o) AS org_spaces
+		FROM spaces WHERE id IN (?0) AND organization_id = ?1 AND deleted_at IS NULL`,
+		bun.List(spaceIDs), orgID, 2*len(spaceIDs)+1).Scan(ctx, &searched)
 	if err != nil || len(searched) == 0 {
 		return hits, translate(err)
 	}
@@ -178,37 +186,96 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 	for i, s := range searched {
 		spaces[i], revisions[i] = s.ID, s.RevisionID
 	}
-	err = db.NewRaw(`WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', ?) AS q),
-		by_heading AS MATERIALIZED (
-			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
-			FROM q, body_sections bs
-			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND bs.shown AND to_tsvector('english', bs.heading) @@ q.q AND cp.space_id = ANY(?::text[])
-			LIMIT ?),
-		by_text AS MATERIALIZED (
-			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
-			FROM q, body_sections bs
-			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
-			WHERE bs.organization_id = ? AND bs.shown AND bs.tsv @@ q.q AND cp.space_id = ANY(?::text[])
-			LIMIT ?),
+	candidates := wideCandidates
+	if narrowSearch(len(searched), searched[0].OrgSpaces) {
+		candidates = narrowCandidates
+	}
+	err = db.NewRaw(`WITH q AS MATERIALIZED (SELECT websearch_to_tsquery('english', ?0) AS q),
+		`+candidates+`,
 		titles AS MATERIALIZED (
 			SELECT s.space_id, rp.page_id, 2 * ts_rank(to_tsvector('english', rp.title), q.q) AS rank
-			FROM q, unnest(?::text[], ?::text[]) AS s(revision_id, space_id)
-			JOIN revision_pages rp ON rp.revision_id = s.revision_id AND rp.organization_id = ?
+			FROM q, unnest(?4::text[], ?2::text[]) AS s(revision_id, space_id)
+			JOIN revision_pages rp ON rp.revision_id = s.revision_id AND rp.organization_id = ?1
 			WHERE to_tsvector('english', rp.title) @@ q.q
-			LIMIT ?),
+			LIMIT ?3),
 		hits AS (
 			SELECT * FROM by_heading
 			UNION
 			SELECT * FROM by_text
 			UNION ALL
 			SELECT space_id, page_id, NULL, NULL, rank FROM titles),
-		top AS (SELECT * FROM hits ORDER BY rank DESC, space_id, page_id, position NULLS FIRST LIMIT ?)
+		top AS (SELECT * FROM hits ORDER BY rank DESC, space_id, page_id, position NULLS FIRST LIMIT ?5)
 		SELECT top.space_id, top.page_id, bs.anchor, coalesce(bs.heading, '') AS heading, coalesce(bs.body, '') AS body, top.rank
-		FROM top LEFT JOIN body_sections bs ON bs.organization_id = ? AND bs.body_sha256 = top.body_sha256
+		FROM top LEFT JOIN body_sections bs ON bs.organization_id = ?1 AND bs.body_sha256 = top.body_sha256
 			AND bs.position = top.position
 		ORDER BY top.rank DESC, top.space_id, top.page_id, top.position NULLS FIRST`,
-		query, orgID, pgdialect.Array(spaces), maxSearchCandidates, orgID, pgdialect.Array(spaces), maxSearchCandidates,
-		pgdialect.Array(revisions), pgdialect.Array(spaces), orgID, maxSearchCandidates, maxSearchHits, orgID).Scan(ctx, &hits)
+		query, orgID, pgdialect.Array(spaces), maxSearchCandidates, pgdialect.Array(revisions), maxSearchHits).Scan(ctx, &hits)
 	return hits, translate(err)
 }
+
+// narrowSearch says whether a search of searched spaces, in an
+// organization of orgSpaces live spaces (counted up to 2*searched+1),
+// finds its candidates through narrowCandidates: when the searched spaces
+// are at most half of the organization's.
+func narrowSearch(searched, orgSpaces int) bool { return orgSpaces > 2*searched }
+
+// The candidates of a search (the CTEs by_heading and by_text, each up to
+// maxSearchCandidates rows of space, page, body, section position and
+// rank), found in one of two ways; arguments: ?0 the query, ?1 the
+// organization, ?2 the searched spaces, ?3 maxSearchCandidates.
+//
+// Both find the organization's matching sections through its GIN index
+// and keep those a page of a searched space shows. What they cost is the
+// matches they read before maxSearchCandidates are kept: for a word on a
+// few hundred pages of each space, an organization-wide search keeps the
+// first 500 it reads, where a search of one space of 25 reads all 10,000
+// matches of the organization and keeps 400 (docsbench content, the
+// reader's page of results, which searches the current site space).
+const (
+	// wideCandidates checks each match against current_pages by index
+	// (the space a filter on current_pages_body_idx), stopping at the
+	// limit: cheapest when most matches are in the searched spaces, and
+	// its cost never grows with their pages.
+	wideCandidates = `by_heading AS MATERIALIZED (
+			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			FROM q, body_sections bs
+			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
+			WHERE bs.organization_id = ?1 AND bs.shown AND to_tsvector('english', bs.heading) @@ q.q AND cp.space_id = ANY(?2::text[])
+			LIMIT ?3),
+		by_text AS MATERIALIZED (
+			SELECT cp.space_id, cp.page_id, bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			FROM q, body_sections bs
+			JOIN current_pages cp ON cp.body_sha256 = bs.body_sha256 AND cp.organization_id = bs.organization_id
+			WHERE bs.organization_id = ?1 AND bs.shown AND bs.tsv @@ q.q AND cp.space_id = ANY(?2::text[])
+			LIMIT ?3)`
+	// narrowCandidates reads the searched spaces' pages first (scope) and
+	// checks each match against them in a hash (a semi-join, the scope the
+	// hashed side), then joins the kept sections to their pages: for one
+	// space of 25, a quarter of the buffers of wideCandidates, whose index
+	// lookup per match was three quarters of its reads. The hash holds
+	// every page of the searched spaces, which is why a search of most of
+	// an organization's spaces does not take this way.
+	narrowCandidates = `scope AS MATERIALIZED (
+			SELECT space_id, page_id, body_sha256 FROM current_pages
+			WHERE organization_id = ?1 AND space_id = ANY(?2::text[])),
+		heading_matches AS MATERIALIZED (
+			SELECT bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			FROM q, body_sections bs
+			WHERE bs.organization_id = ?1 AND bs.shown AND to_tsvector('english', bs.heading) @@ q.q
+				AND EXISTS (SELECT FROM scope WHERE scope.body_sha256 = bs.body_sha256)
+			LIMIT ?3),
+		text_matches AS MATERIALIZED (
+			SELECT bs.body_sha256, bs.position, ts_rank(bs.tsv, q.q) AS rank
+			FROM q, body_sections bs
+			WHERE bs.organization_id = ?1 AND bs.shown AND bs.tsv @@ q.q
+				AND EXISTS (SELECT FROM scope WHERE scope.body_sha256 = bs.body_sha256)
+			LIMIT ?3),
+		by_heading AS MATERIALIZED (
+			SELECT s.space_id, s.page_id, m.body_sha256, m.position, m.rank
+			FROM heading_matches m JOIN scope s ON s.body_sha256 = m.body_sha256
+			LIMIT ?3),
+		by_text AS MATERIALIZED (
+			SELECT s.space_id, s.page_id, m.body_sha256, m.position, m.rank
+			FROM text_matches m JOIN scope s ON s.body_sha256 = m.body_sha256
+			LIMIT ?3)`
+)

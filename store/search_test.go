@@ -66,26 +66,40 @@ func TestSearchCommonWord(t *testing.T) {
 		}
 	}
 
-	hits, err := store.Search(ctx, db, "mine", []string{"a", "b"}, "tea")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(hits) != store.MaxSearchHits {
-		t.Fatalf("%d hits, want %d", len(hits), store.MaxSearchHits)
-	}
-	for i, h := range hits {
-		if i < 5 {
-			if h.SpaceID != "b" || !strings.HasPrefix(h.PageID, "ph") || store.StringOf(h.Anchor) != "tea-time" || h.Heading != "Tea time" {
-				t.Errorf("hit %d is %+v, want a section headed Tea time", i, h)
+	// The organization has three live spaces: a search of two reads its
+	// candidates the wide way, a search of one the narrow way (through
+	// the space's pages); both answer alike.
+	for _, c := range []struct {
+		spaces []string
+		narrow bool
+	}{
+		{[]string{"a", "b"}, false},
+		{[]string{"b"}, true},
+	} {
+		if got := store.NarrowSearch(len(c.spaces), 3); got != c.narrow {
+			t.Fatalf("%v: narrow %v, want %v", c.spaces, got, c.narrow)
+		}
+		hits, err := store.Search(ctx, db, "mine", c.spaces, "tea")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != store.MaxSearchHits {
+			t.Fatalf("%v: %d hits, want %d", c.spaces, len(hits), store.MaxSearchHits)
+		}
+		for i, h := range hits {
+			if i < 5 {
+				if h.SpaceID != "b" || !strings.HasPrefix(h.PageID, "ph") || store.StringOf(h.Anchor) != "tea-time" || h.Heading != "Tea time" {
+					t.Errorf("%v: hit %d is %+v, want a section headed Tea time", c.spaces, i, h)
+				}
+			} else if !strings.HasPrefix(h.Body, "Some tea") {
+				t.Errorf("%v: hit %d is %+v, want a section whose text has the word", c.spaces, i, h)
 			}
-		} else if !strings.HasPrefix(h.Body, "Some tea") {
-			t.Errorf("hit %d is %+v, want a section whose text has the word", i, h)
-		}
-		if (h.SpaceID != "a" && h.SpaceID != "b") || strings.HasPrefix(h.PageID, "old") {
-			t.Errorf("hit %d is %+v: not a page of a searched space's current content", i, h)
-		}
-		if i > 0 && h.Rank > hits[i-1].Rank {
-			t.Errorf("hit %d ranks %v, above the hit before it (%v)", i, h.Rank, hits[i-1].Rank)
+			if !slices.Contains(c.spaces, h.SpaceID) || strings.HasPrefix(h.PageID, "old") {
+				t.Errorf("%v: hit %d is %+v: not a page of a searched space's current content", c.spaces, i, h)
+			}
+			if i > 0 && h.Rank > hits[i-1].Rank {
+				t.Errorf("%v: hit %d ranks %v, above the hit before it (%v)", c.spaces, i, h.Rank, hits[i-1].Rank)
+			}
 		}
 	}
 
@@ -99,6 +113,9 @@ func TestSearchCommonWord(t *testing.T) {
 		{[]string{"a", "b"}, "unique" + itoa(common), []string{"b/p" + itoa(common)}},
 		{[]string{"a"}, "time", nil},
 		{[]string{"b"}, "time", []string{"b/ph1", "b/ph2", "b/ph3", "b/ph4", "b/ph5"}},
+		{[]string{"a"}, "unique7", []string{"a/p7"}},
+		{[]string{"b"}, "unique7", nil},
+		{[]string{"hidden"}, "tea", []string{"hidden/secret", "hidden/secret"}}, // its title and its section
 	} {
 		hits, err := store.Search(ctx, db, "mine", c.spaces, c.query)
 		if err != nil {

@@ -389,8 +389,15 @@ func contentBench(ctx context.Context, db *store.DB, api *apiClient, o options, 
 	if err != nil {
 		return nil, err
 	}
-	for _, i := range searches.slowest(5) {
+	for _, i := range searches.slowest(searchOrg, 5) {
 		fmt.Fprintf(out, "content: slow search %q: %s, %d KB\n", queries[i], searches.took[searchOrg][i].Round(10*time.Microsecond), searches.sizes[i]/1024)
+	}
+	// The reader's slowest pages beside the same query's other searches:
+	// whether a slow page is a slow query or the page's own time.
+	for _, i := range searches.slowest(searchReader, 5) {
+		ms := func(k int) time.Duration { return searches.took[k][i].Round(10 * time.Microsecond) }
+		fmt.Fprintf(out, "content: slow reader's search %q: %s (limit %s, organization %s, site %s)\n",
+			queries[i], ms(searchReader), ms(searchBare), ms(searchOrg), ms(searchSite))
 	}
 
 	pages := spaces * repo.pages
@@ -455,9 +462,9 @@ func (s *searchRuns) result(kind int) loadResult {
 	return loadResult{n: len(lat), lat: lat}
 }
 
-// slowest are the n slowest organization searches, slowest first.
-func (s *searchRuns) slowest(n int) []int {
-	took := s.took[searchOrg]
+// slowest are the n slowest searches of kind, slowest first.
+func (s *searchRuns) slowest(kind, n int) []int {
+	took := s.took[kind]
 	order := make([]int, len(took))
 	for i := range order {
 		order[i] = i
