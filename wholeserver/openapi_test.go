@@ -9,13 +9,11 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/docsapi/docsapi/cmd/docsapi/server/servertest"
 	"github.com/docsapi/docsapi/graph"
@@ -250,57 +248,6 @@ func TestOpenAPIDocument(t *testing.T) {
 	structure := resolve(t, doc, jsonObj{"$ref": "#/components/schemas/SiteStructure"})
 	if items := structure["properties"].(jsonObj)["structure"].(jsonObj)["items"].(jsonObj); len(items["oneOf"].([]any)) != 3 {
 		t.Errorf("SiteStructure items = %v", items)
-	}
-}
-
-// Every schema in the document is a valid JSON Schema 2020-12 (the OpenAPI
-// specification's own schema does not look into Schema Objects) whose $refs
-// resolve.
-func TestOpenAPISchemasAreJSONSchema(t *testing.T) {
-	t.Parallel()
-	schema := graph.Schema()
-	raw, err := rest.OpenAPI(schema, "http://localhost")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw = bytes.ReplaceAll(raw, []byte(`"#/components/schemas/`), []byte(`"#/$defs/`))
-	var doc jsonObj
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	defs := doc["components"].(jsonObj)["schemas"].(jsonObj)
-	for p, item := range doc["paths"].(jsonObj) {
-		for method, op := range item.(jsonObj) {
-			op := op.(jsonObj)
-			at := method + " " + p
-			for _, param := range asList(op["parameters"]) {
-				defs[at+" "+param.(jsonObj)["name"].(string)] = param.(jsonObj)["schema"]
-			}
-			if rb, ok := op["requestBody"].(jsonObj); ok {
-				defs[at+" body"] = rb["content"].(jsonObj)["application/json"].(jsonObj)["schema"]
-			}
-			for code, resp := range op["responses"].(jsonObj) {
-				if c, ok := resp.(jsonObj)["content"].(jsonObj); ok {
-					defs[at+" "+code] = c["application/json"].(jsonObj)["schema"]
-				}
-			}
-		}
-	}
-	root := jsonObj{"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": defs}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("openapi.json", root); err != nil {
-		t.Fatal(err)
-	}
-	names := make([]string, 0, len(defs))
-	for name := range defs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		ptr := strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
-		if _, err := c.Compile("openapi.json#/$defs/" + ptr); err != nil {
-			t.Errorf("%s: %v", name, err)
-		}
 	}
 }
 
