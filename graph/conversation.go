@@ -40,7 +40,7 @@ const (
 
 // clusterThreshold is the cosine similarity from which an issue joins a
 // cluster: measured on paraphrased complaints (graph/internal/insights
-// tests and rest/conversation_test.go), it groups rephrasings of one problem
+// tests and wholeserver/conversation_test.go), it groups rephrasings of one problem
 // and keeps complaints that share only generic words apart.
 const clusterThreshold = 0.2
 

@@ -8,12 +8,11 @@
 // loaders a GraphQL query does. The same table generates /v1/openapi.json and
 // docs/api-coverage.md.
 //
-// Most of the package's tests start the whole server (servertest) and walk
-// the route table: every route for every caller (permission_test.go,
-// tenancy_test.go, authz_walk_test.go), hostile and malformed input
-// (hostile_test.go, bytes_test.go), GitBook's own client and CLI
-// (gitbook_client_test.go, gitbook_cli_test.go, reference_*_test.go); the
-// rest test one domain each, by its name.
+// The package's tests check the adapter itself, without a server: the route
+// table against the operation documents and docs/api-coverage.md, the body
+// schemas against GitBook's reference, the OpenAPI document's schemas, the
+// JSON body's shaping. The tests that call the routes through the running
+// server, every route for every caller included, are in wholeserver.
 package rest
 
 import (

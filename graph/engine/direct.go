@@ -31,7 +31,7 @@ import (
 // The bytes are the ones gqlgen would write: the plan comes from gqlgen's own
 // CollectFields (fragments, aliases, @skip and @include), scalars are written
 // with the schema's marshalers, and fields that need more than plain data
-// call the same resolver methods gqlgen calls. rest/direct_test.go compares
+// call the same resolver methods gqlgen calls. wholeserver/direct_test.go compares
 // the two writers on many selections. Anything the plan does not know (a
 // field with arguments, a field not declared here, @defer), and any value it
 // cannot produce (a resolver's error, a null where the schema forbids one:
