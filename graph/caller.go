@@ -105,9 +105,9 @@ func (c *Caller) Organizations(min store.MemberRole) []string {
 	return out
 }
 
-// sameAs tells whether c and o are the same user with the same
+// SameAs tells whether c and o are the same user with the same
 // memberships: nothing access is decided on differs between them.
-func (c *Caller) sameAs(o *Caller) bool {
+func (c *Caller) SameAs(o *Caller) bool {
 	if c == o {
 		return true
 	}
@@ -228,7 +228,7 @@ func (callerRequired) InterceptRootField(ctx context.Context, next graphql.RootR
 	return next(ctx)
 }
 
-// expired tells whether the caller's token has expired by now.
-func (c *Caller) expired(now time.Time) bool {
+// Expired tells whether the caller's token has expired by now.
+func (c *Caller) Expired(now time.Time) bool {
 	return c.expiresAt != nil && !now.Before(*c.expiresAt)
 }

@@ -57,7 +57,8 @@ type Resolver struct {
 	// Delivery configures the delivery of integration events in development
 	// mode (graph/delivery.go).
 	Delivery DeliveryConfig
-	// Live hands changes to this process's subscriptions (live.go).
+	// Live hands changes to this process's subscriptions (package live;
+	// NewLiveHub, subscription.go).
 	Live *LiveHub
 	// PublishedChanges tells what changed of published sites, so that
 	// what the reader and admission remember stays fresh (nil: nothing is

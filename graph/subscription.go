@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -16,21 +14,23 @@ import (
 	"github.com/docsapi/docsapi/graph/budget"
 	"github.com/docsapi/docsapi/graph/engine"
 	"github.com/docsapi/docsapi/graph/generated"
+	"github.com/docsapi/docsapi/graph/live"
 	"github.com/docsapi/docsapi/store"
 )
 
 // Subscriptions: live updates over a websocket (the transport is the
 // engine's, engine.Websocket; Sessions below is what it asks of us). Changes
 // record live events in their own transactions (store.RecordLiveEvent,
-// recordLive below); LiveHub (live.go) hears of them through PostgreSQL and
-// offers each to the subscriptions of what it is about. Permission is
+// recordLive below); the hub (package live) hears of them through
+// PostgreSQL and offers each to the subscriptions of what it is about,
+// which decide here, with graph's read rules, who gets what. Permission is
 // checked when subscribing (as a request is) and again for every event, as
 // the caller is now, but from memory: the connection keeps its caller until
 // callers may have changed (the caller cache's invalidations, which the hub
 // hears before the events committed after them), and the hub reads what
 // the decision needs once per event for every subscriber. A caller who lost
 // access gets no more events, and the subscription completes.
-// LiveConnection.Watch re-checks between events too, when callers may have
+// live.Connection.Watch re-checks between events too, when callers may have
 // changed and every RecheckEvery, and the hub when an organization's access
 // changes, so a subscription ends promptly rather than at its next event.
 
@@ -38,10 +38,32 @@ import (
 // holds at once.
 const MaxSubscriptionsPerConnection = 20
 
+// LiveHub is the hub of live updates (package live) as graph runs it: its
+// subscribers act as graph's callers, and space subscriptions are checked
+// against graph's access snapshots (orgAccess, access.go), a type nothing
+// outside graph can name.
+type LiveHub = live.Hub[*Caller, *orgAccess]
+
+// NewLiveHub returns the hub of live updates over db; it starts listening
+// with the first subscription.
+func NewLiveHub(db *store.DB, log *slog.Logger) *LiveHub {
+	return live.NewHub[*Caller](db, log, func(ctx context.Context, orgID string) (*orgAccess, error) {
+		x, err := store.LoadOrgAccess(ctx, db, orgID)
+		if err != nil {
+			return nil, err
+		}
+		return newOrgAccess(x), nil
+	})
+}
+
+// liveConnection is what a websocket connection gives its subscriptions
+// (live.Connection), its callers graph's.
+type liveConnection = live.Connection[*Caller]
+
 // Sessions opens the sessions of websocket connections (engine.Sockets):
 // connection_init's token is resolved as an HTTP request's is, and the
 // connection's subscriptions re-check their caller every recheck at the
-// longest (0: DefaultLiveRecheck).
+// longest (0: live.DefaultRecheck).
 func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, token string) (engine.Session, error) {
 	return func(ctx context.Context, token string) (engine.Session, error) {
 		first, err := r.Authenticate(ctx, token)
@@ -51,17 +73,22 @@ func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, tok
 			return nil, err
 		}
 		s := &session{r: r, developer: first.Developer(), budgetKey: first.BudgetKey()}
-		s.live = &LiveConnection{MaxSubscriptions: MaxSubscriptionsPerConnection,
+		s.conn = &liveConnection{MaxSubscriptions: MaxSubscriptionsPerConnection,
 			Changed: r.DB.Callers.Changed, RecheckEvery: recheck, Token: string(store.TokenDigest(token)), Now: r.now,
 			Caller: func(ctx context.Context) (*Caller, error) {
 				// Once revoked, the connection's token is refused without a
 				// lookup: the connection is closing.
 				select {
-				case <-s.live.Revoked():
-					return nil, ErrUnauthenticated
+				case <-s.conn.Revoked():
+					return nil, engine.ErrTokenInvalid
 				default:
 				}
-				return r.Authenticate(ctx, token)
+				caller, err := r.Authenticate(ctx, token)
+				if errors.Is(err, ErrUnauthenticated) {
+					// How the live package knows a token no longer valid.
+					return nil, engine.ErrTokenInvalid
+				}
+				return caller, err
 			}}
 		return s, nil
 	}
@@ -71,7 +98,7 @@ func (r *Resolver) Sessions(recheck time.Duration) func(ctx context.Context, tok
 // connection, which resolves its token again for every operation.
 type session struct {
 	r    *Resolver
-	live *LiveConnection
+	conn *liveConnection
 	// developer and budgetKey are the token's, which does not change: what
 	// the connection's documents may be (trusted documents), and whose rate
 	// budget its operations draw on. The engine needs them before an
@@ -81,14 +108,14 @@ type session struct {
 }
 
 func (s *session) Begin(ctx context.Context) context.Context {
-	go s.live.Watch(ctx, s.r.Log)
+	go s.conn.Watch(ctx, s.r.Log)
 	// SECURITY: the connection holds no caller (the upgrade request's, when
 	// its header had a token, is masked), nor a visitor: only an operation
 	// gets a caller.
 	ctx = context.WithValue(ctx, visitorKey{}, (*Visitor)(nil))
 	ctx = engine.WithDeveloper(ctx, s.developer)
 	ctx = budget.WithMeter(ctx, &budget.Meter{Key: s.budgetKey})
-	return WithLiveConnection(WithCaller(ctx, nil), s.live)
+	return live.WithConnection(WithCaller(ctx, nil), s.conn)
 }
 
 // Operation gives an operation its caller as of now (the token still valid
@@ -96,272 +123,16 @@ func (s *session) Begin(ctx context.Context) context.Context {
 // every change to them), and fresh loaders and query counter, as an HTTP
 // request gets: nothing read for one operation is served to another.
 func (s *session) Operation(ctx context.Context) (context.Context, error) {
-	caller, err := s.live.fresh(ctx)
-	if errors.Is(err, ErrUnauthenticated) {
-		return ctx, engine.ErrTokenInvalid
-	} else if err != nil {
-		return ctx, err
+	caller, err := s.conn.Fresh(ctx)
+	if err != nil {
+		return ctx, err // engine.ErrTokenInvalid for a token no longer valid
 	}
 	ctx, _ = store.WithQueryCounter(ctx)
 	return WithLoaders(WithCaller(ctx, caller), NewLoaders(s.r.DB)), nil
 }
 
-func (s *session) Revoked() <-chan struct{} { return s.live.Revoked() }
-func (s *session) Revoke()                  { s.live.Revoke() }
-
-// LiveConnection is what a websocket connection gives its subscriptions:
-// how to resolve its caller again, a bound on how many subscriptions it may
-// hold at once, and what tells it to re-check them.
-type LiveConnection struct {
-	// Caller resolves the connection's token again, as of now
-	// (ErrUnauthenticated once it matches no one or has expired).
-	Caller func(ctx context.Context) (*Caller, error)
-	// MaxSubscriptions bounds the connection's concurrent subscriptions.
-	MaxSubscriptions int
-	// Changed, when set, returns a channel closed when callers may have
-	// changed (store.CallerCache.Changed).
-	Changed func() <-chan struct{}
-	// RecheckEvery spaces the re-checks Watch makes with no change heard
-	// (default DefaultLiveRecheck).
-	RecheckEvery time.Duration
-	// Token identifies the connection's token (a digest) for the limit on
-	// subscriptions per token.
-	Token string
-	// Now is the current time (default time.Now), against which a kept
-	// caller's token expiry is checked.
-	Now func() time.Time
-
-	// resolving serialises the connection's lookups of its caller: its
-	// subscriptions, woken by one event, share one.
-	resolving sync.Mutex
-
-	mu sync.Mutex
-	// held is the caller last resolved, valid until changed is closed.
-	held struct {
-		caller  *Caller
-		changed <-chan struct{}
-	}
-	// subs holds each subscription's re-check signal.
-	subs map[chan struct{}]struct{}
-	// revoked is closed once the connection's token is found no longer
-	// valid (made on first use).
-	revoked chan struct{}
-}
-
-// DefaultLiveRecheck is how often, at the longest, a subscription's caller
-// and permission are re-checked with no event and no change heard: the
-// bound on how long a subscription outlives an expired token, a listener
-// that is down, or access lost through something other than the caller
-// (a space's permissions).
-const DefaultLiveRecheck = 30 * time.Second
-
-// liveChangeJitter bounds the pause before a connection re-resolves its
-// caller after a change: every connection hears every change, which has
-// just emptied the caller cache, so their lookups are spread out (and a
-// burst of changes costs one).
-const liveChangeJitter = 500 * time.Millisecond
-
-type liveConnectionKey struct{}
-
-// WithLiveConnection returns a context carrying c, for the subscriptions of
-// one websocket connection.
-func WithLiveConnection(ctx context.Context, c *LiveConnection) context.Context {
-	return context.WithValue(ctx, liveConnectionKey{}, c)
-}
-
-// acquire takes a subscription slot and returns its re-check signal.
-func (c *LiveConnection) acquire() (chan struct{}, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.subs) >= c.MaxSubscriptions {
-		return nil, &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
-			Message: "this connection holds the most subscriptions it may; complete one, or open another connection"}
-	}
-	if c.subs == nil {
-		c.subs = map[chan struct{}]struct{}{}
-	}
-	recheck := make(chan struct{}, 1)
-	c.subs[recheck] = struct{}{}
-	return recheck, nil
-}
-
-func (c *LiveConnection) release(recheck chan struct{}) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.subs, recheck)
-}
-
-// holding tells whether the connection holds any subscription.
-func (c *LiveConnection) holding() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.subs) > 0
-}
-
-// recheck asks every subscription to re-check its permission (a request
-// already pending stands for this one).
-func (c *LiveConnection) recheck() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for recheck := range c.subs {
-		select {
-		case recheck <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// Revoked returns a channel closed once the connection's token is no
-// longer valid.
-func (c *LiveConnection) Revoked() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.revokedLocked()
-}
-
-func (c *LiveConnection) revokedLocked() chan struct{} {
-	if c.revoked == nil {
-		c.revoked = make(chan struct{})
-	}
-	return c.revoked
-}
-
-// Revoke records that the connection's token is no longer valid: its
-// subscriptions end, and the transport closes the connection once they have
-// (rest/subscription.go).
-func (c *LiveConnection) Revoke() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	revoked := c.revokedLocked()
-	select {
-	case <-revoked:
-	default:
-		close(revoked)
-	}
-}
-
-// current is the connection's caller as of now: the one last resolved
-// while no change to callers has been heard since (and its token not
-// expired by now), else resolved again.
-func (c *LiveConnection) current(ctx context.Context) (*Caller, error) {
-	if caller, ok := c.kept(); ok {
-		return caller, nil
-	}
-	c.resolving.Lock()
-	defer c.resolving.Unlock()
-	if caller, ok := c.kept(); ok {
-		return caller, nil // another subscription of the connection resolved it
-	}
-	return c.resolve(ctx)
-}
-
-// fresh is the connection's caller resolved as of now, and kept (so a
-// subscription's first event finds it).
-func (c *LiveConnection) fresh(ctx context.Context) (*Caller, error) {
-	c.resolving.Lock()
-	defer c.resolving.Unlock()
-	return c.resolve(ctx)
-}
-
-// kept returns the caller held, while it is still valid.
-func (c *LiveConnection) kept() (*Caller, bool) {
-	c.mu.Lock()
-	caller, changed := c.held.caller, c.held.changed
-	c.mu.Unlock()
-	if caller == nil || changed == nil {
-		return nil, false
-	}
-	select {
-	case <-changed:
-		return nil, false
-	default:
-	}
-	// SECURITY: a token that has expired since is looked up again (and
-	// found no longer valid).
-	now := time.Now()
-	if c.Now != nil {
-		now = c.Now()
-	}
-	return caller, !caller.expired(now)
-}
-
-// resolve resolves the caller afresh and keeps it.
-func (c *LiveConnection) resolve(ctx context.Context) (*Caller, error) {
-	// Taken before resolving: a change from now on makes it stale.
-	changed := c.changed()
-	caller, err := c.Caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	c.held.caller, c.held.changed = caller, changed
-	c.mu.Unlock()
-	return caller, nil
-}
-
-// changed is the channel Changed returns, or nil (never ready) without one.
-func (c *LiveConnection) changed() <-chan struct{} {
-	if c.Changed == nil {
-		return nil
-	}
-	return c.Changed()
-}
-
-// Watch keeps the connection's subscriptions from outliving their caller's
-// access between events, until ctx ends or the connection is revoked.
-// While it holds subscriptions, it re-resolves the caller when callers may
-// have changed and every RecheckEvery: a token no longer valid revokes the
-// connection; a caller whose memberships changed, and every subscription
-// each RecheckEvery, has its subscriptions re-check their permission (which
-// ends those no longer allowed). Each check is as of now, as for an event.
-func (c *LiveConnection) Watch(ctx context.Context, log *slog.Logger) {
-	tick := time.NewTicker(cmp.Or(c.RecheckEvery, DefaultLiveRecheck))
-	defer tick.Stop()
-	revoked := c.Revoked()
-	changed := c.changed()
-	var last *Caller
-	for {
-		every := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-revoked:
-			return
-		case <-tick.C:
-			every = true
-		case <-changed:
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(rand.N(liveChangeJitter)):
-			}
-		}
-		// Taken before resolving: a change from now on wakes the next round.
-		changed = c.changed()
-		if !c.holding() {
-			last = nil
-			continue
-		}
-		// SECURITY: the token as of now (ErrUnauthenticated once deleted or
-		// expired) and the memberships as they are now; kept for the
-		// subscriptions' events.
-		caller, err := c.fresh(ctx)
-		if errors.Is(err, ErrUnauthenticated) {
-			c.Revoke()
-			return
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "subscriptions: re-checking the caller failed; retrying at the next change or tick", "err", err)
-			}
-			continue
-		}
-		if every || last == nil || !caller.sameAs(last) {
-			c.recheck()
-		}
-		last = caller
-	}
-}
+func (s *session) Revoked() <-chan struct{} { return s.conn.Revoked() }
+func (s *session) Revoke()                  { s.conn.Revoke() }
 
 func (r *Resolver) Subscription() generated.SubscriptionResolver { return &subscriptionResolver{r} }
 
@@ -376,16 +147,16 @@ func (r *subscriptionResolver) SpaceEvents(ctx context.Context, spaceID string) 
 		return nil, err
 	}
 	allowed := func(ctx context.Context, caller *Caller) error {
-		return r.Live.access.liveSpaceAllowed(ctx, caller, spaceID)
+		return liveSpaceAllowed(ctx, r.Live.Snapshots(), caller, spaceID)
 	}
-	return subscribeLive(r.Resolver, ctx, liveSpaceKey(spaceID), s.OrganizationID, allowed, func(_ context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
-		if n.live == nil || n.live.SpaceID == nil || *n.live.SpaceID != spaceID || n.space == nil {
+	return subscribeLive(r.Resolver, ctx, live.SpaceKey(spaceID), s.OrganizationID, allowed, func(_ context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
+		if n.Live == nil || n.Live.SpaceID == nil || *n.Live.SpaceID != spaceID || n.Space == nil {
 			return nil, nil
 		}
-		if err := spaceAllowed(caller, n.space, n.access); err != nil {
+		if err := spaceAllowed(caller, n.Space, n.Access); err != nil {
 			return nil, err
 		}
-		return n.live, nil
+		return n.Live, nil
 	})
 }
 
@@ -400,14 +171,14 @@ func (r *subscriptionResolver) SiteEvents(ctx context.Context, organizationID, s
 	if _, err := r.site(ctx, organizationID, siteID); err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveSiteKey(siteID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
-		if n.live == nil || n.live.SiteID == nil || *n.live.SiteID != siteID || n.live.OrganizationID != organizationID {
+	return subscribeLive(r.Resolver, ctx, live.SiteKey(siteID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.LiveEvent, error) {
+		if n.Live == nil || n.Live.SiteID == nil || *n.Live.SiteID != siteID || n.Live.OrganizationID != organizationID {
 			return nil, nil
 		}
 		if _, err := contentRole(WithCaller(ctx, caller), organizationID, "site"); err != nil {
 			return nil, err
 		}
-		return n.live, nil
+		return n.Live, nil
 	})
 }
 
@@ -423,36 +194,39 @@ func (r *subscriptionResolver) IntegrationEvents(ctx context.Context, name strin
 	if err != nil {
 		return nil, err
 	}
-	return subscribeLive(r.Resolver, ctx, liveIntegrationKey(in.ID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.IntegrationEvent, error) {
-		if n.integration == nil || n.integration.IntegrationID != in.ID || n.integrationRow == nil {
+	return subscribeLive(r.Resolver, ctx, live.IntegrationKey(in.ID), "", allowed, func(ctx context.Context, caller *Caller, n liveNote) (*store.IntegrationEvent, error) {
+		if n.Integration == nil || n.Integration.IntegrationID != in.ID || n.IntegrationRow == nil {
 			return nil, nil
 		}
 		ctx = WithCaller(ctx, caller)
-		if !canSee(ctx, n.integrationRow) {
+		if !canSee(ctx, n.IntegrationRow) {
 			return nil, NotFound("integration")
 		}
 		// SECURITY: as Integration.events, the events of installations on
 		// the organizations the caller administers (now); others are not
 		// theirs to see.
-		if !slices.Contains(callerOrgs(ctx, store.RoleAdmin), n.integration.OrganizationID) {
+		if !slices.Contains(callerOrgs(ctx, store.RoleAdmin), n.Integration.OrganizationID) {
 			return nil, nil
 		}
-		return n.integration, nil
+		return n.Integration, nil
 	})
 }
+
+// liveNote is an event as the hub offers it to graph's checks.
+type liveNote = live.Note[*orgAccess]
 
 // subscribeLive subscribes to the events about key (a space's subscription
 // names the space's organization, org, whose access changes re-check it).
 // Each event the hub offers goes through check, with the connection's
 // caller as of now, which returns what to send (the zero value: not for
 // this subscriber) or an error that ends the subscription (access lost):
-// it decides from memory. The delivery lanes (livedelivery.go) make the
+// it decides from memory. The hub's delivery lanes (package live) make the
 // response and write it; the subscription's goroutine here re-checks
 // through allowed, and ends it. A token no longer valid revokes the
 // connection, which ends every subscription; a subscriber too slow has its
 // connection closed.
 func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org string, allowed func(ctx context.Context, caller *Caller) error, check func(ctx context.Context, caller *Caller, n liveNote) (T, error)) (<-chan T, error) {
-	conn, ok := ctx.Value(liveConnectionKey{}).(*LiveConnection)
+	conn, ok := live.ConnectionFrom[*Caller](ctx)
 	stream := engine.StreamOf(ctx)
 	if !ok || stream == nil {
 		return nil, BadRequest("subscriptions are served over a websocket at /graphql (the graphql-transport-ws protocol)")
@@ -463,24 +237,27 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 		return nil, ErrUnauthenticated
 	default:
 	}
-	recheck, err := conn.acquire()
+	recheck, err := conn.Acquire()
 	if err != nil {
-		return nil, err
+		return nil, subscriptionRefused(err)
 	}
 	// The executor reads the event to respond to from out, fed just before
 	// (engine.Stream.Respond).
 	out := make(chan T, 1)
-	sub := &liveSub{key: key, token: conn.Token, org: org, recheck: recheck, r: r, ctx: ctx, conn: conn, stream: stream,
-		done: make(chan struct{}),
-		check: func(ctx context.Context, caller *Caller, n liveNote) (any, error) {
+	sub, err := r.Live.Subscribe(ctx, live.Subscription[*Caller, *orgAccess]{
+		Key: key, Token: conn.Token, Org: org, Recheck: recheck, Ctx: ctx, Conn: conn, Stream: stream,
+		Check: func(ctx context.Context, caller *Caller, n liveNote) (any, error) {
 			var zero T
 			v, err := check(ctx, caller, n)
 			if err != nil || v == zero {
 				return nil, err
 			}
+			// With replicas: what the subscriber reads next, over this
+			// connection or through this instance, sees the event.
+			r.DB.RecordPosition(ctx, caller.User.ID, n.Position)
 			return v, nil
 		},
-		encode: func(caller *Caller, v any) ([]byte, error) {
+		Encode: func(caller *Caller, v any) ([]byte, error) {
 			return stream.Respond(func() {
 				select {
 				case <-out: // left by a response that failed
@@ -493,14 +270,15 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 				return WithLoaders(WithCaller(ctx, caller), NewLoaders(r.DB))
 			})
 		},
-		logEnd: func(what string, err error) {
+		LogEnd: func(what string, err error) {
 			var gerr *Error
 			if !errors.As(err, &gerr) && ctx.Err() == nil {
 				r.Log.ErrorContext(ctx, "subscription: "+what, "err", err)
 			}
-		}}
-	if err := r.Live.subscribe(ctx, sub); err != nil {
-		conn.release(recheck)
+		}})
+	if err != nil {
+		conn.Release(recheck)
+		err = subscriptionRefused(err)
 		var gerr *Error
 		if errors.As(err, &gerr) || ctx.Err() != nil {
 			return nil, cmp.Or(ctx.Err(), err)
@@ -515,15 +293,15 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 		// The stream ends last: its client is told once the hub is done
 		// with it.
 		defer stream.End()
-		defer r.Live.unsubscribe(sub)
-		defer conn.release(recheck)
+		defer r.Live.Unsubscribe(sub)
+		defer conn.Release(recheck)
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case <-revoked:
 				return
-			case <-sub.done:
+			case <-sub.Done():
 				return
 			case <-recheck:
 			}
@@ -531,8 +309,8 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 			// once the caller may no longer read what it is about. One
 			// that cannot tell (the database unreachable) leaves it be:
 			// nothing is delivered before the next event's own check.
-			caller, err := conn.current(ctx)
-			if errors.Is(err, ErrUnauthenticated) {
+			caller, err := conn.Current(ctx)
+			if errors.Is(err, engine.ErrTokenInvalid) {
 				conn.Revoke()
 				return
 			}
@@ -547,6 +325,53 @@ func subscribeLive[T comparable](r *Resolver, ctx context.Context, key, org stri
 		}
 	}()
 	return out, nil
+}
+
+// subscriptionRefused is the API's answer to the hub's or the connection's
+// refusal of one more subscription (err as is when it is none).
+func subscriptionRefused(err error) error {
+	switch {
+	case errors.Is(err, live.ErrServerFull):
+		return &Error{Status: http.StatusServiceUnavailable, Code: "TOO_MANY_SUBSCRIPTIONS",
+			Message: "the server holds the most subscriptions it may; try again later"}
+	case errors.Is(err, live.ErrTokenFull):
+		return &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
+			Message: "this API token holds the most subscriptions it may; complete one first"}
+	case errors.Is(err, live.ErrConnectionFull):
+		return &Error{Status: http.StatusTooManyRequests, Code: "TOO_MANY_SUBSCRIPTIONS",
+			Message: "this connection holds the most subscriptions it may; complete one, or open another connection"}
+	}
+	return err
+}
+
+// spaceAllowed decides from snapshots whether caller may read space s of
+// the organization whose access is a: nil, or NotFound as the space's own
+// read answers.
+func spaceAllowed(caller *Caller, s *store.Space, a *orgAccess) error {
+	if s == nil || s.DeletedAt != nil {
+		return NotFound("space")
+	}
+	if spaceRoleIn(a, granteeOf(caller, s.OrganizationID), s) == "" {
+		return NotFound("space")
+	}
+	return nil
+}
+
+// liveSpaceAllowed decides whether caller may read space id as of the
+// hub's snapshots (read once for all subscribers).
+func liveSpaceAllowed(ctx context.Context, a *live.Snapshots[*orgAccess], caller *Caller, id string) error {
+	s, err := a.Space(ctx, id)
+	if err != nil {
+		return orNotFound(err, "space")
+	}
+	g := granteeOf(caller, s.OrganizationID)
+	var oa *orgAccess
+	if g.member && !g.isAdmin() {
+		if oa, err = a.Org(ctx, s.OrganizationID); err != nil {
+			return err
+		}
+	}
+	return spaceAllowed(caller, s, oa)
 }
 
 // recordLive records a live event about a change in tx, the change's own

@@ -6,7 +6,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Channels the subscriptions' listener (graph/live.go) hears besides the
+// Channels the subscriptions' listener (graph/live/hub.go) hears besides the
 // events': it keeps caches of its own that must not outlive a change.
 const (
 	// AccessChannel carries the id of an organization whose collections,

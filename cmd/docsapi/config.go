@@ -19,6 +19,7 @@ import (
 	"github.com/docsapi/docsapi/cmd/docsapi/server"
 	"github.com/docsapi/docsapi/graph"
 	"github.com/docsapi/docsapi/graph/engine"
+	"github.com/docsapi/docsapi/graph/live"
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/graph/translator"
 	"github.com/docsapi/docsapi/published"
@@ -189,12 +190,12 @@ func bindConfig(fs *flag.FlagSet) *config {
 		c.invalid = fmt.Errorf("DOCSAPI_RATE_WINDOW: %w", err)
 	}
 	fs.DurationVar(&c.RateWindow, "rate-window", rateWindow, "length of the rate window ($DOCSAPI_RATE_WINDOW)")
-	perToken, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN", strconv.Itoa(graph.DefaultSubscriptionsPerToken)))
+	perToken, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN", strconv.Itoa(live.DefaultSubscriptionsPerToken)))
 	if err != nil && c.invalid == nil {
 		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_PER_TOKEN: %w", err)
 	}
 	fs.IntVar(&c.SubscriptionsPerToken, "subscriptions-per-token", perToken, "most GraphQL subscriptions one API token holds at once in this process ($DOCSAPI_SUBSCRIPTIONS_PER_TOKEN)")
-	total, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_MAX", strconv.Itoa(graph.DefaultSubscriptionsMax)))
+	total, err := strconv.Atoi(envOr("DOCSAPI_SUBSCRIPTIONS_MAX", strconv.Itoa(live.DefaultSubscriptionsMax)))
 	if err != nil && c.invalid == nil {
 		c.invalid = fmt.Errorf("DOCSAPI_SUBSCRIPTIONS_MAX: %w", err)
 	}

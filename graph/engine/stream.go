@@ -16,7 +16,7 @@ import (
 
 // A subscription's events reach its websocket without gqlgen's transport
 // in between. The application offers each event to all its subscriptions
-// at once (graph/livedelivery.go), makes each distinct response once, with
+// at once (graph/live/delivery.go), makes each distinct response once, with
 // the executor of one of the subscriptions that share it (Respond), and
 // writes those bytes to every one of them, each message framed with its
 // own operation id (Send). gqlgen's goroutine of the subscription only

@@ -22,7 +22,7 @@ import (
 // CloseTooSlow; and a deadline on writing the backlog out.
 //
 // No write waits for its client (backlogConn): the goroutines that deliver
-// one event to thousands of sockets (graph/livedelivery.go) write to each in
+// one event to thousands of sockets (graph/live/delivery.go) write to each in
 // turn, and one socket whose client does not read must not hold up the
 // others. gqlgen's own messages (results, complete, pings) do wait, for the
 // backlog to empty, as its writes waited for the kernel before: what a

@@ -94,11 +94,11 @@ type Config struct {
 	WebsocketOrigins []string
 	// SubscriptionRecheck is how often, at the longest, a subscription's
 	// caller and permission are re-checked with no event and no change heard
-	// (default graph.DefaultLiveRecheck).
+	// (default live.DefaultRecheck).
 	SubscriptionRecheck time.Duration
 	// SubscriptionsPerToken and SubscriptionsMax bound the subscriptions
 	// one API token, and everyone together, hold at once in this process
-	// (0: graph.DefaultSubscriptionsPerToken, graph.DefaultSubscriptionsMax).
+	// (0: live.DefaultSubscriptionsPerToken, live.DefaultSubscriptionsMax).
 	SubscriptionsPerToken, SubscriptionsMax int
 	// WebsocketWriteTimeout bounds one websocket write (0:
 	// engine.DefaultWriteTimeout); WebsocketSendBuffer is a websocket's

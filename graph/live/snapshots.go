@@ -1,4 +1,4 @@
-package graph
+package live
 
 import (
 	"context"
@@ -7,24 +7,27 @@ import (
 	"github.com/docsapi/docsapi/store"
 )
 
-// liveAccess is what deciding who may receive a space's events needs, kept
+// Snapshots is what deciding who may receive a space's events needs, kept
 // in memory for every subscriber of this process: per organization its
-// access snapshot (orgAccess: collections, grants, teams), and the rows of
-// the spaces subscribed to. Each is read once and kept until it changes:
-// the hub hears store.AccessChannel (migration 0034) on the connection
-// that brings the events, and forgets the organization's entries, so a
-// change committed before an event is known before that event is checked.
+// access snapshot (A: graph's orgAccess, collections, grants, teams), and
+// the rows of the spaces subscribed to. Each is read once and kept until
+// it changes: the hub hears store.AccessChannel (migration 0034) on the
+// connection that brings the events, and forgets the organization's
+// entries, so a change committed before an event is known before that
+// event is checked. Who may read what is graph's to decide from them
+// (graph/subscription.go); this only keeps them.
 //
 // Entries are trusted only while that connection listens: with it down,
 // every lookup reads the database (and nothing is stored); once it is back
 // everything is forgotten, since notifications may have been missed.
 // Concurrent lookups of one entry share one read.
-type liveAccess struct {
-	db *store.DB
+type Snapshots[A any] struct {
+	db         *store.DB
+	loadAccess func(ctx context.Context, orgID string) (A, error)
 
 	mu     sync.Mutex
 	live   bool
-	orgs   map[string]*accessEntry[*orgAccess]
+	orgs   map[string]*accessEntry[A]
 	spaces map[string]*accessEntry[*store.Space]
 }
 
@@ -36,16 +39,16 @@ type accessEntry[T any] struct {
 	org   string // the organization it belongs to
 }
 
-func newLiveAccess(db *store.DB) *liveAccess {
-	return &liveAccess{db: db,
-		orgs:   map[string]*accessEntry[*orgAccess]{},
+func newSnapshots[A any](db *store.DB, loadAccess func(ctx context.Context, orgID string) (A, error)) *Snapshots[A] {
+	return &Snapshots[A]{db: db, loadAccess: loadAccess,
+		orgs:   map[string]*accessEntry[A]{},
 		spaces: map[string]*accessEntry[*store.Space]{}}
 }
 
 // reset forgets everything; live tells whether entries may be kept from
 // now on. The maps are emptied, not replaced: lookups name them (a.orgs,
 // a.spaces) before they take the lock, so the fields never change.
-func (a *liveAccess) reset(live bool) {
+func (a *Snapshots[A]) reset(live bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.live = live
@@ -55,7 +58,7 @@ func (a *liveAccess) reset(live bool) {
 
 // forget drops what is known of organization orgID, and every read under
 // way (which may have started before the change).
-func (a *liveAccess) forget(orgID string) {
+func (a *Snapshots[A]) forget(orgID string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	forgetIn(a.orgs, orgID)
@@ -75,20 +78,21 @@ func forgetIn[T any](m map[string]*accessEntry[T], orgID string) {
 	}
 }
 
-// org is the access snapshot of orgID.
-func (a *liveAccess) org(ctx context.Context, orgID string) (*orgAccess, error) {
-	return shared(a, a.orgs, ctx, orgID, func(ctx context.Context) (*orgAccess, string, error) {
-		x, err := store.LoadOrgAccess(ctx, a.db, orgID)
+// Org is the access snapshot of orgID.
+func (a *Snapshots[A]) Org(ctx context.Context, orgID string) (A, error) {
+	return shared(a, a.orgs, ctx, orgID, func(ctx context.Context) (A, string, error) {
+		x, err := a.loadAccess(ctx, orgID)
 		if err != nil {
-			return nil, "", err
+			var zero A
+			return zero, "", err
 		}
-		return newOrgAccess(x), orgID, nil
+		return x, orgID, nil
 	})
 }
 
-// space is space id's row, deleted or not (store.ErrNotFound when there is
+// Space is space id's row, deleted or not (store.ErrNotFound when there is
 // none).
-func (a *liveAccess) space(ctx context.Context, id string) (*store.Space, error) {
+func (a *Snapshots[A]) Space(ctx context.Context, id string) (*store.Space, error) {
 	return shared(a, a.spaces, ctx, id, func(ctx context.Context) (*store.Space, string, error) {
 		s, err := store.GetSpace(ctx, a.db, id)
 		if err != nil {
@@ -100,7 +104,7 @@ func (a *liveAccess) space(ctx context.Context, id string) (*store.Space, error)
 
 // shared returns m's entry for key, reading it with load (once, however
 // many ask at the same time) when it is not known. Failures are not kept.
-func shared[T any](a *liveAccess, m map[string]*accessEntry[T], ctx context.Context, key string, load func(context.Context) (T, string, error)) (T, error) {
+func shared[T, A any](a *Snapshots[A], m map[string]*accessEntry[T], ctx context.Context, key string, load func(context.Context) (T, string, error)) (T, error) {
 	a.mu.Lock()
 	if !a.live {
 		a.mu.Unlock()
@@ -133,34 +137,4 @@ func shared[T any](a *liveAccess, m map[string]*accessEntry[T], ctx context.Cont
 	a.mu.Unlock()
 	close(e.ready)
 	return e.val, e.err
-}
-
-// spaceAllowed decides from snapshots whether caller may read space s of
-// the organization whose access is a: nil, or NotFound as the space's own
-// read answers.
-func spaceAllowed(caller *Caller, s *store.Space, a *orgAccess) error {
-	if s == nil || s.DeletedAt != nil {
-		return NotFound("space")
-	}
-	if spaceRoleIn(a, granteeOf(caller, s.OrganizationID), s) == "" {
-		return NotFound("space")
-	}
-	return nil
-}
-
-// liveSpaceAllowed decides whether caller may read space id as of the
-// snapshots (read once for all subscribers).
-func (a *liveAccess) liveSpaceAllowed(ctx context.Context, caller *Caller, id string) error {
-	s, err := a.space(ctx, id)
-	if err != nil {
-		return orNotFound(err, "space")
-	}
-	g := granteeOf(caller, s.OrganizationID)
-	var oa *orgAccess
-	if g.member && !g.isAdmin() {
-		if oa, err = a.org(ctx, s.OrganizationID); err != nil {
-			return err
-		}
-	}
-	return spaceAllowed(caller, s, oa)
 }

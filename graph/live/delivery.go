@@ -1,4 +1,4 @@
-package graph
+package live
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/docsapi/docsapi/graph/engine"
 )
 
-// Delivering one event to a process's subscribers. The hub (live.go)
+// Delivering one event to a process's subscribers. The hub (hub.go)
 // hands each event, with the subscribers of what it is about, to a few
 // delivery lanes, each of which goes through its share of the subscribers
 // in one goroutine: for each, it decides from memory what the subscriber
@@ -36,23 +36,23 @@ import (
 // meanwhile wait for it, in order (at most engine.MaxEventsBehind, past
 // which its connection is closed as too slow).
 
-// liveBatchNote is one event for a lane's subscribers, with the responses
+// batchNote is one event for a lane's subscribers, with the responses
 // made for it so far (shared by the lanes).
-type liveBatchNote struct {
-	note      liveNote
-	responses *liveResponses
+type batchNote[A any] struct {
+	note      Note[A]
+	responses *responses
 }
 
-// liveBatch is one event and the subscribers of one lane it is for.
-type liveBatch struct {
-	liveBatchNote
-	subs []*liveSub
+// batch is one event and the subscribers of one lane it is for.
+type batch[C Caller[C], A any] struct {
+	batchNote[A]
+	subs []*Subscriber[C, A]
 }
 
-// liveLane delivers its batches in order, in a goroutine that runs while
+// lane delivers its batches in order, in a goroutine that runs while
 // there are batches to deliver.
-type liveLane struct {
-	queue   chan liveBatch
+type lane[C Caller[C], A any] struct {
+	queue   chan batch[C, A]
 	running atomic.Bool
 }
 
@@ -61,12 +61,14 @@ type liveLane struct {
 // them too).
 const laneQueue = 64
 
-func newLiveLane(*LiveHub) *liveLane { return &liveLane{queue: make(chan liveBatch, laneQueue)} }
+func newLane[C Caller[C], A any]() *lane[C, A] {
+	return &lane[C, A]{queue: make(chan batch[C, A], laneQueue)}
+}
 
 // fanOut hands the event of n, about keys, to the lanes of its
 // subscribers.
-func (h *LiveHub) fanOut(ctx context.Context, n liveNote, keys []string) {
-	shares := make([][]*liveSub, len(h.lanes))
+func (h *Hub[C, A]) fanOut(ctx context.Context, n Note[A], keys []string) {
+	shares := make([][]*Subscriber[C, A], len(h.lanes))
 	h.mu.Lock()
 	for _, key := range keys {
 		for s := range h.subs[key] {
@@ -74,13 +76,13 @@ func (h *LiveHub) fanOut(ctx context.Context, n liveNote, keys []string) {
 		}
 	}
 	h.mu.Unlock()
-	note := liveBatchNote{note: n, responses: &liveResponses{made: map[liveShare]*liveResponse{}}}
+	note := batchNote[A]{note: n, responses: &responses{made: map[share]*response{}}}
 	for i, subs := range shares {
 		if len(subs) == 0 {
 			continue
 		}
 		select {
-		case h.lanes[i].queue <- liveBatch{liveBatchNote: note, subs: subs}:
+		case h.lanes[i].queue <- batch[C, A]{batchNote: note, subs: subs}:
 		case <-ctx.Done():
 			return
 		}
@@ -89,7 +91,7 @@ func (h *LiveHub) fanOut(ctx context.Context, n liveNote, keys []string) {
 }
 
 // wake starts the lane's goroutine unless it runs.
-func (l *liveLane) wake() {
+func (l *lane[C, A]) wake() {
 	if l.running.CompareAndSwap(false, true) {
 		go l.run()
 	}
@@ -99,13 +101,13 @@ func (l *liveLane) wake() {
 // its CPU: a request woken meanwhile runs before the lane goes on.
 const laneYield = 64
 
-func (l *liveLane) run() {
+func (l *lane[C, A]) run() {
 	served := 0
 	for {
 		select {
 		case b := <-l.queue:
 			for _, s := range b.subs {
-				s.offer(b.liveBatchNote)
+				s.offer(b.batchNote)
 				if served++; served%laneYield == 0 {
 					runtime.Gosched()
 				}
@@ -123,8 +125,8 @@ func (l *liveLane) run() {
 
 // offer delivers the event to s, in its lane; or, while s catches up or
 // must resolve its caller again, queues it for s's own goroutine.
-func (s *liveSub) offer(b liveBatchNote) {
-	caller, kept := s.conn.kept()
+func (s *Subscriber[C, A]) offer(b batchNote[A]) {
+	caller, kept := s.Conn.kept()
 	s.mu.Lock()
 	switch {
 	case s.ended:
@@ -133,8 +135,8 @@ func (s *liveSub) offer(b liveBatchNote) {
 	case s.catchingUp || !kept:
 		if len(s.behind) >= engine.MaxEventsBehind {
 			s.mu.Unlock()
-			s.r.Log.Warn("live updates: a subscriber fell behind; closing its connection", "key", s.key)
-			s.stream.CloseTooSlow()
+			s.hub.log.Warn("live updates: a subscriber fell behind; closing its connection", "key", s.Key)
+			s.Stream.CloseTooSlow()
 			s.end()
 			return
 		}
@@ -152,7 +154,7 @@ func (s *liveSub) offer(b liveBatchNote) {
 
 // catchUp delivers the events waiting for s, resolving its caller as of
 // now for each (as a request does), until none is left.
-func (s *liveSub) catchUp() {
+func (s *Subscriber[C, A]) catchUp() {
 	for {
 		s.mu.Lock()
 		if s.ended || len(s.behind) == 0 {
@@ -165,14 +167,14 @@ func (s *liveSub) catchUp() {
 		s.mu.Unlock()
 		// SECURITY: as the caller is now: kept while no change to callers
 		// is heard, resolved again after one.
-		caller, err := s.conn.current(s.ctx)
-		if errors.Is(err, ErrUnauthenticated) {
-			s.conn.Revoke()
+		caller, err := s.Conn.Current(s.Ctx)
+		if errors.Is(err, engine.ErrTokenInvalid) {
+			s.Conn.Revoke()
 			s.end()
 			continue
 		}
 		if err != nil {
-			s.logEnd("resolving the caller", err)
+			s.LogEnd("resolving the caller", err)
 			s.end()
 			continue
 		}
@@ -182,47 +184,46 @@ func (s *liveSub) catchUp() {
 
 // deliver sends s what caller may receive of the event of b, if anything,
 // or ends s when caller may no longer read what it is about.
-func (s *liveSub) deliver(caller *Caller, b liveBatchNote) {
-	// SECURITY: decided for this subscriber, before any response is shared.
-	v, err := s.check(s.ctx, caller, b.note)
+func (s *Subscriber[C, A]) deliver(caller C, b batchNote[A]) {
+	// SECURITY: decided for this subscriber, before any response is shared
+	// (Check also records, with replicas, that what the subscriber reads
+	// next sees the event).
+	v, err := s.Check(s.Ctx, caller, b.note)
 	if err != nil {
-		s.logEnd("checking an event", err)
+		s.LogEnd("checking an event", err)
 		s.end()
 		return
 	}
 	if v == nil {
 		return
 	}
-	// With replicas: what the subscriber reads next, over this connection
-	// or through this instance, sees the event.
-	s.r.DB.RecordPosition(s.ctx, caller.User.ID, b.note.position)
-	share := liveShare{shape: s.stream.Shape(), event: v}
-	if !s.stream.Plain() {
+	sh := share{shape: s.Stream.Shape(), event: v}
+	if !s.Stream.Plain() {
 		// SECURITY: a response that may depend on who reads it is shared
 		// only by the subscribers running as the same caller.
-		share.caller = caller
+		sh.caller = caller
 	}
-	payload, err := b.responses.get(share, func() ([]byte, error) {
-		s.r.Live.responses.Add(1)
-		return s.encode(caller, v)
+	payload, err := b.responses.get(sh, func() ([]byte, error) {
+		s.hub.responses.Add(1)
+		return s.Encode(caller, v)
 	})
 	if err != nil {
-		s.r.Log.Error("live updates: making a subscription's response failed", "key", s.key, "err", err)
+		s.hub.log.Error("live updates: making a subscription's response failed", "key", s.Key, "err", err)
 		return
 	}
-	if err := s.stream.Send(payload); err != nil {
+	if err := s.Stream.Send(payload); err != nil {
 		if errors.Is(err, engine.ErrTooSlow) {
-			s.r.Log.Warn("live updates: a subscriber fell behind; closing its connection", "key", s.key)
+			s.hub.log.Warn("live updates: a subscriber fell behind; closing its connection", "key", s.Key)
 		}
 		s.end()
 		return
 	}
-	s.r.Live.sent.Add(1)
+	s.hub.sent.Add(1)
 }
 
-// end has s's subscription end (its goroutine, subscribeLive's, finishes
-// it); nothing more is delivered to it.
-func (s *liveSub) end() {
+// end has s's subscription end (its goroutine, graph's subscribeLive,
+// finishes it); nothing more is delivered to it.
+func (s *Subscriber[C, A]) end() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.ended {
@@ -231,40 +232,40 @@ func (s *liveSub) end() {
 	}
 }
 
-// liveShare is what subscribers sharing a response have in common.
-type liveShare struct {
+// share is what subscribers sharing a response have in common.
+type share struct {
 	shape [32]byte
 	// event is what check let through (the same for every subscriber
 	// allowed the event).
 	event any
 	// caller is the caller the response is made as, unless the selection
-	// is plain.
-	caller *Caller
+	// is plain (a C, compared as the same pointer).
+	caller any
 }
 
-// liveResponses are the responses made for one event, by share: each is
+// responses are the responses made for one event, by share: each is
 // made once, by the first subscriber that needs it, and the others wait
 // for it.
-type liveResponses struct {
+type responses struct {
 	mu   sync.Mutex
-	made map[liveShare]*liveResponse
+	made map[share]*response
 }
 
-type liveResponse struct {
+type response struct {
 	ready   chan struct{}
 	payload []byte
 	err     error
 }
 
-func (r *liveResponses) get(share liveShare, respond func() ([]byte, error)) ([]byte, error) {
+func (r *responses) get(sh share, respond func() ([]byte, error)) ([]byte, error) {
 	r.mu.Lock()
-	if m := r.made[share]; m != nil {
+	if m := r.made[sh]; m != nil {
 		r.mu.Unlock()
 		<-m.ready
 		return m.payload, m.err
 	}
-	m := &liveResponse{ready: make(chan struct{})}
-	r.made[share] = m
+	m := &response{ready: make(chan struct{})}
+	r.made[sh] = m
 	r.mu.Unlock()
 	m.payload, m.err = respond()
 	close(m.ready)
