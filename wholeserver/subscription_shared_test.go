@@ -21,7 +21,7 @@ import (
 // An event's response is made once for all the subscribers that share a
 // selection (document and variables) and a visibility, and written to
 // each under its own id; who receives an event at all is decided for each
-// subscriber, as its caller is now (graph/livedelivery.go).
+// subscriber, as its caller is now (graph/live/delivery.go).
 
 // liveCounts are the server's counts of responses made to events and of
 // messages carrying them (/metrics).

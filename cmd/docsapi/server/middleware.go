@@ -156,7 +156,7 @@ func cleanPath(p string) string {
 // perRequest gives each request its loaders and its query counter; in debug
 // mode REST responses report the count in X-SQL-Queries. A websocket gets
 // no loaders: they would live as long as it does, and each of its
-// operations gets its own (rest/subscription.go).
+// operations gets its own (graph/subscription.go).
 func perRequest(db *store.DB, debug bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := store.WithQueryCounter(r.Context())
