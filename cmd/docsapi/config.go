@@ -140,7 +140,7 @@ func bindConfig(fs *flag.FlagSet) *config {
 	fs.Int64Var(&c.GitMaxFileBytes, "git-max-file-bytes", gitFileBytes, "largest file a git import accepts ($DOCSAPI_GIT_MAX_FILE_BYTES)")
 	ssoTTL, _ := time.ParseDuration(envOr("DOCSAPI_SSO_TOKEN_TTL", graph.DefaultSSOTokenTTL.String()))
 	fs.DurationVar(&c.SSOTokenTTL, "sso-token-ttl", ssoTTL, "how long an API token issued by a SAML sign-in works ($DOCSAPI_SSO_TOKEN_TTL)")
-	str(&c.BlobURL, "blob-url", "DOCSAPI_BLOB_URL", "", "bucket uploaded files are stored in: file:///dir, s3://bucket?region=...&endpoint=... (S3 and S3-compatible stores, Cloud Storage among them), azblob://container (default file://<data-dir>/blobs); s3:// and azblob:// need a build with -tags s3 or azblob; instances of one service share one")
+	str(&c.BlobURL, "blob-url", "DOCSAPI_BLOB_URL", "", "bucket uploaded files are stored in: file:///dir, s3://bucket?region=...&endpoint=... (S3 and S3-compatible stores, Cloud Storage among them), azblob://container (default file://<data-dir>/blobs); instances of one service share one")
 	str(&c.BlobDir, "blob-dir", "DOCSAPI_BLOB_DIR", "", "local directory uploaded files are stored in, as file://dir in -blob-url (kept for earlier configurations)")
 	upload, _ := strconv.ParseInt(envOr("DOCSAPI_MAX_UPLOAD_BYTES", "26214400"), 10, 64)
 	fs.Int64Var(&c.MaxUploadBytes, "max-upload-bytes", upload, "largest uploaded file accepted ($DOCSAPI_MAX_UPLOAD_BYTES)")
@@ -230,11 +230,6 @@ func (c *config) check() error {
 	}
 	if c.BlobURL != "" && c.BlobDir != "" {
 		return errors.New("DOCSAPI_BLOB_URL and DOCSAPI_BLOB_DIR both name where files are stored: set only one (DOCSAPI_BLOB_URL)")
-	}
-	if c.BlobURL != "" {
-		if err := blob.CheckDriver(c.BlobURL); err != nil {
-			return fmt.Errorf("DOCSAPI_BLOB_URL: %w", err)
-		}
 	}
 	if c.SubscriptionsPerToken < 1 || c.SubscriptionsMax < 1 {
 		return fmt.Errorf("the limits on subscriptions must be at least 1 (per token %d, in total %d)", c.SubscriptionsPerToken, c.SubscriptionsMax)

@@ -193,7 +193,7 @@ func (rc *hookReceiver) received() map[string]int {
 // each outgoing webhook event is delivered once.
 func TestTwoInstances(t *testing.T) {
 	t.Parallel()
-	bin := buildDocsapi(t, everyDriver)
+	bin := buildDocsapi(t)
 	dbURL := pgtest.NewEmptyDatabase(t)
 	const token, adminToken = "bootstrap-token-of-two-instances", "admin-token-of-two-instances"
 	instances := startInstances(t, bin, 2, "DATABASE_URL="+dbURL, "DOCSAPI_BLOB_URL="+blobtest.S3(t),

@@ -19,7 +19,7 @@ import (
 // replayed the create yet. /metrics counts the reads of each pool.
 func TestInstancesWithAReplica(t *testing.T) {
 	t.Parallel()
-	bin := buildDocsapi(t, "")
+	bin := buildDocsapi(t)
 	r := pgtest.NewReplicated(t)
 	name := r.NewDatabase()
 	const token = "bootstrap-token-with-a-replica"

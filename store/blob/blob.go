@@ -5,8 +5,7 @@
 //
 // The bytes live in a bucket of gocloud.dev/blob, opened by URL: a local
 // directory (file://), or object storage shared by every instance of the
-// server (s3:// for S3 and S3-compatible stores, Cloud Storage through its S3 API among them; azblob://),
-// whose drivers a build has under the build tags s3 and azblob (drivers.go).
+// server (s3:// for S3 and S3-compatible stores, Cloud Storage through its S3 API among them; azblob://).
 package blob
 
 import (

@@ -1,7 +1,6 @@
 // Package blobtest serves object storage to tests: an in-process S3 server
 // (gofakes3) that the server's s3:// driver talks to over HTTP, as it talks
-// to AWS S3 or MinIO. It links that driver into the tests that import it,
-// which builds without the s3 tag leave out of the command.
+// to AWS S3 or MinIO.
 package blobtest
 
 import (
@@ -12,7 +11,6 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-	_ "gocloud.dev/blob/s3blob" // the s3:// driver of the URLs S3 returns
 )
 
 // S3 starts an S3 server with one empty bucket, for the test's duration,
