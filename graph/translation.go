@@ -42,37 +42,33 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	list, err := paginate(page, limit, listQuery[*store.Translation]{
-		read: func(p store.Page) ([]*store.Translation, error) { return store.ListTranslations(ctx, r.DB, o.ID, p) },
-		key:  func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} },
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The page keeps the translations whose source space the caller can
-	// read (so it may hold fewer than limit): the source spaces in one
-	// batch; a deleted one is not found.
-	ids := make([]string, len(list.Items))
-	for i, t := range list.Items {
-		ids[i] = t.SourceSpaceID
-	}
-	spaces, errs := r.loaders(ctx).Space.LoadMany(ctx, ids)()
-	visible := list.Items[:0:0]
-	for i, t := range list.Items {
-		if errs != nil && errs[i] != nil {
-			if isNotFound(errs[i]) {
-				continue
+	spaces := r.loaders(ctx).Space
+	return paginate(page, limit, listQuery[*store.Translation]{
+		read: func(p store.Page) ([]*store.Translation, error) {
+			rows, err := store.ListTranslations(ctx, r.DB, o.ID, p)
+			// The rows' source spaces in one batch, for visible.
+			ids := make([]string, len(rows))
+			for i, t := range rows {
+				ids[i] = t.SourceSpaceID
 			}
-			return nil, errs[i]
-		}
-		if _, err := r.spaceRole(ctx, spaces[i]); err == nil {
-			visible = append(visible, t)
-		} else if !isNotFound(err) {
-			return nil, err
-		}
-	}
-	list.Items = visible
-	return list, nil
+			spaces.LoadMany(ctx, ids)()
+			return rows, err
+		},
+		key: func(t *store.Translation) store.Keyset { return store.Keyset{Time: t.CreatedAt, ID: t.ID} },
+		// A translation is listed when its source space is one the caller
+		// can read; a deleted one is not found. Pages read on until full,
+		// so a page's items, edges and cursor agree.
+		visible: func(t *store.Translation) (bool, error) {
+			s, err := spaces.Load(ctx, t.SourceSpaceID)()
+			if err == nil {
+				_, err = r.spaceRole(ctx, s)
+			}
+			if isNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		},
+	})
 }
 
 func (r *organizationResolver) Translation(ctx context.Context, o *store.Organization, id string) (*store.Translation, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -222,4 +223,77 @@ func TestTranslationInput(t *testing.T) {
 	// Another organization's member sees nothing.
 	bob.Do("GET", base+"/"+id, nil).Expect(http.StatusNotFound)
 	bob.Do("POST", base+"/"+id+"/run", nil).Expect(http.StatusNotFound)
+}
+
+// A translation whose source space is gone is left out of the list, and
+// pages read on past it: each page is full while more follow, its cursor
+// leads to the next visible translation, and every visible one is listed
+// once, over GraphQL's edges as over REST's pages.
+func TestTranslationListLeavesOutDeletedSources(t *testing.T) {
+	t.Parallel()
+	env := servertest.New(t)
+	alice := env.NewUser("Alice")
+	org := alice.NewOrg("Acme")
+	var want []string
+	for i, title := range []string{"One", "Two", "Three", "Four"} {
+		space := alice.Do("POST", "/v1/orgs/"+org+"/spaces", map[string]any{"title": title}).Expect(http.StatusCreated).String("id")
+		id := alice.Do("POST", "/v1/orgs/"+org+"/translations", map[string]any{
+			"source": map[string]any{"space": space, "language": "en"}, "language": "fr"}).Expect(http.StatusCreated).String("id")
+		if i == 1 || i == 2 {
+			alice.Do("DELETE", "/v1/spaces/"+space, nil).Expect(http.StatusNoContent)
+			continue
+		}
+		want = append(want, id)
+	}
+
+	var got []string
+	path := "/v1/orgs/" + org + "/translations?limit=1"
+	for pages := 0; path != ""; pages++ {
+		if pages > len(want) {
+			t.Fatalf("more pages than translations: %v", got)
+		}
+		list := alice.Do("GET", path, nil).Expect(http.StatusOK).JSON()
+		items := list["items"].([]any)
+		next, _ := list["next"].(map[string]any)
+		if len(items) == 0 && next != nil {
+			t.Fatalf("an empty page with a next one: %v", list)
+		}
+		for _, it := range items {
+			got = append(got, it.(map[string]any)["id"].(string))
+		}
+		path = ""
+		if next != nil {
+			path = "/v1/orgs/" + org + "/translations?limit=1&page=" + next["page"].(string)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("REST pages list %v, want %v", got, want)
+	}
+
+	res := alice.GraphQL(`query($org: ID!) { organization(id: $org) { translations(first: 1) {
+		edges { cursor node { id } } pageInfo { hasNextPage endCursor } } } }`, map[string]any{"org": org})
+	var page struct {
+		Organization struct {
+			Translations struct {
+				Edges []struct {
+					Cursor string
+					Node   struct{ ID string }
+				}
+				PageInfo struct {
+					HasNextPage bool
+					EndCursor   string
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(res.Data, &page); err != nil || len(res.Errors) > 0 {
+		t.Fatalf("translations over GraphQL: %v %v %s", err, res.Errors, res.Data)
+	}
+	conn := page.Organization.Translations
+	if len(conn.Edges) != 1 || !conn.PageInfo.HasNextPage || conn.Edges[0].Cursor != conn.PageInfo.EndCursor ||
+		!slices.Contains(want, conn.Edges[0].Node.ID) {
+		t.Errorf("the first page's edges and page info disagree: %s", res.Data)
+	}
 }
