@@ -42,7 +42,7 @@ func (r *organizationResolver) Translations(ctx context.Context, o *store.Organi
 	if err := requireContentRole(ctx, o.ID, store.RoleRead, "organization"); err != nil {
 		return nil, err
 	}
-	spaces := r.loaders(ctx).Space
+	spaces := &r.loaders(ctx).Space
 	return paginate(page, limit, listQuery[*store.Translation]{
 		read: func(p store.Page) ([]*store.Translation, error) {
 			rows, err := store.ListTranslations(ctx, r.DB, o.ID, p)
