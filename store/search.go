@@ -171,11 +171,15 @@ func Search(ctx context.Context, db bun.IDB, orgID string, spaceIDs []string, qu
 		ID         string `bun:"id"`
 		RevisionID string `bun:"revision_id"`
 		// OrgSpaces counts the organization's live spaces, up to one more
-		// than twice those searched: all narrowSearch needs to know.
+		// than twice those searched: all narrowSearch needs to know. In
+		// spaces_org_idx's order, so that the count reads that index (by
+		// LIMIT alone, the planner may scan the table for the first rows
+		// of the organization: TestHotReadPlansDoNotScanTenantTables).
 		OrgSpaces int `bun:"org_spaces"`
 	}
 	err := db.NewRaw(`SELECT id, revision_id,
-			(SELECT count(*) FROM (SELECT 1 FROM spaces WHERE organization_id = ?1 AND deleted_at IS NULL LIMIT ?2) o) AS org_spaces
+			(SELECT count(*) FROM (SELECT 1 FROM spaces WHERE organization_id = ?1 AND deleted_at IS NULL
+				ORDER BY created_at, id LIMIT ?2) o) AS org_spaces
 		FROM spaces WHERE id IN (?0) AND organization_id = ?1 AND deleted_at IS NULL`,
 		bun.List(spaceIDs), orgID, 2*len(spaceIDs)+1).Scan(ctx, &searched)
 	if err != nil || len(searched) == 0 {
