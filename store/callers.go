@@ -3,10 +3,12 @@ package store
 import (
 	"context"
 	"log/slog"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/uptrace/bun"
@@ -203,12 +205,37 @@ func (h callerWatchHook) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 	}
 }
 
+// readOnly tells a statement that writes nothing: one that starts with
+// SELECT, or a WITH without a data-modifying word. From the statement's
+// text, not bun's QueryEvent.Operation, which says SELECT for every
+// NewRaw query: a DELETE FROM api_tokens by NewRaw emptied no cache and
+// told no other process (TestTwoInstances' revoked token, served from
+// another instance's cache until its TTL).
+func readOnly(query string) bool {
+	q := strings.TrimLeftFunc(query, unicode.IsSpace)
+	end := strings.IndexFunc(q, unicode.IsSpace)
+	if end < 0 {
+		end = len(q)
+	}
+	switch first := q[:end]; {
+	case strings.EqualFold(first, "SELECT"):
+		return true
+	case strings.EqualFold(first, "WITH"):
+		return !modifyingWord.MatchString(q)
+	}
+	return false
+}
+
+// modifyingWord finds a data-modifying keyword as a word (deleted_at and
+// updated_at are not; a FOR UPDATE is, which costs an empty cache only).
+var modifyingWord = regexp.MustCompile(`(?i)\b(insert|update|delete|truncate)\b`)
+
 // writesCallerTable tells whether a query may have written one of
 // callerTables: anything but a SELECT that names one (quoted, as bun writes
 // them, or bare in hand-written SQL). A false positive costs an empty cache,
 // never a stale answer.
 func writesCallerTable(e *bun.QueryEvent) bool {
-	if strings.EqualFold(e.Operation(), "SELECT") {
+	if readOnly(e.Query) {
 		return false
 	}
 	for _, t := range callerTables {

@@ -69,3 +69,6 @@ var NarrowSearch = narrowSearch
 
 // SanitizeSQL is the statement text of a statement's span (tracing.go).
 var SanitizeSQL = sanitizeSQL
+
+// ReadOnly tells a statement the caller cache's hook deems to write nothing.
+var ReadOnly = readOnly
