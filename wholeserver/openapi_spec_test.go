@@ -571,8 +571,16 @@ func processedSpec(t *testing.T, env *servertest.Env, u *servertest.User, org, s
 	if err := env.Server.Resolver.ProcessOpenAPISpec(context.Background(), id); err != nil {
 		t.Fatal(err)
 	}
-	spec := u.Do("GET", "/v1/orgs/"+org+"/openapi/petstore", nil).Expect(http.StatusOK).JSON()
-	version, _ = spec["lastVersion"].(string)
+	// A server with a job runner (Options.Jobs) may be processing the spec
+	// already, in which case the call above leaves it to the job: wait for
+	// the job's version then.
+	var spec map[string]any
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		spec = u.Do("GET", "/v1/orgs/"+org+"/openapi/petstore", nil).Expect(http.StatusOK).JSON()
+		if version, _ = spec["lastVersion"].(string); version != "" || time.Now().After(deadline) {
+			break
+		}
+	}
 	if version == "" {
 		t.Fatalf("fixture spec not processed: %v", spec)
 	}
