@@ -20,7 +20,7 @@ import (
 // later migration adds is placed too, and one that says nothing of where
 // it goes stops the start.
 func TestMigrateDistributesTheSchemaOnCitus(t *testing.T) {
-	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	db := pgtest.SharedCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
 	checkPlacements(t, db)
 
@@ -115,7 +115,7 @@ func TestHotReadsAreSingleShardOnCitus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a database")
 	}
-	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	db := pgtest.SharedCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
 	fillOrganizations(t, db, 2_000, 1_000+myCollectionSpaces+1_000)
 	conn, err := db.Pool.Acquire(ctx)
@@ -187,7 +187,7 @@ var taskCountPattern = regexp.MustCompile(`"Task Count": (\d+)`)
 // at most: the hostname's organization from the reference table
 // site_hostnames (a copy on every node), then the site in it.
 func TestSiteByHostnameAsksOneShardOnCitus(t *testing.T) {
-	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	db := pgtest.SharedCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
 	for _, org := range []string{"a", "b", "c", "d"} {
 		if _, err := db.Pool.Exec(ctx, `INSERT INTO organizations (id, title, created_at, updated_at) VALUES ($1, $1, now(), now())`, org); err != nil {

@@ -231,7 +231,7 @@ func TestContentCountsUnderConcurrentWrites(t *testing.T) {
 // them right on the workers.
 func TestContentCountsMigrateOnADistributedSchemaOnCitus(t *testing.T) {
 	t.Parallel()
-	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
+	db := pgtest.SharedCitusCluster(t).NewDB(t, store.Options{MaxConns: 4})
 	ctx := context.Background()
 	exec := func(statements ...string) {
 		t.Helper()

@@ -39,7 +39,7 @@ func TestStatementSpansNameTheirPoolOnCitus(t *testing.T) {
 	exporter := tracetest.NewInMemoryExporter()
 	provider := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exporter))
 	defer provider.Shutdown(context.Background())
-	db := pgtest.NewCitusCluster(t).NewDB(t, store.Options{MaxConns: 4, Tracing: provider})
+	db := pgtest.SharedCitusCluster(t).NewDB(t, store.Options{MaxConns: 4, Tracing: provider})
 	fillOrganizations(t, db, 100, 200)
 	ctx := context.Background()
 	if _, err := store.GetSpace(ctx, db, "ms1"); err != nil { // places the space (directory.go)

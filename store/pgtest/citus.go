@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -220,15 +221,65 @@ func NewCitusCluster(t testing.TB) *CitusCluster {
 	return c
 }
 
+// SharedCitusCluster is a Citus cluster for the tests that need a database
+// of their own on one, not a cluster (NewCitusCluster: to stop a worker
+// under it): one per test binary, started when a test first asks and
+// stopped by Main; each test's databases (NewDatabase, NewDB) are its own.
+// Under DOCSAPI_TEST_CITUS it is the cluster every test's database is on.
+// The test skips when Citus is not installed.
+func SharedCitusCluster(t testing.TB) *CitusCluster {
+	t.Helper()
+	if err := CitusInstalled(); err != nil {
+		t.Skipf("pgtest: no Citus cluster: %v", err)
+	}
+	if citusMode() {
+		once.Do(setup)
+		if setupErr != nil {
+			t.Fatalf("pgtest: %v", setupErr)
+		}
+		return citus
+	}
+	shared.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if shared.dir, shared.err = os.MkdirTemp(dataDirParent(), "docsapi-test-citus-"); shared.err == nil {
+			shared.cluster, shared.err = startCitus(ctx, shared.dir)
+		}
+	})
+	if shared.err != nil {
+		t.Fatalf("pgtest: %v", shared.err)
+	}
+	return shared.cluster
+}
+
+// shared is SharedCitusCluster's cluster.
+var shared struct {
+	once    sync.Once
+	cluster *CitusCluster
+	dir     string
+	err     error
+}
+
+// stopShared stops SharedCitusCluster's cluster, if a test started it.
+func stopShared() {
+	if shared.cluster != nil {
+		shared.cluster.stop()
+	}
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+}
+
 // NewDatabase creates a database on the cluster, ready to be distributed
-// but not migrated (store.Migrate distributes it), and returns the
-// coordinator's URL of it.
+// but not migrated (store.Migrate distributes it), dropped when the test
+// ends, and returns the coordinator's URL of it.
 func (c *CitusCluster) NewDatabase(t testing.TB) string {
 	t.Helper()
 	name := "t_" + randomHex(8)
 	if err := c.createDatabase(context.Background(), name, ""); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
+	t.Cleanup(func() { c.dropDatabase(context.Background(), name) })
 	return c.Coordinator().URL(name)
 }
 

@@ -47,6 +47,7 @@ var (
 // Main runs the tests and stops the embedded server afterwards.
 func Main(m *testing.M) {
 	code := m.Run()
+	stopShared()
 	if server != nil {
 		server.Stop()
 	}
