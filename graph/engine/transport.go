@@ -22,8 +22,8 @@ import (
 
 // The HTTP transports of /graphql (POST, GET, multipart uploads) answer as
 // the GraphQL over HTTP specification says, which graphql-http's audit
-// checks (testdata/audit): in the media type the client accepts
-// (responseMediaType), every error with extensions.code and .status, and
+// checks (wholeserver, TestGraphQLOverHTTPAudit): in the media type the
+// client accepts (responseMediaType), every error with extensions.code and .status, and
 // these statuses (answerStatus):
 //
 //   - a request that is not a well-formed GraphQL-over-HTTP request (a body

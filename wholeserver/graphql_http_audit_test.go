@@ -1,4 +1,4 @@
-package engine_test
+package wholeserver_test
 
 import (
 	"encoding/json"
@@ -9,14 +9,14 @@ import (
 )
 
 // The graphql-http audit of the GraphQL over HTTP specification (the npm
-// package graphql-http, pinned by testdata/audit/package-lock.json), run
+// package graphql-http, pinned by testdata/graphql-http-audit/package-lock.json), run
 // against the real server: every check passes, none warns. It needs node
 // (18 or later) and the package, which .ci/run installs (npm ci); the test
 // installs it itself when npm is there, and is skipped, saying why, when
 // either cannot be had.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join("testdata", "audit")
+	dir := filepath.Join("testdata", "graphql-http-audit")
 	node := servertest.NodeHarness(t, dir, "graphql-http")
 	env := servertest.New(t)
 	out := servertest.RunNode(t, node, dir, "audit.mjs", env.URL+"/graphql")
