@@ -13,10 +13,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"flag"
+	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,7 +130,45 @@ func dataDirParent() string {
 		return "" // not ours to write to
 	}
 	_ = os.Remove(probe)
+	sweepOnce.Do(func() { sweepStale(shm) })
 	return shm
+}
+
+var sweepOnce sync.Once
+
+// sweepStale removes what test binaries killed before Main's cleanup (by
+// -timeout's panic, by a kill) left in dir: data directories over an hour
+// old in which no postmaster runs. In memory, what is left is memory.
+func sweepStale(dir string) {
+	left, _ := filepath.Glob(filepath.Join(dir, "docsapi-test-*"))
+	for _, d := range left {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < time.Hour {
+			continue
+		}
+		// A server's own directory, or a Citus cluster's nodes'.
+		pidFiles, _ := filepath.Glob(filepath.Join(d, "pgdata", "postmaster.pid"))
+		nodes, _ := filepath.Glob(filepath.Join(d, "*", "pgdata", "postmaster.pid"))
+		if !slices.ContainsFunc(append(pidFiles, nodes...), postmasterRuns) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
+// postmasterRuns tells whether the process a postmaster.pid names is alive
+// (or might be: a file that cannot be read counts as alive).
+func postmasterRuns(pidFile string) bool {
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // tmpfsMagic is a tmpfs's file system type in statfs(2).

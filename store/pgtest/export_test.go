@@ -1,0 +1,4 @@
+package pgtest
+
+// SweepStale is sweepStale, for its test.
+var SweepStale = sweepStale
