@@ -1,12 +1,16 @@
 // Package pgtest gives each test its own PostgreSQL database, cloned from a
 // migrated template, on one embedded server per test binary (or on the server
 // of DOCSAPI_TEST_DATABASE_URL when set). Tests are isolated from each other
-// and can run in parallel; a clone takes a few milliseconds.
+// and can run in parallel; a clone takes a few milliseconds. The embedded
+// servers keep their data in memory when the machine has room
+// (dataDirParent), and Main runs more tests at a time than go test's default
+// (docs/contributing.md: what the suite's time goes to).
 //
 // The embedded server lets no one in without its password (store/pgserver):
 // the URLs given here carry it.
 //
-// A package using it calls Main from TestMain so the server stops at the end.
+// A package using it calls Main from TestMain so the server stops, and its
+// data goes, at the end.
 package pgtest
 
 import (
