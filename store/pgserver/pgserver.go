@@ -592,21 +592,38 @@ func (s *Server) Stop() {
 	})
 }
 
-// attach returns the server already running on pgdata, if any: postgres
-// records its pid and port in postmaster.pid. It fails when a server runs
-// there but will not let us in, rather than let Start try to run a second one.
-func attach(ctx context.Context, pgdata, pwPath string) (*Server, error) {
+// Runs tells whether a postgres process runs on dataDir (Options.DataDir),
+// by the pid it recorded there.
+func Runs(dataDir string) bool {
+	_, _, ok := postmaster(filepath.Join(dataDir, "pgdata"))
+	return ok
+}
+
+// postmaster reads the pid and port postgres recorded in pgdata's
+// postmaster.pid, when the process it names is alive.
+func postmaster(pgdata string) (pid, port int, ok bool) {
 	b, err := os.ReadFile(filepath.Join(pgdata, "postmaster.pid"))
 	if err != nil {
-		return nil, nil
+		return 0, 0, false
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 4 {
-		return nil, nil
+		return 0, 0, false
 	}
 	pid, err1 := strconv.Atoi(strings.TrimSpace(lines[0]))
 	port, err2 := strconv.Atoi(strings.TrimSpace(lines[3]))
 	if err1 != nil || err2 != nil || syscall.Kill(pid, 0) != nil {
+		return 0, 0, false
+	}
+	return pid, port, true
+}
+
+// attach returns the server already running on pgdata, if any: postgres
+// records its pid and port in postmaster.pid. It fails when a server runs
+// there but will not let us in, rather than let Start try to run a second one.
+func attach(ctx context.Context, pgdata, pwPath string) (*Server, error) {
+	pid, port, ok := postmaster(pgdata)
+	if !ok {
 		return nil, nil
 	}
 	password, err := readPassword(pwPath)

@@ -211,9 +211,7 @@ func NewCitusCluster(t testing.TB) *CitusCluster {
 	if err := CitusInstalled(); err != nil {
 		t.Skipf("pgtest: no Citus cluster: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := startCitus(ctx, NewDataDir(t))
+	c, err := startCitusIn(NewDataDir(t))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
@@ -240,16 +238,22 @@ func SharedCitusCluster(t testing.TB) *CitusCluster {
 		return citus
 	}
 	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
 		if shared.dir, shared.err = os.MkdirTemp(dataDirParent(), "docsapi-test-citus-"); shared.err == nil {
-			shared.cluster, shared.err = startCitus(ctx, shared.dir)
+			shared.cluster, shared.err = startCitusIn(shared.dir)
 		}
 	})
 	if shared.err != nil {
 		t.Fatalf("pgtest: %v", shared.err)
 	}
 	return shared.cluster
+}
+
+// startCitusIn starts a cluster of a test's in dataDir, within the time a
+// test waits for one.
+func startCitusIn(dataDir string) (*CitusCluster, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return startCitus(ctx, dataDir)
 }
 
 // shared is SharedCitusCluster's cluster.

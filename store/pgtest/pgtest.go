@@ -17,9 +17,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"flag"
-	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -123,10 +121,11 @@ func setup() {
 // inodes took more CPU time than the tests themselves (the whole-server
 // tests: 355 s of CPU on disk, 242 s in memory, on 2 cores; see
 // docs/contributing.md). Nothing of a test server needs to outlive it.
-func dataDirParent() string {
+// Decided once per test binary, when it first starts a server.
+var dataDirParent = sync.OnceValue(func() string {
 	const shm, room = "/dev/shm", 2 << 30
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(shm, &fs); err != nil || fs.Type != tmpfsMagic || fs.Bavail*uint64(fs.Bsize) < room {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(shm, &st); err != nil || st.Type != tmpfsMagic || st.Bavail*uint64(st.Bsize) < room {
 		return ""
 	}
 	probe, err := os.MkdirTemp(shm, "docsapi-test-probe-")
@@ -134,11 +133,9 @@ func dataDirParent() string {
 		return "" // not ours to write to
 	}
 	_ = os.Remove(probe)
-	sweepOnce.Do(func() { sweepStale(shm) })
+	sweepStale(shm)
 	return shm
-}
-
-var sweepOnce sync.Once
+})
 
 // sweepStale removes what test binaries killed before Main's cleanup (by
 // -timeout's panic, by a kill) left in dir: data directories over an hour
@@ -150,29 +147,12 @@ func sweepStale(dir string) {
 		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < time.Hour {
 			continue
 		}
-		// A server's own directory, or a Citus cluster's nodes'.
-		pidFiles, _ := filepath.Glob(filepath.Join(d, "pgdata", "postmaster.pid"))
-		nodes, _ := filepath.Glob(filepath.Join(d, "*", "pgdata", "postmaster.pid"))
-		if !slices.ContainsFunc(append(pidFiles, nodes...), postmasterRuns) {
+		// A server's own directory, or a Citus cluster's, with its nodes'.
+		nodes, _ := filepath.Glob(filepath.Join(d, "*"))
+		if !slices.ContainsFunc(append(nodes, d), pgserver.Runs) {
 			_ = os.RemoveAll(d)
 		}
 	}
-}
-
-// postmasterRuns tells whether the process a postmaster.pid names is alive
-// (or might be: a file that cannot be read counts as alive).
-func postmasterRuns(pidFile string) bool {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return !errors.Is(err, fs.ErrNotExist)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(line))
-	if err != nil || pid <= 0 {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // tmpfsMagic is a tmpfs's file system type in statfs(2).

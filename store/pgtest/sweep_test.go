@@ -40,7 +40,10 @@ func TestStaleDataDirectoriesAreSwept(t *testing.T) {
 			t.Fatal(err)
 		}
 		if d.pidFile != "" {
-			if err := os.WriteFile(filepath.Join(dir, d.pidFile), []byte(d.pid+"\n/data\n"), 0o600); err != nil {
+			// postmaster.pid's first lines: pid, data directory, start
+			// time, port.
+			pidFile := d.pid + "\n" + filepath.Dir(filepath.Join(dir, d.pidFile)) + "\n1764400000\n5432\n"
+			if err := os.WriteFile(filepath.Join(dir, d.pidFile), []byte(pidFile), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}
