@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -18,8 +19,7 @@ import (
 // list fields, the one error presenter, and what the engine's direct writer,
 // projection and authorizer need to know of the resolvers.
 func (r *Resolver) Engine(debug bool) *engine.Engine {
-	cfg := generated.Config{Resolvers: r}
-	complexityOf(&cfg.Complexity)
+	cfg := generated.Config{Resolvers: r, Complexity: listCosts()}
 	es := generated.NewExecutableSchema(cfg)
 	inner := []graphql.HandlerExtension{callerRequired{}, newAuthorizer(r, es.Schema()), newRelayPaging(es.Schema())}
 	if r.DB.Replicated() {
@@ -46,6 +46,15 @@ func (r *Resolver) Engine(debug bool) *engine.Engine {
 		Traced:     r.Tracing != nil,
 	})
 }
+
+// listCosts is the schema's complexity functions (complexityOf), set once
+// per process: the reflection over the schema is most of what building an
+// engine costs, and a process may build many (the tests build hundreds).
+var listCosts = sync.OnceValue(func() generated.ComplexityRoot {
+	var c generated.ComplexityRoot
+	complexityOf(&c)
+	return c
+})
 
 // complexityOf sets the cost of list fields: gqlgen counts every field as 1
 // unless told otherwise, which would let a page of 1,000 items cost what one

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -25,24 +26,19 @@ import (
 // operation through the engine, and the OpenAPI document of them all.
 type API struct {
 	adapter
-	openAPI []byte
+	// openAPI is the document with this server's address, encoded at its
+	// first request.
+	openAPI func() (openAPIDocument, error)
 }
 
-// New builds the REST adapter over the engine. The operation documents are
-// validated against the engine's schema, and the OpenAPI document is built
-// from the route table, once, here; publicURL is its server address. lock
-// serializes conditional writes of one resource (conditional.go; nil: none).
+// New builds the REST adapter over the engine. What it derives from the
+// engine's schema (the validated operation documents, the OpenAPI document)
+// is built at the first New of the process (surfaceOf), so a document that
+// drifted from the schema stops the server at start-up; publicURL is the
+// OpenAPI document's server address. lock serializes conditional writes of
+// one resource (conditional.go; nil: none).
 func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*API, error) {
-	ops, err := loadOperations(eng.Schema)
-	if err != nil {
-		return nil, err
-	}
-	for _, route := range Routes {
-		if _, ok := ops[route.Operation]; !ok {
-			return nil, fmt.Errorf("rest: route %s %s: no operation document %s.graphql", route.Method, route.Path, route.Operation)
-		}
-	}
-	doc, err := openAPI(eng.Schema, ops, Routes, publicURL)
+	surface, err := surfaceOf(eng.Schema)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +46,45 @@ func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*AP
 	if err != nil {
 		return nil, err
 	}
-	return &API{adapter: adapter{engine: eng, schema: eng.Schema, ops: ops, bodies: bodies, log: log, lock: lock}, openAPI: doc}, nil
+	return &API{
+		adapter: adapter{engine: eng, schema: eng.Schema, ops: surface.ops, bodies: bodies, log: log, lock: lock},
+		openAPI: sync.OnceValues(func() (openAPIDocument, error) { return encodeOpenAPI(surface.openAPI, publicURL) }),
+	}, nil
+}
+
+// surface is what the REST adapter derives from a GraphQL schema alone: the
+// operation documents, validated against it, and the OpenAPI document but
+// for its server address. It is read-only once built.
+type surface struct {
+	ops     map[string]*operation
+	openAPI obj
+}
+
+// surfaces holds, by schema, the function that builds its surface once. A
+// process has one schema (graph's generated one) and may start many servers
+// over it: the tests start hundreds, and deriving the surface is most of
+// what starting a server costs.
+var surfaces sync.Map // *ast.Schema → func() (*surface, error)
+
+// surfaceOf returns the schema's surface, built at its first call.
+func surfaceOf(schema *ast.Schema) (*surface, error) {
+	build, _ := surfaces.LoadOrStore(schema, sync.OnceValues(func() (*surface, error) {
+		ops, err := loadOperations(schema)
+		if err != nil {
+			return nil, err
+		}
+		for _, route := range Routes {
+			if _, ok := ops[route.Operation]; !ok {
+				return nil, fmt.Errorf("rest: route %s %s: no operation document %s.graphql", route.Method, route.Path, route.Operation)
+			}
+		}
+		doc, err := openAPI(schema, ops, Routes)
+		if err != nil {
+			return nil, err
+		}
+		return &surface{ops: ops, openAPI: doc}, nil
+	}))
+	return build.(func() (*surface, error))()
 }
 
 // adapter runs REST routes as GraphQL operations.

@@ -28,10 +28,11 @@ type CoverageRow struct {
 // Coverage lists every operation of the specification, and every extra route
 // served, with its GraphQL field and whether it is implemented.
 func Coverage(schema *ast.Schema) ([]CoverageRow, error) {
-	ops, err := loadOperations(schema)
+	surface, err := surfaceOf(schema)
 	if err != nil {
 		return nil, err
 	}
+	ops := surface.ops
 	served := map[string]Route{}
 	for _, r := range Routes {
 		served[r.Method+" "+r.Path] = r

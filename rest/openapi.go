@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -32,32 +33,63 @@ const openAPIVersion = "1.0.0"
 // OpenAPI builds the OpenAPI 3.1 document of the REST surface. serverURL is
 // the public base URL (the paths start with /v1); empty means "/".
 func OpenAPI(schema *ast.Schema, serverURL string) ([]byte, error) {
-	ops, err := loadOperations(schema)
+	surface, err := surfaceOf(schema)
 	if err != nil {
 		return nil, err
 	}
-	return openAPI(schema, ops, Routes, serverURL)
+	doc, err := encodeOpenAPI(surface.openAPI, serverURL)
+	return doc.body, err
 }
 
-// OpenAPIHandler serves the document built at start-up. It needs no token:
-// the document describes the API, not anyone's data (GraphQL introspection
-// is open for the same reason), and tools that read it - client generators,
-// API explorers - fetch it before they have a token.
+// OpenAPIHandler serves the document. It needs no token: the document
+// describes the API, not anyone's data (GraphQL introspection is open for
+// the same reason), and tools that read it - client generators, API
+// explorers - fetch it before they have a token.
 func (a *API) OpenAPIHandler() http.Handler {
-	doc := a.openAPI
-	sum := sha256.Sum256(doc)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
+		doc, err := a.openAPI()
+		if err != nil {
+			// Encoding maps of strings fails only on a bug.
+			a.log.Error("rest: encoding the OpenAPI document", "err", err)
+			WriteError(w, http.StatusInternalServerError, "the OpenAPI document could not be encoded")
+			return
+		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.Header().Set("ETag", etag)
+		w.Header().Set("ETag", doc.etag)
 		w.Header().Set("Cache-Control", "no-cache")
-		http.ServeContent(w, r, "openapi.json", time.Time{}, bytes.NewReader(doc))
+		http.ServeContent(w, r, "openapi.json", time.Time{}, bytes.NewReader(doc.body))
 	})
+}
+
+// openAPIDocument is the encoded document and its entity tag.
+type openAPIDocument struct {
+	body []byte
+	etag string
+}
+
+// encodeOpenAPI writes the document (openAPI's, shared and left unchanged)
+// with serverURL as its server.
+func encodeOpenAPI(doc obj, serverURL string) (openAPIDocument, error) {
+	server := strings.TrimRight(serverURL, "/")
+	if server == "" {
+		server = "/"
+	}
+	withServer := maps.Clone(doc)
+	withServer["servers"] = []obj{{"url": server}}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(withServer); err != nil {
+		return openAPIDocument{}, err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return openAPIDocument{body: buf.Bytes(), etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
 }
 
 // obj is a JSON object of the document; encoding/json writes map keys
@@ -75,7 +107,9 @@ type openAPIGen struct {
 	fragmentNames map[string]string
 }
 
-func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serverURL string) ([]byte, error) {
+// openAPI builds the document of the routes, all but its servers
+// (encodeOpenAPI adds them).
+func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route) (obj, error) {
 	g := &openAPIGen{schema: schema, components: obj{}, fragmentNames: map[string]string{}}
 	g.components["Error"] = obj{
 		"type":        "object",
@@ -133,11 +167,7 @@ func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serv
 	}}
 	tags = append(tags, obj{"name": "meta", "description": "The API's own description."})
 
-	server := strings.TrimRight(serverURL, "/")
-	if server == "" {
-		server = "/"
-	}
-	doc := obj{
+	return obj{
 		"openapi": "3.1.0",
 		"info": obj{
 			"title":   "docsapi",
@@ -148,7 +178,6 @@ func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serv
 				"absent rather than null. This document is generated from the server's route table.",
 			"license": obj{"name": "See the project's repository"},
 		},
-		"servers":  []obj{{"url": server}},
 		"security": []obj{{"bearer": []string{}}},
 		"tags":     tags,
 		"paths":    paths,
@@ -161,15 +190,7 @@ func openAPI(schema *ast.Schema, ops map[string]*operation, routes []Route, serv
 			"schemas":   g.components,
 			"responses": errorResponses(),
 		},
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	}, nil
 }
 
 // errorResponses are the shared error responses, in components/responses.
