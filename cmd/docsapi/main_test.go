@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +22,13 @@ import (
 	"github.com/docsapi/docsapi/store/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m)
+	if binaryDir != "" {
+		_ = os.RemoveAll(binaryDir)
+	}
+	os.Exit(code)
+}
 
 // The server binary, as an operator runs it: it migrates, bootstraps an owner
 // from DOCSAPI_BOOTSTRAP_TOKEN, serves, and on SIGTERM finishes the requests
@@ -114,16 +122,33 @@ func TestServeBootstrapAndDrain(t *testing.T) {
 	}
 }
 
-// buildDocsapi builds the server binary (go's build cache makes a second
-// build quick).
+// buildDocsapi returns the server binary, built at the first call. The
+// tests that run it as an operator does share one: each build links a
+// binary of some 120 MB, 5 s of CPU, and they start at once.
 func buildDocsapi(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "docsapi")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := docsapiBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
+
+// binaryDir holds the binary; TestMain removes it.
+var binaryDir string
+
+var docsapiBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "docsapi-binary-")
+	if err != nil {
+		return "", err
+	}
+	binaryDir = dir
+	bin := filepath.Join(dir, "docsapi")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 func freeAddr(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -53,7 +53,11 @@ var (
 	copyTemplate = "TEMPLATE " + templateName
 )
 
-// Main runs the tests and stops the embedded server afterwards.
+// Main runs the tests (Run) and exits with their code.
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run runs the tests and stops the embedded server afterwards, for a
+// TestMain with more to clean up; it returns the tests' exit code.
 //
 // On the embedded server, unless -test.parallel is given, it runs three
 // parallel tests per CPU, at most eight, rather than go test's one per CPU:
@@ -64,7 +68,7 @@ var (
 // within the embedded server's 200 connections (a test server's pool takes
 // 10); another server's limit, or a Citus cluster's connections between
 // nodes, are not known here, so those keep go test's default.
-func Main(m *testing.M) {
+func Run(m *testing.M) int {
 	flag.Parse()
 	keepDefault := os.Getenv("DOCSAPI_TEST_DATABASE_URL") != "" || citusMode()
 	flag.Visit(func(f *flag.Flag) { keepDefault = keepDefault || f.Name == "test.parallel" })
@@ -82,7 +86,7 @@ func Main(m *testing.M) {
 	if dataDir != "" {
 		_ = os.RemoveAll(dataDir)
 	}
-	os.Exit(code)
+	return code
 }
 
 func setup() {
