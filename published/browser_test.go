@@ -337,6 +337,7 @@ type readerReport struct {
 // still works. Nothing is asked of another host, the page's policy is
 // never violated, and screenshots are kept (the test logs where).
 func TestPublishedSiteInBrowser(t *testing.T) {
+	t.Parallel()
 	node, chromium, dir := browserHarness(t, "playwright-core")
 	s := newBrowserSite(t)
 	shots := artifactsDir(t)
@@ -491,6 +492,7 @@ type axeReport struct {
 // heading-order rule, a best practice, would then be the content's, not
 // the reader's, whose own headings are an h1 per page and the outline's h2).
 func TestPublishedPagesAccessibility(t *testing.T) {
+	t.Parallel()
 	node, chromium, dir := browserHarness(t, "@axe-core/playwright")
 	s := newBrowserSite(t)
 	type axeCase struct {
@@ -573,6 +575,7 @@ type lighthouseReport struct {
 // performance score of 95 or more, and 100 for accessibility, best
 // practices and SEO. The reports are kept beside the screenshots.
 func TestPublishedPagesLighthouse(t *testing.T) {
+	t.Parallel()
 	node, chromium, dir := browserHarness(t, "lighthouse")
 	s := newBrowserSite(t)
 	reports := artifactsDir(t)
