@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/docsapi/docsapi/published/render"
@@ -32,7 +33,10 @@ type assets struct {
 	style, script, icon string
 }
 
-func newAssets() assets {
+// newAssets returns the assets, built at the first call: they are the
+// same for every reader of the process, and compressing them at the best
+// level is most of what starting a reader costs.
+var newAssets = sync.OnceValue(func() assets {
 	a := assets{byName: map[string]*rendered{}}
 	read := func(name string) []byte {
 		b, err := files.ReadFile("static/" + name)
@@ -45,7 +49,7 @@ func newAssets() assets {
 	a.script = a.add("reader", ".js", "text/javascript; charset=utf-8", append(read("reader.js"), render.JS...))
 	a.icon = a.add("icon", ".svg", "image/svg+xml", read("icon.svg"))
 	return a
-}
+})
 
 func (a assets) add(name, ext, contentType string, body []byte) string {
 	sum := sha256.Sum256(body)
