@@ -26,9 +26,9 @@ import (
 // operation through the engine, and the OpenAPI document of them all.
 type API struct {
 	adapter
-	// openAPI is the document with this server's address, encoded at its
-	// first request.
-	openAPI func() (openAPIDocument, error)
+	// document is the OpenAPI document with this server's address,
+	// encoded at its first request.
+	document func() (openAPIDocument, error)
 }
 
 // New builds the REST adapter over the engine. What it derives from the
@@ -47,8 +47,8 @@ func New(eng *engine.Engine, publicURL string, log *slog.Logger, lock Lock) (*AP
 		return nil, err
 	}
 	return &API{
-		adapter: adapter{engine: eng, schema: eng.Schema, ops: surface.ops, bodies: bodies, log: log, lock: lock},
-		openAPI: sync.OnceValues(func() (openAPIDocument, error) { return encodeOpenAPI(surface.openAPI, publicURL) }),
+		adapter:  adapter{engine: eng, schema: eng.Schema, ops: surface.ops, bodies: bodies, log: log, lock: lock},
+		document: sync.OnceValues(func() (openAPIDocument, error) { return encodeOpenAPI(surface.openAPI, publicURL) }),
 	}, nil
 }
 

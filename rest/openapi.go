@@ -52,7 +52,7 @@ func (a *API) OpenAPIHandler() http.Handler {
 			WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
-		doc, err := a.openAPI()
+		doc, err := a.document()
 		if err != nil {
 			// Encoding maps of strings fails only on a bug.
 			a.log.Error("rest: encoding the OpenAPI document", "err", err)
