@@ -9,20 +9,27 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/pb33f/libopenapi"
-	"github.com/pb33f/libopenapi-validator/schema_validation"
 	"github.com/pb33f/libopenapi/bundler"
 	"github.com/pb33f/libopenapi/datamodel"
 	"github.com/pb33f/libopenapi/utils"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"github.com/uptrace/bun"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/docsapi/docsapi/graph/outbound"
 	"github.com/docsapi/docsapi/store"
@@ -32,8 +39,8 @@ import (
 // outbound client (or take the text a spec was published from), parse it with libopenapi (OpenAPI 3.0, 3.1 and Swagger
 // 2.0), bundle the files its external $refs name (fetched through the same
 // client, relative refs resolved against the source URL) into one document,
-// validate that document against the OpenAPI JSON Schema
-// (libopenapi-validator), and keep it as a new version when its digest
+// validate that document against the OpenAPI JSON Schema of its version
+// (santhosh-tekuri/jsonschema), and keep it as a new version when its digest
 // differs from the newest version's. Every outcome is recorded on the spec.
 
 const (
@@ -307,35 +314,167 @@ func (r *Resolver) processOpenAPISource(ctx context.Context, sourceURL, text *st
 	return out
 }
 
-// validateOpenAPI checks a (bundled) document against the OpenAPI JSON
-// Schema of its version.
+// validateOpenAPI checks a (bundled) document against the OpenAPI
+// Initiative's JSON Schema of its version, which libopenapi carries
+// (SpecInfo.APISchema), with santhosh-tekuri/jsonschema, the validator the
+// REST adapter's reference checks use too. Each problem is where it is in
+// the document (a JSONPath) and what is wrong there.
 func validateOpenAPI(document []byte) []string {
 	doc, err := libopenapi.NewDocument(document)
 	if err != nil {
 		return []string{err.Error()}
 	}
-	ok, verrs := schema_validation.ValidateOpenAPIDocument(doc)
-	if ok {
+	info := doc.GetSpecInfo()
+	schema, err := openAPISchemaOf(info.APISchema)
+	if err != nil {
+		return []string{"the OpenAPI schema of version " + info.Version + " could not be compiled: " + err.Error()}
+	}
+	raw := info.GetSpecJSONBytes()
+	if raw == nil || len(*raw) == 0 {
+		return []string{"the document has no JSON form to validate"}
+	}
+	instance, err := jsonschema.UnmarshalJSON(bytes.NewReader(*raw))
+	if err != nil {
+		return []string{"the document's JSON form cannot be read: " + err.Error()}
+	}
+	err = schema.Validate(instance)
+	var invalid *jsonschema.ValidationError
+	switch {
+	case err == nil:
 		return nil
+	case !errors.As(err, &invalid):
+		return []string{err.Error()}
 	}
 	var out []string
-	for _, e := range verrs {
-		if len(e.SchemaValidationErrors) == 0 {
-			out = append(out, strings.TrimSpace(e.Message+": "+e.Reason))
-		}
-		for _, se := range e.SchemaValidationErrors {
-			where := se.FieldPath
-			if where == "" {
-				where = se.KeywordLocation
+	var collect func(e *jsonschema.ValidationError, parent []string)
+	collect = func(e *jsonschema.ValidationError, parent []string) {
+		if name, ok := e.ErrorKind.(*kind.PropertyNames); ok {
+			// The failure of a name, located by the jsonschema package
+			// at the name itself: it is a key of an object at or
+			// beneath the parent's location. Its cause says why.
+			at := append(slices.Clip(parent), keyPath(valueAt(instance, parent), name.Property)...)
+			problem := e.ErrorKind.LocalizedString(openAPIPrinter)
+			if len(e.Causes) > 0 {
+				problem = "invalid property name: " + firstLeaf(e).ErrorKind.LocalizedString(openAPIPrinter)
 			}
-			out = append(out, strings.TrimSpace(where+": "+se.Reason))
+			out = append(out, jsonPathOf(instance, at)+": "+problem)
+			return
+		}
+		if len(e.Causes) == 0 {
+			out = append(out, jsonPathOf(instance, e.InstanceLocation)+": "+e.ErrorKind.LocalizedString(openAPIPrinter))
+		}
+		for _, cause := range e.Causes {
+			collect(cause, e.InstanceLocation)
 		}
 	}
-	if len(out) == 0 {
-		out = []string{"the document does not follow the OpenAPI specification"}
-	}
+	collect(invalid, nil)
+	// The jsonschema package reports the properties of an object in no
+	// set order: sorted, the same document always gets the same problems.
+	slices.Sort(out)
 	return out
 }
+
+// valueAt is the value at location in instance (nil when there is none).
+func valueAt(instance any, location []string) any {
+	for _, token := range location {
+		switch v := instance.(type) {
+		case map[string]any:
+			instance = v[token]
+		case []any:
+			i, err := strconv.Atoi(token)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil
+			}
+			instance = v[i]
+		default:
+			return nil
+		}
+	}
+	return instance
+}
+
+// keyPath is the location, within value, of the first object (depth
+// first, keys in order) that has key: the key itself, when value has it.
+func keyPath(value any, key string) []string {
+	switch v := value.(type) {
+	case map[string]any:
+		if _, ok := v[key]; ok {
+			return []string{key}
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if p := keyPath(v[k], key); p != nil {
+				return append([]string{k}, p...)
+			}
+		}
+	case []any:
+		for i, item := range v {
+			if p := keyPath(item, key); p != nil {
+				return append([]string{strconv.Itoa(i)}, p...)
+			}
+		}
+	}
+	return nil
+}
+
+var (
+	openAPIPrinter = message.NewPrinter(language.English)
+	// openAPISchemas holds each version's schema, compiled at the first
+	// document of that version: compiling one takes longer than
+	// validating a document.
+	openAPISchemas sync.Map // schema text → func() (*jsonschema.Schema, error)
+)
+
+func openAPISchemaOf(text string) (*jsonschema.Schema, error) {
+	compile, _ := openAPISchemas.LoadOrStore(text, sync.OnceValues(func() (*jsonschema.Schema, error) {
+		decoded, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
+		if err != nil {
+			return nil, err
+		}
+		c := jsonschema.NewCompiler()
+		// The schemas refer only to themselves and to the JSON Schema
+		// drafts the compiler knows: nothing is loaded from anywhere.
+		c.UseLoader(jsonschema.SchemeURLLoader{})
+		if err := c.AddResource("openapi-schema.json", decoded); err != nil {
+			return nil, err
+		}
+		return c.Compile("openapi-schema.json")
+	}))
+	return compile.(func() (*jsonschema.Schema, error))()
+}
+
+func firstLeaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	for len(e.Causes) > 0 {
+		e = e.Causes[0]
+	}
+	return e
+}
+
+// jsonPathOf writes a location in instance as a JSONPath: $.info,
+// $.paths['/pets'].get.parameters[0], $.responses['200'].
+func jsonPathOf(instance any, location []string) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, token := range location {
+		switch v := instance.(type) {
+		case []any:
+			b.WriteString("[" + token + "]")
+			if i, err := strconv.Atoi(token); err == nil && i >= 0 && i < len(v) {
+				instance = v[i]
+			}
+			continue
+		case map[string]any:
+			instance = v[token]
+		}
+		if simpleJSONPathName.MatchString(token) {
+			b.WriteString("." + token)
+		} else {
+			b.WriteString("['" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(token) + "']")
+		}
+	}
+	return b.String()
+}
+
+var simpleJSONPathName = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*$`)
 
 func renderJSON(yamlDoc []byte) ([]byte, error) {
 	doc, err := libopenapi.NewDocument(yamlDoc)

@@ -380,7 +380,12 @@ func TestOpenAPISpecFromText(t *testing.T) {
 		{"relative-ref", zoo31, "FETCH_ERROR", `refers to the file "schemas/animal.yaml": a specification given as text must hold its own definitions`},
 		{"absolute-ref", absolute, "FETCH_ERROR", `refers to the file "v31/schemas/animal.yaml"`},
 		{"not-openapi", "<html>not an API description</html>", "PARSE_ERROR", "not an OpenAPI or Swagger document"},
-		{"invalid", "openapi: 3.0.3\ninfo:\n  title: No version\npaths:\n  /x:\n    get:\n      responses: 12\n", "PARSE_ERROR", "missing property"},
+		{"invalid", "openapi: 3.0.3\ninfo:\n  title: No version\npaths:\n  /x:\n    get:\n      responses: 12\n", "PARSE_ERROR", "$.info: missing property 'version'"},
+		// Where each problem is, as a JSONPath, and what it is.
+		{"bad-parameter", "openapi: 3.1.0\ninfo:\n  title: Pets\n  version: '1'\npaths:\n  /pets/{id}:\n    get:\n      parameters:\n        - name: id\n          in: body\n      responses:\n        '200':\n          description: A pet\n",
+			"PARSE_ERROR", "$.paths['/pets/{id}'].get.parameters[0].in: value must be one of 'query', 'header', 'path', 'cookie'"},
+		{"bad-name", "openapi: 3.1.0\ninfo:\n  title: Pets\n  version: '1'\ncomponents:\n  schemas:\n    'bad name!':\n      type: object\npaths: {}\n",
+			"PARSE_ERROR", "$.components.schemas['bad name!']: invalid property name: 'bad name!' does not match pattern '^[a-zA-Z0-9._-]+$'"},
 	} {
 		owner.Do("POST", base, map[string]any{"slug": tc.slug, "source": map[string]any{"text": tc.text}}).Expect(http.StatusCreated)
 		spec := waitProcessed(t, owner, org, tc.slug)
