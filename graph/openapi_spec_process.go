@@ -454,20 +454,14 @@ func firstLeaf(e *jsonschema.ValidationError) *jsonschema.ValidationError {
 func jsonPathOf(instance any, location []string) string {
 	var b strings.Builder
 	b.WriteString("$")
-	for _, token := range location {
-		switch v := instance.(type) {
-		case []any:
+	for i, token := range location {
+		_, inArray := valueAt(instance, location[:i]).([]any)
+		switch {
+		case inArray:
 			b.WriteString("[" + token + "]")
-			if i, err := strconv.Atoi(token); err == nil && i >= 0 && i < len(v) {
-				instance = v[i]
-			}
-			continue
-		case map[string]any:
-			instance = v[token]
-		}
-		if simpleJSONPathName.MatchString(token) {
+		case simpleJSONPathName.MatchString(token):
 			b.WriteString("." + token)
-		} else {
+		default:
 			b.WriteString("['" + strings.NewReplacer(`\`, `\\`, "'", `\'`).Replace(token) + "']")
 		}
 	}
